@@ -1,0 +1,140 @@
+// Comm — a communicator: OPI point-to-point (zero-copy, in place on the managed object).
+using System.Runtime.CompilerServices;
+
+namespace System.MP
+{
+    public class Comm : IDisposable
+    {
+        internal int handle;        // the MPI_Comm; MPI_COMM_NULL once disposed
+        readonly bool owned;        // false for World and Self, which are never freed
+        readonly int rank, size;
+
+        const int Standard = 0, Synchronous = 1;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal Comm(int handle, bool owned)
+        {
+            this.handle = handle;
+            this.owned = owned;
+            Errors.Check(MPDirect.CommRank(handle, out rank));
+            Errors.Check(MPDirect.CommSize(handle, out size));
+        }
+
+        public int Rank => rank;
+        public int Size => size;
+
+        // ---- OPI point-to-point ----
+
+        /// <summary>Sends a transportable object (see API.md, Terms) in place.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Send(object obj, int dest, int tag) =>
+            Errors.Check(MPDirect.Send(handle, size, obj, dest, tag, Standard), obj);
+
+        /// <summary>Sends array[offset .. offset+count) of a one-dimensional array.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Send(Array array, int offset, int count, int dest, int tag) =>
+            Errors.Check(MPDirect.SendRange(handle, size, array, offset, count, dest, tag, Standard), array);
+
+        /// <summary>Synchronous send: returns once the receiver has started receiving.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Ssend(object obj, int dest, int tag) =>
+            Errors.Check(MPDirect.Send(handle, size, obj, dest, tag, Synchronous), obj);
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Ssend(Array array, int offset, int count, int dest, int tag) =>
+            Errors.Check(MPDirect.SendRange(handle, size, array, offset, count, dest, tag, Synchronous), array);
+
+        /// <summary>Receives into the object's data in place. A longer message raises MPException
+        /// (truncation) and nothing outside the object is written.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Status Recv(object obj, int source, int tag)
+        {
+            var st = new StatusData();
+            Errors.Check(MPDirect.Recv(handle, size, obj, source, tag, ref st), obj);
+            return new Status(ref st);
+        }
+
+        /// <summary>Receives into array[offset .. offset+count); nothing outside it is written.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Status Recv(Array array, int offset, int count, int source, int tag)
+        {
+            var st = new StatusData();
+            Errors.Check(MPDirect.RecvRange(handle, size, array, offset, count, source, tag, ref st), array);
+            return new Status(ref st);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Status Sendrecv(object sendObj, int dest, int sendTag, object recvObj, int source, int recvTag)
+        {
+            var st = new StatusData();
+            int rc = MPDirect.Sendrecv(handle, size, sendObj, dest, sendTag, recvObj, source, recvTag, ref st);
+            Errors.Check(rc, rc == Errors.NotTransportable && IsTransportable(sendObj) ? recvObj : sendObj);
+            return new Status(ref st);
+        }
+
+        /// <summary>Waits for a matching message without receiving it. Count is in bytes.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Status Probe(int source, int tag)
+        {
+            var st = new StatusData();
+            Errors.Check(MPDirect.Probe(handle, size, source, tag, ref st));
+            return new Status(ref st);
+        }
+
+        /// <summary>The status of a matching waiting message, or null when there is none.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Status Iprobe(int source, int tag)
+        {
+            var st = new StatusData();
+            int found;
+            Errors.Check(MPDirect.Iprobe(handle, size, source, tag, ref st, out found));
+            return found != 0 ? new Status(ref st) : null;
+        }
+
+        // ---- communicator management ----
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Intracomm Dup()
+        {
+            int newComm;
+            Errors.Check(MPDirect.CommDup(handle, out newComm));
+            return new Intracomm(newComm, true);
+        }
+
+        /// <summary>MPI_Comm_free; does nothing for World and Self, or when already disposed.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Dispose()
+        {
+            if (!owned || handle == NullHandle)
+                return;
+            Errors.Check(MPDirect.CommFree(ref handle));
+        }
+
+        /// <summary>MPI_COMM_NULL: what a freed handle, or Split's "no communicator", reads as.</summary>
+        internal static readonly int NullHandle = ReadNullHandle();
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static int ReadNullHandle() => MPDirect.CommNullHandle();
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static bool IsTransportable(object obj) => obj != null && MPDirect.TransportError(obj, null) == 0;
+    }
+
+    public class Intracomm : Comm
+    {
+        internal Intracomm(int handle, bool owned) : base(handle, owned) { }
+
+        /// <summary>Splits by color (a negative color: this rank joins no new communicator and
+        /// gets null), ordering ranks by key.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Intracomm Split(int color, int key)
+        {
+            int newComm;
+            Errors.Check(MPDirect.CommSplit(handle, color, key, out newComm));
+            return newComm == NullHandle ? null : new Intracomm(newComm, true);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Barrier() => Errors.Check(MPDirect.Barrier(handle));
+    }
+}

@@ -1,0 +1,69 @@
+// Errors — the one place where core error codes become exceptions.
+using System.Runtime.CompilerServices;
+
+namespace System.MP
+{
+    /// <summary>An MPI error. The communicator and the process remain usable.</summary>
+    public class MPException : Exception
+    {
+        /// <summary>The MPI error class (MPI_ERR_*), or the core's own negative code.</summary>
+        public int ErrorClass { get; }
+
+        public MPException(string message, int errorClass) : base(message) { ErrorClass = errorClass; }
+        public MPException(string message, int errorClass, Exception inner) : base(message, inner) { ErrorClass = errorClass; }
+    }
+
+    /// <summary>Corrupt, hostile or mismatched serialized bytes.</summary>
+    public class MPSerializationException : MPException
+    {
+        public MPSerializationException(string message) : base(message, 0) { }
+        public MPSerializationException(string message, Exception inner) : base(message, 0, inner) { }
+    }
+
+    internal static class Errors
+    {
+        // Values of enum mpc_err in mpc/mpc.h.
+        internal const int NotTransportable = -8;
+        const int NotInitialized = -1, NullArgument = -2, Dest = -3, Source = -4, Tag = -5,
+                  Offset = -6, Count = -7, NotOneDimensional = -9,
+                  SameObject = -10, CommNull = -11, Root = -12, TooLarge = -13, NoMemory = -14;
+
+        internal static void Check(int code)
+        {
+            if (code != 0)
+                throw Make(code, null);
+        }
+
+        /// <param name="subject">the object a NotTransportable code is about</param>
+        internal static void Check(int code, object subject)
+        {
+            if (code != 0)
+                throw Make(code, subject);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static Exception Make(int code, object subject)
+        {
+            string text = Core.Text(b => MPDirect.ErrorString(code, b));
+            switch (code) {
+            case NullArgument: return new ArgumentNullException("obj", text);
+            case Dest: return new ArgumentOutOfRangeException("dest", text);
+            case Source: return new ArgumentOutOfRangeException("source", text);
+            case Tag: return new ArgumentOutOfRangeException("tag", text + " (0 to " + MP.TagUpperBound + ")");
+            case Offset: return new ArgumentOutOfRangeException("offset", text);
+            case Count: return new ArgumentOutOfRangeException("count", text);
+            case Root: return new ArgumentOutOfRangeException("root", text);
+            case NotTransportable: return new ArgumentException(Core.Text(b => MPDirect.TransportError(subject, b)));
+            case NotOneDimensional:
+            case SameObject:
+            case TooLarge: return new ArgumentException(text);
+            case CommNull: return new ObjectDisposedException("Comm", text);
+            case NotInitialized: return new InvalidOperationException("System.MP: " + text);
+            case NoMemory: return new OutOfMemoryException(text);
+            default:
+                return new MPException(code > 0 ? text : "System.MP: " + text,
+                                       code > 0 ? MPDirect.ErrorClass(code) : code);
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+// MPDirect — the internal calls of the Motor core. One extern per entry of
+// opi/icall_table.h (IcallTableTest checks that both lists agree). Codes returned are
+// turned into exceptions by Errors.Check only.
+//
+// Internal calls bind when their caller is JIT-compiled; under stock mono the core registers
+// them at the first use of System.MP, so every method that calls one is NoInlining (it must
+// not be compiled into a caller before registration). IcallTableTest enforces that too.
+using System.Runtime.CompilerServices;
+
+namespace System.MP
+{
+    internal static class MPDirect
+    {
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int IcallNames(byte[] buffer);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ErrorString(int code, byte[] buffer);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ErrorClass(int code);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int TransportError(object obj, byte[] buffer);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ThreadLevel();
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int WorldHandle();
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SelfHandle();
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int TagUpperBound();
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern double Wtime();
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ProcessorName(byte[] buffer);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Abort(int comm, int code);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Finalize();
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Stats(long[] values);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OldGenerationMoves();
+
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommNullHandle();
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommRank(int comm, out int rank);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommSize(int comm, out int size);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommDup(int comm, out int newComm);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommSplit(int comm, int color, int key, out int newComm);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommFree(ref int comm);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Barrier(int comm);
+
+        // size: the communicator's size, for rank checks. mode: 0 standard, 1 synchronous.
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Send(int comm, int size, object obj, int dest, int tag, int mode);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SendRange(int comm, int size, Array array, int offset, int count, int dest, int tag, int mode);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Recv(int comm, int size, object obj, int source, int tag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RecvRange(int comm, int size, Array array, int offset, int count, int source, int tag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Sendrecv(int comm, int size, object sendObj, int dest, int sendTag, object recvObj, int source, int recvTag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Probe(int comm, int size, int source, int tag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Iprobe(int comm, int size, int source, int tag, ref StatusData status, out int found);
+    }
+}

@@ -1,0 +1,96 @@
+/* gc_hooks.c — GC event callback, collection epoch, per-thread counters. */
+#include "gc_hooks.h"
+
+#include <mono/metadata/profiler.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+struct _MonoProfiler {
+    int unused;
+};
+
+static _Atomic uint64_t gc_epoch;
+static atomic_flag installed = ATOMIC_FLAG_INIT;
+
+/* Runs on the thread that triggers the collection. At PRE_STOP_WORLD the world still runs;
+ * every later event until POST_START_WORLD has it stopped, where locks and MPI deadlock
+ * (MONO-FACTS §4). Only lock-free work here. */
+static void on_gc_event(MonoProfiler *prof, MonoProfilerGCEvent ev, uint32_t generation,
+                        mono_bool is_serial)
+{
+    (void)prof;
+    (void)generation;
+    (void)is_serial;
+    if (ev == MONO_GC_EVENT_PRE_STOP_WORLD)
+        atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_release);
+}
+
+int gch_install(void)
+{
+    if (atomic_flag_test_and_set(&installed))
+        return 0;
+    MonoProfilerHandle h = mono_profiler_create(NULL);
+    if (!h)
+        return -1;
+    mono_profiler_set_gc_event_callback(h, on_gc_event);
+    return 0;
+}
+
+uint64_t gch_epoch(void) { return atomic_load_explicit(&gc_epoch, memory_order_acquire); }
+
+/* Each thread owns one block; only the owner writes it, so a relaxed load+store is enough
+ * and readers summing the blocks see each value whole. A block outlives its thread (its
+ * counts stay in the totals) and is adopted by the next new thread. */
+struct counter_block {
+    _Atomic int64_t value[GCH_COUNTER_COUNT];
+    atomic_int owned;
+    struct counter_block *next;
+};
+
+static struct counter_block *_Atomic all_blocks;
+static _Thread_local struct counter_block *my_block;
+static pthread_key_t release_key;
+static pthread_once_t release_key_once = PTHREAD_ONCE_INIT;
+
+static void release_block(void *block) { atomic_store(&((struct counter_block *)block)->owned, 0); }
+static void make_release_key(void) { pthread_key_create(&release_key, release_block); }
+
+static struct counter_block *claim_block(void)
+{
+    struct counter_block *b;
+    for (b = atomic_load(&all_blocks); b; b = b->next) {
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&b->owned, &expected, 1))
+            break;
+    }
+    if (!b) {
+        b = calloc(1, sizeof *b);
+        if (!b)
+            abort(); /* a few dozen bytes per thread; nothing sensible remains if this fails */
+        atomic_store(&b->owned, 1);
+        b->next = atomic_load(&all_blocks);
+        while (!atomic_compare_exchange_weak(&all_blocks, &b->next, b))
+            ;
+    }
+    pthread_once(&release_key_once, make_release_key);
+    pthread_setspecific(release_key, b);
+    my_block = b;
+    return b;
+}
+
+void gch_count(gch_counter c, int64_t n)
+{
+    struct counter_block *b = my_block ? my_block : claim_block();
+    int64_t v = atomic_load_explicit(&b->value[c], memory_order_relaxed);
+    atomic_store_explicit(&b->value[c], v + n, memory_order_relaxed);
+}
+
+void gch_snapshot(int64_t out[GCH_COUNTER_COUNT])
+{
+    for (int i = 0; i < GCH_COUNTER_COUNT; i++)
+        out[i] = 0;
+    for (struct counter_block *b = atomic_load(&all_blocks); b; b = b->next)
+        for (int i = 0; i < GCH_COUNTER_COUNT; i++)
+            out[i] += atomic_load_explicit(&b->value[i], memory_order_relaxed);
+}

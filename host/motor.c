@@ -1,0 +1,167 @@
+/* motor — runs a .NET program on Mono with MPI inside the runtime.
+ *
+ *   mpiexec.mpich -n 4 motor program.exe [args...]
+ *
+ * Order matters: GC parameters are set before the runtime starts (they are read once);
+ * MPI is initialised before Mono so UCX's signal handlers are replaced by Mono's; the core is
+ * installed before any managed code is compiled (internal calls bind at JIT time). */
+#include "../mpc/mpc.h"
+#include "../opi/motor_core.h"
+
+#include <mono/jit/jit.h>
+#include <mono/metadata/appdomain.h>
+#include <mono/metadata/assembly.h>
+#include <mono/metadata/environment.h>
+#include <mono/metadata/exception.h>
+#include <mono/metadata/mono-config.h>
+#include <mono/metadata/object.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int world_rank;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: motor [--help] [--version] program.exe [args...]\n"
+            "Runs a .NET program on Mono with the Motor message-passing core inside the runtime.\n"
+            "Start it under MPICH: mpiexec.mpich -n N motor program.exe [args...]\n"
+            "Compile programs with: mcs -r:System.MP.dll program.cs\n"
+            "Environment: MONO_GC_PARAMS is honoured; evacuation-threshold=0 is appended unless\n"
+            "you set that option (old objects then never move and are never pinned).\n");
+}
+
+/* Prints an exception that no managed code caught, then takes the whole job down: the other
+ * ranks would otherwise wait forever for this one. */
+static void report_and_abort(MonoObject *exc)
+{
+    MonoObject *inner = NULL;
+    MonoString *text = mono_object_to_string(exc, &inner);
+    char *utf8 = text && !inner ? mono_string_to_utf8(text) : NULL;
+    fprintf(stderr, "motor: rank %d: unhandled exception: %s\n", world_rank,
+            utf8 ? utf8 : mono_class_get_name(mono_object_get_class(exc)));
+    fflush(stderr);
+    if (utf8)
+        mono_free(utf8);
+    mpc_abort(mpc_comm_world(), 1);
+    _exit(1); /* MPI_Abort does not return; this is for a job of one process without a launcher */
+}
+
+static void on_unhandled_exception(MonoObject *exc, void *user_data)
+{
+    (void)user_data;
+    report_and_abort(exc);
+}
+
+/* Lets programs compiled elsewhere find System.MP.dll: the directory of this executable joins
+ * MONO_PATH (read when the runtime starts). */
+static int add_own_directory_to_mono_path(void)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    const char *old = getenv("MONO_PATH");
+    size_t len = strlen(self) + (old ? strlen(old) : 0) + 2;
+    char *path = malloc(len);
+    if (!path)
+        return -1;
+    snprintf(path, len, "%s%s%s", self, old && *old ? ":" : "", old && *old ? old : "");
+    int rc = setenv("MONO_PATH", path, 1);
+    free(path);
+    return rc;
+}
+
+static int fail(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "motor: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    int first = 1;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        if (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[first], "--version")) {
+            printf("motor %s (Mono embedding, MPICH %s)\n", MOTOR_VERSION, MPICH_VERSION);
+            return 0;
+        }
+        if (!strcmp(argv[first], "--"))
+            break;
+        usage(stderr);
+        return fail("unknown option '%s'", argv[first]);
+    }
+    if (first < argc && !strcmp(argv[first], "--"))
+        first++;
+    if (first >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    const char *program = argv[first];
+    if (access(program, R_OK) != 0)
+        return fail("cannot read program '%s'", program);
+
+    char *gc_params = motor_core_gc_params(getenv("MONO_GC_PARAMS"));
+    if (!gc_params || setenv("MONO_GC_PARAMS", gc_params, 1) != 0)
+        return fail("%s", "cannot set MONO_GC_PARAMS");
+    free(gc_params);
+
+    if (add_own_directory_to_mono_path() != 0)
+        return fail("%s", "cannot set MONO_PATH");
+
+    int provided = 0;
+    int rc = mpc_init(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (rc != MPC_OK)
+        return fail("MPI initialisation failed: %s", mpc_strerror(rc));
+    mpc_comm_rank(mpc_comm_world(), &world_rank);
+
+    mono_config_parse(NULL);
+    MonoDomain *domain = mono_jit_init_version("motor", "v4.0.30319");
+    if (!domain) {
+        mpc_finalize();
+        return fail("%s", "cannot start the Mono runtime");
+    }
+    if ((rc = motor_core_install()) != MPC_OK) {
+        mpc_finalize();
+        return fail("cannot install the message-passing core: %s", mpc_strerror(rc));
+    }
+    mono_install_unhandled_exception_hook(on_unhandled_exception, NULL);
+
+    MonoAssembly *assembly = mono_domain_assembly_open(domain, program);
+    MonoImage *image = assembly ? mono_assembly_get_image(assembly) : NULL;
+    uint32_t entry = image ? mono_image_get_entry_point(image) : 0;
+    MonoMethod *main_method = entry ? mono_get_method(image, entry, NULL) : NULL;
+    if (!main_method) {
+        mpc_finalize();
+        return fail(assembly ? "'%s' has no entry point (is it a library?)"
+                             : "'%s' is not a valid .NET assembly",
+                    program);
+    }
+    mono_assembly_set_main(assembly);
+
+    MonoObject *exc = NULL;
+    int exit_code = mono_runtime_run_main(main_method, argc - first, argv + first, &exc);
+    if (exc)
+        report_and_abort(exc);
+    if (exit_code == 0)
+        exit_code = mono_environment_exitcode_get(); /* Environment.ExitCode for void Main */
+
+    rc = mpc_finalize();
+    if (rc != MPC_OK && rc != MPC_ERR_NOT_INITIALIZED)
+        fprintf(stderr, "motor: rank %d: MPI_Finalize failed: %s\n", world_rank, mpc_strerror(rc));
+    mono_jit_cleanup(domain);
+    return exit_code;
+}

@@ -1,0 +1,282 @@
+/* mpc.c — the Message Passing Core over MPICH. See mpc.h. */
+#include "mpc.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+static int granted_thread_level = -1;
+static int tag_upper_bound = 32767; /* MPI guarantees at least this; replaced at init */
+
+static int source_to_mpi(int source) { return source == MPC_ANY_SOURCE ? MPI_ANY_SOURCE : source; }
+static int tag_to_mpi(int tag) { return tag == MPC_ANY_TAG ? MPI_ANY_TAG : tag; }
+
+/* Byte counts above INT_MAX go through the MPI-4 large-count (_c) entry points. */
+#define MPC_FITS_INT(bytes) ((bytes) <= (size_t)INT_MAX)
+
+static const char *const mpc_messages[] = {
+    [0] = "success",
+    [-MPC_ERR_NOT_INITIALIZED] = "MPI is not initialised or has been finalised",
+    [-MPC_ERR_NULL_ARGUMENT] = "a required object is null",
+    [-MPC_ERR_DEST] = "destination rank out of range",
+    [-MPC_ERR_SOURCE] = "source rank out of range",
+    [-MPC_ERR_TAG] = "tag out of range",
+    [-MPC_ERR_OFFSET] = "offset outside the array",
+    [-MPC_ERR_COUNT] = "count negative or past the end of the array",
+    [-MPC_ERR_NOT_TRANSPORTABLE] = "object is not transportable",
+    [-MPC_ERR_NOT_1D_ARRAY] = "offset and count apply to one-dimensional arrays only",
+    [-MPC_ERR_SAME_OBJECT] = "send and receive objects must be different objects",
+    [-MPC_ERR_COMM_NULL] = "communicator has been freed",
+    [-MPC_ERR_ROOT] = "root rank out of range",
+    [-MPC_ERR_TOO_LARGE] = "message too large",
+    [-MPC_ERR_NO_MEMORY] = "out of memory",
+    [-MPC_ERR_RUNTIME] = "the managed runtime refused the operation",
+};
+
+const char *mpc_strerror(int code)
+{
+    static _Thread_local char buf[MPI_MAX_ERROR_STRING + 32];
+    if (code <= 0 && code >= MPC_ERR_LAST)
+        return mpc_messages[-code];
+    if (code < 0) {
+        snprintf(buf, sizeof buf, "unknown mpc error %d", code);
+        return buf;
+    }
+    int len = 0;
+    if (MPI_Error_string(code, buf, &len) != MPI_SUCCESS)
+        snprintf(buf, sizeof buf, "MPI error %d", code);
+    return buf;
+}
+
+int mpc_error_class(int code)
+{
+    if (code <= 0)
+        return code;
+    int cls = 0;
+    if (MPI_Error_class(code, &cls) != MPI_SUCCESS)
+        return MPI_ERR_UNKNOWN;
+    return cls;
+}
+
+int mpc_is_initialized(void)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    return init && !fin;
+}
+
+int mpc_init(int *argc, char ***argv, int required, int *provided)
+{
+    int init = 0, fin = 0, rc;
+    MPI_Finalized(&fin);
+    if (fin)
+        return MPC_ERR_NOT_INITIALIZED;
+    MPI_Initialized(&init);
+    if (!init) {
+        rc = MPI_Init_thread(argc, argv, required, &granted_thread_level);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    } else if ((rc = MPI_Query_thread(&granted_thread_level)) != MPI_SUCCESS) {
+        return rc;
+    }
+    if ((rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)) != MPI_SUCCESS)
+        return rc;
+    void *attr = NULL;
+    int found = 0;
+    if ((rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &attr, &found)) != MPI_SUCCESS)
+        return rc;
+    if (found)
+        tag_upper_bound = *(int *)attr;
+    if (provided)
+        *provided = granted_thread_level;
+    return MPC_OK;
+}
+
+int mpc_finalize(void)
+{
+    if (!mpc_is_initialized())
+        return MPC_ERR_NOT_INITIALIZED;
+    return MPI_Finalize();
+}
+
+int mpc_thread_level(void) { return granted_thread_level; }
+int mpc_tag_ub(void) { return tag_upper_bound; }
+double mpc_wtime(void) { return MPI_Wtime(); }
+
+int mpc_processor_name(char *buf, size_t size)
+{
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    if (!buf || size == 0)
+        return MPC_ERR_NULL_ARGUMENT;
+    int rc = MPI_Get_processor_name(name, &len);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    snprintf(buf, size, "%.*s", len, name);
+    return MPC_OK;
+}
+
+int mpc_abort(mpc_comm comm, int code) { return MPI_Abort(comm, code); }
+
+mpc_comm mpc_comm_world(void) { return MPI_COMM_WORLD; }
+mpc_comm mpc_comm_self(void) { return MPI_COMM_SELF; }
+int mpc_comm_rank(mpc_comm comm, int *rank) { return MPI_Comm_rank(comm, rank); }
+int mpc_comm_size(mpc_comm comm, int *size) { return MPI_Comm_size(comm, size); }
+
+static int adopt_new_comm(int rc, mpc_comm *out)
+{
+    if (rc != MPI_SUCCESS || *out == MPI_COMM_NULL)
+        return rc;
+    return MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+}
+
+int mpc_comm_dup(mpc_comm comm, mpc_comm *out) { return adopt_new_comm(MPI_Comm_dup(comm, out), out); }
+
+int mpc_comm_split(mpc_comm comm, int color, int key, mpc_comm *out)
+{
+    return adopt_new_comm(MPI_Comm_split(comm, color < 0 ? MPI_UNDEFINED : color, key, out), out);
+}
+
+int mpc_comm_free(mpc_comm *comm)
+{
+    if (*comm == MPI_COMM_NULL)
+        return MPC_ERR_COMM_NULL;
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        return MPC_OK; /* predefined communicators are never freed */
+    return MPI_Comm_free(comm);
+}
+
+int mpc_send(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Send(buf, (int)bytes, MPI_BYTE, dest, tag, comm);
+    return MPI_Send_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm);
+}
+
+int mpc_ssend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Ssend(buf, (int)bytes, MPI_BYTE, dest, tag, comm);
+    return MPI_Ssend_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm);
+}
+
+int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_status *status)
+{
+    MPI_Status st;
+    int rc = MPC_FITS_INT(bytes)
+        ? MPI_Recv(buf, (int)bytes, MPI_BYTE, source_to_mpi(source), tag_to_mpi(tag), comm, &st)
+        : MPI_Recv_c(buf, (MPI_Count)bytes, MPI_BYTE, source_to_mpi(source), tag_to_mpi(tag), comm, &st);
+    if (rc == MPI_SUCCESS && status)
+        mpc_status_from_mpi(&st, status);
+    return rc;
+}
+
+int mpc_isend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Isend(buf, (int)bytes, MPI_BYTE, dest, tag, comm, req);
+    return MPI_Isend_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm, req);
+}
+
+int mpc_issend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Issend(buf, (int)bytes, MPI_BYTE, dest, tag, comm, req);
+    return MPI_Issend_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm, req);
+}
+
+int mpc_irecv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Irecv(buf, (int)bytes, MPI_BYTE, source_to_mpi(source), tag_to_mpi(tag), comm, req);
+    return MPI_Irecv_c(buf, (MPI_Count)bytes, MPI_BYTE, source_to_mpi(source), tag_to_mpi(tag), comm, req);
+}
+
+int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
+                 void *recvbuf, size_t recvbytes, int source, int recvtag,
+                 mpc_comm comm, mpc_status *status)
+{
+    MPI_Status st;
+    int rc;
+    if (MPC_FITS_INT(sendbytes) && MPC_FITS_INT(recvbytes))
+        rc = MPI_Sendrecv(sendbuf, (int)sendbytes, MPI_BYTE, dest, sendtag, recvbuf, (int)recvbytes,
+                          MPI_BYTE, source_to_mpi(source), tag_to_mpi(recvtag), comm, &st);
+    else
+        rc = MPI_Sendrecv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, dest, sendtag, recvbuf,
+                            (MPI_Count)recvbytes, MPI_BYTE, source_to_mpi(source),
+                            tag_to_mpi(recvtag), comm, &st);
+    if (rc == MPI_SUCCESS && status)
+        mpc_status_from_mpi(&st, status);
+    return rc;
+}
+
+void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out)
+{
+    MPI_Count bytes = 0;
+    int cancelled = 0;
+    if (MPI_Get_count_c(in, MPI_BYTE, &bytes) != MPI_SUCCESS || bytes == MPI_UNDEFINED)
+        bytes = 0;
+    MPI_Test_cancelled(in, &cancelled);
+    out->source = in->MPI_SOURCE;
+    out->tag = in->MPI_TAG;
+    out->bytes = (int64_t)bytes;
+    out->count = bytes <= INT_MAX ? (int32_t)bytes : INT32_MAX;
+    out->cancelled = cancelled;
+}
+
+/* MPI reports the error of a failed request in the status; return that, not MPI_ERR_IN_STATUS. */
+static int request_error(int rc, const MPI_Status *st)
+{
+    if (rc == MPI_ERR_IN_STATUS || (rc != MPI_SUCCESS && st->MPI_ERROR != MPI_SUCCESS))
+        return st->MPI_ERROR != MPI_SUCCESS ? st->MPI_ERROR : rc;
+    return rc;
+}
+
+int mpc_test(mpc_request *req, int *done, mpc_status *status)
+{
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MPI_Test(req, done, &st);
+    if (rc != MPI_SUCCESS)
+        return request_error(rc, &st);
+    if (*done && status)
+        mpc_status_from_mpi(&st, status);
+    return MPC_OK;
+}
+
+int mpc_wait(mpc_request *req, mpc_status *status)
+{
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MPI_Wait(req, &st);
+    if (rc != MPI_SUCCESS)
+        return request_error(rc, &st);
+    if (status)
+        mpc_status_from_mpi(&st, status);
+    return MPC_OK;
+}
+
+int mpc_cancel(mpc_request *req) { return MPI_Cancel(req); }
+
+int mpc_probe(int source, int tag, mpc_comm comm, mpc_status *status)
+{
+    MPI_Status st;
+    int rc = MPI_Probe(source_to_mpi(source), tag_to_mpi(tag), comm, &st);
+    if (rc == MPI_SUCCESS && status)
+        mpc_status_from_mpi(&st, status);
+    return rc;
+}
+
+int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *status)
+{
+    MPI_Status st;
+    int rc = MPI_Iprobe(source_to_mpi(source), tag_to_mpi(tag), comm, found, &st);
+    if (rc == MPI_SUCCESS && *found && status)
+        mpc_status_from_mpi(&st, status);
+    return rc;
+}
+
+int mpc_barrier(mpc_comm comm) { return MPI_Barrier(comm); }
+int mpc_ibarrier(mpc_comm comm, mpc_request *req) { return MPI_Ibarrier(comm, req); }

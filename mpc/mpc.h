@@ -1,0 +1,108 @@
+/* mpc.h — the Message Passing Core: a thin C layer over MPICH.
+ *
+ * Knows MPI, knows nothing of Mono; usable from plain C programs. Every function returns
+ * MPC_OK (0), one of the negative mpc_err codes, or a positive MPI error code passed through
+ * unchanged (communicators use MPI_ERRORS_RETURN). mpc_strerror describes any of them. */
+#ifndef MPC_H
+#define MPC_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef MPI_Comm mpc_comm;
+typedef MPI_Request mpc_request;
+
+/* Wildcards as System.MP spells them; mpc translates to MPI's values. */
+#define MPC_ANY_SOURCE (-1)
+#define MPC_ANY_TAG (-1)
+
+/* The one error enum. Positive values are MPI error codes, not listed here. */
+typedef enum mpc_err {
+    MPC_OK = 0,
+    MPC_ERR_NOT_INITIALIZED = -1,   /* MPI not initialised, or already finalised */
+    MPC_ERR_NULL_ARGUMENT = -2,     /* a required object is null */
+    MPC_ERR_DEST = -3,              /* destination rank out of range */
+    MPC_ERR_SOURCE = -4,            /* source rank out of range */
+    MPC_ERR_TAG = -5,               /* tag out of range */
+    MPC_ERR_OFFSET = -6,            /* offset outside the array */
+    MPC_ERR_COUNT = -7,             /* count negative or past the end of the array */
+    MPC_ERR_NOT_TRANSPORTABLE = -8, /* object holds references, or is not an object OPI sends */
+    MPC_ERR_NOT_1D_ARRAY = -9,      /* offset/count given for something that is not a 1-D array */
+    MPC_ERR_SAME_OBJECT = -10,      /* send and receive object are the same */
+    MPC_ERR_COMM_NULL = -11,        /* communicator freed */
+    MPC_ERR_ROOT = -12,             /* root rank out of range */
+    MPC_ERR_TOO_LARGE = -13,        /* byte count beyond what MPI can address */
+    MPC_ERR_NO_MEMORY = -14,
+    MPC_ERR_RUNTIME = -15,          /* the managed runtime refused (e.g. handle allocation) */
+    MPC_ERR_LAST = -15
+} mpc_err;
+
+/* Outcome of a receive or probe. bytes is the size of the matched message. */
+typedef struct mpc_status {
+    int32_t source;
+    int32_t tag;
+    int32_t count;     /* filled by upper layers (elements); mpc sets it to bytes when it fits */
+    int32_t cancelled;
+    int64_t bytes;
+} mpc_status;
+
+/* Describes any code this layer or MPI returns. Thread-safe (thread-local buffer). */
+const char *mpc_strerror(int code);
+/* The MPI error class of a positive code, 0 for MPC_OK, the code itself for mpc_err codes. */
+int mpc_error_class(int code);
+
+/* Initialisation. mpc_init calls MPI_Init_thread unless MPI is already initialised, and sets
+ * MPI_ERRORS_RETURN on World and Self either way. */
+int mpc_init(int *argc, char ***argv, int required, int *provided);
+int mpc_finalize(void);
+int mpc_is_initialized(void);      /* initialised and not finalised */
+int mpc_thread_level(void);        /* the level MPI granted */
+int mpc_tag_ub(void);              /* MPI_TAG_UB of World */
+double mpc_wtime(void);
+int mpc_processor_name(char *buf, size_t size); /* NUL-terminated, truncated to size */
+int mpc_abort(mpc_comm comm, int code);
+
+/* Communicators. New ones get MPI_ERRORS_RETURN. */
+mpc_comm mpc_comm_world(void);
+mpc_comm mpc_comm_self(void);
+int mpc_comm_rank(mpc_comm comm, int *rank);
+int mpc_comm_size(mpc_comm comm, int *size);
+int mpc_comm_dup(mpc_comm comm, mpc_comm *out);
+/* color < 0 means MPI_UNDEFINED: *out becomes MPI_COMM_NULL. */
+int mpc_comm_split(mpc_comm comm, int color, int key, mpc_comm *out);
+int mpc_comm_free(mpc_comm *comm);
+
+/* Point-to-point on contiguous bytes. Ranks and tags use MPC_ANY_* wildcards. */
+int mpc_send(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm);
+int mpc_ssend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm);
+int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_status *status);
+int mpc_isend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req);
+int mpc_issend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req);
+int mpc_irecv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_request *req);
+int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
+                 void *recvbuf, size_t recvbytes, int source, int recvtag,
+                 mpc_comm comm, mpc_status *status);
+
+/* Requests. status may be NULL. *done is 1 once the request completed (and was freed). */
+int mpc_test(mpc_request *req, int *done, mpc_status *status);
+int mpc_wait(mpc_request *req, mpc_status *status);
+int mpc_cancel(mpc_request *req);
+
+int mpc_probe(int source, int tag, mpc_comm comm, mpc_status *status);
+int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *status);
+
+int mpc_barrier(mpc_comm comm);
+int mpc_ibarrier(mpc_comm comm, mpc_request *req);
+
+/* Converts an MPI_Status of a completed receive/probe into an mpc_status. */
+void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,85 @@
+/* motor_core.c — installing the core into a running Mono: internal calls, GC hooks, policy. */
+#include "motor_core.h"
+
+#include "../gc_hooks/gc_hooks.h"
+#include "opi_internal.h"
+
+#include <mono/metadata/loader.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int installed;
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The value of the last "evacuation-threshold=" option in a MONO_GC_PARAMS string, or -1. */
+static long evacuation_threshold(const char *params)
+{
+    static const char key[] = "evacuation-threshold=";
+    long value = -1;
+    for (const char *p = params; p && *p;) {
+        const char *end = strchr(p, ',');
+        if (!end)
+            end = p + strlen(p);
+        if ((size_t)(end - p) >= sizeof key - 1 && strncmp(p, key, sizeof key - 1) == 0)
+            value = strtol(p + sizeof key - 1, NULL, 10);
+        p = *end ? end + 1 : end;
+    }
+    return value;
+}
+
+char *motor_core_gc_params(const char *user_params)
+{
+    const char *user = user_params ? user_params : "";
+    size_t n = strlen(user) + sizeof ",evacuation-threshold=0";
+    char *out = malloc(n);
+    if (!out)
+        return NULL;
+    if (evacuation_threshold(user) >= 0)
+        snprintf(out, n, "%s", user);
+    else
+        snprintf(out, n, "%s%sevacuation-threshold=0", user, *user ? "," : "");
+    return out;
+}
+
+/* Caller holds install_lock. */
+static int install_locked(void)
+{
+    if (installed)
+        return MPC_OK;
+    int rc = opi_layout_init();
+    if (rc != MPC_OK)
+        return rc;
+    if (gch_install() != 0)
+        return MPC_ERR_RUNTIME;
+    /* What the runtime was started with decides whether small old objects can move. */
+    opi_set_old_generation_moves(evacuation_threshold(getenv("MONO_GC_PARAMS")) != 0);
+    for (size_t i = 0; i < opi_icall_count; i++)
+        mono_dangerous_add_raw_internal_call(opi_icall_table[i].name, opi_icall_table[i].fn);
+    installed = 1;
+    return MPC_OK;
+}
+
+int motor_core_install(void)
+{
+    pthread_mutex_lock(&install_lock);
+    int rc = install_locked();
+    pthread_mutex_unlock(&install_lock);
+    return rc;
+}
+
+int motor_core_ensure(void)
+{
+    pthread_mutex_lock(&install_lock);
+    int rc = 1;
+    if (!installed) {
+        rc = mpc_init(NULL, NULL, MPI_THREAD_MULTIPLE, NULL);
+        if (rc == MPC_OK)
+            rc = install_locked();
+    }
+    pthread_mutex_unlock(&install_lock);
+    return rc;
+}
+
+int motor_core_installed(void) { return installed; }

@@ -1,0 +1,36 @@
+/* motor_core.h — install Motor's message-passing core into a Mono runtime.
+ *
+ * libmotorcore.so holds the core (mpc, opi, gc_hooks). It links MPICH but not the Mono
+ * runtime, so it binds to whichever runtime loaded it: the `motor` host, another embedding
+ * host, or stock `mono` (System.MP.dll then installs it itself through P/Invoke). */
+#ifndef MOTOR_CORE_H
+#define MOTOR_CORE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MOTOR_VERSION "0.1.0"
+
+/* For a host, before mono_jit_init: the MONO_GC_PARAMS to set — the user's value with
+ * evacuation-threshold=0 appended unless the user chose that option (old objects then never
+ * move, so the pinning policy never pins them). Returns a malloc'd string. */
+char *motor_core_gc_params(const char *user_params);
+
+/* For a host, after MPI_Init_thread (or mpc_init) and mono_jit_init, before running code:
+ * registers the internal calls and the GC hooks, reads the effective GC parameters.
+ * Returns 0 or an mpc error code (mpc_strerror describes it). Call once. */
+int motor_core_install(void);
+
+/* Called by System.MP.dll (P/Invoke) before its first internal call. Returns 1 when a host
+ * already installed the core; otherwise initialises MPI, installs the core and returns 0.
+ * Negative or MPI codes on failure. */
+int motor_core_ensure(void);
+
+/* 1 after motor_core_install / motor_core_ensure succeeded. */
+int motor_core_installed(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

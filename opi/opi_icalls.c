@@ -1,0 +1,359 @@
+/* opi_icalls.c — the internal calls behind System.MP.MPDirect, and the table that registers
+ * them. Each returns MPC_OK or an error code; System.MP turns codes into exceptions in one
+ * place (Errors.Check). Raw registration: these run GC-unsafe and never block here — waits go
+ * through opi_complete / opi_probe_wait / opi_run_gc_safe. */
+#include "opi_internal.h"
+
+#include "../gc_hooks/gc_hooks.h"
+
+#include <string.h>
+
+#define OPI_SEND_STANDARD 0
+#define OPI_SEND_SYNCHRONOUS 1
+
+/* ---- helpers ---- */
+
+/* Copies text into a byte[] (as much as fits); returns the full length. */
+static int32_t put_text(MonoObject *buffer, const char *text)
+{
+    size_t len = strlen(text);
+    opi_buffer b;
+    if (buffer && opi_buffer_whole(buffer, &b) == MPC_OK)
+        memcpy(b.data, text, len < b.bytes ? len : b.bytes);
+    return (int32_t)len;
+}
+
+static int check_comm(int32_t comm) { return comm == MPI_COMM_NULL ? MPC_ERR_COMM_NULL : MPC_OK; }
+
+static int check_dest(int32_t size, int32_t dest, int32_t tag)
+{
+    if (dest < 0 || dest >= size)
+        return MPC_ERR_DEST;
+    if (tag < 0 || tag > mpc_tag_ub())
+        return MPC_ERR_TAG;
+    return MPC_OK;
+}
+
+static int check_source(int32_t size, int32_t source, int32_t tag)
+{
+    if (source != MPC_ANY_SOURCE && (source < 0 || source >= size))
+        return MPC_ERR_SOURCE;
+    if (tag != MPC_ANY_TAG && (tag < 0 || tag > mpc_tag_ub()))
+        return MPC_ERR_TAG;
+    return MPC_OK;
+}
+
+static int mpi_source(int32_t source) { return source == MPC_ANY_SOURCE ? MPI_ANY_SOURCE : source; }
+static int mpi_tag(int32_t tag) { return tag == MPC_ANY_TAG ? MPI_ANY_TAG : tag; }
+
+static void fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_size)
+{
+    mpc_status s;
+    mpc_status_from_mpi(st, &s);
+    out->source = s.source;
+    out->tag = s.tag;
+    out->bytes = s.bytes;
+    out->cancelled = s.cancelled;
+    if (elem_size == 0) /* an object with no fields: one arrived if the message matched */
+        out->count = s.bytes == 0;
+    else
+        out->count = (int32_t)(s.bytes / elem_size);
+}
+
+/* ---- runtime, errors, introspection ---- */
+
+static int32_t opi_icall_names(MonoObject *buffer)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < opi_icall_count; i++)
+        total += strlen(opi_icall_table[i].name) + 1;
+    char text[4096];
+    if (total >= sizeof text)
+        return MPC_ERR_NO_MEMORY;
+    text[0] = '\0';
+    for (size_t i = 0; i < opi_icall_count; i++) {
+        strcat(text, opi_icall_table[i].name);
+        strcat(text, "\n");
+    }
+    return put_text(buffer, text);
+}
+
+static int32_t opi_error_string(int32_t code, MonoObject *buffer) { return put_text(buffer, mpc_strerror(code)); }
+static int32_t opi_error_class(int32_t code) { return mpc_error_class(code); }
+
+static int32_t opi_transport_error(MonoObject *obj, MonoObject *buffer)
+{
+    const transport_plan *p = obj ? opi_plan_for(obj) : NULL;
+    return put_text(buffer, p && p->reason ? p->reason : "");
+}
+
+static int32_t opi_thread_level(void) { return mpc_thread_level(); }
+static int32_t opi_world_handle(void) { return mpc_comm_world(); }
+static int32_t opi_self_handle(void) { return mpc_comm_self(); }
+static int32_t opi_tag_upper_bound(void) { return mpc_tag_ub(); }
+static double opi_wtime(void) { return mpc_wtime(); }
+static int32_t opi_icall_old_generation_moves(void) { return opi_old_generation_moves(); }
+
+static int32_t opi_processor_name(MonoObject *buffer)
+{
+    char name[MPI_MAX_PROCESSOR_NAME + 1];
+    int rc = mpc_processor_name(name, sizeof name);
+    return rc == MPC_OK ? put_text(buffer, name) : 0;
+}
+
+struct abort_args { int comm, code; };
+static int do_abort(void *arg)
+{
+    struct abort_args *a = arg;
+    return mpc_abort(a->comm, a->code);
+}
+static int32_t opi_abort(int32_t comm, int32_t code)
+{
+    struct abort_args a = {comm, code};
+    return opi_run_gc_safe(do_abort, &a);
+}
+
+static int do_finalize(void *arg)
+{
+    (void)arg;
+    return mpc_finalize();
+}
+static int32_t opi_finalize(void) { return opi_run_gc_safe(do_finalize, NULL); }
+
+/* Order and meaning mirror MPStats's constructor. */
+enum { STAT_OPERATIONS, STAT_PINS_TAKEN, STAT_PINS_AVOIDED, STAT_RELEASED_BY_WAIT,
+       STAT_RELEASED_BY_GC, STAT_PINS_LIVE, STAT_COLLECTIONS, STAT_POOLED_BUFFERS,
+       STAT_POOLED_FREED_BY_GC, STAT_COUNT };
+
+static int32_t opi_stats(MonoObject *values)
+{
+    opi_buffer b;
+    int rc = opi_buffer_whole(values, &b);
+    if (rc != MPC_OK)
+        return rc;
+    if (b.bytes < STAT_COUNT * sizeof(int64_t))
+        return MPC_ERR_COUNT;
+    int64_t c[GCH_COUNTER_COUNT];
+    gch_snapshot(c);
+    int64_t *v = (int64_t *)b.data;
+    v[STAT_OPERATIONS] = c[GCH_OPERATIONS];
+    v[STAT_PINS_TAKEN] = c[GCH_PINS_TAKEN];
+    v[STAT_PINS_AVOIDED] = c[GCH_PINS_AVOIDED];
+    v[STAT_RELEASED_BY_WAIT] = c[GCH_PINS_RELEASED_BY_WAIT];
+    v[STAT_RELEASED_BY_GC] = c[GCH_PINS_RELEASED_BY_GC];
+    v[STAT_PINS_LIVE] = c[GCH_PINS_TAKEN] - c[GCH_PINS_RELEASED_BY_WAIT] - c[GCH_PINS_RELEASED_BY_GC];
+    v[STAT_COLLECTIONS] = (int64_t)gch_epoch();
+    v[STAT_POOLED_BUFFERS] = 0; /* no serialization buffer pool yet */
+    v[STAT_POOLED_FREED_BY_GC] = c[GCH_POOLED_BUFFERS_FREED_BY_GC];
+    return MPC_OK;
+}
+
+/* ---- communicators ---- */
+
+static int32_t opi_comm_null_handle(void) { return MPI_COMM_NULL; }
+
+static int32_t opi_comm_rank(int32_t comm, int32_t *rank)
+{
+    int rc = check_comm(comm);
+    return rc ? rc : mpc_comm_rank(comm, rank);
+}
+
+static int32_t opi_comm_size(int32_t comm, int32_t *size)
+{
+    int rc = check_comm(comm);
+    return rc ? rc : mpc_comm_size(comm, size);
+}
+
+struct comm_args {
+    int32_t comm, color, key;
+    MPI_Comm out;
+};
+static int do_dup(void *arg)
+{
+    struct comm_args *a = arg;
+    return mpc_comm_dup(a->comm, &a->out);
+}
+static int do_split(void *arg)
+{
+    struct comm_args *a = arg;
+    return mpc_comm_split(a->comm, a->color, a->key, &a->out);
+}
+static int do_free(void *arg)
+{
+    struct comm_args *a = arg;
+    return mpc_comm_free(&a->out);
+}
+
+static int32_t opi_comm_dup(int32_t comm, int32_t *out)
+{
+    struct comm_args a = {comm, 0, 0, MPI_COMM_NULL};
+    int rc = check_comm(comm);
+    if (rc == MPC_OK && (rc = opi_run_gc_safe(do_dup, &a)) == MPC_OK)
+        *out = a.out;
+    return rc;
+}
+
+static int32_t opi_comm_split(int32_t comm, int32_t color, int32_t key, int32_t *out)
+{
+    struct comm_args a = {comm, color, key, MPI_COMM_NULL};
+    int rc = check_comm(comm);
+    if (rc == MPC_OK && (rc = opi_run_gc_safe(do_split, &a)) == MPC_OK)
+        *out = a.out;
+    return rc;
+}
+
+static int32_t opi_comm_free(int32_t *comm)
+{
+    struct comm_args a = {0, 0, 0, *comm};
+    int rc = opi_run_gc_safe(do_free, &a);
+    if (rc == MPC_OK)
+        *comm = a.out;
+    return rc;
+}
+
+static int32_t opi_barrier(int32_t comm)
+{
+    MPI_Request req;
+    MPI_Status st;
+    int rc = check_comm(comm);
+    if (rc == MPC_OK && (rc = mpc_ibarrier(comm, &req)) == MPC_OK)
+        rc = opi_complete(&req, (MonoObject *[]){NULL}, &st, 1);
+    return rc;
+}
+
+/* ---- point-to-point ---- */
+
+static int send_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t dest,
+                       int32_t tag, int32_t mode)
+{
+    MPI_Request req;
+    MPI_Status st;
+    int rc = mode == OPI_SEND_SYNCHRONOUS ? mpc_issend(b->data, b->bytes, dest, tag, comm, &req)
+                                          : mpc_isend(b->data, b->bytes, dest, tag, comm, &req);
+    if (rc != MPC_OK)
+        return rc;
+    gch_count(GCH_OPERATIONS, 1);
+    return opi_complete(&req, &obj, &st, 1);
+}
+
+static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t source,
+                       int32_t tag, opi_status *status)
+{
+    MPI_Request req;
+    MPI_Status st;
+    int rc = mpc_irecv(b->data, b->bytes, source, tag, comm, &req);
+    if (rc != MPC_OK)
+        return rc;
+    gch_count(GCH_OPERATIONS, 1);
+    rc = opi_complete(&req, &obj, &st, 1);
+    if (rc == MPC_OK)
+        fill_status(status, &st, b->elem_size);
+    return rc;
+}
+
+static int32_t opi_send(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
+                        int32_t mode)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) || (rc = check_dest(size, dest, tag)))
+        return rc;
+    return send_buffer(comm, &b, obj, dest, tag, mode);
+}
+
+static int32_t opi_send_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
+                              int32_t count, int32_t dest, int32_t tag, int32_t mode)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
+        (rc = check_dest(size, dest, tag)))
+        return rc;
+    return send_buffer(comm, &b, array, dest, tag, mode);
+}
+
+static int32_t opi_recv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, int32_t tag,
+                        opi_status *status)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) ||
+        (rc = check_source(size, source, tag)))
+        return rc;
+    return recv_buffer(comm, &b, obj, source, tag, status);
+}
+
+static int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
+                              int32_t count, int32_t source, int32_t tag, opi_status *status)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
+        (rc = check_source(size, source, tag)))
+        return rc;
+    return recv_buffer(comm, &b, array, source, tag, status);
+}
+
+static int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t dest,
+                            int32_t send_tag, MonoObject *recv_obj, int32_t source,
+                            int32_t recv_tag, opi_status *status)
+{
+    opi_buffer sb, rb;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(send_obj, &sb)) ||
+        (rc = opi_buffer_whole(recv_obj, &rb)) || (rc = check_dest(size, dest, send_tag)) ||
+        (rc = check_source(size, source, recv_tag)))
+        return rc;
+    if (send_obj == recv_obj)
+        return MPC_ERR_SAME_OBJECT;
+    MPI_Request req[2];
+    MPI_Status st[2];
+    MonoObject *objs[2] = {recv_obj, send_obj};
+    if ((rc = mpc_irecv(rb.data, rb.bytes, source, recv_tag, comm, &req[0])) != MPC_OK)
+        return rc;
+    if ((rc = mpc_isend(sb.data, sb.bytes, dest, send_tag, comm, &req[1])) != MPC_OK) {
+        /* the receive is posted into recv_obj: it must not outlive this call */
+        MPI_Cancel(&req[0]);
+        opi_complete(req, objs, st, 1);
+        return rc;
+    }
+    gch_count(GCH_OPERATIONS, 2);
+    rc = opi_complete(req, objs, st, 2);
+    if (rc == MPC_OK)
+        fill_status(status, &st[0], rb.elem_size);
+    return rc;
+}
+
+static int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_status *status)
+{
+    MPI_Status st;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = check_source(size, source, tag)))
+        return rc;
+    rc = opi_probe_wait(mpi_source(source), mpi_tag(tag), comm, &st);
+    if (rc == MPC_OK)
+        fill_status(status, &st, 1);
+    return rc;
+}
+
+static int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
+                          opi_status *status, int32_t *found)
+{
+    MPI_Status st;
+    int rc, flag = 0;
+    if ((rc = check_comm(comm)) || (rc = check_source(size, source, tag)))
+        return rc;
+    if ((rc = MPI_Iprobe(mpi_source(source), mpi_tag(tag), comm, &flag, &st)) != MPI_SUCCESS)
+        return rc;
+    *found = flag;
+    if (flag)
+        fill_status(status, &st, 1);
+    return MPC_OK;
+}
+
+/* ---- the table ---- */
+
+#define OPI_TABLE_ENTRY(name, fn) {"System.MP.MPDirect::" #name, (const void *)fn},
+const opi_icall opi_icall_table[] = {MOTOR_ICALLS(OPI_TABLE_ENTRY)};
+#undef OPI_TABLE_ENTRY
+const size_t opi_icall_count = sizeof opi_icall_table / sizeof opi_icall_table[0];

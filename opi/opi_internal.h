@@ -1,0 +1,85 @@
+/* opi_internal.h — shared between the files of the Object Passing Interface. Not installed. */
+#ifndef OPI_INTERNAL_H
+#define OPI_INTERNAL_H
+
+#include <mono/metadata/object.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../mpc/mpc.h"
+#include "icall_table.h"
+
+/* ---- transport plans (transport_plan.c) ---- */
+
+typedef enum plan_kind { PLAN_OBJECT, PLAN_ARRAY, PLAN_REJECTED } plan_kind;
+
+/* What OPI needs to know about one class, computed once and cached (the runtime-side
+ * equivalent of Motor's transportable bit). */
+typedef struct transport_plan {
+    MonoVTable *vtable;
+    plan_kind kind;
+    uint32_t rank;      /* arrays: number of dimensions */
+    uint32_t elem_size; /* arrays: bytes per element; objects: bytes of instance data */
+    char *reason;       /* PLAN_REJECTED: why, naming the type and the offending field */
+} transport_plan;
+
+/* Learns the array layout from the running runtime; fails rather than guessing. */
+int opi_layout_init(void);
+/* The plan of obj's class (non-NULL obj); NULL only when out of memory. */
+const transport_plan *opi_plan_for(MonoObject *obj);
+
+/* The bytes an OPI transfer reads or writes in place. */
+typedef struct opi_buffer {
+    char *data;
+    size_t bytes;
+    uint32_t elem_size; /* for Status.Count */
+} opi_buffer;
+
+/* Whole transportable object; MPC_ERR_NULL_ARGUMENT / MPC_ERR_NOT_TRANSPORTABLE otherwise. */
+int opi_buffer_whole(MonoObject *obj, opi_buffer *out);
+/* [offset, offset+count) of a 1-D transportable array, bounds-checked. */
+int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffer *out);
+
+/* ---- the wait policy (opi_wait.c) ---- */
+
+/* true when the GC could move obj while a transfer is in flight: the pinning policy. */
+bool opi_may_move(MonoObject *obj);
+void opi_set_old_generation_moves(bool moves);
+bool opi_old_generation_moves(void);
+
+#define OPI_MAX_OBJECTS 2
+
+/* Completes n (<= OPI_MAX_OBJECTS) started requests whose buffers lie in objs[i] (NULL: no managed buffer).
+ * Generation-aware deferred pinning: polls while no collection is coming; once it must let
+ * the GC run, pins what could move and waits in a GC-safe region. Returns the first error;
+ * every request is complete on return. */
+int opi_complete(MPI_Request *reqs, MonoObject **objs, MPI_Status *statuses, int n);
+
+/* Blocks until a message matching (source, tag) — MPI's wildcards — is waiting; GC-friendly. */
+int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status);
+
+/* Runs MPI work that may block (collective communicator calls) GC-safe. */
+typedef int (*opi_blocking_fn)(void *arg);
+int opi_run_gc_safe(opi_blocking_fn fn, void *arg);
+
+/* ---- internal calls (opi_icalls.c) ---- */
+
+/* Mirrors System.MP.StatusData. */
+typedef struct opi_status {
+    int32_t source;
+    int32_t tag;
+    int32_t count;
+    int32_t cancelled;
+    int64_t bytes;
+} opi_status;
+
+/* The table MOTOR_ICALLS expands to, defined beside the functions it names. */
+typedef struct opi_icall {
+    const char *name; /* "System.MP.MPDirect::Name" */
+    const void *fn;
+} opi_icall;
+extern const opi_icall opi_icall_table[];
+extern const size_t opi_icall_count;
+
+#endif

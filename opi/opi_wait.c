@@ -1,0 +1,150 @@
+/* opi_wait.c — generation-aware deferred pinning: how a blocking OPI call waits.
+ *
+ * Internal calls run GC-unsafe (raw registration): while one runs, no collection can start,
+ * so the objects it was given cannot move. A wait may therefore poll MPI in place for as long
+ * as no collection is coming and no pin is needed. When the GC hook announces a collection
+ * (the epoch changes before the world stops) or the spin budget is spent, the wait pins what
+ * the GC could move (nursery objects; small old ones only when major collections evacuate;
+ * large objects never) and keeps polling inside a GC-safe region, so the collection — and
+ * every other thread — proceeds. */
+#include "opi_internal.h"
+
+#include "../gc_hooks/gc_hooks.h"
+#include "mono_private.h"
+
+#include <mono/metadata/mono-gc.h>
+#include <sched.h>
+
+/* SGen puts objects larger than this in the large-object space, which never moves. */
+#define LOS_THRESHOLD 8000
+/* Polls before a wait yields to the GC even though no collection was announced: bounds how
+ * long a non-GC stop-the-world request (e.g. a debugger) waits for this thread. */
+#define SPIN_POLLS 2048
+/* Inside the GC-safe region, give the core away now and then (ranks may outnumber cores). */
+#define POLLS_PER_YIELD 256
+
+static bool old_generation_moves = true;
+
+void opi_set_old_generation_moves(bool moves) { old_generation_moves = moves; }
+bool opi_old_generation_moves(void) { return old_generation_moves; }
+
+bool opi_may_move(MonoObject *obj)
+{
+    if (mono_object_get_size(obj) > LOS_THRESHOLD)
+        return false;
+    return mono_gc_get_generation(obj) == 0 || old_generation_moves;
+}
+
+/* Waits until poll() reports nothing left running (poll returns the number still running).
+ * objs[0..nobjs) are the objects whose data MPI reads or writes meanwhile. */
+static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, int nobjs)
+{
+    int running = poll(ctx);
+    uint64_t epoch = gch_epoch();
+    for (int spin = 0; running > 0 && spin < SPIN_POLLS && gch_epoch() == epoch; spin++)
+        running = poll(ctx);
+
+    uint32_t pins[OPI_MAX_OBJECTS] = {0};
+    MonoObject *anchor[OPI_MAX_OBJECTS] = {NULL};
+    for (int i = 0; i < nobjs; i++) {
+        if (!objs[i])
+            continue;
+        anchor[i] = objs[i];
+        if (running > 0 && opi_may_move(objs[i])) {
+            pins[i] = mono_gchandle_new(objs[i], 1);
+            gch_count(GCH_PINS_TAKEN, 1);
+        } else {
+            gch_count(GCH_PINS_AVOIDED, 1);
+        }
+    }
+    if (running > 0) {
+        /* The region's stack mark is the anchor array itself: the GC scans from there up, so
+         * the objects stay reachable in every suspend mode (coop scans no native frame below
+         * the mark). */
+        void *cookie = mono_threads_enter_gc_safe_region_unbalanced((void **)anchor);
+        for (unsigned polls = 1; running > 0; polls++) {
+            running = poll(ctx);
+            if (polls % POLLS_PER_YIELD == 0)
+                sched_yield();
+        }
+        mono_threads_exit_gc_safe_region_unbalanced(cookie, (void **)anchor);
+    }
+    for (int i = 0; i < nobjs; i++) {
+        if (pins[i]) {
+            mono_gchandle_free(pins[i]);
+            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+        }
+    }
+}
+
+struct request_set {
+    MPI_Request *reqs;
+    MPI_Status *st;
+    int n;
+    int first_error;
+};
+
+/* One pass over the unfinished requests. A request that fails has completed (MPI frees it);
+ * the first error is kept. */
+static int poll_requests(void *ctx)
+{
+    struct request_set *rs = ctx;
+    int running = 0;
+    for (int i = 0; i < rs->n; i++) {
+        if (rs->reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        int done = 0;
+        rs->st[i].MPI_ERROR = MPI_SUCCESS;
+        int rc = MPI_Test(&rs->reqs[i], &done, &rs->st[i]);
+        if (rc != MPI_SUCCESS) {
+            if (rs->first_error == MPI_SUCCESS)
+                rs->first_error = rs->st[i].MPI_ERROR != MPI_SUCCESS ? rs->st[i].MPI_ERROR : rc;
+            rs->reqs[i] = MPI_REQUEST_NULL;
+            done = 1;
+        }
+        running += !done;
+    }
+    return running;
+}
+
+int opi_complete(MPI_Request *reqs, MonoObject **objs, MPI_Status *statuses, int n)
+{
+    struct request_set rs = {reqs, statuses, n, MPI_SUCCESS};
+    wait_deferred(poll_requests, &rs, objs, n);
+    return rs.first_error;
+}
+
+struct probe {
+    int source, tag;
+    MPI_Comm comm;
+    MPI_Status *st;
+    int error;
+};
+
+static int poll_probe(void *ctx)
+{
+    struct probe *pr = ctx;
+    int found = 0;
+    int rc = MPI_Iprobe(pr->source, pr->tag, pr->comm, &found, pr->st);
+    if (rc != MPI_SUCCESS) {
+        pr->error = rc;
+        return 0;
+    }
+    return !found;
+}
+
+int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    struct probe pr = {source, tag, comm, status, MPI_SUCCESS};
+    wait_deferred(poll_probe, &pr, NULL, 0);
+    return pr.error;
+}
+
+int opi_run_gc_safe(opi_blocking_fn fn, void *arg)
+{
+    void *mark = NULL;
+    void *cookie = mono_threads_enter_gc_safe_region_unbalanced(&mark);
+    int rc = fn(arg);
+    mono_threads_exit_gc_safe_region_unbalanced(cookie, &mark);
+    return rc;
+}
