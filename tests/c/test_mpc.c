@@ -1,0 +1,130 @@
+/* test_mpc — unit tests of the Message Passing Core as a plain C library (no Mono).
+ * Runs under mpiexec.mpich at any number of ranks; rank 0 prints "N passed, N failed". */
+#include "mpc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int passed, failed, rank, size;
+
+#define CHECK(cond, what)                                                          \
+    do {                                                                           \
+        if (cond)                                                                  \
+            passed++;                                                              \
+        else {                                                                     \
+            failed++;                                                              \
+            fprintf(stderr, "FAIL rank %d: %s (%s:%d)\n", rank, what, __FILE__, __LINE__); \
+        }                                                                          \
+    } while (0)
+
+static void test_errors(void)
+{
+    CHECK(strcmp(mpc_strerror(MPC_OK), "success") == 0, "strerror(OK)");
+    CHECK(strstr(mpc_strerror(MPC_ERR_TAG), "tag") != NULL, "strerror of an mpc code");
+    CHECK(strlen(mpc_strerror(MPI_ERR_TRUNCATE)) > 0, "strerror of an MPI code");
+    CHECK(strstr(mpc_strerror(-999), "unknown") != NULL, "strerror of an unknown code");
+    CHECK(mpc_error_class(MPI_ERR_TRUNCATE) == MPI_ERR_TRUNCATE, "error class of an MPI class");
+    CHECK(mpc_error_class(MPC_ERR_DEST) == MPC_ERR_DEST, "error class of an mpc code");
+    /* communicators return errors instead of aborting */
+    int rc = mpc_send("x", 1, size + 5, 0, mpc_comm_world());
+    CHECK(rc != MPC_OK && mpc_error_class(rc) == MPI_ERR_RANK, "bad rank returns MPI_ERR_RANK");
+}
+
+static void test_point_to_point(void)
+{
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    double out[1000], in[1000];
+    for (int i = 0; i < 1000; i++) out[i] = rank * 1000 + i;
+    mpc_request rreq, sreq;
+    mpc_status st;
+    CHECK(mpc_irecv(in, sizeof in, prev, 3, mpc_comm_world(), &rreq) == MPC_OK, "irecv");
+    CHECK(mpc_isend(out, sizeof out, next, 3, mpc_comm_world(), &sreq) == MPC_OK, "isend");
+    CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "wait send");
+    int done = 0;
+    while (!done)
+        CHECK(mpc_test(&rreq, &done, &st) == MPC_OK, "test recv");
+    CHECK(in[0] == prev * 1000 && in[999] == prev * 1000 + 999, "ring data");
+    CHECK(st.source == prev && st.tag == 3 && st.bytes == (int64_t)sizeof in, "ring status");
+
+    /* sendrecv with wildcards */
+    int a = rank, b = -1;
+    CHECK(mpc_sendrecv(&a, sizeof a, next, 4, &b, sizeof b, MPC_ANY_SOURCE, MPC_ANY_TAG,
+                       mpc_comm_world(), &st) == MPC_OK, "sendrecv");
+    CHECK(b == prev && st.source == prev && st.tag == 4, "sendrecv wildcards report source and tag");
+
+    /* probe / iprobe, then blocking recv; issend completes once matched */
+    int found = 1;
+    CHECK(mpc_barrier(mpc_comm_world()) == MPC_OK, "barrier");
+    CHECK(mpc_iprobe(MPC_ANY_SOURCE, 5, mpc_comm_world(), &found, &st) == MPC_OK && !found,
+          "iprobe finds nothing");
+    CHECK(mpc_barrier(mpc_comm_world()) == MPC_OK, "barrier");
+    long v = 42 + rank, w = 0;
+    CHECK(mpc_issend(&v, sizeof v, next, 5, mpc_comm_world(), &sreq) == MPC_OK, "issend");
+    CHECK(mpc_probe(prev, 5, mpc_comm_world(), &st) == MPC_OK && st.bytes == sizeof v, "probe");
+    CHECK(mpc_iprobe(prev, 5, mpc_comm_world(), &found, &st) == MPC_OK && found, "iprobe finds it");
+    CHECK(mpc_recv(&w, sizeof w, prev, 5, mpc_comm_world(), &st) == MPC_OK && w == 42 + prev, "recv");
+    CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "issend completes");
+
+    /* truncation is an error, and the communicator stays usable */
+    char big[64] = {0}, small[8];
+    CHECK(mpc_irecv(small, sizeof small, prev, 6, mpc_comm_world(), &rreq) == MPC_OK, "irecv small");
+    CHECK(mpc_isend(big, sizeof big, next, 6, mpc_comm_world(), &sreq) == MPC_OK, "isend big");
+    int rc = mpc_wait(&rreq, &st);
+    CHECK(mpc_error_class(rc) == MPI_ERR_TRUNCATE, "truncated receive reports MPI_ERR_TRUNCATE");
+    CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "send of truncated message completes");
+    CHECK(mpc_sendrecv(&a, sizeof a, next, 7, &b, sizeof b, prev, 7, mpc_comm_world(), &st) == MPC_OK
+          && b == prev, "usable after truncation");
+}
+
+static void test_communicators(void)
+{
+    mpc_comm dup, half, none;
+    CHECK(mpc_comm_dup(mpc_comm_world(), &dup) == MPC_OK, "dup");
+    int r = -1, s = -1;
+    mpc_comm_rank(dup, &r);
+    mpc_comm_size(dup, &s);
+    CHECK(r == rank && s == size, "dup rank/size");
+    CHECK(mpc_comm_split(mpc_comm_world(), rank % 2, rank, &half) == MPC_OK, "split");
+    mpc_comm_size(half, &s);
+    CHECK(s == (size + 1 - rank % 2) / 2, "split size");
+    CHECK(mpc_comm_split(mpc_comm_world(), -1, 0, &none) == MPC_OK && none == MPI_COMM_NULL,
+          "negative color gives no communicator");
+    int rc = mpc_send("x", 1, 99, 0, dup);
+    CHECK(mpc_error_class(rc) == MPI_ERR_RANK, "new communicators return errors");
+    CHECK(mpc_comm_free(&dup) == MPC_OK && dup == MPI_COMM_NULL, "free");
+    CHECK(mpc_comm_free(&dup) == MPC_ERR_COMM_NULL, "free twice is an error");
+    CHECK(mpc_comm_free(&half) == MPC_OK, "free split");
+    mpc_comm world = mpc_comm_world();
+    CHECK(mpc_comm_free(&world) == MPC_OK && world == mpc_comm_world(), "World is never freed");
+}
+
+int main(int argc, char **argv)
+{
+    int provided = -1;
+    if (mpc_init(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPC_OK)
+        return 2;
+    mpc_comm_rank(mpc_comm_world(), &rank);
+    mpc_comm_size(mpc_comm_world(), &size);
+    CHECK(mpc_is_initialized(), "initialised");
+    CHECK(provided == mpc_thread_level() && provided >= MPI_THREAD_SINGLE, "thread level recorded");
+    CHECK(mpc_tag_ub() >= 32767, "tag upper bound");
+    CHECK(mpc_init(&argc, &argv, MPI_THREAD_MULTIPLE, NULL) == MPC_OK, "init twice is harmless");
+    char name[256];
+    CHECK(mpc_processor_name(name, sizeof name) == MPC_OK && name[0], "processor name");
+    CHECK(mpc_wtime() > 0, "wtime");
+
+    test_errors();
+    test_point_to_point();
+    test_communicators();
+
+    int counts[2] = {passed, failed}, total[2] = {0, 0};
+    MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("test_mpc (%d rank(s)): %d passed, %d failed\n", size, total[0], total[1]);
+    int any_failed = 0;
+    MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(mpc_finalize() == MPC_OK, "finalize");
+    CHECK(!mpc_is_initialized(), "finalized");
+    CHECK(mpc_finalize() == MPC_ERR_NOT_INITIALIZED, "finalize twice is an error");
+    return any_failed || failed ? 1 : 0;
+}

@@ -1,0 +1,234 @@
+// P2PTest — every OPI point-to-point member of System.MP (API.md), at any number of ranks.
+// Sends run on a second thread so that a rank can also talk to itself (1 rank, MPI_THREAD_MULTIPLE).
+using System;
+using System.Linq;
+using System.MP;
+
+struct Inner { public short A; public byte B; }
+struct Sample { public double X; public int Id; public Inner In; }
+
+class Base { public long BaseValue; public int BaseFlag; }
+class Derived : Base { public double Extra; public char Letter; }   // inherited fields, no references
+struct Vec3 { public double X, Y, Z; }
+
+static class P2PTest
+{
+    static Intracomm world = Ring.World;
+    static int rank = Ring.Rank, size = Ring.Size, next = Ring.Next, prev = Ring.Prev;
+
+    static Status Exchange(Action send, Func<Status> recv) => Ring.Exchange(send, recv);
+
+    static void RingArray<T>(Func<int, int, T> value, int length, string name, int elementBytes)
+    {
+        var send = new T[length];
+        for (int i = 0; i < length; i++) send[i] = value(rank, i);
+        var recv = new T[length];
+        int tag = 100 + name.Length;
+        Status st = Exchange(() => world.Send(send, next, tag), () => world.Recv(recv, prev, tag));
+        bool same = true;
+        for (int i = 0; i < length; i++) same &= recv[i].Equals(value(prev, i));
+        Check.True(same, $"{name}[{length}] ring data");
+        Check.Equal(prev, st.Source, $"{name} status source");
+        Check.Equal(tag, st.Tag, $"{name} status tag");
+        Check.Equal(length, st.Count, $"{name} status count (elements)");
+        Check.Equal((long)length * elementBytes, st.Bytes, $"{name} status bytes");
+        Check.True(!st.Cancelled, $"{name} not cancelled");
+    }
+
+    static unsafe int SampleSize() => sizeof(Sample);
+
+    static void PrimitiveArrays()
+    {
+        foreach (int n in new[] { 1, 17, 3000, 70000 }) {   // eager, LOS-sized and rendezvous sizes
+            RingArray((r, i) => (byte)(r * 31 + i), n, "byte", 1);
+            RingArray((r, i) => (sbyte)(r - i), n, "sbyte", 1);
+            RingArray((r, i) => (short)(r * 1000 - i), n, "short", 2);
+            RingArray((r, i) => (ushort)(r * 1000 + i), n, "ushort", 2);
+            RingArray((r, i) => r * 100000 - i, n, "int", 4);
+            RingArray((r, i) => (uint)(r * 100000 + i), n, "uint", 4);
+            RingArray((r, i) => ((long)r << 40) - i, n, "long", 8);
+            RingArray((r, i) => ((ulong)r << 40) + (ulong)i, n, "ulong", 8);
+            RingArray((r, i) => r + i * 0.5f, n, "float", 4);
+            RingArray((r, i) => r * 1e6 + i / 3.0, n, "double", 8);
+            RingArray((r, i) => (char)('A' + (r + i) % 26), n, "char", 2);
+            RingArray((r, i) => ((r + i) & 1) == 0, n, "bool", 1);
+        }
+        RingArray((r, i) => new Sample { X = r + i * 0.25, Id = i, In = new Inner { A = (short)r, B = (byte)i } }, 500, "struct Sample", SampleSize());
+    }
+
+    static void SingleObjects()
+    {
+        var d = new Derived { BaseValue = 1000 + rank, BaseFlag = -rank, Extra = rank * 0.5, Letter = (char)('a' + rank) };
+        var got = new Derived();
+        Status st = Exchange(() => world.Send(d, next, 7), () => world.Recv(got, prev, 7));
+        Check.True(got.BaseValue == 1000 + prev && got.BaseFlag == -prev && got.Extra == prev * 0.5
+                   && got.Letter == (char)('a' + prev), "object with inherited fields");
+        Check.Equal(1, st.Count, "object status count");
+
+        object boxed = new Vec3 { X = rank, Y = rank * 2, Z = -rank };
+        object into = new Vec3();
+        Exchange(() => world.Send(boxed, next, 8), () => world.Recv(into, prev, 8));
+        var v = (Vec3)into;
+        Check.True(v.X == prev && v.Y == prev * 2 && v.Z == -prev, "boxed struct");
+    }
+
+    static void MultiDimensional()
+    {
+        var m = new double[30, 40];
+        for (int i = 0; i < 30; i++) for (int j = 0; j < 40; j++) m[i, j] = rank * 10000 + i * 100 + j;
+        var r = new double[30, 40];
+        Status st = Exchange(() => world.Send(m, next, 9), () => world.Recv(r, prev, 9));
+        Check.True(r[0, 0] == prev * 10000 && r[29, 39] == prev * 10000 + 2939 && r[7, 3] == prev * 10000 + 703, "double[,] row-major");
+        Check.Equal(1200, st.Count, "double[,] count is total elements");
+
+        var c = new int[3, 4, 5];
+        c[2, 3, 4] = rank + 1; c[1, 2, 3] = -rank;
+        var cr = new int[3, 4, 5];
+        Exchange(() => world.Send(c, next, 10), () => world.Recv(cr, prev, 10));
+        Check.True(cr[2, 3, 4] == prev + 1 && cr[1, 2, 3] == -prev, "int[,,]");
+    }
+
+    static void Ranges()
+    {
+        var src = Enumerable.Range(rank * 1000, 1000).ToArray();
+        var dst = Enumerable.Repeat(-1, 300).ToArray();
+        Status st = Exchange(() => world.Send(src, 250, 100, next, 11), () => world.Recv(dst, 40, 100, prev, 11));
+        Check.True(dst[40] == prev * 1000 + 250 && dst[139] == prev * 1000 + 349, "range data lands at offset");
+        Check.True(dst.Take(40).All(x => x == -1) && dst.Skip(140).All(x => x == -1), "nothing written outside [offset, offset+count)");
+        Check.Equal(100, st.Count, "range count");
+
+        // a shorter message into a longer window: Count says how many, the rest is untouched
+        var small = Enumerable.Repeat(-5, 50).ToArray();
+        st = Exchange(() => world.Send(src, 0, 10, next, 12), () => world.Recv(small, 5, 40, prev, 12));
+        Check.Equal(10, st.Count, "short message count");
+        Check.True(small[5] == prev * 1000 && small[14] == prev * 1000 + 9 && small[15] == -5 && small[4] == -5, "short message bounds");
+
+        // empty ranges, including offset == length
+        st = Exchange(() => world.Send(src, 1000, 0, next, 13), () => world.Recv(dst, 300, 0, prev, 13));
+        Check.Equal(0, st.Count, "empty range");
+
+        // ranges of a struct array and of a big array
+        var big = new double[100000];
+        for (int i = 0; i < big.Length; i++) big[i] = rank + i;
+        var bigr = new double[100000];
+        Exchange(() => world.Send(big, 50000, 50000, next, 14), () => world.Recv(bigr, 0, 50000, prev, 14));
+        Check.True(bigr[0] == prev + 50000 && bigr[49999] == prev + 99999 && bigr[50000] == 0, "large range");
+
+        // the range overload of Ssend
+        Exchange(() => world.Ssend(src, 1, 2, next, 15), () => world.Recv(dst, 0, 2, prev, 15));
+        Check.True(dst[0] == prev * 1000 + 1 && dst[1] == prev * 1000 + 2, "Ssend range");
+    }
+
+    static void SynchronousAndSendrecv()
+    {
+        var a = new long[] { rank, rank * 2 };
+        var b = new long[2];
+        Exchange(() => world.Ssend(a, next, 20), () => world.Recv(b, prev, 20));
+        Check.True(b[0] == prev && b[1] == prev * 2, "Ssend");
+
+        var s = Enumerable.Range(rank, 5000).Select(x => (double)x).ToArray();
+        var r = new double[5000];
+        Status st = world.Sendrecv(s, next, 21, r, prev, 21);
+        Check.True(r[0] == prev && r[4999] == prev + 4999, "Sendrecv data");
+        Check.True(st.Source == prev && st.Tag == 21 && st.Count == 5000, "Sendrecv status");
+    }
+
+    static void ProbesAndWildcards()
+    {
+        world.Barrier();
+        Check.True(world.Iprobe(MP.AnySource, 40) == null, "Iprobe returns null when nothing waits");
+        world.Barrier();  // nobody sends tag 40 before every rank has looked
+
+        var payload = new int[123];
+        payload[0] = rank;
+        var into = new int[123];
+        Status probed = null, got = null;
+        Exchange(() => world.Send(payload, next, 40), () => {
+            probed = world.Probe(MP.AnySource, 40);
+            Status again = world.Iprobe(prev, 40);
+            Check.True(again != null && again.Source == prev && again.Bytes == 123 * 4, "Iprobe sees the waiting message");
+            got = world.Recv(into, MP.AnySource, MP.AnyTag);
+            return got;
+        });
+        Check.True(probed.Source == prev && probed.Tag == 40 && probed.Count == 123 * 4 && probed.Bytes == 123 * 4, "Probe status counts bytes");
+        Check.True(got.Source == prev && got.Tag == 40 && into[0] == prev, "AnySource/AnyTag receive reports the real source and tag");
+    }
+
+    static void Communicators()
+    {
+        Check.True(MP.Self.Size == 1 && MP.Self.Rank == 0, "Self");
+        Check.True(world.Size >= 1 && world.Rank >= 0 && world.Rank < world.Size, "World rank/size");
+
+        // a Dup'ed communicator is a separate message space
+        Intracomm dup = world.Dup();
+        Check.True(dup.Size == size && dup.Rank == rank, "Dup keeps ranks");
+        var x = new int[] { rank };
+        var y = new int[1];
+        var z = new int[1];
+        Exchange(() => dup.Send(new[] { 1000 + rank }, next, 50), () => {
+            dup.Probe(prev, 50);  // the message has arrived on dup ...
+            Check.True(world.Iprobe(prev, 50) == null, "Dup isolates messages from its parent");
+            return dup.Recv(z, prev, 50);
+        });
+        Exchange(() => world.Send(x, next, 50), () => world.Recv(y, prev, 50));
+        Check.True(y[0] == prev && z[0] == 1000 + prev, "Dup and parent both deliver");
+
+        // Split by parity, keys reverse the order
+        Intracomm half = world.Split(rank % 2, -rank);
+        int expectedSize = (size + 1 - rank % 2) / 2;
+        Check.Equal(expectedSize, half.Size, "Split size");
+        Check.Equal(expectedSize - 1 - rank / 2, half.Rank, "Split rank ordered by key");
+        half.Barrier();
+        Intracomm none = world.Split(rank == 0 ? -1 : 1, 0);
+        Check.True(rank == 0 ? none == null : none != null && none.Size == size - 1, "Split with negative color gives null");
+
+        half.Dispose();
+        half.Dispose(); // twice is harmless
+        Check.Throws<ObjectDisposedException>(() => half.Send(x, 0, 1), "disposed communicator refuses sends");
+        Check.Throws<ObjectDisposedException>(() => half.Barrier(), "disposed communicator refuses Barrier");
+        none?.Dispose();
+        dup.Dispose();
+        world.Dispose(); // no-op for World
+        MP.Self.Dispose();
+        world.Barrier();
+        Check.True(true, "World usable after Dispose (no-op)");
+        MP.Self.Barrier();
+    }
+
+    static void Statics()
+    {
+        Check.True(MP.TagUpperBound >= 32767, "TagUpperBound at least 32767");
+        Check.Equal(-1, MP.AnySource, "AnySource");
+        Check.Equal(-1, MP.AnyTag, "AnyTag");
+        double t0 = MP.Wtime();
+        world.Barrier();
+        Check.True(MP.Wtime() >= t0 && t0 > 0, "Wtime grows");
+        Check.True(!string.IsNullOrEmpty(MP.ProcessorName), "ProcessorName");
+        Check.Equal(3, MP.ThreadLevel, "MPI_THREAD_MULTIPLE granted");
+
+        // the biggest tag works
+        var one = new byte[1];
+        Exchange(() => world.Send(new byte[] { 9 }, next, MP.TagUpperBound), () => world.Recv(one, prev, MP.TagUpperBound));
+        Check.Equal((byte)9, one[0], "tag = TagUpperBound");
+    }
+
+    static int Main()
+    {
+        MPStats before = MP.Stats;
+        Statics();
+        PrimitiveArrays();
+        SingleObjects();
+        MultiDimensional();
+        Ranges();
+        SynchronousAndSendrecv();
+        ProbesAndWildcards();
+        Communicators();
+        world.Barrier();
+        MPStats after = MP.Stats;
+        Check.True(after.Operations - before.Operations >= 2 * (4 * 12 + 1 + 2 + 2 + 5 + 3 + 1), "Operations counts every transfer");
+        Check.Equal(0L, after.PinsLive, "no live pins");
+        Check.Equal(after.PinsTaken, after.PinsReleasedByWait + after.PinsReleasedByGC, "every pin released");
+        Check.True(after.PinsAvoided > 0, "some transfers needed no pin");
+        return Check.Finish("P2PTest");
+    }
+}
