@@ -6,6 +6,7 @@
  * MPI is initialised before Mono so UCX's signal handlers are replaced by Mono's; the core is
  * installed before any managed code is compiled (internal calls bind at JIT time). */
 #include "../mpc/mpc.h"
+#include "../opi/mono_private.h"
 #include "../opi/motor_core.h"
 
 #include <mono/jit/jit.h>
@@ -38,6 +39,10 @@ static void usage(FILE *out)
  * ranks would otherwise wait forever for this one. */
 static void report_and_abort(MonoObject *exc)
 {
+    /* The embedding thread may be in the GC-safe state here (after mono_runtime_run_main);
+     * ToString runs managed code, which needs the GC-unsafe state. */
+    void *mark = NULL;
+    mono_threads_enter_gc_unsafe_region(&mark);
     MonoObject *inner = NULL;
     MonoString *text = mono_object_to_string(exc, &inner);
     char *utf8 = text && !inner ? mono_string_to_utf8(text) : NULL;

@@ -6,5 +6,8 @@
 
 void *mono_threads_enter_gc_safe_region_unbalanced(void **stackpointer);
 void mono_threads_exit_gc_safe_region_unbalanced(void *cookie, void **stackpointer);
+/* Balanced pair: valid from either state; returns to the state the thread was in. */
+void *mono_threads_enter_gc_unsafe_region(void **stackpointer);
+void mono_threads_exit_gc_unsafe_region(void *cookie, void **stackpointer);
 
 #endif

@@ -1,0 +1,42 @@
+// BASELINE, NOT PART OF THE PRODUCT: MPI from C# the way external bindings (MPI.NET) do it —
+// DllImport of libmpich's MPI_Send / MPI_Recv, every array pinned with a GCHandle per call.
+// Used by the benchmarks and the case study as the "external binding" to compare against.
+using System;
+using System.Runtime.InteropServices;
+
+static class PInvokeMpi
+{
+    const string Lib = "libmpich.so.12";
+    // MPICH ABI constants (mpi.h): handles are ints.
+    public const int CommWorld = 0x44000000;
+    public const int Byte = 0x4c00010d;
+    static readonly IntPtr StatusIgnore = (IntPtr)1;
+
+    [DllImport(Lib)] static extern int MPI_Send(IntPtr buf, int count, int datatype, int dest, int tag, int comm);
+    [DllImport(Lib)] static extern int MPI_Recv(IntPtr buf, int count, int datatype, int source, int tag, int comm, IntPtr status);
+
+    public static void Send(byte[] buffer, int count, int dest, int tag)
+    {
+        GCHandle h = GCHandle.Alloc(buffer, GCHandleType.Pinned);
+        try {
+            Check(MPI_Send(h.AddrOfPinnedObject(), count, Byte, dest, tag, CommWorld));
+        } finally {
+            h.Free();
+        }
+    }
+
+    public static void Recv(byte[] buffer, int count, int source, int tag)
+    {
+        GCHandle h = GCHandle.Alloc(buffer, GCHandleType.Pinned);
+        try {
+            Check(MPI_Recv(h.AddrOfPinnedObject(), count, Byte, source, tag, CommWorld, StatusIgnore));
+        } finally {
+            h.Free();
+        }
+    }
+
+    static void Check(int rc)
+    {
+        if (rc != 0) throw new Exception("MPI error " + rc);
+    }
+}

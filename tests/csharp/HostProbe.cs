@@ -1,0 +1,52 @@
+// HostProbe — small behaviours of the motor host and of System.MP under stock mono, driven by
+// tests/host_test.sh: HostProbe.exe MODE [args...]
+using System;
+using System.MP;
+using System.Threading;
+
+static class HostProbe
+{
+    static int Main(string[] args)
+    {
+        Intracomm world = MP.World;
+        switch (args.Length > 0 ? args[0] : "") {
+        case "exit":          // Main's return value is the process exit code
+            return int.Parse(args[1]);
+        case "args":
+            Console.WriteLine("args:" + string.Join("|", args, 1, args.Length - 1));
+            return 0;
+        case "throw":         // one rank throws, the others wait for a message that never comes
+            if (world.Rank == int.Parse(args[1]))
+                throw new InvalidOperationException("probe failure on purpose");
+            world.Recv(new int[1], MP.AnySource, 1);
+            return 0;
+        case "thread-throw":
+            var t = new Thread(() => { throw new ApplicationException("thread failure on purpose"); });
+            t.Start();
+            world.Recv(new int[1], MP.AnySource, 1);
+            return 0;
+        case "abort":
+            if (world.Rank == 0) MP.Abort(5);
+            world.Recv(new int[1], MP.AnySource, 1);
+            return 0;
+        case "nullref":       // Mono's own signal handling survives MPI (UCX) being loaded
+            try {
+                object o = args.Length > 5 ? new object() : null;
+                Console.WriteLine(o.ToString());
+            } catch (NullReferenceException) {
+                Console.WriteLine("nullref caught on rank " + world.Rank);
+            }
+            return 0;
+        case "ring":          // a little traffic, then a clean end
+            var s = new double[] { world.Rank };
+            var r = new double[1];
+            world.Sendrecv(s, (world.Rank + 1) % world.Size, 3, r, (world.Rank + world.Size - 1) % world.Size, 3);
+            world.Barrier();
+            Console.WriteLine($"ring ok on rank {world.Rank}: got {r[0]}");
+            return 0;
+        default:
+            Console.Error.WriteLine("unknown mode");
+            return 64;
+        }
+    }
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# host_test.sh BUILD_DIR — the motor host's command line, exit codes and failure handling, and
+# System.MP under stock mono. Every job runs under `timeout`: a hang is a failure.
+set -u
+build=$1
+motor=$build/motor
+probe=$build/tests/HostProbe.exe
+mpiexec=mpiexec.mpich
+passed=0
+failed=0
+out=$(mktemp)
+err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+check() { # check DESCRIPTION CONDITION...
+    local what=$1
+    shift
+    if "$@"; then passed=$((passed + 1)); else
+        failed=$((failed + 1))
+        echo "FAIL: $what"
+        echo "  stdout: $(head -c 600 "$out")"
+        echo "  stderr: $(head -c 600 "$err")"
+    fi
+}
+run() { # run SECONDS COMMAND... ; sets rc
+    timeout "$1" "${@:2}" >"$out" 2>"$err"
+    rc=$?
+}
+has() { grep -q -- "$1" "$2"; }
+lines() { [ "$(grep -c . "$2")" -eq "$1" ]; }
+
+run 20 "$motor" --help
+check "--help exits 0" [ $rc -eq 0 ]
+check "--help shows usage" has "usage: motor" "$out"
+run 20 "$motor" --version
+check "--version" has "motor 0\." "$out"
+run 20 "$motor"
+check "no program: exit 2" [ $rc -eq 2 ]
+run 20 "$motor" --bogus
+check "unknown option: exit 2" [ $rc -eq 2 ]
+
+run 20 "$motor" /nonexistent/app.exe
+check "missing assembly: non-zero exit" [ $rc -ne 0 ]
+check "missing assembly: one-line error" lines 1 "$err"
+check "missing assembly: says what" has "cannot read program '/nonexistent/app.exe'" "$err"
+
+notdll=$(mktemp --suffix=.exe)
+echo "this is not an assembly" >"$notdll"
+run 20 "$motor" "$notdll"
+check "invalid assembly: non-zero exit" [ $rc -ne 0 ]
+check "invalid assembly: error names it" has "is not a valid .NET assembly" "$err"
+check "invalid assembly: one line from motor" lines 1 <(grep '^motor:' "$err")
+rm -f "$notdll"
+
+run 20 "$motor" "$build/System.MP.dll"
+check "library: non-zero exit" [ $rc -ne 0 ]
+check "library: no entry point" has "has no entry point" "$err"
+
+run 30 "$mpiexec" -n 1 "$motor" "$probe" exit 7
+check "Main's return value is the exit code" [ $rc -eq 7 ]
+run 30 "$mpiexec" -n 2 "$motor" "$probe" args a "b c" d
+check "arguments reach Main" [ "$(grep -c 'args:a|b c|d' "$out")" -eq 2 ]
+
+run 60 "$mpiexec" -n 3 "$motor" "$probe" throw 1
+check "uncaught exception: job fails" [ $rc -ne 0 ] 
+check "uncaught exception: job does not hang" [ $rc -ne 124 ]
+check "uncaught exception: printed with the rank" has "rank 1: unhandled exception: System.InvalidOperationException: probe failure on purpose" "$err"
+
+run 60 "$mpiexec" -n 2 "$motor" "$probe" thread-throw
+check "exception on another thread: job fails without hanging" [ $rc -ne 0 ] && [ $rc -ne 124 ]
+check "exception on another thread: printed" has "thread failure on purpose" "$err"
+
+run 60 "$mpiexec" -n 2 "$motor" "$probe" abort
+check "MP.Abort ends the job with its code" [ $rc -eq 5 ]
+
+run 60 "$mpiexec" -n 2 "$motor" "$probe" nullref
+check "NullReferenceException is catchable under motor" [ "$(grep -c 'nullref caught' "$out")" -eq 2 ]
+
+# stock mono: System.MP installs the core itself (libmotorcore.so beside System.MP.dll)
+export MONO_PATH=$build
+run 60 "$mpiexec" -n 2 mono "$probe" ring
+check "stock mono: ring" [ $rc -eq 0 ] && [ "$(grep -c 'ring ok' "$out")" -eq 2 ]
+run 60 "$mpiexec" -n 2 mono "$probe" nullref
+check "stock mono: NullReferenceException is catchable (UCX handlers off)" [ "$(grep -c 'nullref caught' "$out")" -eq 2 ]
+run 60 "$mpiexec" -n 3 mono "$probe" throw 2
+check "stock mono: uncaught exception fails the job without hanging" [ $rc -ne 0 ] && [ $rc -ne 124 ]
+check "stock mono: uncaught exception printed with the rank" has "rank 2: unhandled exception" "$err"
+run 60 "$mpiexec" -n 1 mono "$probe" exit 3
+check "stock mono: exit code" [ $rc -eq 3 ]
+
+echo "host_test: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
