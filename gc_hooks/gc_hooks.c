@@ -49,7 +49,7 @@ struct counter_block {
 };
 
 static struct counter_block *_Atomic all_blocks;
-static _Thread_local struct counter_block *my_block;
+static __thread struct counter_block *my_block __attribute__((tls_model("initial-exec")));
 static pthread_key_t release_key;
 static pthread_once_t release_key_once = PTHREAD_ONCE_INIT;
 

@@ -40,11 +40,21 @@ static void test_point_to_point(void)
     CHECK(mpc_irecv(in, sizeof in, prev, 3, mpc_comm_world(), &rreq) == MPC_OK, "irecv");
     CHECK(mpc_isend(out, sizeof out, next, 3, mpc_comm_world(), &sreq) == MPC_OK, "isend");
     CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "wait send");
-    int done = 0;
-    while (!done)
-        CHECK(mpc_test(&rreq, &done, &st) == MPC_OK, "test recv");
+    int done = 0, rc = MPC_OK;
+    while (!done && rc == MPC_OK)
+        rc = mpc_test(&rreq, &done, &st);
+    CHECK(rc == MPC_OK && done, "test completes the receive");
     CHECK(in[0] == prev * 1000 && in[999] == prev * 1000 + 999, "ring data");
     CHECK(st.source == prev && st.tag == 3 && st.bytes == (int64_t)sizeof in, "ring status");
+    MPI_Status raw;
+    MPI_Count count = -1;
+    static char bytes_out[20000], bytes_in[20000];
+    MPI_Sendrecv(bytes_out, 12345, MPI_BYTE, next, 8, bytes_in, sizeof bytes_in, MPI_BYTE, prev, 8,
+                 MPI_COMM_WORLD, &raw);
+    MPI_Get_count_c(&raw, MPI_BYTE, &count);
+    mpc_status_from_mpi(&raw, &st);
+    CHECK(count == 12345 && st.bytes == count && st.count == 12345 && !st.cancelled,
+          "status read from MPICH's fields agrees with MPI_Get_count");
 
     /* sendrecv with wildcards */
     int a = rank, b = -1;
@@ -69,7 +79,7 @@ static void test_point_to_point(void)
     char big[64] = {0}, small[8];
     CHECK(mpc_irecv(small, sizeof small, prev, 6, mpc_comm_world(), &rreq) == MPC_OK, "irecv small");
     CHECK(mpc_isend(big, sizeof big, next, 6, mpc_comm_world(), &sreq) == MPC_OK, "isend big");
-    int rc = mpc_wait(&rreq, &st);
+    rc = mpc_wait(&rreq, &st);
     CHECK(mpc_error_class(rc) == MPI_ERR_TRUNCATE, "truncated receive reports MPI_ERR_TRUNCATE");
     CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "send of truncated message completes");
     CHECK(mpc_sendrecv(&a, sizeof a, next, 7, &b, sizeof b, prev, 7, mpc_comm_world(), &st) == MPC_OK
