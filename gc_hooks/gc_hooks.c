@@ -13,17 +13,21 @@ struct _MonoProfiler {
 static _Atomic uint64_t gc_epoch;
 static atomic_flag installed = ATOMIC_FLAG_INIT;
 
-/* Runs on the thread that triggers the collection. At PRE_STOP_WORLD the world still runs;
- * every later event until POST_START_WORLD has it stopped, where locks and MPI deadlock
- * (MONO-FACTS §4). Only lock-free work here. */
+/* Runs on the thread that triggers the collection. At PRE_STOP_WORLD the world still runs:
+ * the epoch tells waiting threads to step aside, and the registry sweep releases the handles
+ * of finished transfers so those objects may already move in this collection. Every later
+ * event until POST_START_WORLD has the world stopped, where locks and MPI deadlock
+ * (MONO-FACTS §4): nothing is done there. */
 static void on_gc_event(MonoProfiler *prof, MonoProfilerGCEvent ev, uint32_t generation,
                         mono_bool is_serial)
 {
     (void)prof;
     (void)generation;
     (void)is_serial;
-    if (ev == MONO_GC_EVENT_PRE_STOP_WORLD)
+    if (ev == MONO_GC_EVENT_PRE_STOP_WORLD) {
         atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_release);
+        gch_transfers_sweep();
+    }
 }
 
 int gch_install(void)

@@ -31,6 +31,7 @@ static const char *const mpc_messages[] = {
     [-MPC_ERR_TOO_LARGE] = "message too large",
     [-MPC_ERR_NO_MEMORY] = "out of memory",
     [-MPC_ERR_RUNTIME] = "the managed runtime refused the operation",
+    [-MPC_ERR_REQUEST] = "request already completed, or in use by another thread",
 };
 
 const char *mpc_strerror(int code)

@@ -39,7 +39,8 @@ typedef enum mpc_err {
     MPC_ERR_TOO_LARGE = -13,        /* byte count beyond what MPI can address */
     MPC_ERR_NO_MEMORY = -14,
     MPC_ERR_RUNTIME = -15,          /* the managed runtime refused (e.g. handle allocation) */
-    MPC_ERR_LAST = -15
+    MPC_ERR_REQUEST = -16,          /* request unknown, completed, or in use by another thread */
+    MPC_ERR_LAST = -16
 } mpc_err;
 
 /* Outcome of a receive or probe. bytes is the size of the matched message. */

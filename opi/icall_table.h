@@ -33,4 +33,12 @@
     X(RecvRange, opi_recv_range)            \
     X(Sendrecv, opi_sendrecv)               \
     X(Probe, opi_probe)                     \
-    X(Iprobe, opi_iprobe)
+    X(Iprobe, opi_iprobe)                   \
+    X(Isend, opi_isend)                     \
+    X(IsendRange, opi_isend_range)          \
+    X(Irecv, opi_irecv)                     \
+    X(IrecvRange, opi_irecv_range)          \
+    X(RequestWait, opi_request_wait)        \
+    X(RequestTest, opi_request_test)        \
+    X(RequestCancel, opi_request_cancel)    \
+    X(RequestAbandon, opi_request_abandon)

@@ -123,7 +123,7 @@ static int32_t opi_finalize(void) { return opi_run_gc_safe(do_finalize, NULL); }
 /* Order and meaning mirror MPStats's constructor. */
 enum { STAT_OPERATIONS, STAT_PINS_TAKEN, STAT_PINS_AVOIDED, STAT_RELEASED_BY_WAIT,
        STAT_RELEASED_BY_GC, STAT_PINS_LIVE, STAT_COLLECTIONS, STAT_POOLED_BUFFERS,
-       STAT_POOLED_FREED_BY_GC, STAT_COUNT };
+       STAT_POOLED_FREED_BY_GC, STAT_PENDING_REQUESTS, STAT_COUNT };
 
 static int32_t opi_stats(MonoObject *values)
 {
@@ -145,6 +145,7 @@ static int32_t opi_stats(MonoObject *values)
     v[STAT_COLLECTIONS] = (int64_t)gch_epoch();
     v[STAT_POOLED_BUFFERS] = 0; /* no serialization buffer pool yet */
     v[STAT_POOLED_FREED_BY_GC] = c[GCH_POOLED_BUFFERS_FREED_BY_GC];
+    v[STAT_PENDING_REQUESTS] = gch_transfers_live();
     return MPC_OK;
 }
 
@@ -348,6 +349,173 @@ static int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t ta
     *found = flag;
     if (flag)
         fill_status(status, &st, 1);
+    return MPC_OK;
+}
+
+/* ---- non-blocking point-to-point and requests ---- */
+
+/* Status of a completed send: what was sent (MPI defines no source or count for sends). */
+static void fill_send_status(opi_status *out, const MPI_Status *st, const gch_transfer_info *info)
+{
+    mpc_status s;
+    mpc_status_from_mpi(st, &s);
+    out->source = -1;
+    out->tag = info->tag;
+    out->bytes = info->bytes;
+    out->count = info->elem_size ? (int32_t)(info->bytes / info->elem_size) : 1;
+    out->cancelled = s.cancelled;
+}
+
+static void fill_request_status(opi_status *out, const MPI_Status *st, const gch_transfer_info *info)
+{
+    if (info->is_send)
+        fill_send_status(out, st, info);
+    else
+        fill_status(out, st, info->elem_size);
+}
+
+/* Starts a transfer and tests it once. Finished at once: *id = -1 and *status is filled, no
+ * handle taken. Otherwise the object gets a GC handle — pinned only if the GC could move it —
+ * and the transfer goes into the pin registry under *id. */
+static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t peer,
+                          int32_t tag, int is_send, int32_t mode, int64_t *id, opi_status *status)
+{
+    MPI_Request req;
+    MPI_Status st;
+    int rc = !is_send                          ? mpc_irecv(b->data, b->bytes, peer, tag, comm, &req)
+             : mode == OPI_SEND_SYNCHRONOUS ? mpc_issend(b->data, b->bytes, peer, tag, comm, &req)
+                                             : mpc_isend(b->data, b->bytes, peer, tag, comm, &req);
+    if (rc != MPC_OK)
+        return rc;
+    gch_count(GCH_OPERATIONS, 1);
+    gch_transfer_info info = {b->elem_size, is_send, tag, (int64_t)b->bytes};
+    int done = 0;
+    st.MPI_ERROR = MPI_SUCCESS;
+    rc = MPI_Test(&req, &done, &st);
+    if (rc != MPI_SUCCESS || done) {
+        /* Finished at once. An error (e.g. truncation by a message already waiting) belongs
+         * to the completion, as in MPI: Wait/Test raise it. */
+        gch_count(GCH_PINS_AVOIDED, 1);
+        *id = -1;
+        fill_request_status(status, &st, &info);
+        status->error = rc == MPI_SUCCESS ? MPI_SUCCESS : st.MPI_ERROR != MPI_SUCCESS ? st.MPI_ERROR : rc;
+        return MPC_OK;
+    }
+    int pinned = opi_may_move(obj);
+    uint32_t handle = mono_gchandle_new(obj, pinned);
+    gch_count(pinned ? GCH_PINS_TAKEN : GCH_PINS_AVOIDED, 1);
+    rc = gch_transfer_add(req, handle, pinned, &info, id);
+    if (rc != MPC_OK) { /* cannot track it: finish it here, while the handle holds the object */
+        int err = opi_complete(&req, (MonoObject *[]){NULL}, &st, 1);
+        mono_gchandle_free(handle);
+        if (pinned)
+            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+        *id = -1;
+        fill_request_status(status, &st, &info);
+        status->error = err;
+        return MPC_OK;
+    }
+    return MPC_OK;
+}
+
+static int32_t opi_isend(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
+                         int32_t mode, int64_t *id, opi_status *status)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) || (rc = check_dest(size, dest, tag)))
+        return rc;
+    return start_transfer(comm, &b, obj, dest, tag, 1, mode, id, status);
+}
+
+static int32_t opi_isend_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
+                               int32_t count, int32_t dest, int32_t tag, int32_t mode, int64_t *id,
+                               opi_status *status)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
+        (rc = check_dest(size, dest, tag)))
+        return rc;
+    return start_transfer(comm, &b, array, dest, tag, 1, mode, id, status);
+}
+
+static int32_t opi_irecv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, int32_t tag,
+                         int64_t *id, opi_status *status)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) ||
+        (rc = check_source(size, source, tag)))
+        return rc;
+    return start_transfer(comm, &b, obj, source, tag, 0, 0, id, status);
+}
+
+static int32_t opi_irecv_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
+                               int32_t count, int32_t source, int32_t tag, int64_t *id,
+                               opi_status *status)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
+        (rc = check_source(size, source, tag)))
+        return rc;
+    return start_transfer(comm, &b, array, source, tag, 0, 0, id, status);
+}
+
+static int32_t opi_request_wait(int64_t id, opi_status *status)
+{
+    MPI_Request req;
+    MPI_Status st;
+    gch_transfer_info info;
+    int rc = gch_transfer_acquire(id, &req, &info);
+    if (rc != MPC_OK)
+        return rc;
+    /* No object to pin here: the registry's handle already protects it. */
+    rc = opi_complete(&req, (MonoObject *[]){NULL}, &st, 1);
+    gch_transfer_release(id, 1);
+    if (rc == MPC_OK)
+        fill_request_status(status, &st, &info);
+    return rc;
+}
+
+static int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
+{
+    MPI_Request req;
+    MPI_Status st;
+    gch_transfer_info info;
+    int rc = gch_transfer_acquire(id, &req, &info);
+    if (rc != MPC_OK)
+        return rc;
+    int done = 0;
+    st.MPI_ERROR = MPI_SUCCESS;
+    rc = MPI_Test(&req, &done, &st);
+    if (rc != MPI_SUCCESS) { /* the request failed, and so completed */
+        done = 1;
+        rc = st.MPI_ERROR != MPI_SUCCESS ? st.MPI_ERROR : rc;
+    }
+    gch_transfer_release(id, done);
+    *completed = done;
+    if (done && rc == MPC_OK)
+        fill_request_status(status, &st, &info);
+    return rc;
+}
+
+static int32_t opi_request_cancel(int64_t id)
+{
+    MPI_Request req;
+    gch_transfer_info info;
+    int rc = gch_transfer_acquire(id, &req, &info);
+    if (rc != MPC_OK)
+        return rc;
+    rc = MPI_Cancel(&req);
+    gch_transfer_release(id, 0);
+    return rc;
+}
+
+static int32_t opi_request_abandon(int64_t id)
+{
+    gch_transfer_abandon(id);
     return MPC_OK;
 }
 

@@ -72,6 +72,8 @@ typedef struct opi_status {
     int32_t count;
     int32_t cancelled;
     int64_t bytes;
+    int32_t error; /* non-blocking start: the transfer finished at once, with this error */
+    int32_t reserved;
 } opi_status;
 
 /* The table MOTOR_ICALLS expands to, defined beside the functions it names. */

@@ -72,6 +72,57 @@ namespace System.MP
             return new Status(ref st);
         }
 
+        // ---- OPI non-blocking point-to-point ----
+        // The object must not be touched until the request completes. A transfer that finishes
+        // at once takes no pin; otherwise the object is pinned only if the GC could move it, and
+        // the pin goes at Wait/Test, or at the first collection after the transfer finished.
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Request Isend(object obj, int dest, int tag)
+        {
+            var st = new StatusData();
+            long id;
+            Errors.Check(MPDirect.Isend(handle, size, obj, dest, tag, Standard, out id, ref st), obj);
+            return new Request(id, ref st);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Request Isend(Array array, int offset, int count, int dest, int tag)
+        {
+            var st = new StatusData();
+            long id;
+            Errors.Check(MPDirect.IsendRange(handle, size, array, offset, count, dest, tag, Standard, out id, ref st), array);
+            return new Request(id, ref st);
+        }
+
+        /// <summary>Non-blocking synchronous send: completes once the receiver has started receiving.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Request Issend(object obj, int dest, int tag)
+        {
+            var st = new StatusData();
+            long id;
+            Errors.Check(MPDirect.Isend(handle, size, obj, dest, tag, Synchronous, out id, ref st), obj);
+            return new Request(id, ref st);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Request Irecv(object obj, int source, int tag)
+        {
+            var st = new StatusData();
+            long id;
+            Errors.Check(MPDirect.Irecv(handle, size, obj, source, tag, out id, ref st), obj);
+            return new Request(id, ref st);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Request Irecv(Array array, int offset, int count, int source, int tag)
+        {
+            var st = new StatusData();
+            long id;
+            Errors.Check(MPDirect.IrecvRange(handle, size, array, offset, count, source, tag, out id, ref st), array);
+            return new Request(id, ref st);
+        }
+
         /// <summary>Waits for a matching message without receiving it. Count is in bytes.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Status Probe(int source, int tag)

@@ -88,5 +88,6 @@ namespace System.MP
     {
         internal int Source, Tag, Count, Cancelled;
         internal long Bytes;
+        internal int Error, Reserved;   // Error: a non-blocking transfer that failed at once
     }
 }

@@ -26,7 +26,8 @@ namespace System.MP
         internal const int NotTransportable = -8;
         const int NotInitialized = -1, NullArgument = -2, Dest = -3, Source = -4, Tag = -5,
                   Offset = -6, Count = -7, NotOneDimensional = -9,
-                  SameObject = -10, CommNull = -11, Root = -12, TooLarge = -13, NoMemory = -14;
+                  SameObject = -10, CommNull = -11, Root = -12, TooLarge = -13, NoMemory = -14,
+                  RequestBusy = -16;
 
         internal static void Check(int code)
         {
@@ -60,6 +61,7 @@ namespace System.MP
             case CommNull: return new ObjectDisposedException("Comm", text);
             case NotInitialized: return new InvalidOperationException("System.MP: " + text);
             case NoMemory: return new OutOfMemoryException(text);
+            case RequestBusy: return new InvalidOperationException("System.MP: " + text);
             default:
                 return new MPException(code > 0 ? text : "System.MP: " + text,
                                        code > 0 ? MPDirect.ErrorClass(code) : code);

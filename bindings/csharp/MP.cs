@@ -79,7 +79,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         static MPStats ReadStats()
         {
-            var v = new long[9];
+            var v = new long[10];
             Errors.Check(MPDirect.Stats(v));
             return new MPStats(v);
         }
@@ -93,7 +93,7 @@ namespace System.MP
         {
             Operations = v[0]; PinsTaken = v[1]; PinsAvoided = v[2]; PinsReleasedByWait = v[3];
             PinsReleasedByGC = v[4]; PinsLive = v[5]; Collections = v[6]; PooledBuffers = v[7];
-            PooledBuffersFreedByGC = v[8];
+            PooledBuffersFreedByGC = v[8]; PendingRequests = v[9];
         }
 
         public long Operations { get; }
@@ -105,11 +105,15 @@ namespace System.MP
         public long Collections { get; }
         public long PooledBuffers { get; }
         public long PooledBuffersFreedByGC { get; }
+        /// <summary>Non-blocking transfers not yet completed by Wait/Test (or, once their Request
+        /// was collected, not yet finished).</summary>
+        public long PendingRequests { get; }
 
         public override string ToString() =>
             $"operations={Operations} pinsTaken={PinsTaken} pinsAvoided={PinsAvoided} " +
             $"releasedByWait={PinsReleasedByWait} releasedByGC={PinsReleasedByGC} pinsLive={PinsLive} " +
-            $"collections={Collections} pooledBuffers={PooledBuffers} pooledFreedByGC={PooledBuffersFreedByGC}";
+            $"collections={Collections} pooledBuffers={PooledBuffers} pooledFreedByGC={PooledBuffersFreedByGC} " +
+            $"pendingRequests={PendingRequests}";
     }
 
     /// <summary>The outcome of a receive or probe.</summary>

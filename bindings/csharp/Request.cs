@@ -1,0 +1,137 @@
+// Request — a non-blocking transfer. Its object stays protected (pinned if movable) until the
+// transfer finishes; a Request dropped without Wait/Test is finished by the core, its pin
+// released at the first collection after the transfer ends.
+using System.Runtime.CompilerServices;
+
+namespace System.MP
+{
+    public sealed class Request
+    {
+        long id;             // pin-registry id while running; -1 once completed
+        Status status;       // set on completion
+        int error;           // the transfer finished at once, with this error, for Wait/Test
+        bool observed;       // a Wait or Test has reported completion (MPI: the request is inactive)
+
+        internal Request(long id, ref StatusData st)
+        {
+            this.id = id;
+            if (id < 0) {
+                error = st.Error;
+                status = new Status(ref st);
+            }
+        }
+
+        /// <summary>Blocks until the transfer completes (other threads' collections proceed).
+        /// For a send, Source is -1, Count and Bytes are what was sent.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Status Wait()
+        {
+            if (id >= 0) {
+                var st = new StatusData();
+                int rc = MPDirect.RequestWait(id, ref st);
+                Complete(rc, ref st);
+            }
+            observed = true;
+            RaisePendingError();
+            return status;
+        }
+
+        /// <summary>true (and the status) once the transfer completed; never blocks.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public bool Test(out Status status)
+        {
+            if (id >= 0) {
+                var st = new StatusData();
+                int completed;
+                int rc = MPDirect.RequestTest(id, ref st, out completed);
+                if (completed == 0) {
+                    Errors.Check(rc);
+                    status = null;
+                    return false;
+                }
+                Complete(rc, ref st);
+            }
+            observed = true;
+            RaisePendingError();
+            status = this.status;
+            return true;
+        }
+
+        void RaisePendingError()
+        {
+            int e = error;
+            error = 0;   // raised once; afterwards the request is simply complete
+            Errors.Check(e);
+        }
+
+        public bool IsCompleted {
+            get {
+                Status unused;
+                return Test(out unused);
+            }
+        }
+
+        /// <summary>Asks MPI to cancel the transfer; Wait or Test still completes the request,
+        /// and its Status tells whether the cancel took effect.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Cancel()
+        {
+            if (id >= 0)
+                Errors.Check(MPDirect.RequestCancel(id));
+        }
+
+        /// <summary>Waits for every request (null entries are an error).</summary>
+        public static void WaitAll(params Request[] requests)
+        {
+            CheckArray(requests);
+            foreach (Request r in requests)
+                r.Wait();
+        }
+
+        /// <summary>Waits until one of the active requests completes and returns its index; -1
+        /// when none is active (MPI_UNDEFINED). A request whose completion a Wait, Test,
+        /// IsCompleted or WaitAny already reported is inactive, so a loop over WaitAny visits
+        /// each request once.</summary>
+        public static int WaitAny(params Request[] requests)
+        {
+            CheckArray(requests);
+            bool anyActive = false;
+            foreach (Request r in requests)
+                anyActive |= !r.observed;
+            if (!anyActive)
+                return -1;
+            while (true) {
+                for (int i = 0; i < requests.Length; i++) {
+                    Status unused;
+                    if (!requests[i].observed && requests[i].Test(out unused))
+                        return i;
+                }
+            }
+        }
+
+        static void CheckArray(Request[] requests)
+        {
+            if (requests == null)
+                throw new ArgumentNullException(nameof(requests));
+            for (int i = 0; i < requests.Length; i++)
+                if (requests[i] == null)
+                    throw new ArgumentNullException(nameof(requests), "request " + i + " is null");
+        }
+
+        void Complete(int rc, ref StatusData st)
+        {
+            id = -1; // completed, with or without error: MPI freed the request
+            Errors.Check(rc);
+            status = new Status(ref st);
+        }
+
+        ~Request()
+        {
+            if (id >= 0)
+                Abandon(id);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Abandon(long id) => MPDirect.RequestAbandon(id);
+    }
+}
