@@ -36,12 +36,12 @@ void gch_count(gch_counter c, int64_t n);
 void gch_snapshot(int64_t out[GCH_COUNTER_COUNT]);
 
 /* ---- pin registry (pin_registry.c) ----
- * One record per non-blocking transfer still running when its call returned: the MPI request
- * and a GC handle on the object whose data MPI reads or writes — pinned when the GC could move
- * it, a plain strong handle otherwise (the object must outlive the transfer even if the user
- * drops it). A record belongs to its Request; the GC hook only releases handles of transfers
- * MPI reports finished (MPI_Request_get_status: the request itself stays for Wait/Test), and
- * finishes records whose Request was abandoned. */
+ * One record per non-blocking transfer still running when its call returned: the MPI request,
+ * a GC handle on the object whose data MPI reads or writes — pinned when the GC could move it,
+ * a plain strong handle otherwise (the object must outlive the transfer even if the user drops
+ * it) — and a weak handle on the managed Request. The GC hook releases the object handles of
+ * transfers MPI reports finished (MPI_Request_get_status: the request stays for Wait/Test),
+ * and finishes transfers whose Request was collected. */
 
 typedef struct gch_transfer_info {
     uint32_t elem_size; /* bytes per element, for Status.Count */
@@ -50,19 +50,16 @@ typedef struct gch_transfer_info {
     int64_t bytes;      /* sends: the bytes sent */
 } gch_transfer_info;
 
-/* Registers a started transfer; *id identifies it from then on. Ids carry a generation: a
- * stale id (its record completed and reused) is refused, never mistaken for another transfer. */
-int gch_transfer_add(MPI_Request req, uint32_t handle, int pinned, const gch_transfer_info *info,
-                     int64_t *id);
+/* Registers a started transfer; the registry owns both handles from then on. *id carries a
+ * generation: a stale id (record completed and reused) is refused, never mistaken for another. */
+int gch_transfer_add(MPI_Request req, uint32_t handle, int pinned, uint32_t owner,
+                     const gch_transfer_info *info, int64_t *id);
 /* Takes the transfer for the calling thread (Wait, Test, Cancel): the GC hook leaves it alone
  * and other threads get MPC_ERR_REQUEST until gch_transfer_release. *req is a copy of the
  * request handle (MPI only changes it when it completes the request). */
 int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info);
-/* Gives it back; when completed (MPI freed the request), the record and its handle go. */
+/* Gives it back; when completed (MPI freed the request), the record and its handles go. */
 void gch_transfer_release(int64_t id, int completed);
-/* The Request was collected without being completed: the record finishes by itself (here if
- * MPI reports it finished, else at a later collection). */
-void gch_transfer_abandon(int64_t id);
 /* Records still registered (transfers not yet completed by Wait/Test or finished). */
 int64_t gch_transfers_live(void);
 /* The GC hook's sweep; returns without calling MPI when the thread is inside MPI. */

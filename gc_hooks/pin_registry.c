@@ -1,9 +1,14 @@
 /* pin_registry.c — non-blocking transfers in flight and the GC handles on their objects.
  *
- * Lock discipline: the registry mutex is never held while calling Mono (handles are freed
- * after unlocking) and never while waiting; MPI is called under it only for non-blocking
- * status queries and frees. The GC hook runs at PRE_STOP_WORLD, when no thread is stopped, so
- * it may take the mutex; it skips the sweep on a thread already inside MPI or this registry. */
+ * Each record holds the MPI request, a handle on the object MPI reads or writes (pinned when
+ * the GC could move it) and a weak handle on the managed Request: when the Request is
+ * collected while its transfer runs, the record is abandoned and finishes by itself. (A weak
+ * handle, not a finalizer: finalizable objects cost far more to allocate and collect.)
+ *
+ * Lock discipline: the registry mutex is never held while waiting; under it only
+ * non-blocking MPI status queries and frees and Mono handle reads run. Handles are freed
+ * after unlocking. The GC hook runs at PRE_STOP_WORLD, when no thread is stopped, so it may
+ * take the mutex; it skips the sweep on a thread already inside MPI or this registry. */
 #include "gc_hooks.h"
 
 #include <mono/metadata/object.h>
@@ -14,13 +19,21 @@ enum record_state { FREE, ACTIVE, ACQUIRED, ABANDONED };
 
 typedef struct record {
     MPI_Request req;
-    uint32_t handle;  /* 0 once released */
+    uint32_t handle;     /* on the transferred object; 0 once released */
+    uint32_t owner;      /* weak, on the Request */
     int pinned;
     enum record_state state;
     gch_transfer_info info;
     int32_t next_free;
-    uint32_t generation; /* bumped when the record is freed */
+    uint32_t generation; /* bumped when the record is freed: stale ids are refused */
 } record;
+
+/* Handles taken out of records under the lock, freed after it. */
+typedef struct handle_batch {
+    int n;
+    uint32_t handle[130];
+    gch_counter reason[130]; /* GCH_COUNTER_COUNT: not a pin, nothing to count */
+} handle_batch;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static record *records;
@@ -45,13 +58,21 @@ static void leave(void)
     pthread_mutex_unlock(&lock);
 }
 
-static void release_handle(uint32_t handle, int pinned, gch_counter reason)
+static void defer_free(handle_batch *b, uint32_t handle, gch_counter reason)
 {
-    if (!handle)
-        return;
-    mono_gchandle_free(handle);
-    if (pinned)
-        gch_count(reason, 1);
+    if (handle) {
+        b->handle[b->n] = handle;
+        b->reason[b->n++] = reason;
+    }
+}
+
+static void free_batch(const handle_batch *b)
+{
+    for (int i = 0; i < b->n; i++) {
+        mono_gchandle_free(b->handle[i]);
+        if (b->reason[i] != GCH_COUNTER_COUNT)
+            gch_count(b->reason[i], 1);
+    }
 }
 
 /* The record an id names, if the id is current; caller holds the lock. */
@@ -63,19 +84,22 @@ static int32_t index_of(int64_t id)
     return i;
 }
 
-/* Caller holds the lock. */
-static void free_record(int32_t id)
+/* Frees a record whose MPI request is complete; caller holds the lock. */
+static void free_record(int32_t i, handle_batch *b, gch_counter pin_reason)
 {
-    records[id].generation++;
-    records[id].state = FREE;
-    records[id].handle = 0;
-    records[id].next_free = first_free;
-    first_free = id;
+    record *r = &records[i];
+    defer_free(b, r->handle, r->pinned ? pin_reason : GCH_COUNTER_COUNT);
+    defer_free(b, r->owner, GCH_COUNTER_COUNT);
+    r->handle = r->owner = 0;
+    r->generation++;
+    r->state = FREE;
+    r->next_free = first_free;
+    first_free = i;
     live--;
 }
 
-int gch_transfer_add(MPI_Request req, uint32_t handle, int pinned, const gch_transfer_info *info,
-                     int64_t *id)
+int gch_transfer_add(MPI_Request req, uint32_t handle, int pinned, uint32_t owner,
+                     const gch_transfer_info *info, int64_t *id)
 {
     enter();
     if (first_free < 0) {
@@ -96,7 +120,7 @@ int gch_transfer_add(MPI_Request req, uint32_t handle, int pinned, const gch_tra
     }
     int32_t i = first_free;
     first_free = records[i].next_free;
-    records[i] = (record){req, handle, pinned, ACTIVE, *info, -1, records[i].generation};
+    records[i] = (record){req, handle, owner, pinned, ACTIVE, *info, -1, records[i].generation};
     live++;
     *id = ((int64_t)records[i].generation << 32) | i;
     leave();
@@ -118,57 +142,18 @@ int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info)
     return rc;
 }
 
-void gch_transfer_release(int64_t transfer, int completed)
+void gch_transfer_release(int64_t id, int completed)
 {
-    uint32_t handle = 0;
-    int pinned = 0;
+    handle_batch b;
+    b.n = 0; /* the arrays need no clearing: only the first n entries are read */
     enter();
-    int32_t id = index_of(transfer); /* current: the caller acquired it */
-    if (completed) {
-        handle = records[id].handle;
-        pinned = records[id].pinned;
-        free_record(id);
-    } else {
-        records[id].state = ACTIVE;
-    }
+    int32_t i = index_of(id); /* current: the caller acquired it */
+    if (completed)
+        free_record(i, &b, GCH_PINS_RELEASED_BY_WAIT);
+    else
+        records[i].state = ACTIVE;
     leave();
-    release_handle(handle, pinned, GCH_PINS_RELEASED_BY_WAIT);
-}
-
-/* Caller holds the lock. Completes an abandoned record if MPI says it finished; returns the
- * handle to release (0 if none or not finished). */
-static uint32_t finish_abandoned(int32_t id, int *pinned, int *finished)
-{
-    record *r = &records[id];
-    int flag = 0;
-    *finished = 0;
-    if (mpc_is_initialized()) {
-        MPI_Status st;
-        if (MPI_Request_get_status(r->req, &flag, &st) != MPI_SUCCESS)
-            flag = 1; /* a failed request has completed */
-        if (!flag)
-            return 0;
-        MPI_Test(&r->req, &flag, &st); /* frees the request */
-    }
-    uint32_t handle = r->handle;
-    *pinned = r->pinned;
-    *finished = 1;
-    free_record(id);
-    return handle;
-}
-
-void gch_transfer_abandon(int64_t transfer)
-{
-    uint32_t handle = 0;
-    int pinned = 0, finished = 0;
-    enter();
-    int32_t id = index_of(transfer);
-    if (id >= 0 && records[id].state == ACTIVE) {
-        records[id].state = ABANDONED;
-        handle = finish_abandoned(id, &pinned, &finished);
-    }
-    leave();
-    release_handle(handle, pinned, GCH_PINS_RELEASED_BY_GC);
+    free_batch(&b);
 }
 
 int64_t gch_transfers_live(void)
@@ -179,35 +164,39 @@ int64_t gch_transfers_live(void)
     return n;
 }
 
+/* Has MPI finished this transfer? Does not complete the request. */
+static int finished(record *r)
+{
+    int flag = 0;
+    MPI_Status st;
+    if (MPI_Request_get_status(r->req, &flag, &st) != MPI_SUCCESS)
+        return 1; /* a failed request has completed */
+    return flag;
+}
+
 void gch_transfers_sweep(void)
 {
     if (mpi_depth > 0 || in_registry || !mpc_is_initialized())
         return; /* a pin kept one collection longer is safe */
-    /* Handles are collected under the lock and freed after it (Mono is never called under it);
-     * freeing them before the world stops still lets those objects move in this collection. */
-    enum { BATCH = 64 };
-    uint32_t handles[BATCH];
-    int pinned[BATCH];
-    int n = 0;
+    handle_batch b;
+    b.n = 0;
     enter();
-    for (int32_t id = 0; id < capacity && n < BATCH; id++) {
-        record *r = &records[id];
-        if (r->state == ABANDONED) {
-            int finished;
-            uint32_t h = finish_abandoned(id, &pinned[n], &finished);
-            if (h)
-                handles[n++] = h;
-        } else if (r->state == ACTIVE && r->handle) {
-            int flag = 0;
+    for (int32_t i = 0; i < capacity && b.n < 128; i++) {
+        record *r = &records[i];
+        if (r->state == ACTIVE && r->owner && !mono_gchandle_get_target(r->owner))
+            r->state = ABANDONED; /* its Request was collected */
+        if (r->state == ABANDONED && finished(r)) {
+            int flag;
             MPI_Status st;
-            if (MPI_Request_get_status(r->req, &flag, &st) == MPI_SUCCESS && flag) {
-                handles[n] = r->handle;
-                pinned[n++] = r->pinned;
-                r->handle = 0; /* the record stays until Wait/Test completes the request */
-            }
+            MPI_Test(&r->req, &flag, &st); /* completes and frees the request */
+            free_record(i, &b, GCH_PINS_RELEASED_BY_GC);
+        } else if (r->state == ACTIVE && r->handle && finished(r)) {
+            /* the record stays until Wait/Test completes the request; the object is free to
+             * move in this very collection */
+            defer_free(&b, r->handle, r->pinned ? GCH_PINS_RELEASED_BY_GC : GCH_COUNTER_COUNT);
+            r->handle = 0;
         }
     }
     leave();
-    for (int i = 0; i < n; i++)
-        release_handle(handles[i], pinned[i], GCH_PINS_RELEASED_BY_GC);
+    free_batch(&b);
 }

@@ -40,5 +40,4 @@
     X(IrecvRange, opi_irecv_range)          \
     X(RequestWait, opi_request_wait)        \
     X(RequestTest, opi_request_test)        \
-    X(RequestCancel, opi_request_cancel)    \
-    X(RequestAbandon, opi_request_abandon)
+    X(RequestCancel, opi_request_cancel)

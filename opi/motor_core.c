@@ -55,6 +55,8 @@ static int install_locked(void)
         return MPC_ERR_RUNTIME;
     /* What the runtime was started with decides whether small old objects can move. */
     opi_set_old_generation_moves(evacuation_threshold(getenv("MONO_GC_PARAMS")) != 0);
+    const char *policy = getenv("MOTOR_PIN_POLICY");
+    opi_set_pin_every_transfer(policy && strcmp(policy, "every") == 0);
     for (size_t i = 0; i < opi_icall_count; i++)
         mono_dangerous_add_raw_internal_call(opi_icall_table[i].name, opi_icall_table[i].fn);
     installed = 1;

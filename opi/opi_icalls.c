@@ -378,15 +378,26 @@ static void fill_request_status(opi_status *out, const MPI_Status *st, const gch
  * handle taken. Otherwise the object gets a GC handle — pinned only if the GC could move it —
  * and the transfer goes into the pin registry under *id. */
 static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t peer,
-                          int32_t tag, int is_send, int32_t mode, int64_t *id, opi_status *status)
+                          int32_t tag, int is_send, int32_t mode, MonoObject *owner, int64_t *id,
+                          opi_status *status)
 {
     MPI_Request req;
     MPI_Status st;
+    uint32_t early_pin = 0; /* MOTOR_PIN_POLICY=every: pinned before the transfer starts */
+    if (opi_pin_every_transfer()) {
+        early_pin = mono_gchandle_new(obj, 1);
+        gch_count(GCH_PINS_TAKEN, 1);
+    }
     int rc = !is_send                          ? mpc_irecv(b->data, b->bytes, peer, tag, comm, &req)
              : mode == OPI_SEND_SYNCHRONOUS ? mpc_issend(b->data, b->bytes, peer, tag, comm, &req)
                                              : mpc_isend(b->data, b->bytes, peer, tag, comm, &req);
-    if (rc != MPC_OK)
+    if (rc != MPC_OK) {
+        if (early_pin) {
+            mono_gchandle_free(early_pin);
+            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+        }
         return rc;
+    }
     gch_count(GCH_OPERATIONS, 1);
     gch_transfer_info info = {b->elem_size, is_send, tag, (int64_t)b->bytes};
     int done = 0;
@@ -395,19 +406,27 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
     if (rc != MPI_SUCCESS || done) {
         /* Finished at once. An error (e.g. truncation by a message already waiting) belongs
          * to the completion, as in MPI: Wait/Test raise it. */
-        gch_count(GCH_PINS_AVOIDED, 1);
+        if (early_pin) {
+            mono_gchandle_free(early_pin);
+            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+        } else {
+            gch_count(GCH_PINS_AVOIDED, 1);
+        }
         *id = -1;
         fill_request_status(status, &st, &info);
         status->error = rc == MPI_SUCCESS ? MPI_SUCCESS : st.MPI_ERROR != MPI_SUCCESS ? st.MPI_ERROR : rc;
         return MPC_OK;
     }
-    int pinned = opi_may_move(obj);
-    uint32_t handle = mono_gchandle_new(obj, pinned);
-    gch_count(pinned ? GCH_PINS_TAKEN : GCH_PINS_AVOIDED, 1);
-    rc = gch_transfer_add(req, handle, pinned, &info, id);
+    int pinned = early_pin || opi_may_move(obj);
+    uint32_t handle = early_pin ? early_pin : mono_gchandle_new(obj, pinned);
+    if (!early_pin)
+        gch_count(pinned ? GCH_PINS_TAKEN : GCH_PINS_AVOIDED, 1);
+    uint32_t owner_handle = mono_gchandle_new_weakref(owner, 0);
+    rc = gch_transfer_add(req, handle, pinned, owner_handle, &info, id);
     if (rc != MPC_OK) { /* cannot track it: finish it here, while the handle holds the object */
         int err = opi_complete(&req, (MonoObject *[]){NULL}, &st, 1);
         mono_gchandle_free(handle);
+        mono_gchandle_free(owner_handle);
         if (pinned)
             gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
         *id = -1;
@@ -419,48 +438,48 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
 }
 
 static int32_t opi_isend(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
-                         int32_t mode, int64_t *id, opi_status *status)
+                         int32_t mode, MonoObject *owner, int64_t *id, opi_status *status)
 {
     opi_buffer b;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) || (rc = check_dest(size, dest, tag)))
         return rc;
-    return start_transfer(comm, &b, obj, dest, tag, 1, mode, id, status);
+    return start_transfer(comm, &b, obj, dest, tag, 1, mode, owner, id, status);
 }
 
 static int32_t opi_isend_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
-                               int32_t count, int32_t dest, int32_t tag, int32_t mode, int64_t *id,
-                               opi_status *status)
+                               int32_t count, int32_t dest, int32_t tag, int32_t mode,
+                               MonoObject *owner, int64_t *id, opi_status *status)
 {
     opi_buffer b;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
         (rc = check_dest(size, dest, tag)))
         return rc;
-    return start_transfer(comm, &b, array, dest, tag, 1, mode, id, status);
+    return start_transfer(comm, &b, array, dest, tag, 1, mode, owner, id, status);
 }
 
 static int32_t opi_irecv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, int32_t tag,
-                         int64_t *id, opi_status *status)
+                         MonoObject *owner, int64_t *id, opi_status *status)
 {
     opi_buffer b;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) ||
         (rc = check_source(size, source, tag)))
         return rc;
-    return start_transfer(comm, &b, obj, source, tag, 0, 0, id, status);
+    return start_transfer(comm, &b, obj, source, tag, 0, 0, owner, id, status);
 }
 
 static int32_t opi_irecv_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
-                               int32_t count, int32_t source, int32_t tag, int64_t *id,
-                               opi_status *status)
+                               int32_t count, int32_t source, int32_t tag, MonoObject *owner,
+                               int64_t *id, opi_status *status)
 {
     opi_buffer b;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
         (rc = check_source(size, source, tag)))
         return rc;
-    return start_transfer(comm, &b, array, source, tag, 0, 0, id, status);
+    return start_transfer(comm, &b, array, source, tag, 0, 0, owner, id, status);
 }
 
 static int32_t opi_request_wait(int64_t id, opi_status *status)
@@ -511,12 +530,6 @@ static int32_t opi_request_cancel(int64_t id)
     rc = MPI_Cancel(&req);
     gch_transfer_release(id, 0);
     return rc;
-}
-
-static int32_t opi_request_abandon(int64_t id)
-{
-    gch_transfer_abandon(id);
-    return MPC_OK;
 }
 
 /* ---- the table ---- */

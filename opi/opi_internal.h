@@ -47,6 +47,10 @@ int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffe
 bool opi_may_move(MonoObject *obj);
 void opi_set_old_generation_moves(bool moves);
 bool opi_old_generation_moves(void);
+/* MOTOR_PIN_POLICY=every: pin every transfer's object before it starts, movable or not, as
+ * external bindings do. Only for measuring what the generation-aware policy saves. */
+void opi_set_pin_every_transfer(bool every);
+bool opi_pin_every_transfer(void);
 
 #define OPI_MAX_OBJECTS 2
 

@@ -21,9 +21,12 @@
 #define SPIN_POLLS 2048
 
 static bool old_generation_moves = true;
+static bool pin_every_transfer;
 
 void opi_set_old_generation_moves(bool moves) { old_generation_moves = moves; }
 bool opi_old_generation_moves(void) { return old_generation_moves; }
+void opi_set_pin_every_transfer(bool every) { pin_every_transfer = every; }
+bool opi_pin_every_transfer(void) { return pin_every_transfer; }
 
 bool opi_may_move(MonoObject *obj)
 {
@@ -36,15 +39,21 @@ bool opi_may_move(MonoObject *obj)
  * objs[0..nobjs) are the objects whose data MPI reads or writes meanwhile. */
 static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, int nobjs)
 {
+    uint32_t pins[OPI_MAX_OBJECTS] = {0};
+    MonoObject *anchor[OPI_MAX_OBJECTS] = {NULL};
+    for (int i = 0; i < nobjs && pin_every_transfer; i++) {
+        if (objs[i]) { /* the comparison policy: pin first, whatever the object */
+            pins[i] = mono_gchandle_new(objs[i], 1);
+            gch_count(GCH_PINS_TAKEN, 1);
+        }
+    }
     int running = poll(ctx);
     uint64_t epoch = gch_epoch();
     for (int spin = 0; running > 0 && spin < SPIN_POLLS && gch_epoch() == epoch; spin++)
         running = poll(ctx);
 
-    uint32_t pins[OPI_MAX_OBJECTS] = {0};
-    MonoObject *anchor[OPI_MAX_OBJECTS] = {NULL};
     for (int i = 0; i < nobjs; i++) {
-        if (!objs[i])
+        if (!objs[i] || pins[i])
             continue;
         anchor[i] = objs[i];
         if (running > 0 && opi_may_move(objs[i])) {

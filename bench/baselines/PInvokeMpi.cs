@@ -14,6 +14,39 @@ static class PInvokeMpi
 
     [DllImport(Lib)] static extern int MPI_Send(IntPtr buf, int count, int datatype, int dest, int tag, int comm);
     [DllImport(Lib)] static extern int MPI_Recv(IntPtr buf, int count, int datatype, int source, int tag, int comm, IntPtr status);
+    [DllImport(Lib)] static extern int MPI_Isend(IntPtr buf, int count, int datatype, int dest, int tag, int comm, out int request);
+    [DllImport(Lib)] static extern int MPI_Irecv(IntPtr buf, int count, int datatype, int source, int tag, int comm, out int request);
+    [DllImport(Lib)] static extern int MPI_Wait(ref int request, IntPtr status);
+
+    /// <summary>A started transfer and the pin that must outlive it.</summary>
+    public struct Pending
+    {
+        public int Request;
+        public GCHandle Pin;
+    }
+
+    public static Pending Isend(byte[] buffer, int count, int dest, int tag)
+    {
+        var p = new Pending { Pin = GCHandle.Alloc(buffer, GCHandleType.Pinned) };
+        Check(MPI_Isend(p.Pin.AddrOfPinnedObject(), count, Byte, dest, tag, CommWorld, out p.Request));
+        return p;
+    }
+
+    public static Pending Irecv(byte[] buffer, int count, int source, int tag)
+    {
+        var p = new Pending { Pin = GCHandle.Alloc(buffer, GCHandleType.Pinned) };
+        Check(MPI_Irecv(p.Pin.AddrOfPinnedObject(), count, Byte, source, tag, CommWorld, out p.Request));
+        return p;
+    }
+
+    /// <summary>Waits for each transfer, then frees its pin (MPI.NET's Request.Wait).</summary>
+    public static void WaitAll(Pending[] pending)
+    {
+        for (int i = 0; i < pending.Length; i++) {
+            Check(MPI_Wait(ref pending[i].Request, StatusIgnore));
+            pending[i].Pin.Free();
+        }
+    }
 
     public static void Send(byte[] buffer, int count, int dest, int tag)
     {

@@ -80,47 +80,52 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Isend(object obj, int dest, int tag)
         {
+            var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Isend(handle, size, obj, dest, tag, Standard, out id, ref st), obj);
-            return new Request(id, ref st);
+            Errors.Check(MPDirect.Isend(handle, size, obj, dest, tag, Standard, request, out id, ref st), obj);
+            return request.Started(id, ref st);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Isend(Array array, int offset, int count, int dest, int tag)
         {
+            var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.IsendRange(handle, size, array, offset, count, dest, tag, Standard, out id, ref st), array);
-            return new Request(id, ref st);
+            Errors.Check(MPDirect.IsendRange(handle, size, array, offset, count, dest, tag, Standard, request, out id, ref st), array);
+            return request.Started(id, ref st);
         }
 
         /// <summary>Non-blocking synchronous send: completes once the receiver has started receiving.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Issend(object obj, int dest, int tag)
         {
+            var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Isend(handle, size, obj, dest, tag, Synchronous, out id, ref st), obj);
-            return new Request(id, ref st);
+            Errors.Check(MPDirect.Isend(handle, size, obj, dest, tag, Synchronous, request, out id, ref st), obj);
+            return request.Started(id, ref st);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Irecv(object obj, int source, int tag)
         {
+            var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Irecv(handle, size, obj, source, tag, out id, ref st), obj);
-            return new Request(id, ref st);
+            Errors.Check(MPDirect.Irecv(handle, size, obj, source, tag, request, out id, ref st), obj);
+            return request.Started(id, ref st);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Irecv(Array array, int offset, int count, int source, int tag)
         {
+            var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.IrecvRange(handle, size, array, offset, count, source, tag, out id, ref st), array);
-            return new Request(id, ref st);
+            Errors.Check(MPDirect.IrecvRange(handle, size, array, offset, count, source, tag, request, out id, ref st), array);
+            return request.Started(id, ref st);
         }
 
         /// <summary>Waits for a matching message without receiving it. Count is in bytes.</summary>

@@ -44,14 +44,13 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Iprobe(int comm, int size, int source, int tag, ref StatusData status, out int found);
 
         // Non-blocking: id = -1 when the transfer finished at once (status filled), else its
-        // pin-registry id for the Request* calls.
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Isend(int comm, int size, object obj, int dest, int tag, int mode, out long id, ref StatusData status);
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int IsendRange(int comm, int size, Array array, int offset, int count, int dest, int tag, int mode, out long id, ref StatusData status);
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Irecv(int comm, int size, object obj, int source, int tag, out long id, ref StatusData status);
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int IrecvRange(int comm, int size, Array array, int offset, int count, int source, int tag, out long id, ref StatusData status);
+        // pin-registry id for the Request* calls; the registry holds a weak handle on owner.
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Isend(int comm, int size, object obj, int dest, int tag, int mode, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int IsendRange(int comm, int size, Array array, int offset, int count, int dest, int tag, int mode, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Irecv(int comm, int size, object obj, int source, int tag, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int IrecvRange(int comm, int size, Array array, int offset, int count, int source, int tag, Request owner, out long id, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RequestWait(long id, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RequestTest(long id, ref StatusData status, out int completed);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RequestCancel(long id);
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RequestAbandon(long id);
     }
 }

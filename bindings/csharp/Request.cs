@@ -1,6 +1,6 @@
 // Request — a non-blocking transfer. Its object stays protected (pinned if movable) until the
-// transfer finishes; a Request dropped without Wait/Test is finished by the core, its pin
-// released at the first collection after the transfer ends.
+// transfer finishes; a Request dropped without Wait/Test is finished by the core (which holds a
+// weak handle on it), its pin released at a collection after the transfer ends.
 using System.Runtime.CompilerServices;
 
 namespace System.MP
@@ -12,13 +12,17 @@ namespace System.MP
         int error;           // the transfer finished at once, with this error, for Wait/Test
         bool observed;       // a Wait or Test has reported completion (MPI: the request is inactive)
 
-        internal Request(long id, ref StatusData st)
+        internal Request() { id = -1; }
+
+        /// <summary>What the start call reported: a registry id, or completion at once.</summary>
+        internal Request Started(long id, ref StatusData st)
         {
             this.id = id;
             if (id < 0) {
                 error = st.Error;
                 status = new Status(ref st);
             }
+            return this;
         }
 
         /// <summary>Blocks until the transfer completes (other threads' collections proceed).
@@ -124,14 +128,5 @@ namespace System.MP
             Errors.Check(rc);
             status = new Status(ref st);
         }
-
-        ~Request()
-        {
-            if (id >= 0)
-                Abandon(id);
-        }
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        static void Abandon(long id) => MPDirect.RequestAbandon(id);
     }
 }
