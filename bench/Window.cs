@@ -2,7 +2,7 @@
 //   mpiexec.mpich -n 2 motor Window.exe TRANSPORT MIN_BYTES MAX_BYTES REPS
 // TRANSPORT: system-mp (Isend/Irecv + Request.WaitAll; run it with MOTOR_PIN_POLICY=every to
 // pin every transfer) or pinvoke (baseline: MPI_Isend/MPI_Irecv, a GCHandle per request held
-// until MPI_Waitall). Prints CSV rows like window_native, plus for System.MP
+// until MPI_Waitall). Prints CSV rows like window_native, plus for System.MP, per rank,
 // "pins,TRANSPORT,pins_taken,pins_avoided,operations".
 using System;
 using System.Diagnostics;
@@ -73,7 +73,7 @@ static class Window
             }
         }
         MPStats after = MP.Stats;
-        if (rank == 0 && t is SystemMpWindow)
+        if (t is SystemMpWindow)   // every rank: senders rarely pin, receivers may
             Console.WriteLine($"pins,{name},{after.PinsTaken - before.PinsTaken},{after.PinsAvoided - before.PinsAvoided},{after.Operations - before.Operations}");
         Console.WriteLine($"peak,{name},{rank},{BenchCommon.PeakRssKib()}");
         return 0;

@@ -1,0 +1,114 @@
+"""Shared by the benchmark drivers: run transports interleaved round after round, collect the
+CSV rows the benchmark programs print, and report a table with ratios to native C, a CSV file
+and a PNG plot.
+
+Programs print rows "TRANSPORT,bytes,rep,iterations,microseconds" (one per timed repetition),
+"peak,TRANSPORT,rank,kib" (VmHWM), and optionally "pins,TRANSPORT,taken,avoided,operations"."""
+import collections
+import csv
+import os
+import statistics
+import subprocess
+import sys
+
+
+class Results:
+    def __init__(self):
+        self.times = collections.defaultdict(lambda: collections.defaultdict(list))
+        self.peaks = collections.defaultdict(list)
+        self.pins = collections.defaultdict(lambda: [0, 0, 0])
+
+    def median(self, t, size):
+        return statistics.median(self.times[t][size])
+
+
+def collect(transports, rounds):
+    """transports: {name: (argv, extra_env)}; every round runs each once, in order."""
+    res = Results()
+    for r in range(rounds):
+        for name, (argv, env) in transports.items():
+            print(f"[round {r + 1}/{rounds}] {name} ...", file=sys.stderr, flush=True)
+            out = subprocess.run(argv, check=True, capture_output=True, text=True, timeout=3600,
+                                 env=dict(os.environ, **env)).stdout
+            for row in csv.reader(out.splitlines()):
+                if not row:
+                    continue
+                if row[0] == "peak":
+                    res.peaks[name].append(int(row[3]))
+                elif row[0] == "pins":
+                    for i in range(3):
+                        res.pins[name][i] += int(row[2 + i])
+                elif row[0] == name:
+                    res.times[name][int(row[1])].append(float(row[4]))
+    return res
+
+
+def human(n):
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
+            return f"{n} {unit}"
+        n //= 1024
+    return f"{n} GiB"
+
+
+def report(res, names, labels, title, unit, out_dir, stem, ref="native-c"):
+    sizes = sorted(res.times[ref])
+    os.makedirs(out_dir, exist_ok=True)
+    csv_path = os.path.join(out_dir, stem + ".csv")
+    with open(csv_path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["transport", "bytes", "median_us", "min_us", "max_us", "samples",
+                    "bandwidth_MBps", "ratio_to_native", "peak_rss_kib"])
+        for t in names:
+            for s in sizes:
+                v = res.times[t][s]
+                w.writerow([t, s, f"{res.median(t, s):.4f}", f"{min(v):.4f}", f"{max(v):.4f}",
+                            len(v), f"{s / res.median(t, s):.1f}",
+                            f"{res.median(t, s) / res.median(ref, s):.3f}",
+                            max(res.peaks[t]) if res.peaks[t] else ""])
+
+    print(f"\n{title}\n{unit}: median [min-max] over all runs and repetitions; "
+          f"xR = median / {ref} median\n")
+    head = f"{'size':>8} | " + " | ".join(f"{t:^30}" for t in names)
+    print(head)
+    print("-" * len(head))
+    for s in sizes:
+        cells = []
+        for t in names:
+            v = res.times[t][s]
+            cell = f"{res.median(t, s):8.3f} [{min(v):.3f}-{max(v):.3f}]"
+            if t != ref:
+                cell += f" x{res.median(t, s) / res.median(ref, s):.2f}"
+            cells.append(f"{cell:<30}")
+        print(f"{human(s):>8} | " + " | ".join(cells))
+    print("\npeak memory per rank (VmHWM, KiB): " + ", ".join(
+        f"{t} {max(res.peaks[t]) if res.peaks[t] else '?'}" for t in names))
+    for t in names:
+        taken, avoided, ops = res.pins.get(t, (0, 0, 0))
+        if ops:
+            print(f"pins, {t} (both ranks): {taken} taken, {avoided} avoided, {ops} operations "
+                  f"= {taken / ops:.4f} pins per operation")
+
+    png_path = os.path.join(out_dir, stem + ".png")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
+        for t in names:
+            a1.plot(sizes, [res.median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
+            a2.plot(sizes, [s / res.median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
+        for a, sub, yl in ((a1, "Time", unit), (a2, "Bandwidth", "MB/s")):
+            a.set_xscale("log", base=2)
+            a.set_yscale("log")
+            a.set_xlabel("message size (bytes)")
+            a.set_ylabel(yl)
+            a.set_title(sub)
+            a.grid(True, which="both", alpha=0.3)
+        a1.legend(fontsize=8)
+        fig.suptitle(title + " (median)")
+        fig.tight_layout()
+        fig.savefig(png_path, dpi=110)
+    except ImportError:
+        png_path = "(no plot: python3-matplotlib missing)"
+    print(f"\nwrote {csv_path} and {png_path}")
