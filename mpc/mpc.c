@@ -32,6 +32,10 @@ static const char *const mpc_messages[] = {
     [-MPC_ERR_NO_MEMORY] = "out of memory",
     [-MPC_ERR_RUNTIME] = "the managed runtime refused the operation",
     [-MPC_ERR_REQUEST] = "request already completed, or in use by another thread",
+    [-MPC_ERR_OP] = "the reduction operator is not defined for this element type",
+    [-MPC_ERR_TYPE_MISMATCH] = "send and receive arrays must have the same element type",
+    [-MPC_ERR_LENGTH] = "array lengths do not match the communicator size",
+    [-MPC_ERR_ALIAS] = "send and receive arrays must be different arrays here",
 };
 
 const char *mpc_strerror(int code)
@@ -281,3 +285,68 @@ int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *statu
 
 int mpc_barrier(mpc_comm comm) { return MPI_Barrier(comm); }
 int mpc_ibarrier(mpc_comm comm, mpc_request *req) { return MPI_Ibarrier(comm, req); }
+
+/* ---- non-blocking collectives ---- */
+
+int mpc_ibcast(void *buf, size_t bytes, int root, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, comm, req);
+    return MPI_Ibcast_c(buf, (MPI_Count)bytes, MPI_BYTE, root, comm, req);
+}
+
+int mpc_iscatter(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm,
+                 mpc_request *req)
+{
+    if (MPC_FITS_INT(n))
+        return MPI_Iscatter(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm, req);
+    return MPI_Iscatter_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root,
+                          comm, req);
+}
+
+int mpc_igather(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm,
+                mpc_request *req)
+{
+    if (MPC_FITS_INT(n))
+        return MPI_Igather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm, req);
+    return MPI_Igather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root,
+                         comm, req);
+}
+
+int mpc_iallgather(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(n))
+        return MPI_Iallgather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm, req);
+    return MPI_Iallgather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm, req);
+}
+
+int mpc_ialltoall(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(n))
+        return MPI_Ialltoall(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm, req);
+    return MPI_Ialltoall_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm, req);
+}
+
+int mpc_ireduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                int root, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(count))
+        return MPI_Ireduce(sendbuf, recvbuf, (int)count, type, op, root, comm, req);
+    return MPI_Ireduce_c(sendbuf, recvbuf, (MPI_Count)count, type, op, root, comm, req);
+}
+
+int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                   mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(count))
+        return MPI_Iallreduce(sendbuf, recvbuf, (int)count, type, op, comm, req);
+    return MPI_Iallreduce_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
+}
+
+int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+              mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(count))
+        return MPI_Iscan(sendbuf, recvbuf, (int)count, type, op, comm, req);
+    return MPI_Iscan_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
+}

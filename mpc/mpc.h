@@ -40,7 +40,11 @@ typedef enum mpc_err {
     MPC_ERR_NO_MEMORY = -14,
     MPC_ERR_RUNTIME = -15,          /* the managed runtime refused (e.g. handle allocation) */
     MPC_ERR_REQUEST = -16,          /* request unknown, completed, or in use by another thread */
-    MPC_ERR_LAST = -16
+    MPC_ERR_OP = -17,               /* reduction operator not defined for the element type */
+    MPC_ERR_TYPE_MISMATCH = -18,    /* arrays of a collective differ in element type */
+    MPC_ERR_LENGTH = -19,           /* array lengths do not fit the communicator size */
+    MPC_ERR_ALIAS = -20,            /* the same array given as send and receive buffer */
+    MPC_ERR_LAST = -20
 } mpc_err;
 
 /* Outcome of a receive or probe. bytes is the size of the matched message. */
@@ -99,6 +103,25 @@ int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *statu
 
 int mpc_barrier(mpc_comm comm);
 int mpc_ibarrier(mpc_comm comm, mpc_request *req);
+
+/* Non-blocking collectives. Byte-wise ones move raw bytes (per rank for scatter/gather);
+ * reductions take an element count, datatype and operator. sendbuf MPI_IN_PLACE works as in
+ * MPI. Counts beyond INT_MAX use MPI-4's large-count entry points. */
+int mpc_ibcast(void *buf, size_t bytes, int root, mpc_comm comm, mpc_request *req);
+int mpc_iscatter(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm,
+                 mpc_request *req);
+int mpc_igather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm,
+                mpc_request *req);
+int mpc_iallgather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm,
+                   mpc_request *req);
+int mpc_ialltoall(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm,
+                  mpc_request *req);
+int mpc_ireduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                int root, mpc_comm comm, mpc_request *req);
+int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                   mpc_comm comm, mpc_request *req);
+int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+              mpc_comm comm, mpc_request *req);
 
 /* Converts an MPI_Status of a completed receive/probe into an mpc_status. */
 void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);

@@ -40,4 +40,15 @@
     X(IrecvRange, opi_irecv_range)          \
     X(RequestWait, opi_request_wait)        \
     X(RequestTest, opi_request_test)        \
-    X(RequestCancel, opi_request_cancel)
+    X(RequestCancel, opi_request_cancel)    \
+    X(Bcast, opi_bcast)                     \
+    X(BcastRange, opi_bcast_range)          \
+    X(Scatter, opi_scatter)                 \
+    X(Gather, opi_gather)                   \
+    X(Allgather, opi_allgather)             \
+    X(Alltoall, opi_alltoall)               \
+    X(Reduce, opi_reduce)                   \
+    X(Allreduce, opi_allreduce)             \
+    X(Scan, opi_scan)                       \
+    X(OpCreate, opi_op_create)              \
+    X(OpFree, opi_op_free)

@@ -2,7 +2,7 @@
  * them. Each returns MPC_OK or an error code; System.MP turns codes into exceptions in one
  * place (Errors.Check). Raw registration: these run GC-unsafe and never block here — waits go
  * through opi_complete / opi_probe_wait / opi_run_gc_safe. */
-#include "opi_internal.h"
+#include "opi_icalls.h"
 
 #include "../gc_hooks/gc_hooks.h"
 
@@ -22,8 +22,6 @@ static int32_t put_text(MonoObject *buffer, const char *text)
         memcpy(b.data, text, len < b.bytes ? len : b.bytes);
     return (int32_t)len;
 }
-
-static int check_comm(int32_t comm) { return comm == MPI_COMM_NULL ? MPC_ERR_COMM_NULL : MPC_OK; }
 
 static int check_dest(int32_t size, int32_t dest, int32_t tag)
 {
@@ -62,7 +60,7 @@ static void fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_siz
 
 /* ---- runtime, errors, introspection ---- */
 
-static int32_t opi_icall_names(MonoObject *buffer)
+int32_t opi_icall_names(MonoObject *buffer)
 {
     size_t total = 0;
     for (size_t i = 0; i < opi_icall_count; i++)
@@ -78,23 +76,23 @@ static int32_t opi_icall_names(MonoObject *buffer)
     return put_text(buffer, text);
 }
 
-static int32_t opi_error_string(int32_t code, MonoObject *buffer) { return put_text(buffer, mpc_strerror(code)); }
-static int32_t opi_error_class(int32_t code) { return mpc_error_class(code); }
+int32_t opi_error_string(int32_t code, MonoObject *buffer) { return put_text(buffer, mpc_strerror(code)); }
+int32_t opi_error_class(int32_t code) { return mpc_error_class(code); }
 
-static int32_t opi_transport_error(MonoObject *obj, MonoObject *buffer)
+int32_t opi_transport_error(MonoObject *obj, MonoObject *buffer)
 {
     const transport_plan *p = obj ? opi_plan_for(obj) : NULL;
     return put_text(buffer, p && p->reason ? p->reason : "");
 }
 
-static int32_t opi_thread_level(void) { return mpc_thread_level(); }
-static int32_t opi_world_handle(void) { return mpc_comm_world(); }
-static int32_t opi_self_handle(void) { return mpc_comm_self(); }
-static int32_t opi_tag_upper_bound(void) { return mpc_tag_ub(); }
-static double opi_wtime(void) { return mpc_wtime(); }
-static int32_t opi_icall_old_generation_moves(void) { return opi_old_generation_moves(); }
+int32_t opi_thread_level(void) { return mpc_thread_level(); }
+int32_t opi_world_handle(void) { return mpc_comm_world(); }
+int32_t opi_self_handle(void) { return mpc_comm_self(); }
+int32_t opi_tag_upper_bound(void) { return mpc_tag_ub(); }
+double opi_wtime(void) { return mpc_wtime(); }
+int32_t opi_icall_old_generation_moves(void) { return opi_old_generation_moves(); }
 
-static int32_t opi_processor_name(MonoObject *buffer)
+int32_t opi_processor_name(MonoObject *buffer)
 {
     char name[MPI_MAX_PROCESSOR_NAME + 1];
     int rc = mpc_processor_name(name, sizeof name);
@@ -107,7 +105,7 @@ static int do_abort(void *arg)
     struct abort_args *a = arg;
     return mpc_abort(a->comm, a->code);
 }
-static int32_t opi_abort(int32_t comm, int32_t code)
+int32_t opi_abort(int32_t comm, int32_t code)
 {
     struct abort_args a = {comm, code};
     return opi_run_gc_safe(do_abort, &a);
@@ -118,14 +116,14 @@ static int do_finalize(void *arg)
     (void)arg;
     return mpc_finalize();
 }
-static int32_t opi_finalize(void) { return opi_run_gc_safe(do_finalize, NULL); }
+int32_t opi_finalize(void) { return opi_run_gc_safe(do_finalize, NULL); }
 
 /* Order and meaning mirror MPStats's constructor. */
 enum { STAT_OPERATIONS, STAT_PINS_TAKEN, STAT_PINS_AVOIDED, STAT_RELEASED_BY_WAIT,
        STAT_RELEASED_BY_GC, STAT_PINS_LIVE, STAT_COLLECTIONS, STAT_POOLED_BUFFERS,
        STAT_POOLED_FREED_BY_GC, STAT_PENDING_REQUESTS, STAT_COUNT };
 
-static int32_t opi_stats(MonoObject *values)
+int32_t opi_stats(MonoObject *values)
 {
     opi_buffer b;
     int rc = opi_buffer_whole(values, &b);
@@ -151,15 +149,15 @@ static int32_t opi_stats(MonoObject *values)
 
 /* ---- communicators ---- */
 
-static int32_t opi_comm_null_handle(void) { return MPI_COMM_NULL; }
+int32_t opi_comm_null_handle(void) { return MPI_COMM_NULL; }
 
-static int32_t opi_comm_rank(int32_t comm, int32_t *rank)
+int32_t opi_comm_rank(int32_t comm, int32_t *rank)
 {
     int rc = check_comm(comm);
     return rc ? rc : mpc_comm_rank(comm, rank);
 }
 
-static int32_t opi_comm_size(int32_t comm, int32_t *size)
+int32_t opi_comm_size(int32_t comm, int32_t *size)
 {
     int rc = check_comm(comm);
     return rc ? rc : mpc_comm_size(comm, size);
@@ -185,7 +183,7 @@ static int do_free(void *arg)
     return mpc_comm_free(&a->out);
 }
 
-static int32_t opi_comm_dup(int32_t comm, int32_t *out)
+int32_t opi_comm_dup(int32_t comm, int32_t *out)
 {
     struct comm_args a = {comm, 0, 0, MPI_COMM_NULL};
     int rc = check_comm(comm);
@@ -194,7 +192,7 @@ static int32_t opi_comm_dup(int32_t comm, int32_t *out)
     return rc;
 }
 
-static int32_t opi_comm_split(int32_t comm, int32_t color, int32_t key, int32_t *out)
+int32_t opi_comm_split(int32_t comm, int32_t color, int32_t key, int32_t *out)
 {
     struct comm_args a = {comm, color, key, MPI_COMM_NULL};
     int rc = check_comm(comm);
@@ -203,7 +201,7 @@ static int32_t opi_comm_split(int32_t comm, int32_t color, int32_t key, int32_t 
     return rc;
 }
 
-static int32_t opi_comm_free(int32_t *comm)
+int32_t opi_comm_free(int32_t *comm)
 {
     struct comm_args a = {0, 0, 0, *comm};
     int rc = opi_run_gc_safe(do_free, &a);
@@ -212,13 +210,13 @@ static int32_t opi_comm_free(int32_t *comm)
     return rc;
 }
 
-static int32_t opi_barrier(int32_t comm)
+int32_t opi_barrier(int32_t comm)
 {
     MPI_Request req;
     MPI_Status st;
     int rc = check_comm(comm);
     if (rc == MPC_OK && (rc = mpc_ibarrier(comm, &req)) == MPC_OK)
-        rc = opi_complete(&req, (MonoObject *[]){NULL}, &st, 1);
+        rc = opi_complete(&req, 1, NULL, 0, &st);
     return rc;
 }
 
@@ -234,7 +232,7 @@ static int send_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
     if (rc != MPC_OK)
         return rc;
     gch_count(GCH_OPERATIONS, 1);
-    return opi_complete(&req, &obj, &st, 1);
+    return opi_complete(&req, 1, &obj, 1, &st);
 }
 
 static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t source,
@@ -246,13 +244,13 @@ static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
     if (rc != MPC_OK)
         return rc;
     gch_count(GCH_OPERATIONS, 1);
-    rc = opi_complete(&req, &obj, &st, 1);
+    rc = opi_complete(&req, 1, &obj, 1, &st);
     if (rc == MPC_OK)
         fill_status(status, &st, b->elem_size);
     return rc;
 }
 
-static int32_t opi_send(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
+int32_t opi_send(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
                         int32_t mode)
 {
     opi_buffer b;
@@ -262,7 +260,7 @@ static int32_t opi_send(int32_t comm, int32_t size, MonoObject *obj, int32_t des
     return send_buffer(comm, &b, obj, dest, tag, mode);
 }
 
-static int32_t opi_send_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
+int32_t opi_send_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
                               int32_t count, int32_t dest, int32_t tag, int32_t mode)
 {
     opi_buffer b;
@@ -273,7 +271,7 @@ static int32_t opi_send_range(int32_t comm, int32_t size, MonoObject *array, int
     return send_buffer(comm, &b, array, dest, tag, mode);
 }
 
-static int32_t opi_recv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, int32_t tag,
+int32_t opi_recv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, int32_t tag,
                         opi_status *status)
 {
     opi_buffer b;
@@ -284,7 +282,7 @@ static int32_t opi_recv(int32_t comm, int32_t size, MonoObject *obj, int32_t sou
     return recv_buffer(comm, &b, obj, source, tag, status);
 }
 
-static int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
+int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
                               int32_t count, int32_t source, int32_t tag, opi_status *status)
 {
     opi_buffer b;
@@ -295,7 +293,7 @@ static int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int
     return recv_buffer(comm, &b, array, source, tag, status);
 }
 
-static int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t dest,
+int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t dest,
                             int32_t send_tag, MonoObject *recv_obj, int32_t source,
                             int32_t recv_tag, opi_status *status)
 {
@@ -315,17 +313,17 @@ static int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, in
     if ((rc = mpc_isend(sb.data, sb.bytes, dest, send_tag, comm, &req[1])) != MPC_OK) {
         /* the receive is posted into recv_obj: it must not outlive this call */
         MPI_Cancel(&req[0]);
-        opi_complete(req, objs, st, 1);
+        opi_complete(req, 1, objs, 1, st);
         return rc;
     }
     gch_count(GCH_OPERATIONS, 2);
-    rc = opi_complete(req, objs, st, 2);
+    rc = opi_complete(req, 2, objs, 2, st);
     if (rc == MPC_OK)
         fill_status(status, &st[0], rb.elem_size);
     return rc;
 }
 
-static int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_status *status)
+int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_status *status)
 {
     MPI_Status st;
     int rc;
@@ -337,7 +335,7 @@ static int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag
     return rc;
 }
 
-static int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
+int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
                           opi_status *status, int32_t *found)
 {
     MPI_Status st;
@@ -424,7 +422,7 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
     uint32_t owner_handle = mono_gchandle_new_weakref(owner, 0);
     rc = gch_transfer_add(req, handle, pinned, owner_handle, &info, id);
     if (rc != MPC_OK) { /* cannot track it: finish it here, while the handle holds the object */
-        int err = opi_complete(&req, (MonoObject *[]){NULL}, &st, 1);
+        int err = opi_complete(&req, 1, NULL, 0, &st);
         mono_gchandle_free(handle);
         mono_gchandle_free(owner_handle);
         if (pinned)
@@ -437,7 +435,7 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
     return MPC_OK;
 }
 
-static int32_t opi_isend(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
+int32_t opi_isend(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
                          int32_t mode, MonoObject *owner, int64_t *id, opi_status *status)
 {
     opi_buffer b;
@@ -447,7 +445,7 @@ static int32_t opi_isend(int32_t comm, int32_t size, MonoObject *obj, int32_t de
     return start_transfer(comm, &b, obj, dest, tag, 1, mode, owner, id, status);
 }
 
-static int32_t opi_isend_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
+int32_t opi_isend_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
                                int32_t count, int32_t dest, int32_t tag, int32_t mode,
                                MonoObject *owner, int64_t *id, opi_status *status)
 {
@@ -459,7 +457,7 @@ static int32_t opi_isend_range(int32_t comm, int32_t size, MonoObject *array, in
     return start_transfer(comm, &b, array, dest, tag, 1, mode, owner, id, status);
 }
 
-static int32_t opi_irecv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, int32_t tag,
+int32_t opi_irecv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, int32_t tag,
                          MonoObject *owner, int64_t *id, opi_status *status)
 {
     opi_buffer b;
@@ -470,7 +468,7 @@ static int32_t opi_irecv(int32_t comm, int32_t size, MonoObject *obj, int32_t so
     return start_transfer(comm, &b, obj, source, tag, 0, 0, owner, id, status);
 }
 
-static int32_t opi_irecv_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
+int32_t opi_irecv_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
                                int32_t count, int32_t source, int32_t tag, MonoObject *owner,
                                int64_t *id, opi_status *status)
 {
@@ -482,7 +480,7 @@ static int32_t opi_irecv_range(int32_t comm, int32_t size, MonoObject *array, in
     return start_transfer(comm, &b, array, source, tag, 0, 0, owner, id, status);
 }
 
-static int32_t opi_request_wait(int64_t id, opi_status *status)
+int32_t opi_request_wait(int64_t id, opi_status *status)
 {
     MPI_Request req;
     MPI_Status st;
@@ -491,14 +489,14 @@ static int32_t opi_request_wait(int64_t id, opi_status *status)
     if (rc != MPC_OK)
         return rc;
     /* No object to pin here: the registry's handle already protects it. */
-    rc = opi_complete(&req, (MonoObject *[]){NULL}, &st, 1);
+    rc = opi_complete(&req, 1, NULL, 0, &st);
     gch_transfer_release(id, 1);
     if (rc == MPC_OK)
         fill_request_status(status, &st, &info);
     return rc;
 }
 
-static int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
+int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
 {
     MPI_Request req;
     MPI_Status st;
@@ -520,7 +518,7 @@ static int32_t opi_request_test(int64_t id, opi_status *status, int32_t *complet
     return rc;
 }
 
-static int32_t opi_request_cancel(int64_t id)
+int32_t opi_request_cancel(int64_t id)
 {
     MPI_Request req;
     gch_transfer_info info;
@@ -531,10 +529,3 @@ static int32_t opi_request_cancel(int64_t id)
     gch_transfer_release(id, 0);
     return rc;
 }
-
-/* ---- the table ---- */
-
-#define OPI_TABLE_ENTRY(name, fn) {"System.MP.MPDirect::" #name, (const void *)fn},
-const opi_icall opi_icall_table[] = {MOTOR_ICALLS(OPI_TABLE_ENTRY)};
-#undef OPI_TABLE_ENTRY
-const size_t opi_icall_count = sizeof opi_icall_table / sizeof opi_icall_table[0];

@@ -21,6 +21,9 @@ typedef struct transport_plan {
     plan_kind kind;
     uint32_t rank;      /* arrays: number of dimensions */
     uint32_t elem_size; /* arrays: bytes per element; objects: bytes of instance data */
+    MonoClass *elem_class; /* arrays: the element class (type equality across arguments) */
+    int elem_type;         /* arrays: MONO_TYPE_* of the element, enums as their base type;
+                              MONO_TYPE_VALUETYPE for structs */
     char *reason;       /* PLAN_REJECTED: why, naming the type and the offending field */
 } transport_plan;
 
@@ -28,6 +31,10 @@ typedef struct transport_plan {
 int opi_layout_init(void);
 /* The plan of obj's class (non-NULL obj); NULL only when out of memory. */
 const transport_plan *opi_plan_for(MonoObject *obj);
+/* The MONO_TYPE_* an element of class k is reduced as (enums: their base type). */
+int opi_element_type(MonoClass *k);
+/* NULL when instances of k hold no references; otherwise the offending field (malloc'd). */
+char *opi_find_reference_field(MonoClass *k);
 
 /* The bytes an OPI transfer reads or writes in place. */
 typedef struct opi_buffer {
@@ -54,11 +61,16 @@ bool opi_pin_every_transfer(void);
 
 #define OPI_MAX_OBJECTS 2
 
-/* Completes n (<= OPI_MAX_OBJECTS) started requests whose buffers lie in objs[i] (NULL: no managed buffer).
- * Generation-aware deferred pinning: polls while no collection is coming; once it must let
- * the GC run, pins what could move and waits in a GC-safe region. Returns the first error;
- * every request is complete on return. */
-int opi_complete(MPI_Request *reqs, MonoObject **objs, MPI_Status *statuses, int n);
+/* Completes nreqs started requests whose buffers lie in objs[0..nobjs) (NULL entries: none;
+ * nobjs <= OPI_MAX_OBJECTS). Generation-aware deferred pinning: polls while no collection is
+ * coming; once it must let the GC run, pins what could move and waits in a GC-safe region.
+ * Returns the first error; every request is complete on return. */
+int opi_complete(MPI_Request *reqs, int nreqs, MonoObject **objs, int nobjs, MPI_Status *statuses);
+
+/* Pins now what could move (for transfers during which managed code may run and collect:
+ * user reduction operators); opi_unpin releases. pins[] has n entries. */
+int opi_pin_now(MonoObject **objs, int n, uint32_t *pins);
+void opi_unpin(const uint32_t *pins, int n);
 
 /* Blocks until a message matching (source, tag) — MPI's wildcards — is waiting; GC-friendly. */
 int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status);
@@ -67,7 +79,23 @@ int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status);
 typedef int (*opi_blocking_fn)(void *arg);
 int opi_run_gc_safe(opi_blocking_fn fn, void *arg);
 
-/* ---- internal calls (opi_icalls.c) ---- */
+/* ---- argument checks shared by the internal calls ---- */
+
+static inline int check_comm(int32_t comm) { return comm == MPI_COMM_NULL ? MPC_ERR_COMM_NULL : MPC_OK; }
+static inline int check_root(int32_t size, int32_t root)
+{
+    return root < 0 || root >= size ? MPC_ERR_ROOT : MPC_OK;
+}
+
+/* ---- reduction operators (opi_ops.c) ---- */
+
+/* The MPI operator and datatype for reducing arrays of plan's element type with operator code
+ * (System.MP.Op's numbering); MPC_ERR_OP when MPI does not define it for that type. *user is
+ * 1 for a C# operator (managed code will run inside MPI). */
+int opi_op_resolve(int32_t code, const transport_plan *elements, MPI_Op *op, MPI_Datatype *dt,
+                   int *user);
+
+/* ---- internal calls (opi_icalls.h, icall_table.c) ---- */
 
 /* Mirrors System.MP.StatusData. */
 typedef struct opi_status {
@@ -80,7 +108,7 @@ typedef struct opi_status {
     int32_t reserved;
 } opi_status;
 
-/* The table MOTOR_ICALLS expands to, defined beside the functions it names. */
+/* The table MOTOR_ICALLS expands to (icall_table.c). */
 typedef struct opi_icall {
     const char *name; /* "System.MP.MPDirect::Name" */
     const void *fn;

@@ -111,11 +111,35 @@ static int poll_requests(void *ctx)
     return running;
 }
 
-int opi_complete(MPI_Request *reqs, MonoObject **objs, MPI_Status *statuses, int n)
+int opi_complete(MPI_Request *reqs, int nreqs, MonoObject **objs, int nobjs, MPI_Status *statuses)
 {
-    struct request_set rs = {reqs, statuses, n, MPI_SUCCESS};
-    wait_deferred(poll_requests, &rs, objs, n);
+    struct request_set rs = {reqs, statuses, nreqs, MPI_SUCCESS};
+    wait_deferred(poll_requests, &rs, objs, nobjs);
     return rs.first_error;
+}
+
+int opi_pin_now(MonoObject **objs, int n, uint32_t *pins)
+{
+    for (int i = 0; i < n; i++) {
+        pins[i] = 0;
+        if (objs[i] && (pin_every_transfer || opi_may_move(objs[i]))) {
+            pins[i] = mono_gchandle_new(objs[i], 1);
+            gch_count(GCH_PINS_TAKEN, 1);
+        } else if (objs[i]) {
+            gch_count(GCH_PINS_AVOIDED, 1);
+        }
+    }
+    return n;
+}
+
+void opi_unpin(const uint32_t *pins, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (pins[i]) {
+            mono_gchandle_free(pins[i]);
+            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+        }
+    }
 }
 
 struct probe {

@@ -69,7 +69,7 @@ static char *class_name(MonoClass *k)
 /* NULL when instances of k (a class or a struct) hold no references in their instance fields,
  * inherited and nested-struct fields included; otherwise the path of the first field that
  * does, with its type: "inner.name (System.String)". */
-static char *find_reference_field(MonoClass *k)
+char *opi_find_reference_field(MonoClass *k)
 {
     for (; k; k = mono_class_get_parent(k)) {
         void *iter = NULL;
@@ -85,7 +85,7 @@ static char *find_reference_field(MonoClass *k)
                 return path ? path : strdup("?");
             }
             if (mono_type_is_struct(t)) {
-                char *inner = find_reference_field(mono_class_from_mono_type(t));
+                char *inner = opi_find_reference_field(mono_class_from_mono_type(t));
                 if (inner) {
                     char *path = format("%s.%s", mono_field_get_name(f), inner);
                     free(inner);
@@ -95,6 +95,13 @@ static char *find_reference_field(MonoClass *k)
         }
     }
     return NULL;
+}
+
+int opi_element_type(MonoClass *k)
+{
+    if (mono_class_is_enum(k))
+        k = mono_class_from_mono_type(mono_class_enum_basetype(k));
+    return mono_type_get_type(mono_class_get_type(k));
 }
 
 static void reject(transport_plan *p, MonoClass *k, const char *fmt, const char *detail)
@@ -120,6 +127,8 @@ static transport_plan *build_plan(MonoObject *obj)
         p->kind = PLAN_ARRAY;
         p->rank = (uint32_t)mono_class_get_rank(k);
         p->elem_size = (uint32_t)mono_array_element_size(k);
+        p->elem_class = elem;
+        p->elem_type = opi_element_type(elem);
         if (mono_type_is_reference(et)) {
             char *en = class_name(elem);
             reject(p, k,
@@ -129,7 +138,7 @@ static transport_plan *build_plan(MonoObject *obj)
                    en);
             free(en);
         } else if (mono_type_is_struct(et)) {
-            char *field = find_reference_field(elem);
+            char *field = opi_find_reference_field(elem);
             if (field)
                 reject(p, k, "its element struct holds a reference in field %s; use OSend", field);
             free(field);
@@ -139,7 +148,7 @@ static transport_plan *build_plan(MonoObject *obj)
     } else {
         p->kind = PLAN_OBJECT;
         p->elem_size = (uint32_t)(mono_class_instance_size(k) - (int32_t)sizeof(MonoObject));
-        char *field = find_reference_field(k);
+        char *field = opi_find_reference_field(k);
         if (field)
             reject(p, k, "field %s is a reference; mark it [Transportable] and use OSend", field);
         free(field);

@@ -173,7 +173,7 @@ namespace System.MP
         static int ReadNullHandle() => MPDirect.CommNullHandle();
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        static bool IsTransportable(object obj) => obj != null && MPDirect.TransportError(obj, null) == 0;
+        internal static bool IsTransportable(object obj) => obj != null && MPDirect.TransportError(obj, null) == 0;
     }
 
     public class Intracomm : Comm
@@ -192,5 +192,92 @@ namespace System.MP
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Barrier() => Errors.Check(MPDirect.Barrier(handle));
+
+        // ---- OPI collectives: zero-copy on the arrays, the same pinning policy as point-to-point.
+        // Arguments MPI reads only at the root may be null elsewhere. A local argument error
+        // throws before this rank enters MPI (ranks that passed good arguments then wait, as
+        // in MPI); a mismatch only MPI sees (e.g. a longer message) is an MPException.
+
+        /// <summary>The root's object (any transportable object) overwrites every other rank's.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Bcast(object obj, int root) => Errors.Check(MPDirect.Bcast(handle, Size, obj, root), obj);
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Bcast(Array array, int offset, int count, int root) =>
+            Errors.Check(MPDirect.BcastRange(handle, Size, array, offset, count, root), array);
+
+        /// <summary>The root's sendArray (Size times recvArray's length) is cut into Size equal
+        /// parts, part i to rank i.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Scatter(Array sendArray, Array recvArray, int root) =>
+            Errors.Check(MPDirect.Scatter(handle, Size, Rank, sendArray, recvArray, root), Subject(sendArray, recvArray));
+
+        /// <summary>Every rank's sendArray lands, in rank order, in the root's recvArray (Size times as long).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Gather(Array sendArray, Array recvArray, int root) =>
+            Errors.Check(MPDirect.Gather(handle, Size, Rank, sendArray, recvArray, root), Subject(sendArray, recvArray));
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Allgather(Array sendArray, Array recvArray) =>
+            Errors.Check(MPDirect.Allgather(handle, Size, sendArray, recvArray), Subject(sendArray, recvArray));
+
+        /// <summary>Both arrays hold Size equal blocks; block j of rank i goes to block i of rank j.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Alltoall(Array sendArray, Array recvArray) =>
+            Errors.Check(MPDirect.Alltoall(handle, Size, sendArray, recvArray), Subject(sendArray, recvArray));
+
+        /// <summary>Element-wise reduction into the root's recvArray (the same array as
+        /// sendArray reduces in place).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Reduce(Array sendArray, Array recvArray, Op op, int root)
+        {
+            Usable(op);
+            Errors.Check(MPDirect.Reduce(handle, Size, Rank, sendArray, recvArray, op.Code, root), Subject(sendArray, recvArray));
+            op.RaiseOperatorFailure();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Allreduce(Array sendArray, Array recvArray, Op op)
+        {
+            Usable(op);
+            Errors.Check(MPDirect.Allreduce(handle, Size, sendArray, recvArray, op.Code), Subject(sendArray, recvArray));
+            op.RaiseOperatorFailure();
+        }
+
+        /// <summary>The reduction of one value over all ranks.</summary>
+        public T Allreduce<T>(T value, Op op) where T : struct
+        {
+            T[] one = Scalars<T>.Send, result = Scalars<T>.Recv;
+            one[0] = value;
+            Allreduce(one, result, op);
+            return result[0];
+        }
+
+        /// <summary>Inclusive prefix reduction: rank i gets x0 ∘ … ∘ xi.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void Scan(Array sendArray, Array recvArray, Op op)
+        {
+            Usable(op);
+            Errors.Check(MPDirect.Scan(handle, Size, sendArray, recvArray, op.Code), Subject(sendArray, recvArray));
+            op.RaiseOperatorFailure();
+        }
+
+        static void Usable(Op op)
+        {
+            if (op == null)
+                throw new ArgumentNullException(nameof(op));
+            op.CheckUsable();
+        }
+
+        /// <summary>The argument a NotTransportable code is about.</summary>
+        static object Subject(Array send, Array recv) => send != null && IsTransportable(send) ? (object)recv : send;
+
+        /// <summary>Per-thread one-element arrays for the scalar Allreduce (no allocation per call).</summary>
+        static class Scalars<T>
+        {
+            [ThreadStatic] static T[] send, recv;
+            internal static T[] Send => send ?? (send = new T[1]);
+            internal static T[] Recv => recv ?? (recv = new T[1]);
+        }
     }
 }

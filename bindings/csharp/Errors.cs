@@ -27,7 +27,7 @@ namespace System.MP
         const int NotInitialized = -1, NullArgument = -2, Dest = -3, Source = -4, Tag = -5,
                   Offset = -6, Count = -7, NotOneDimensional = -9,
                   SameObject = -10, CommNull = -11, Root = -12, TooLarge = -13, NoMemory = -14,
-                  RequestBusy = -16;
+                  RequestBusy = -16, OpUndefined = -17, TypeMismatch = -18, Length = -19, Alias = -20;
 
         internal static void Check(int code)
         {
@@ -55,6 +55,10 @@ namespace System.MP
             case Count: return new ArgumentOutOfRangeException("count", text);
             case Root: return new ArgumentOutOfRangeException("root", text);
             case NotTransportable: return new ArgumentException(Core.Text(b => MPDirect.TransportError(subject, b)));
+            case OpUndefined:
+            case TypeMismatch:
+            case Length:
+            case Alias:
             case NotOneDimensional:
             case SameObject:
             case TooLarge: return new ArgumentException(text);

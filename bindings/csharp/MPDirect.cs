@@ -52,5 +52,18 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RequestWait(long id, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RequestTest(long id, ref StatusData status, out int completed);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RequestCancel(long id);
+
+        // Collectives. rank: the caller's rank (decides who is root). op: Op.Code.
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Bcast(int comm, int size, object obj, int root);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int BcastRange(int comm, int size, Array array, int offset, int count, int root);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Scatter(int comm, int size, int rank, Array send, Array recv, int root);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Gather(int comm, int size, int rank, Array send, Array recv, int root);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Allgather(int comm, int size, Array send, Array recv);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Alltoall(int comm, int size, Array send, Array recv);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Reduce(int comm, int size, int rank, Array send, Array recv, int op, int root);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Allreduce(int comm, int size, Array send, Array recv, int op);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Scan(int comm, int size, Array send, Array recv, int op);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OpCreate(Type element, object combiner, int commutative, out int code);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OpFree(int code);
     }
 }

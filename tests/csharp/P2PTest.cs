@@ -170,6 +170,7 @@ static class P2PTest
             Check.True(world.Iprobe(prev, 50) == null, "Dup isolates messages from its parent");
             return dup.Recv(z, prev, 50);
         });
+        world.Barrier();   // no rank sends the tag-50 message on World before every rank has looked
         Exchange(() => world.Send(x, next, 50), () => world.Recv(y, prev, 50));
         Check.True(y[0] == prev && z[0] == 1000 + prev, "Dup and parent both deliver");
 

@@ -1,0 +1,242 @@
+/* opi_ops.c — reduction operators: MPI's built-ins on the element types MPI defines them for,
+ * and user operators written in C#. A user operator's native entry point is a libffi closure
+ * (MPI's user function has no user-data argument: the closure carries the operator); it calls
+ * the operator's managed trampoline (Combiner.Apply) through a cached unmanaged thunk, which
+ * applies the C# delegate element-wise over the raw vectors. */
+#include "opi_icalls.h"
+
+#include "../gc_hooks/gc_hooks.h"
+
+#include <ffi.h>
+#include <mono/metadata/appdomain.h>
+#include <mono/metadata/blob.h>
+#include <mono/metadata/class.h>
+#include <mono/metadata/reflection.h>
+#include <mono/metadata/threads.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+/* Built-in operator codes, as System.MP.Op numbers them. */
+enum { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_LAND, OP_LOR, OP_BAND, OP_BOR, OP_BXOR, OP_BUILTINS };
+enum op_family { ARITHMETIC, LOGICAL, BITWISE };
+
+static const struct {
+    MPI_Op op;
+    enum op_family family;
+} builtins[OP_BUILTINS] = {
+    [OP_SUM] = {MPI_SUM, ARITHMETIC},  [OP_PROD] = {MPI_PROD, ARITHMETIC},
+    [OP_MIN] = {MPI_MIN, ARITHMETIC},  [OP_MAX] = {MPI_MAX, ARITHMETIC},
+    [OP_LAND] = {MPI_LAND, LOGICAL},   [OP_LOR] = {MPI_LOR, LOGICAL},
+    [OP_BAND] = {MPI_BAND, BITWISE},   [OP_BOR] = {MPI_BOR, BITWISE},
+    [OP_BXOR] = {MPI_BXOR, BITWISE},
+};
+
+/* The MPI datatype of a primitive element (char travels as its UTF-16 code unit). */
+static MPI_Datatype primitive_datatype(int t)
+{
+    switch (t) {
+    case MONO_TYPE_BOOLEAN: return MPI_C_BOOL;
+    case MONO_TYPE_I1: return MPI_INT8_T;
+    case MONO_TYPE_U1: return MPI_UINT8_T;
+    case MONO_TYPE_I2: return MPI_INT16_T;
+    case MONO_TYPE_U2: case MONO_TYPE_CHAR: return MPI_UINT16_T;
+    case MONO_TYPE_I4: return MPI_INT32_T;
+    case MONO_TYPE_U4: return MPI_UINT32_T;
+    case MONO_TYPE_I8: case MONO_TYPE_I: return MPI_INT64_T;
+    case MONO_TYPE_U8: case MONO_TYPE_U: return MPI_UINT64_T;
+    case MONO_TYPE_R4: return MPI_FLOAT;
+    case MONO_TYPE_R8: return MPI_DOUBLE;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
+/* Which families MPI defines for an element type (MPI-4 §6.9.2). */
+static int family_allowed(enum op_family f, int t)
+{
+    switch (t) {
+    case MONO_TYPE_BOOLEAN: return f == LOGICAL;
+    case MONO_TYPE_R4: case MONO_TYPE_R8: return f == ARITHMETIC;
+    default: return primitive_datatype(t) != MPI_DATATYPE_NULL; /* integers: every family */
+    }
+}
+
+/* ---- user operators ---- */
+
+typedef void (*apply_thunk)(MonoObject *combiner, void *invec, void *inout, int32_t len,
+                            MonoObject **exc);
+
+typedef struct user_op {
+    MPI_Op op;
+    ffi_closure *closure;
+    uint32_t combiner;     /* strong handle on the managed Combiner */
+    apply_thunk thunk;
+    MonoClass *elem_class;
+    MPI_Datatype datatype; /* primitive type, or contiguous bytes for a struct */
+} user_op;
+
+#define USER_OP_BASE 100 /* user operator codes start here */
+static pthread_mutex_t ops_lock = PTHREAD_MUTEX_INITIALIZER;
+static user_op **user_ops;
+static int32_t user_op_capacity;
+static ffi_cif apply_cif;
+static ffi_type *apply_args[4];
+static pthread_once_t cif_once = PTHREAD_ONCE_INIT;
+static int cif_status;
+static __thread int thread_known __attribute__((tls_model("initial-exec")));
+
+static void prepare_cif(void)
+{
+    for (int i = 0; i < 4; i++)
+        apply_args[i] = &ffi_type_pointer;
+    cif_status = ffi_prep_cif(&apply_cif, FFI_DEFAULT_ABI, 4, &ffi_type_void, apply_args);
+}
+
+/* The closure's body: MPI_User_function(invec, inoutvec, len, datatype). Runs on whichever
+ * thread drives MPI's progress — normally the caller of the collective, possibly another
+ * thread polling MPI. */
+static void user_op_entry(ffi_cif *cif, void *ret, void **args, void *data)
+{
+    (void)cif;
+    (void)ret;
+    user_op *u = data;
+    void *invec = *(void **)args[0], *inout = *(void **)args[1];
+    int len = **(int **)args[2];
+    if (!thread_known) { /* a thread Mono has not seen must be attached before managed code */
+        mono_thread_attach(mono_get_root_domain());
+        thread_known = 1;
+    }
+    /* A collection triggered by the operator runs the GC hook on this thread, inside MPI. */
+    gch_enter_mpi();
+    MonoObject *exc = NULL;
+    u->thunk(mono_gchandle_get_target(u->combiner), invec, inout, len, &exc);
+    gch_leave_mpi();
+    /* Apply catches everything itself (and records it for the caller); exc is a last resort. */
+    (void)exc;
+}
+
+static MPI_Datatype struct_datatype(uint32_t size)
+{
+    MPI_Datatype t;
+    if (MPI_Type_contiguous((int)size, MPI_BYTE, &t) != MPI_SUCCESS || MPI_Type_commit(&t) != MPI_SUCCESS)
+        return MPI_DATATYPE_NULL;
+    return t;
+}
+
+int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t commutative,
+                      int32_t *code)
+{
+    if (!element || !combiner)
+        return MPC_ERR_NULL_ARGUMENT;
+    pthread_once(&cif_once, prepare_cif);
+    if (cif_status != FFI_OK)
+        return MPC_ERR_RUNTIME;
+    MonoClass *k = mono_class_from_mono_type(mono_reflection_type_get_type(element));
+    int t = opi_element_type(k);
+    MPI_Datatype dt = primitive_datatype(t);
+    if (dt == MPI_DATATYPE_NULL) {
+        char *field = opi_find_reference_field(k);
+        int ok = !field && mono_class_is_valuetype(k);
+        free(field);
+        if (!ok)
+            return MPC_ERR_NOT_TRANSPORTABLE;
+        uint32_t align;
+        dt = struct_datatype((uint32_t)mono_class_value_size(k, &align));
+        if (dt == MPI_DATATYPE_NULL)
+            return MPC_ERR_RUNTIME;
+    }
+    /* the trampoline: the concrete Combiner<T>.Apply of this combiner */
+    MonoClass *ck = mono_object_get_class(combiner);
+    MonoMethod *apply = mono_class_get_method_from_name(ck, "Apply", 3);
+    if (!apply)
+        return MPC_ERR_RUNTIME;
+    user_op *u = calloc(1, sizeof *u);
+    void *code_ptr = NULL;
+    if (!u || !(u->closure = ffi_closure_alloc(sizeof(ffi_closure), &code_ptr))) {
+        free(u);
+        return MPC_ERR_NO_MEMORY;
+    }
+    u->thunk = (apply_thunk)mono_method_get_unmanaged_thunk(apply);
+    u->elem_class = k;
+    u->datatype = dt;
+    int rc = MPC_ERR_RUNTIME;
+    if (ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, code_ptr) != FFI_OK ||
+        (rc = MPI_Op_create((MPI_User_function *)code_ptr, commutative != 0, &u->op)) != MPI_SUCCESS) {
+        ffi_closure_free(u->closure);
+        free(u);
+        return rc;
+    }
+    u->combiner = mono_gchandle_new(combiner, 0);
+    pthread_mutex_lock(&ops_lock);
+    int32_t i = 0;
+    while (i < user_op_capacity && user_ops[i])
+        i++;
+    if (i == user_op_capacity) {
+        int32_t grown = user_op_capacity ? user_op_capacity * 2 : 16;
+        user_op **g = realloc(user_ops, (size_t)grown * sizeof *g);
+        if (!g) {
+            pthread_mutex_unlock(&ops_lock);
+            MPI_Op_free(&u->op);
+            mono_gchandle_free(u->combiner);
+            ffi_closure_free(u->closure);
+            free(u);
+            return MPC_ERR_NO_MEMORY;
+        }
+        for (int32_t j = user_op_capacity; j < grown; j++)
+            g[j] = NULL;
+        user_ops = g;
+        user_op_capacity = grown;
+    }
+    user_ops[i] = u;
+    pthread_mutex_unlock(&ops_lock);
+    *code = USER_OP_BASE + i;
+    return MPC_OK;
+}
+
+int32_t opi_op_free(int32_t code)
+{
+    user_op *u = NULL;
+    pthread_mutex_lock(&ops_lock);
+    int32_t i = code - USER_OP_BASE;
+    if (i >= 0 && i < user_op_capacity) {
+        u = user_ops[i];
+        user_ops[i] = NULL;
+    }
+    pthread_mutex_unlock(&ops_lock);
+    if (!u)
+        return MPC_OK;
+    if (mpc_is_initialized()) {
+        MPI_Op_free(&u->op);
+        if (primitive_datatype(opi_element_type(u->elem_class)) == MPI_DATATYPE_NULL)
+            MPI_Type_free(&u->datatype);
+    }
+    mono_gchandle_free(u->combiner);
+    /* Collectives complete before their call returns, so no running one can still use it. */
+    ffi_closure_free(u->closure);
+    free(u);
+    return MPC_OK;
+}
+
+int opi_op_resolve(int32_t code, const transport_plan *elements, MPI_Op *op, MPI_Datatype *dt,
+                   int *user)
+{
+    if (code >= 0 && code < OP_BUILTINS) {
+        *dt = primitive_datatype(elements->elem_type);
+        if (*dt == MPI_DATATYPE_NULL || !family_allowed(builtins[code].family, elements->elem_type))
+            return MPC_ERR_OP;
+        *op = builtins[code].op;
+        *user = 0;
+        return MPC_OK;
+    }
+    int rc = MPC_ERR_OP;
+    pthread_mutex_lock(&ops_lock);
+    int32_t i = code - USER_OP_BASE;
+    user_op *u = i >= 0 && i < user_op_capacity ? user_ops[i] : NULL;
+    if (u && u->elem_class == elements->elem_class) {
+        *op = u->op;
+        *dt = u->datatype;
+        *user = 1;
+        rc = MPC_OK;
+    }
+    pthread_mutex_unlock(&ops_lock);
+    return rc;
+}
