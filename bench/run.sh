@@ -2,13 +2,14 @@
 # One command for the benchmarks: builds, then runs a pattern's driver with your flags.
 #   bash bench/run.sh pingpong [--min N --max N --reps N --rounds N --transports a,b --out DIR]
 #   bash bench/run.sh window   [same flags]
+#   bash bench/run.sh collectives [--ranks N and the same flags]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pattern=${1:?usage: bench/run.sh pingpong|window [flags]}
+pattern=${1:?usage: bench/run.sh pingpong|window|collectives [flags]}
 shift
 case "$pattern" in
-  pingpong|window) ;;
-  *) echo "bench/run.sh: unknown pattern '$pattern' (pingpong, window)" >&2; exit 2 ;;
+  pingpong|window|collectives) ;;
+  *) echo "bench/run.sh: unknown pattern '$pattern' (pingpong, window, collectives)" >&2; exit 2 ;;
 esac
 bash scripts/build.sh >&2
 exec /usr/bin/python3 "bench/$pattern.py" "$@"

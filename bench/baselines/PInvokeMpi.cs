@@ -18,6 +18,31 @@ static class PInvokeMpi
     [DllImport(Lib)] static extern int MPI_Irecv(IntPtr buf, int count, int datatype, int source, int tag, int comm, out int request);
     [DllImport(Lib)] static extern int MPI_Wait(ref int request, IntPtr status);
 
+    [DllImport(Lib)] static extern int MPI_Bcast(IntPtr buf, int count, int datatype, int root, int comm);
+    [DllImport(Lib)] static extern int MPI_Allreduce(IntPtr send, IntPtr recv, int count, int datatype, int op, int comm);
+    const int Double = 0x4c00080b, OpSum = 0x58000003;   // MPICH's MPI_DOUBLE, MPI_SUM
+
+    public static void Bcast(byte[] buffer, int root)
+    {
+        GCHandle h = GCHandle.Alloc(buffer, GCHandleType.Pinned);
+        try {
+            Check(MPI_Bcast(h.AddrOfPinnedObject(), buffer.Length, Byte, root, CommWorld));
+        } finally {
+            h.Free();
+        }
+    }
+
+    public static void AllreduceSum(double[] send, double[] recv)
+    {
+        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned), hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
+        try {
+            Check(MPI_Allreduce(hs.AddrOfPinnedObject(), hr.AddrOfPinnedObject(), send.Length, Double, OpSum, CommWorld));
+        } finally {
+            hs.Free();
+            hr.Free();
+        }
+    }
+
     /// <summary>A started transfer and the pin that must outlive it.</summary>
     public struct Pending
     {

@@ -1,0 +1,44 @@
+/* collectives_native — the reference for collective latency, plain C on MPICH.
+ *   mpiexec.mpich -n N collectives_native bcast|allreduce MIN_BYTES MAX_BYTES REPS
+ * bcast: MPI_Bcast of bytes from rank 0; allreduce: MPI_Allreduce of doubles with MPI_SUM.
+ * Prints "native-c,bytes,rep,iterations,us_per_call" and "peak,native-c,rank,kib". */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_common.h"
+
+int main(int argc, char **argv)
+{
+    int provided, rank;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int allreduce = argc > 1 && strcmp(argv[1], "allreduce") == 0;
+    long min = argc > 2 ? atol(argv[2]) : 8, max = argc > 3 ? atol(argv[3]) : 1 << 20;
+    int reps = argc > 4 ? atoi(argv[4]) : 5;
+    double *a = malloc((size_t)max), *b = malloc((size_t)max);
+    if (!a || !b)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    memset(a, 0, (size_t)max);
+    memset(b, 0, (size_t)max);
+    for (long size = min; size <= max; size *= 4) {
+        int iters = bench_iterations(size);
+        for (int rep = -1; rep < reps; rep++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < iters; i++) {
+                if (allreduce)
+                    MPI_Allreduce(a, b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                else
+                    MPI_Bcast(a, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
+            }
+            double t = MPI_Wtime() - t0;
+            if (rank == 0 && rep >= 0)
+                printf("native-c,%ld,%d,%d,%.6f\n", size, rep, iters, t * 1e6 / iters);
+        }
+    }
+    printf("peak,native-c,%d,%ld\n", rank, bench_peak_rss_kib());
+    MPI_Finalize();
+    return 0;
+}
