@@ -24,6 +24,7 @@ static class Collectives
             var a = new double[size / 8];
             var b = new double[size / 8];
             var bytes = new byte[size];
+            GC.Collect();   // buffers of a real code live long: promote them, as the warm-up would
             int iters = BenchCommon.Iterations(size);
             for (int rep = -1; rep < reps; rep++) {
                 world.Barrier();

@@ -286,67 +286,63 @@ int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *statu
 int mpc_barrier(mpc_comm comm) { return MPI_Barrier(comm); }
 int mpc_ibarrier(mpc_comm comm, mpc_request *req) { return MPI_Ibarrier(comm, req); }
 
-/* ---- non-blocking collectives ---- */
+/* ---- collectives ---- */
 
-int mpc_ibcast(void *buf, size_t bytes, int root, mpc_comm comm, mpc_request *req)
+int mpc_bcast(void *buf, size_t bytes, int root, mpc_comm comm)
 {
     if (MPC_FITS_INT(bytes))
-        return MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, comm, req);
-    return MPI_Ibcast_c(buf, (MPI_Count)bytes, MPI_BYTE, root, comm, req);
+        return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
+    return MPI_Bcast_c(buf, (MPI_Count)bytes, MPI_BYTE, root, comm);
 }
 
-int mpc_iscatter(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm,
-                 mpc_request *req)
+int mpc_scatter(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm)
 {
     if (MPC_FITS_INT(n))
-        return MPI_Iscatter(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm, req);
-    return MPI_Iscatter_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root,
-                          comm, req);
+        return MPI_Scatter(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm);
+    return MPI_Scatter_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root, comm);
 }
 
-int mpc_igather(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm,
-                mpc_request *req)
+int mpc_gather(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm)
 {
     if (MPC_FITS_INT(n))
-        return MPI_Igather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm, req);
-    return MPI_Igather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root,
-                         comm, req);
+        return MPI_Gather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm);
+    return MPI_Gather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root, comm);
 }
 
-int mpc_iallgather(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm, mpc_request *req)
+int mpc_allgather(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm)
 {
     if (MPC_FITS_INT(n))
-        return MPI_Iallgather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm, req);
-    return MPI_Iallgather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm, req);
+        return MPI_Allgather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm);
+    return MPI_Allgather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm);
 }
 
-int mpc_ialltoall(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm, mpc_request *req)
+int mpc_alltoall(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm)
 {
     if (MPC_FITS_INT(n))
-        return MPI_Ialltoall(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm, req);
-    return MPI_Ialltoall_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm, req);
+        return MPI_Alltoall(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm);
+    return MPI_Alltoall_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm);
 }
 
-int mpc_ireduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
-                int root, mpc_comm comm, mpc_request *req)
+int mpc_reduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+               int root, mpc_comm comm)
 {
     if (MPC_FITS_INT(count))
-        return MPI_Ireduce(sendbuf, recvbuf, (int)count, type, op, root, comm, req);
-    return MPI_Ireduce_c(sendbuf, recvbuf, (MPI_Count)count, type, op, root, comm, req);
+        return MPI_Reduce(sendbuf, recvbuf, (int)count, type, op, root, comm);
+    return MPI_Reduce_c(sendbuf, recvbuf, (MPI_Count)count, type, op, root, comm);
 }
 
-int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
-                   mpc_comm comm, mpc_request *req)
+int mpc_allreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                  mpc_comm comm)
 {
     if (MPC_FITS_INT(count))
-        return MPI_Iallreduce(sendbuf, recvbuf, (int)count, type, op, comm, req);
-    return MPI_Iallreduce_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
+        return MPI_Allreduce(sendbuf, recvbuf, (int)count, type, op, comm);
+    return MPI_Allreduce_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm);
 }
 
-int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
-              mpc_comm comm, mpc_request *req)
+int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+             mpc_comm comm)
 {
     if (MPC_FITS_INT(count))
-        return MPI_Iscan(sendbuf, recvbuf, (int)count, type, op, comm, req);
-    return MPI_Iscan_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
+        return MPI_Scan(sendbuf, recvbuf, (int)count, type, op, comm);
+    return MPI_Scan_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm);
 }

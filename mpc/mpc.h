@@ -104,24 +104,20 @@ int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *statu
 int mpc_barrier(mpc_comm comm);
 int mpc_ibarrier(mpc_comm comm, mpc_request *req);
 
-/* Non-blocking collectives. Byte-wise ones move raw bytes (per rank for scatter/gather);
- * reductions take an element count, datatype and operator. sendbuf MPI_IN_PLACE works as in
- * MPI. Counts beyond INT_MAX use MPI-4's large-count entry points. */
-int mpc_ibcast(void *buf, size_t bytes, int root, mpc_comm comm, mpc_request *req);
-int mpc_iscatter(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm,
-                 mpc_request *req);
-int mpc_igather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm,
-                mpc_request *req);
-int mpc_iallgather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm,
-                   mpc_request *req);
-int mpc_ialltoall(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm,
-                  mpc_request *req);
-int mpc_ireduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
-                int root, mpc_comm comm, mpc_request *req);
-int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
-                   mpc_comm comm, mpc_request *req);
-int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
-              mpc_comm comm, mpc_request *req);
+/* Collectives. Byte-wise ones move raw bytes (per rank for scatter/gather); reductions take
+ * an element count, datatype and operator. sendbuf MPI_IN_PLACE works as in MPI. Counts
+ * beyond INT_MAX use MPI-4's large-count entry points. They block like MPI's. */
+int mpc_bcast(void *buf, size_t bytes, int root, mpc_comm comm);
+int mpc_scatter(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm);
+int mpc_gather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm);
+int mpc_allgather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm);
+int mpc_alltoall(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm);
+int mpc_reduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+               int root, mpc_comm comm);
+int mpc_allreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                  mpc_comm comm);
+int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+             mpc_comm comm);
 
 /* Converts an MPI_Status of a completed receive/probe into an mpc_status. */
 void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);

@@ -1,8 +1,8 @@
-/* opi_collectives.c — zero-copy collectives on managed arrays. Each starts MPI's non-blocking
- * collective and completes it through opi_complete, so blocking collectives follow the same
- * deferred, generation-aware pinning as point-to-point and never stop other threads'
- * collections. With a user operator, managed code runs inside MPI and may collect: then the
- * movable arrays are pinned before the collective starts. */
+/* opi_collectives.c — zero-copy collectives on managed arrays. Each validates its arguments,
+ * then runs MPI's blocking collective in a GC-safe region (opi_run_gc_safe): arrays the GC
+ * could move are pinned first (nursery arrays; never large or, under motor, old ones), and
+ * other threads' collections proceed while the call blocks — also those a C# reduction
+ * operator triggers from inside MPI. */
 #include "opi_icalls.h"
 
 #include "../gc_hooks/gc_hooks.h"
@@ -30,37 +30,61 @@ static int array_pair(MonoObject *send, MonoObject *recv, opi_buffer *sb, opi_bu
     return send == recv ? MPC_ERR_ALIAS : MPC_OK;
 }
 
-/* Waits for a started collective over up to two arrays. */
-static int finish(int rc, MPI_Request *req, MonoObject *a, MonoObject *b)
+enum collective_kind { BCAST, SCATTER, GATHER, ALLGATHER, ALLTOALL, REDUCE, ALLREDUCE, SCAN };
+
+struct collective {
+    enum collective_kind kind;
+    const void *send;
+    void *recv;       /* BCAST: the buffer */
+    size_t n;         /* bytes (per rank for the byte-wise ones) or reduction elements */
+    MPI_Datatype dt;
+    MPI_Op op;
+    int root;
+    MPI_Comm comm;
+};
+
+static int run_collective(void *arg)
 {
-    if (rc != MPC_OK)
-        return rc;
+    const struct collective *c = arg;
+    switch (c->kind) {
+    case BCAST: return mpc_bcast(c->recv, c->n, c->root, c->comm);
+    case SCATTER: return mpc_scatter(c->send, c->recv, c->n, c->root, c->comm);
+    case GATHER: return mpc_gather(c->send, c->recv, c->n, c->root, c->comm);
+    case ALLGATHER: return mpc_allgather(c->send, c->recv, c->n, c->comm);
+    case ALLTOALL: return mpc_alltoall(c->send, c->recv, c->n, c->comm);
+    case REDUCE: return mpc_reduce(c->send, c->recv, c->n, c->dt, c->op, c->root, c->comm);
+    case ALLREDUCE: return mpc_allreduce(c->send, c->recv, c->n, c->dt, c->op, c->comm);
+    case SCAN: return mpc_scan(c->send, c->recv, c->n, c->dt, c->op, c->comm);
+    }
+    return MPC_ERR_RUNTIME;
+}
+
+/* Runs a validated collective whose buffers lie in arrays a and b (either may be NULL). */
+static int collective(struct collective c, MonoObject *a, MonoObject *b)
+{
     gch_count(GCH_OPERATIONS, 1);
-    MPI_Status st;
     MonoObject *objs[2] = {a, b};
-    return opi_complete(req, 1, objs, 2, &st);
+    return opi_run_gc_safe(run_collective, &c, objs, 2);
 }
 
 int32_t opi_bcast(int32_t comm, int32_t size, MonoObject *obj, int32_t root)
 {
     opi_buffer b;
-    MPI_Request req;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) || (rc = check_root(size, root)))
         return rc;
-    return finish(mpc_ibcast(b.data, b.bytes, root, comm, &req), &req, obj, NULL);
+    return collective((struct collective){BCAST, NULL, b.data, b.bytes, 0, 0, root, comm}, obj, NULL);
 }
 
 int32_t opi_bcast_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
                                int32_t count, int32_t root)
 {
     opi_buffer b;
-    MPI_Request req;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
         (rc = check_root(size, root)))
         return rc;
-    return finish(mpc_ibcast(b.data, b.bytes, root, comm, &req), &req, array, NULL);
+    return collective((struct collective){BCAST, NULL, b.data, b.bytes, 0, 0, root, comm}, array, NULL);
 }
 
 /* Scatter and gather: `whole` is the Size-times array, significant at the root only. */
@@ -69,7 +93,6 @@ static int32_t scatter_gather(int gather, int32_t comm, int32_t size, int32_t ra
 {
     opi_buffer wb = {0}, pb;
     const transport_plan *plan;
-    MPI_Request req;
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
         return rc;
@@ -83,9 +106,9 @@ static int32_t scatter_gather(int gather, int32_t comm, int32_t size, int32_t ra
     } else {
         whole = NULL;
     }
-    rc = gather ? mpc_igather(pb.data, wb.data, pb.bytes, root, comm, &req)
-                : mpc_iscatter(wb.data, pb.data, pb.bytes, root, comm, &req);
-    return finish(rc, &req, whole, part);
+    struct collective c = gather ? (struct collective){GATHER, pb.data, wb.data, pb.bytes, 0, 0, root, comm}
+                                 : (struct collective){SCATTER, wb.data, pb.data, pb.bytes, 0, 0, root, comm};
+    return collective(c, whole, part);
 }
 
 int32_t opi_scatter(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
@@ -104,41 +127,36 @@ int32_t opi_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *
 {
     opi_buffer sb, rb;
     const transport_plan *plan;
-    MPI_Request req;
     int rc;
     if ((rc = check_comm(comm)) || (rc = array_pair(send, recv, &sb, &rb, &plan)))
         return rc;
     if (rb.bytes != sb.bytes * (size_t)size)
         return MPC_ERR_LENGTH;
-    return finish(mpc_iallgather(sb.data, rb.data, sb.bytes, comm, &req), &req, send, recv);
+    return collective((struct collective){ALLGATHER, sb.data, rb.data, sb.bytes, 0, 0, 0, comm}, send, recv);
 }
 
 int32_t opi_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv)
 {
     opi_buffer sb, rb;
     const transport_plan *plan;
-    MPI_Request req;
     int rc;
     if ((rc = check_comm(comm)) || (rc = array_pair(send, recv, &sb, &rb, &plan)))
         return rc;
     if (rb.bytes != sb.bytes || (sb.bytes / plan->elem_size) % (size_t)size != 0)
         return MPC_ERR_LENGTH;
     size_t per_rank = sb.bytes / (size_t)size;
-    return finish(mpc_ialltoall(sb.data, rb.data, per_rank, comm, &req), &req, send, recv);
+    return collective((struct collective){ALLTOALL, sb.data, rb.data, per_rank, 0, 0, 0, comm}, send, recv);
 }
 
-enum reduction { REDUCE, ALLREDUCE, SCAN };
-
 /* Reduce (recv significant at the root only), Allreduce and Scan. send == recv means in place. */
-static int32_t reduction(enum reduction kind, int32_t comm, int32_t size, int32_t rank,
+static int32_t reduction(enum collective_kind kind, int32_t comm, int32_t size, int32_t rank,
                          MonoObject *send, MonoObject *recv, int32_t op_code, int32_t root)
 {
     opi_buffer sb, rb;
     const transport_plan *plan;
     MPI_Op op;
     MPI_Datatype dt;
-    MPI_Request req;
-    int rc, user;
+    int rc;
     if ((rc = check_comm(comm)) || (kind == REDUCE && (rc = check_root(size, root))))
         return rc;
     int needs_recv = kind != REDUCE || rank == root;
@@ -153,29 +171,16 @@ static int32_t reduction(enum reduction kind, int32_t comm, int32_t size, int32_
         recv = NULL;
         rb = sb;
     }
-    if (rc != MPC_OK || (rc = opi_op_resolve(op_code, plan, &op, &dt, &user)) != MPC_OK)
+    /* A C# operator may collect inside MPI: opi_run_gc_safe pins before MPI runs. */
+    if (rc != MPC_OK || (rc = opi_op_resolve(op_code, plan, &op, &dt)) != MPC_OK)
         return rc;
     const void *sendbuf = send == recv ? MPI_IN_PLACE : sb.data;
-    MonoObject *objs[2] = {send == recv ? NULL : send, recv};
-    uint32_t pins[2] = {0, 0};
-    if (user) /* the operator runs managed code inside MPI: a collection may come at any time */
-        opi_pin_now(objs, 2, pins);
-    size_t count = sb.bytes / plan->elem_size;
-    rc = kind == REDUCE    ? mpc_ireduce(sendbuf, rb.data, count, dt, op, root, comm, &req)
-         : kind == SCAN    ? mpc_iscan(sendbuf, rb.data, count, dt, op, comm, &req)
-                           : mpc_iallreduce(sendbuf, rb.data, count, dt, op, comm, &req);
-    if (rc == MPC_OK) {
-        gch_count(GCH_OPERATIONS, 1);
-        MPI_Status st;
-        rc = user ? opi_complete(&req, 1, NULL, 0, &st) : opi_complete(&req, 1, objs, 2, &st);
-    }
-    if (user)
-        opi_unpin(pins, 2);
-    return rc;
+    struct collective c = {kind, sendbuf, rb.data, sb.bytes / plan->elem_size, dt, op, root, comm};
+    return collective(c, send == recv ? NULL : send, recv);
 }
 
-int32_t opi_reduce(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
-                          MonoObject *recv, int32_t op, int32_t root)
+int32_t opi_reduce(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                   int32_t op, int32_t root)
 {
     return reduction(REDUCE, comm, size, rank, send, recv, op, root);
 }

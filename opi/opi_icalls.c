@@ -108,7 +108,7 @@ static int do_abort(void *arg)
 int32_t opi_abort(int32_t comm, int32_t code)
 {
     struct abort_args a = {comm, code};
-    return opi_run_gc_safe(do_abort, &a);
+    return opi_run_gc_safe(do_abort, &a, NULL, 0);
 }
 
 static int do_finalize(void *arg)
@@ -116,7 +116,7 @@ static int do_finalize(void *arg)
     (void)arg;
     return mpc_finalize();
 }
-int32_t opi_finalize(void) { return opi_run_gc_safe(do_finalize, NULL); }
+int32_t opi_finalize(void) { return opi_run_gc_safe(do_finalize, NULL, NULL, 0); }
 
 /* Order and meaning mirror MPStats's constructor. */
 enum { STAT_OPERATIONS, STAT_PINS_TAKEN, STAT_PINS_AVOIDED, STAT_RELEASED_BY_WAIT,
@@ -187,7 +187,7 @@ int32_t opi_comm_dup(int32_t comm, int32_t *out)
 {
     struct comm_args a = {comm, 0, 0, MPI_COMM_NULL};
     int rc = check_comm(comm);
-    if (rc == MPC_OK && (rc = opi_run_gc_safe(do_dup, &a)) == MPC_OK)
+    if (rc == MPC_OK && (rc = opi_run_gc_safe(do_dup, &a, NULL, 0)) == MPC_OK)
         *out = a.out;
     return rc;
 }
@@ -196,7 +196,7 @@ int32_t opi_comm_split(int32_t comm, int32_t color, int32_t key, int32_t *out)
 {
     struct comm_args a = {comm, color, key, MPI_COMM_NULL};
     int rc = check_comm(comm);
-    if (rc == MPC_OK && (rc = opi_run_gc_safe(do_split, &a)) == MPC_OK)
+    if (rc == MPC_OK && (rc = opi_run_gc_safe(do_split, &a, NULL, 0)) == MPC_OK)
         *out = a.out;
     return rc;
 }
@@ -204,20 +204,18 @@ int32_t opi_comm_split(int32_t comm, int32_t color, int32_t key, int32_t *out)
 int32_t opi_comm_free(int32_t *comm)
 {
     struct comm_args a = {0, 0, 0, *comm};
-    int rc = opi_run_gc_safe(do_free, &a);
+    int rc = opi_run_gc_safe(do_free, &a, NULL, 0);
     if (rc == MPC_OK)
         *comm = a.out;
     return rc;
 }
 
+static int do_barrier(void *arg) { return mpc_barrier(*(MPI_Comm *)arg); }
+
 int32_t opi_barrier(int32_t comm)
 {
-    MPI_Request req;
-    MPI_Status st;
     int rc = check_comm(comm);
-    if (rc == MPC_OK && (rc = mpc_ibarrier(comm, &req)) == MPC_OK)
-        rc = opi_complete(&req, 1, NULL, 0, &st);
-    return rc;
+    return rc ? rc : opi_run_gc_safe(do_barrier, &comm, NULL, 0);
 }
 
 /* ---- point-to-point ---- */

@@ -216,15 +216,13 @@ int32_t opi_op_free(int32_t code)
     return MPC_OK;
 }
 
-int opi_op_resolve(int32_t code, const transport_plan *elements, MPI_Op *op, MPI_Datatype *dt,
-                   int *user)
+int opi_op_resolve(int32_t code, const transport_plan *elements, MPI_Op *op, MPI_Datatype *dt)
 {
     if (code >= 0 && code < OP_BUILTINS) {
         *dt = primitive_datatype(elements->elem_type);
         if (*dt == MPI_DATATYPE_NULL || !family_allowed(builtins[code].family, elements->elem_type))
             return MPC_ERR_OP;
         *op = builtins[code].op;
-        *user = 0;
         return MPC_OK;
     }
     int rc = MPC_ERR_OP;
@@ -234,7 +232,6 @@ int opi_op_resolve(int32_t code, const transport_plan *elements, MPI_Op *op, MPI
     if (u && u->elem_class == elements->elem_class) {
         *op = u->op;
         *dt = u->datatype;
-        *user = 1;
         rc = MPC_OK;
     }
     pthread_mutex_unlock(&ops_lock);

@@ -118,30 +118,6 @@ int opi_complete(MPI_Request *reqs, int nreqs, MonoObject **objs, int nobjs, MPI
     return rs.first_error;
 }
 
-int opi_pin_now(MonoObject **objs, int n, uint32_t *pins)
-{
-    for (int i = 0; i < n; i++) {
-        pins[i] = 0;
-        if (objs[i] && (pin_every_transfer || opi_may_move(objs[i]))) {
-            pins[i] = mono_gchandle_new(objs[i], 1);
-            gch_count(GCH_PINS_TAKEN, 1);
-        } else if (objs[i]) {
-            gch_count(GCH_PINS_AVOIDED, 1);
-        }
-    }
-    return n;
-}
-
-void opi_unpin(const uint32_t *pins, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (pins[i]) {
-            mono_gchandle_free(pins[i]);
-            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
-        }
-    }
-}
-
 struct probe {
     int source, tag;
     MPI_Comm comm;
@@ -168,11 +144,29 @@ int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status)
     return pr.error;
 }
 
-int opi_run_gc_safe(opi_blocking_fn fn, void *arg)
+int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
 {
-    void *mark = NULL;
-    void *cookie = mono_threads_enter_gc_safe_region_unbalanced(&mark);
+    uint32_t pins[OPI_MAX_OBJECTS] = {0};
+    MonoObject *anchor[OPI_MAX_OBJECTS + 1] = {NULL};
+    for (int i = 0; i < nobjs; i++) {
+        if (!objs[i])
+            continue;
+        anchor[i] = objs[i];
+        if (pin_every_transfer || opi_may_move(objs[i])) {
+            pins[i] = mono_gchandle_new(objs[i], 1);
+            gch_count(GCH_PINS_TAKEN, 1);
+        } else {
+            gch_count(GCH_PINS_AVOIDED, 1);
+        }
+    }
+    void *cookie = mono_threads_enter_gc_safe_region_unbalanced((void **)anchor);
     int rc = fn(arg);
-    mono_threads_exit_gc_safe_region_unbalanced(cookie, &mark);
+    mono_threads_exit_gc_safe_region_unbalanced(cookie, (void **)anchor);
+    for (int i = 0; i < nobjs; i++) {
+        if (pins[i]) {
+            mono_gchandle_free(pins[i]);
+            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+        }
+    }
     return rc;
 }
