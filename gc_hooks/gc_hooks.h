@@ -65,11 +65,14 @@ int64_t gch_transfers_live(void);
 /* The GC hook's sweep; returns without calling MPI when the thread is inside MPI. */
 void gch_transfers_sweep(void);
 
-/* Marks the calling thread as inside MPI (a collection triggered from a managed callback that
- * MPI runs, e.g. a user reduction operator, must not re-enter MPI). Nesting allowed. */
+/* Brackets managed code that MPI calls (a C# reduction operator): a collection it triggers
+ * must not re-enter MPI on this thread, and no thread may call MPI GC-unsafe meanwhile
+ * (MPICH's lock is held while that code may wait for a collection). Nesting allowed. */
 void gch_enter_mpi(void);
 void gch_leave_mpi(void);
 int gch_in_mpi(void);
+/* How many threads run managed code called by MPI right now (they hold MPICH's lock). */
+int gch_managed_code_in_mpi(void);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 
 #include <mono/metadata/object.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 enum record_state { FREE, ACTIVE, ACQUIRED, ABANDONED };
@@ -42,9 +43,22 @@ static int64_t live;
 static __thread int mpi_depth __attribute__((tls_model("initial-exec")));
 static __thread int in_registry __attribute__((tls_model("initial-exec")));
 
-void gch_enter_mpi(void) { mpi_depth++; }
-void gch_leave_mpi(void) { mpi_depth--; }
+static atomic_int managed_code_in_mpi; /* threads running managed code called by MPI */
+
+void gch_enter_mpi(void)
+{
+    mpi_depth++;
+    atomic_fetch_add(&managed_code_in_mpi, 1);
+}
+
+void gch_leave_mpi(void)
+{
+    atomic_fetch_sub(&managed_code_in_mpi, 1);
+    mpi_depth--;
+}
+
 int gch_in_mpi(void) { return mpi_depth > 0; }
+int gch_managed_code_in_mpi(void) { return atomic_load_explicit(&managed_code_in_mpi, memory_order_relaxed); }
 
 static void enter(void)
 {
@@ -176,8 +190,11 @@ static int finished(record *r)
 
 void gch_transfers_sweep(void)
 {
-    if (mpi_depth > 0 || in_registry || !mpc_is_initialized())
-        return; /* a pin kept one collection longer is safe */
+    /* Skip MPI when this thread is inside MPI, and while any thread runs managed code called
+     * by MPI (a C# reduction operator): that thread holds MPICH's lock and may wait for the GC
+     * lock this collection holds. A pin kept one collection longer is safe. */
+    if (mpi_depth > 0 || in_registry || !mpc_is_initialized() || gch_managed_code_in_mpi())
+        return;
     handle_batch b;
     b.n = 0;
     enter();

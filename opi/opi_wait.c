@@ -47,9 +47,13 @@ static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, 
             gch_count(GCH_PINS_TAKEN, 1);
         }
     }
-    int running = poll(ctx);
+    /* Polling GC-unsafe is only safe while no thread runs managed code inside MPI: that
+     * thread holds MPICH's lock, and a collection it starts would wait for this thread
+     * forever if it blocked on that lock here. */
+    int running = 1;
     uint64_t epoch = gch_epoch();
-    for (int spin = 0; running > 0 && spin < SPIN_POLLS && gch_epoch() == epoch; spin++)
+    for (int spin = 0; running > 0 && spin < SPIN_POLLS && gch_epoch() == epoch &&
+                       !gch_managed_code_in_mpi(); spin++)
         running = poll(ctx);
 
     for (int i = 0; i < nobjs; i++) {
