@@ -36,6 +36,7 @@ static const char *const mpc_messages[] = {
     [-MPC_ERR_TYPE_MISMATCH] = "send and receive arrays must have the same element type",
     [-MPC_ERR_LENGTH] = "array lengths do not match the communicator size",
     [-MPC_ERR_ALIAS] = "send and receive arrays must be different arrays here",
+    [-MPC_ERR_SERIALIZATION] = "the bytes are not a valid serialized graph",
 };
 
 const char *mpc_strerror(int code)

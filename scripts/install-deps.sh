@@ -8,6 +8,7 @@ PACKAGES=(
   mono-devel libmono-2.0-dev          # mcs, the runtime, mono-2.pc (embedding headers)
   mpich libmpich-dev                  # MPICH 4 (pkg-config mpich, mpiexec.mpich)
   libffi-dev                          # closures for user reduction operators
+  clang-14 libclang-rt-14-dev         # libFuzzer build of the serializer's validator
   python3 python3-matplotlib          # bench and sample plots (PNG)
 )
 
