@@ -3,14 +3,14 @@
  * MONO-FACTS), then found in O(1): a thread-local last-hit, else a lock-free hash lookup. */
 #include "opi_internal.h"
 
+#include "../serializer/ptr_map.h"
+
 #include <mono/metadata/appdomain.h>
 #include <mono/metadata/attrdefs.h>
 #include <mono/metadata/blob.h>
 #include <mono/metadata/class.h>
 #include <mono/metadata/metadata.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,75 +156,13 @@ static transport_plan *build_plan(MonoObject *obj)
     return p;
 }
 
-/* Open addressing keyed by vtable. Readers never lock; a full table is replaced by a larger
- * copy under the insert lock, and the old one is kept (readers may still be in it). */
-struct plan_table {
-    size_t mask;
-    transport_plan *_Atomic slot[];
-};
-
-static struct plan_table *_Atomic plans;
-static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t plan_count;
+static ptr_map plans = PTR_MAP_INIT; /* vtable -> transport_plan */
 static __thread const transport_plan *last_plan __attribute__((tls_model("initial-exec")));
 
-static size_t hash_vtable(const MonoVTable *vt) { return ((uintptr_t)vt >> 3) * 0x9E3779B97F4A7C15ull; }
-
-static const transport_plan *lookup(const struct plan_table *t, const MonoVTable *vt)
+static void *build_for(const void *vtable, void *obj)
 {
-    for (size_t i = hash_vtable(vt) & t->mask;; i = (i + 1) & t->mask) {
-        transport_plan *p = atomic_load_explicit(&t->slot[i], memory_order_acquire);
-        if (!p || p->vtable == vt)
-            return p;
-    }
-}
-
-static struct plan_table *new_table(size_t capacity)
-{
-    struct plan_table *t = calloc(1, sizeof *t + capacity * sizeof t->slot[0]);
-    if (t)
-        t->mask = capacity - 1;
-    return t;
-}
-
-static void place(struct plan_table *t, transport_plan *p)
-{
-    size_t i = hash_vtable(p->vtable) & t->mask;
-    while (atomic_load_explicit(&t->slot[i], memory_order_relaxed))
-        i = (i + 1) & t->mask;
-    atomic_store_explicit(&t->slot[i], p, memory_order_release);
-}
-
-static const transport_plan *insert(MonoObject *obj)
-{
-    pthread_mutex_lock(&insert_lock);
-    struct plan_table *t = atomic_load(&plans);
-    const transport_plan *found = t ? lookup(t, obj->vtable) : NULL;
-    if (found) {
-        pthread_mutex_unlock(&insert_lock);
-        return found;
-    }
-    if (!t || (plan_count + 1) * 2 > t->mask + 1) { /* keep the load factor under 1/2 */
-        struct plan_table *bigger = new_table(t ? (t->mask + 1) * 2 : 256);
-        if (!bigger) {
-            pthread_mutex_unlock(&insert_lock);
-            return NULL;
-        }
-        for (size_t i = 0; t && i <= t->mask; i++) {
-            transport_plan *p = atomic_load(&t->slot[i]);
-            if (p)
-                place(bigger, p);
-        }
-        atomic_store(&plans, bigger);
-        t = bigger;
-    }
-    transport_plan *p = build_plan(obj);
-    if (p) {
-        place(t, p);
-        plan_count++;
-    }
-    pthread_mutex_unlock(&insert_lock);
-    return p;
+    (void)vtable;
+    return build_plan(obj);
 }
 
 const transport_plan *opi_plan_for(MonoObject *obj)
@@ -232,10 +170,7 @@ const transport_plan *opi_plan_for(MonoObject *obj)
     const transport_plan *p = last_plan;
     if (p && p->vtable == obj->vtable)
         return p;
-    struct plan_table *t = atomic_load_explicit(&plans, memory_order_acquire);
-    p = t ? lookup(t, obj->vtable) : NULL;
-    if (!p)
-        p = insert(obj);
+    p = ptr_map_get_or_build(&plans, obj->vtable, build_for, obj);
     last_plan = p;
     return p;
 }
