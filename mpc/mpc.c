@@ -37,6 +37,7 @@ static const char *const mpc_messages[] = {
     [-MPC_ERR_LENGTH] = "array lengths do not match the communicator size",
     [-MPC_ERR_ALIAS] = "send and receive arrays must be different arrays here",
     [-MPC_ERR_SERIALIZATION] = "the bytes are not a valid serialized graph",
+    [-MPC_ERR_GRAPH] = "the object graph cannot be serialized",
 };
 
 const char *mpc_strerror(int code)

@@ -45,7 +45,8 @@ typedef enum mpc_err {
     MPC_ERR_LENGTH = -19,           /* array lengths do not fit the communicator size */
     MPC_ERR_ALIAS = -20,            /* the same array given as send and receive buffer */
     MPC_ERR_SERIALIZATION = -21,    /* bytes that are not a valid graph for the requested type */
-    MPC_ERR_LAST = -21
+    MPC_ERR_GRAPH = -22,            /* an object graph that cannot be serialized */
+    MPC_ERR_LAST = -22
 } mpc_err;
 
 /* Outcome of a receive or probe. bytes is the size of the matched message. */

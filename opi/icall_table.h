@@ -51,4 +51,12 @@
     X(Allreduce, opi_allreduce)             \
     X(Scan, opi_scan)                       \
     X(OpCreate, opi_op_create)              \
-    X(OpFree, opi_op_free)
+    X(OpFree, opi_op_free)                  \
+    X(SdInit, opi_sd_init)                  \
+    X(SdError, opi_sd_error)                \
+    X(SdWrite, opi_sd_write)                \
+    X(SdCopy, opi_sd_copy)                  \
+    X(SdRead, opi_sd_read)                  \
+    X(OSend, opi_osend)                     \
+    X(ORecv, opi_orecv)                     \
+    X(OBcast, opi_obcast)

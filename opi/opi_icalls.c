@@ -23,28 +23,7 @@ static int32_t put_text(MonoObject *buffer, const char *text)
     return (int32_t)len;
 }
 
-static int check_dest(int32_t size, int32_t dest, int32_t tag)
-{
-    if (dest < 0 || dest >= size)
-        return MPC_ERR_DEST;
-    if (tag < 0 || tag > mpc_tag_ub())
-        return MPC_ERR_TAG;
-    return MPC_OK;
-}
-
-static int check_source(int32_t size, int32_t source, int32_t tag)
-{
-    if (source != MPC_ANY_SOURCE && (source < 0 || source >= size))
-        return MPC_ERR_SOURCE;
-    if (tag != MPC_ANY_TAG && (tag < 0 || tag > mpc_tag_ub()))
-        return MPC_ERR_TAG;
-    return MPC_OK;
-}
-
-static int mpi_source(int32_t source) { return source == MPC_ANY_SOURCE ? MPI_ANY_SOURCE : source; }
-static int mpi_tag(int32_t tag) { return tag == MPC_ANY_TAG ? MPI_ANY_TAG : tag; }
-
-static void fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_size)
+void opi_fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_size)
 {
     mpc_status s;
     mpc_status_from_mpi(st, &s);
@@ -244,7 +223,7 @@ static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
     gch_count(GCH_OPERATIONS, 1);
     rc = opi_complete(&req, 1, &obj, 1, &st);
     if (rc == MPC_OK)
-        fill_status(status, &st, b->elem_size);
+        opi_fill_status(status, &st, b->elem_size);
     return rc;
 }
 
@@ -317,7 +296,7 @@ int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t d
     gch_count(GCH_OPERATIONS, 2);
     rc = opi_complete(req, 2, objs, 2, st);
     if (rc == MPC_OK)
-        fill_status(status, &st[0], rb.elem_size);
+        opi_fill_status(status, &st[0], rb.elem_size);
     return rc;
 }
 
@@ -327,9 +306,9 @@ int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_s
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_source(size, source, tag)))
         return rc;
-    rc = opi_probe_wait(mpi_source(source), mpi_tag(tag), comm, &st);
+    rc = opi_probe_wait(mpi_source(source), mpi_tag(tag), comm, &st, NULL);
     if (rc == MPC_OK)
-        fill_status(status, &st, 1);
+        opi_fill_status(status, &st, 1);
     return rc;
 }
 
@@ -344,7 +323,7 @@ int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
         return rc;
     *found = flag;
     if (flag)
-        fill_status(status, &st, 1);
+        opi_fill_status(status, &st, 1);
     return MPC_OK;
 }
 
@@ -367,7 +346,7 @@ static void fill_request_status(opi_status *out, const MPI_Status *st, const gch
     if (info->is_send)
         fill_send_status(out, st, info);
     else
-        fill_status(out, st, info->elem_size);
+        opi_fill_status(out, st, info->elem_size);
 }
 
 /* Starts a transfer and tests it once. Finished at once: *id = -1 and *status is filled, no

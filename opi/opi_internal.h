@@ -68,8 +68,9 @@ bool opi_pin_every_transfer(void);
 int opi_complete(MPI_Request *reqs, int nreqs, MonoObject **objs, int nobjs, MPI_Status *statuses);
 
 
-/* Blocks until a message matching (source, tag) — MPI's wildcards — is waiting; GC-friendly. */
-int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status);
+/* Blocks until a message matching (source, tag) — MPI's wildcards — is waiting; GC-friendly.
+ * With msg, the probe is matched (MPI_Improbe): the message is then *msg's alone. */
+int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status, MPI_Message *msg);
 
 /* Runs a blocking MPI call GC-safe, so that collections and other threads proceed while it
  * blocks; the buffers it uses lie in objs[0..nobjs) (NULL entries: none, nobjs <=
@@ -81,6 +82,27 @@ typedef int (*opi_blocking_fn)(void *arg);
 int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
 
 /* ---- argument checks shared by the internal calls ---- */
+
+static inline int check_source(int32_t size, int32_t source, int32_t tag)
+{
+    if (source != MPC_ANY_SOURCE && (source < 0 || source >= size))
+        return MPC_ERR_SOURCE;
+    if (tag != MPC_ANY_TAG && (tag < 0 || tag > mpc_tag_ub()))
+        return MPC_ERR_TAG;
+    return MPC_OK;
+}
+
+static inline int check_dest(int32_t size, int32_t dest, int32_t tag)
+{
+    if (dest < 0 || dest >= size)
+        return MPC_ERR_DEST;
+    if (tag < 0 || tag > mpc_tag_ub())
+        return MPC_ERR_TAG;
+    return MPC_OK;
+}
+
+static inline int mpi_source(int32_t source) { return source == MPC_ANY_SOURCE ? MPI_ANY_SOURCE : source; }
+static inline int mpi_tag(int32_t tag) { return tag == MPC_ANY_TAG ? MPI_ANY_TAG : tag; }
 
 static inline int check_comm(int32_t comm) { return comm == MPI_COMM_NULL ? MPC_ERR_COMM_NULL : MPC_OK; }
 static inline int check_root(int32_t size, int32_t root)
@@ -106,6 +128,9 @@ typedef struct opi_status {
     int32_t error; /* non-blocking start: the transfer finished at once, with this error */
     int32_t reserved;
 } opi_status;
+
+/* Fills a managed Status from a completed receive or probe (count = bytes / elem_size). */
+void opi_fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_size);
 
 /* The table MOTOR_ICALLS expands to (icall_table.c). */
 typedef struct opi_icall {

@@ -126,6 +126,7 @@ struct probe {
     int source, tag;
     MPI_Comm comm;
     MPI_Status *st;
+    MPI_Message *msg; /* matched probe when set */
     int error;
 };
 
@@ -133,7 +134,8 @@ static int poll_probe(void *ctx)
 {
     struct probe *pr = ctx;
     int found = 0;
-    int rc = MPI_Iprobe(pr->source, pr->tag, pr->comm, &found, pr->st);
+    int rc = pr->msg ? MPI_Improbe(pr->source, pr->tag, pr->comm, &found, pr->msg, pr->st)
+                     : MPI_Iprobe(pr->source, pr->tag, pr->comm, &found, pr->st);
     if (rc != MPI_SUCCESS) {
         pr->error = rc;
         return 0;
@@ -141,9 +143,9 @@ static int poll_probe(void *ctx)
     return !found;
 }
 
-int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status)
+int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status, MPI_Message *msg)
 {
-    struct probe pr = {source, tag, comm, status, MPI_SUCCESS};
+    struct probe pr = {source, tag, comm, status, msg, MPI_SUCCESS};
     wait_deferred(poll_probe, &pr, NULL, 0);
     return pr.error;
 }

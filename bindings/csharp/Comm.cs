@@ -147,6 +147,37 @@ namespace System.MP
             return found != 0 ? new Status(ref st) : null;
         }
 
+        // ---- structured data transport: any object graph, one message per graph ----
+
+        /// <summary>Sends the graph under graph (reference fields travel when [Transportable];
+        /// arrays of objects with their elements; shared references and cycles kept).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public void OSend(object graph, int dest, int tag) => Errors.Check(MPDirect.OSend(handle, size, graph, dest, tag));
+
+        /// <summary>Receives the next matching graph; its root must be a T. Only types reachable
+        /// from T (API.md, "Allowed types on receipt") are ever created.</summary>
+        public T ORecv<T>(int source, int tag)
+        {
+            Status unused;
+            return ORecv<T>(source, tag, out unused);
+        }
+
+        public T ORecv<T>(int source, int tag, out Status status)
+        {
+            var st = new StatusData();
+            object result = ReceiveGraph(source, tag, typeof(T), ref st);
+            status = new Status(ref st);
+            return result == null ? default(T) : (T)result;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        object ReceiveGraph(int source, int tag, Type expected, ref StatusData st)
+        {
+            object result;
+            Errors.Check(MPDirect.ORecv(handle, size, source, tag, expected, out result, ref st));
+            return result;
+        }
+
         // ---- communicator management ----
 
         [MethodImpl(MethodImplOptions.NoInlining)]
@@ -271,6 +302,22 @@ namespace System.MP
 
         /// <summary>The argument a NotTransportable code is about.</summary>
         static object Subject(Array send, Array recv) => send != null && IsTransportable(send) ? (object)recv : send;
+
+        /// <summary>The root's graph arrives at every rank; every rank (the root too) returns its
+        /// own copy. graph is ignored off the root.</summary>
+        public T OBcast<T>(T graph, int root)
+        {
+            object result = BroadcastGraph(graph, root, typeof(T));
+            return result == null ? default(T) : (T)result;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        object BroadcastGraph(object graph, int root, Type expected)
+        {
+            object result;
+            Errors.Check(MPDirect.OBcast(handle, Size, Rank, graph, root, expected, out result));
+            return result;
+        }
 
         /// <summary>Per-thread one-element arrays for the scalar Allreduce (no allocation per call).</summary>
         static class Scalars<T>

@@ -56,6 +56,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         static void CreateCommunicators()
         {
+            Errors.Check(MPDirect.SdInit(typeof(TransportableAttribute)));
             world = new Intracomm(MPDirect.WorldHandle(), false);
             self = new Intracomm(MPDirect.SelfHandle(), false);
         }

@@ -27,7 +27,8 @@ namespace System.MP
         const int NotInitialized = -1, NullArgument = -2, Dest = -3, Source = -4, Tag = -5,
                   Offset = -6, Count = -7, NotOneDimensional = -9,
                   SameObject = -10, CommNull = -11, Root = -12, TooLarge = -13, NoMemory = -14,
-                  RequestBusy = -16, OpUndefined = -17, TypeMismatch = -18, Length = -19, Alias = -20;
+                  RequestBusy = -16, OpUndefined = -17, TypeMismatch = -18, Length = -19, Alias = -20,
+                  Serialization = -21, Graph = -22;
 
         internal static void Check(int code)
         {
@@ -40,6 +41,14 @@ namespace System.MP
         {
             if (code != 0)
                 throw Make(code, subject);
+        }
+
+        /// <summary>The serializer's own account of its last failure on this thread, if any.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static string SerializerText(string fallback)
+        {
+            string why = Core.Text(b => MPDirect.SdError(b));
+            return why.Length > 0 ? why : fallback;
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
@@ -66,6 +75,8 @@ namespace System.MP
             case NotInitialized: return new InvalidOperationException("System.MP: " + text);
             case NoMemory: return new OutOfMemoryException(text);
             case RequestBusy: return new InvalidOperationException("System.MP: " + text);
+            case Serialization: return new MPSerializationException("System.MP: " + SerializerText(text));
+            case Graph: return new ArgumentException("System.MP: " + SerializerText(text));
             default:
                 return new MPException(code > 0 ? text : "System.MP: " + text,
                                        code > 0 ? MPDirect.ErrorClass(code) : code);

@@ -65,5 +65,16 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Scan(int comm, int size, Array send, Array recv, int op);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OpCreate(Type element, object combiner, int commutative, out int code);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OpFree(int code);
+
+        // Structured data transport. SdWrite serializes into the thread's native scratch buffer,
+        // SdCopy copies it out; SdError describes the thread's last serializer failure.
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdInit(Type transportableAttribute);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdError(byte[] buffer);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdWrite(object graph, out int size);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdCopy(byte[] dest, int offset);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdRead(byte[] src, int offset, int count, Type expected, out object result);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OSend(int comm, int size, object graph, int dest, int tag);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ORecv(int comm, int size, int source, int tag, Type expected, out object result, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OBcast(int comm, int size, int rank, object graph, int root, Type expected, out object result);
     }
 }

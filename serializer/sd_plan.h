@@ -1,0 +1,38 @@
+/* sd_plan.h — per-class serialization plans (internal to serializer/). */
+#ifndef SD_PLAN_H
+#define SD_PLAN_H
+
+#include "sd_format.h"
+
+#include <mono/metadata/class.h>
+#include <mono/metadata/object.h>
+
+/* A reference slot that travels: its offset in the instance data (or element) and the
+ * declared type of the field. */
+typedef struct sd_slot {
+    uint32_t offset;
+    MonoClass *declared;
+} sd_slot;
+
+typedef struct sd_plan {
+    MonoClass *klass;
+    uint8_t kind;       /* SD_OBJECT, SD_ARRAY, SD_STRING */
+    uint8_t rank;
+    uint8_t element;    /* arrays: SD_ELEM_* */
+    uint32_t data_size; /* OBJECT: instance data bytes; ARRAY: bytes per element */
+    uint32_t nall;      /* every reference slot (zeroed when read) */
+    uint32_t *all;
+    uint32_t nslots;    /* the transportable ones, in layout order */
+    sd_slot *slots;
+    MonoClass *elem_class;
+    int polymorphic;    /* class-level [Transportable] */
+    const char *denied; /* why instances never travel (delegates, reflection, OS handles), or NULL */
+    char *wire_name;    /* "Full.Name, image" */
+    uint32_t name_len;
+} sd_plan;
+
+/* The plan of k; NULL when out of memory. */
+const sd_plan *sd_plan_for(MonoClass *k);
+int sd_has_transportable(MonoClass *k, MonoClassField *f);
+
+#endif

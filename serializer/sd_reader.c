@@ -1,0 +1,271 @@
+/* sd_reader.c — reads a graph (FORMAT.md) safely: the pure-C validator checks the structure
+ * first; then every type name is resolved only if API.md's allow-list for the expected type
+ * admits it, and checked against this runtime's layout; objects are created without running
+ * constructors, kept reachable in a pinned object[] while the rest are made, and linked only
+ * to objects assignable to each slot's declared type. Anything else fails the whole read. */
+#include "serializer.h"
+
+#include "../mpc/mpc.h"
+#include "sd_plan.h"
+
+#include <mono/metadata/metadata.h>
+
+#include <mono/metadata/appdomain.h>
+#include <mono/metadata/attrdefs.h>
+#include <mono/metadata/class.h>
+#include <mono/metadata/image.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static __thread char why_buf[512];
+
+static int failf(const char **why, const char *fmt, int n, const char *s)
+{
+    snprintf(why_buf, sizeof why_buf, fmt, n, s);
+    *why = why_buf;
+    return MPC_ERR_SERIALIZATION;
+}
+
+/* The allow-list R: grows from the expected type through travelling slots and array elements. */
+typedef struct allowed {
+    const sd_plan **plans;
+    uint32_t n, cap;
+} allowed;
+
+static int in_allowed(const allowed *r, const sd_plan *p)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->plans[i] == p)
+            return 1;
+    return 0;
+}
+
+static int allow(allowed *r, MonoClass *k)
+{
+    const sd_plan *p = sd_plan_for(k);
+    if (!p)
+        return -1;
+    if (in_allowed(r, p))
+        return 0;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 32;
+        const sd_plan **g = realloc(r->plans, r->cap * sizeof *g);
+        if (!g)
+            return -1;
+        r->plans = g;
+    }
+    r->plans[r->n++] = p;
+    for (uint32_t s = 0; s < p->nslots; s++)
+        if (allow(r, p->slots[s].declared))
+            return -1;
+    if (p->elem_class && allow(r, p->elem_class))
+        return -1;
+    return 0;
+}
+
+/* A class named on the wire that is not in R may still come if marked [Transportable] and
+ * assignable to a type in R (API.md). Only simple names "Ns.Name, image" are looked up. */
+static const sd_plan *polymorphic(allowed *r, const sd_type *t)
+{
+    char name[SD_MAX_NAME + 1];
+    memcpy(name, t->name, t->name_len);
+    name[t->name_len] = '\0';
+    char *comma = strstr(name, ", ");
+    if (!comma || strpbrk(name, "[]<>/`+*&"))
+        return NULL;
+    *comma = '\0';
+    MonoImage *image = mono_image_loaded(comma + 2);
+    if (!image)
+        return NULL;
+    char *dot = strrchr(name, '.');
+    MonoClass *k = dot ? (*dot = '\0', mono_class_from_name(image, name, dot + 1))
+                       : mono_class_from_name(image, "", name);
+    const sd_plan *p = k ? sd_plan_for(k) : NULL;
+    if (!p || !p->polymorphic)
+        return NULL;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (mono_class_is_assignable_from(r->plans[i]->klass, k))
+            return allow(r, k) ? NULL : p;
+    return NULL;
+}
+
+static const sd_plan *resolve(allowed *r, const sd_type *t)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->plans[i]->name_len == t->name_len && !memcmp(r->plans[i]->wire_name, t->name, t->name_len))
+            return r->plans[i];
+    return polymorphic(r, t);
+}
+
+/* Does this runtime lay the type out as the message says? */
+static int same_layout(const sd_plan *p, const sd_type *t)
+{
+    uint32_t refs = p->kind == SD_ARRAY && p->element == SD_ELEM_REFS ? 1 : p->nslots;
+    return p->kind == t->kind && p->rank == t->rank && p->element == t->element &&
+           p->data_size == t->data_size && refs == t->ref_count;
+}
+
+static void zero_slots(uint8_t *data, const sd_plan *p)
+{
+    for (uint32_t s = 0; s < p->nall; s++)
+        memset(data + p->all[s], 0, sizeof(void *));
+}
+
+/* Creates record r's object (no constructor runs) and fills its data; references come later. */
+static MonoObject *create(const sd_plan *p, const sd_record *rec, MonoDomain *domain)
+{
+    if (p->kind == SD_STRING)
+        return (MonoObject *)mono_string_new_utf16(domain, (const mono_unichar2 *)rec->data, (int32_t)rec->elements);
+    if (p->kind == SD_OBJECT) {
+        MonoObject *o = mono_class_is_valuetype(p->klass) ? mono_value_box(domain, p->klass, (void *)rec->data)
+                                                          : mono_object_new(domain, p->klass);
+        if (!o)
+            return NULL;
+        uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
+        memcpy(data, rec->data, p->data_size);
+        zero_slots(data, p);
+        return o;
+    }
+    uintptr_t lengths[SD_MAX_RANK];
+    intptr_t lower[SD_MAX_RANK];
+    int zero_based = 1;
+    for (uint32_t d = 0; d < p->rank; d++) {
+        lengths[d] = rec->lengths[d];
+        lower[d] = rec->lower_bounds[d];
+        zero_based &= lower[d] == 0;
+    }
+    if (p->rank == 1 && mono_type_get_type(mono_class_get_type(p->klass)) == MONO_TYPE_SZARRAY && !zero_based)
+        return NULL; /* T[] has no lower bound */
+    MonoArray *a = mono_array_new_full(domain, p->klass, lengths, zero_based ? NULL : lower);
+    if (!a)
+        return NULL;
+    uint8_t *data = (uint8_t *)mono_array_addr_with_size(a, 1, 0);
+    if (p->element == SD_ELEM_RAW) {
+        memcpy(data, rec->data, rec->elements * p->data_size);
+        if (p->nall)
+            for (uint64_t e = 0; e < rec->elements; e++)
+                zero_slots(data + e * p->data_size, p);
+    } else if (p->element == SD_ELEM_STRUCTS) {
+        size_t stride = p->data_size + 4u * p->nslots;
+        for (uint64_t e = 0; e < rec->elements; e++) {
+            memcpy(data + e * p->data_size, rec->data + e * stride, p->data_size);
+            zero_slots(data + e * p->data_size, p);
+        }
+    }
+    return (MonoObject *)a;
+}
+
+/* Sets one reference: idx names a record whose object must fit the declared type. */
+static int link_ref(MonoArray *objs, void **slot, int32_t idx, MonoClass *declared, const char **why)
+{
+    if (idx < 0)
+        return 0;
+    MonoObject *target = mono_array_get(objs, MonoObject *, idx);
+    if (!mono_object_isinst(target, declared)) {
+        const sd_plan *dp = sd_plan_for(declared);
+        return failf(why, "a reference points to an object that is not a %.*s", dp ? (int)dp->name_len : 1,
+                     dp ? dp->wire_name : "?");
+    }
+    mono_gc_wbarrier_generic_store(slot, target);
+    return 0;
+}
+
+static int link_record(MonoArray *objs, const sd_plan *p, const sd_record *rec, uint32_t i, const char **why)
+{
+    MonoObject *o = mono_array_get(objs, MonoObject *, i);
+    if (p->kind == SD_OBJECT) {
+        uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
+        for (uint32_t s = 0; s < p->nslots; s++)
+            if (link_ref(objs, (void **)(data + p->slots[s].offset), sd_i32(rec->refs + 4 * s),
+                         p->slots[s].declared, why))
+                return MPC_ERR_SERIALIZATION;
+    } else if (p->kind == SD_ARRAY && p->element != SD_ELEM_RAW) {
+        uint8_t *data = (uint8_t *)mono_array_addr_with_size((MonoArray *)o, 1, 0);
+        size_t stride = p->element == SD_ELEM_REFS ? 4 : p->data_size + 4u * p->nslots;
+        for (uint64_t e = 0; e < rec->elements; e++)
+            for (uint32_t s = 0; s < p->nslots; s++)
+                if (link_ref(objs, (void **)(data + e * p->data_size + p->slots[s].offset),
+                             sd_i32(rec->refs + e * stride + 4 * s), p->slots[s].declared, why))
+                    return MPC_ERR_SERIALIZATION;
+    }
+    return MPC_OK;
+}
+
+int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **result, const char **why)
+{
+    sd_header h;
+    *result = NULL;
+    if (sd_validate(buf, len, &h, why))
+        return MPC_ERR_SERIALIZATION;
+    if (h.root < 0)
+        return MPC_OK; /* the null graph */
+
+    int rc = MPC_ERR_NO_MEMORY;
+    allowed r = {0};
+    const sd_plan **plans = calloc(h.type_count, sizeof *plans);
+    sd_type *types = calloc(h.type_count, sizeof *types);
+    uint32_t pin = 0;
+    *why = "out of memory";
+    if (!plans || !types || allow(&r, expected))
+        goto done;
+    sd_cursor cur = {buf + SD_HEADER_BYTES, buf + len, NULL};
+    for (uint32_t t = 0; t < h.type_count; t++) {
+        sd_parse_type(&cur, &types[t]); /* cannot fail: validated */
+        plans[t] = resolve(&r, &types[t]);
+        if (!plans[t]) {
+            rc = failf(why, "the message names type %.*s, which is not allowed for the expected type",
+                       (int)types[t].name_len, types[t].name);
+            goto done;
+        }
+        if (plans[t]->denied || !same_layout(plans[t], &types[t]) ||
+            (mono_class_get_flags(plans[t]->klass) & (MONO_TYPE_ATTR_ABSTRACT | MONO_TYPE_ATTR_INTERFACE))) {
+            rc = failf(why, "type %.*s cannot be created from this message (layout differs, abstract, or never travels)",
+                       (int)types[t].name_len, types[t].name);
+            goto done;
+        }
+    }
+    const uint8_t *records = cur.p;
+
+    /* create every object; the object[] keeps them reachable while later ones allocate */
+    MonoDomain *domain = mono_domain_get();
+    MonoArray *objs = mono_array_new(domain, mono_get_object_class(), h.record_count);
+    if (!objs)
+        goto done;
+    pin = mono_gchandle_new((MonoObject *)objs, 1);
+    for (uint32_t i = 0; i < h.record_count; i++) {
+        sd_record rec;
+        sd_parse_record(&cur, types, h.type_count, &rec);
+        MonoObject *o = create(plans[rec.type_index], &rec, domain);
+        if (!o) {
+            rc = failf(why, "cannot create an object of type %.*s", (int)plans[rec.type_index]->name_len,
+                       plans[rec.type_index]->wire_name);
+            goto done;
+        }
+        mono_array_setref(objs, i, o);
+    }
+    /* link the references */
+    cur.p = records;
+    for (uint32_t i = 0; i < h.record_count; i++) {
+        sd_record rec;
+        sd_parse_record(&cur, types, h.type_count, &rec);
+        if ((rc = link_record(objs, plans[rec.type_index], &rec, i, why)) != MPC_OK)
+            goto done;
+    }
+    MonoObject *root = mono_array_get(objs, MonoObject *, h.root);
+    if (!mono_object_isinst(root, expected)) {
+        const sd_plan *ep = sd_plan_for(expected);
+        rc = failf(why, "the root is not a %.*s", ep ? (int)ep->name_len : 1, ep ? ep->wire_name : "?");
+        goto done;
+    }
+    *result = root;
+    *why = NULL;
+    rc = MPC_OK;
+done:
+    if (pin)
+        mono_gchandle_free(pin);
+    free(r.plans);
+    free(plans);
+    free(types);
+    return rc;
+}

@@ -1,0 +1,337 @@
+/* sd_writer.c — writes an object graph (FORMAT.md). Iterative: records are numbered in the
+ * order they are found, and that order is also the work queue, so a list of a million nodes
+ * needs no recursion. An identity map gives shared references and cycles one record. Runs
+ * GC-unsafe and allocates no managed memory: the graph cannot move while it is walked. */
+#include "serializer.h"
+
+#include "../mpc/mpc.h"
+#include "sd_plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* object -> record index, open addressing */
+typedef struct graph {
+    MonoObject **objs;
+    const sd_plan **plans;
+    uint32_t count, cap;
+    uint32_t *map; /* index + 1, 0 = empty */
+    size_t mask;
+    const sd_plan **types;
+    uint32_t ntypes, cap_types;
+    uint32_t *type_of; /* record -> type index */
+} graph;
+
+static __thread char why_buf[512];
+
+static size_t hash(const void *p) { return ((uintptr_t)p >> 3) * 0x9E3779B97F4A7C15ull; }
+
+static int grow_map(graph *g)
+{
+    size_t cap = g->mask ? (g->mask + 1) * 2 : 1024;
+    uint32_t *m = calloc(cap, sizeof *m);
+    if (!m)
+        return -1;
+    for (uint32_t i = 0; i < g->count; i++) {
+        size_t h = hash(g->objs[i]) & (cap - 1);
+        while (m[h])
+            h = (h + 1) & (cap - 1);
+        m[h] = i + 1;
+    }
+    free(g->map);
+    g->map = m;
+    g->mask = cap - 1;
+    return 0;
+}
+
+/* The record index of o, adding it (and its plan) when new. -1 when out of memory. */
+static int64_t record_of(graph *g, MonoObject *o)
+{
+    if ((g->count + 1) * 2 > g->mask + 1 && grow_map(g))
+        return -1;
+    size_t h = hash(o) & g->mask;
+    for (; g->map[h]; h = (h + 1) & g->mask)
+        if (g->objs[g->map[h] - 1] == o)
+            return g->map[h] - 1;
+    if (g->count == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 256;
+        MonoObject **objs = realloc(g->objs, g->cap * sizeof *objs);
+        const sd_plan **plans = realloc(g->plans, g->cap * sizeof *plans);
+        if (objs)
+            g->objs = objs;
+        if (plans)
+            g->plans = plans;
+        if (!objs || !plans)
+            return -1;
+    }
+    const sd_plan *p = sd_plan_for(mono_object_get_class(o));
+    if (!p)
+        return -1;
+    g->objs[g->count] = o;
+    g->plans[g->count] = p;
+    g->map[h] = g->count + 1;
+    return g->count++;
+}
+
+/* May value (non-null) travel in a slot declared as d? */
+static int admissible(MonoObject *value, const sd_plan *vp, MonoClass *d, const char **why)
+{
+    if (vp->denied) {
+        snprintf(why_buf, sizeof why_buf, "an object of type %.*s cannot be serialized: %s",
+                 (int)vp->name_len, vp->wire_name, vp->denied);
+        *why = why_buf;
+        return 0;
+    }
+    if (vp->klass != d && !vp->polymorphic) {
+        (void)value;
+        const sd_plan *dp = sd_plan_for(d);
+        snprintf(why_buf, sizeof why_buf,
+                 "an object of type %.*s sits where %.*s is declared: mark %.*s [Transportable] "
+                 "so that it may travel as a %.*s",
+                 (int)vp->name_len, vp->wire_name, dp ? (int)dp->name_len : 1, dp ? dp->wire_name : "?",
+                 (int)vp->name_len, vp->wire_name, dp ? (int)dp->name_len : 1, dp ? dp->wire_name : "?");
+        *why = why_buf;
+        return 0;
+    }
+    return 1;
+}
+
+static uint8_t *array_data(MonoObject *a) { return (uint8_t *)mono_array_addr_with_size((MonoArray *)a, 1, 0); }
+
+/* Each reference of record i (through slots, or array elements). */
+typedef int (*ref_visitor)(graph *g, MonoObject *value, MonoClass *declared, void *ctx);
+
+static int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
+{
+    MonoObject *o = g->objs[i];
+    const sd_plan *p = g->plans[i];
+    if (p->kind == SD_OBJECT) {
+        uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
+        for (uint32_t s = 0; s < p->nslots; s++)
+            if (fn(g, *(MonoObject **)(data + p->slots[s].offset), p->slots[s].declared, ctx))
+                return -1;
+    } else if (p->kind == SD_ARRAY && p->nslots) {
+        uint8_t *data = array_data(o);
+        size_t n = mono_array_length((MonoArray *)o);
+        for (size_t e = 0; e < n; e++)
+            for (uint32_t s = 0; s < p->nslots; s++)
+                if (fn(g, *(MonoObject **)(data + e * p->data_size + p->slots[s].offset),
+                       p->slots[s].declared, ctx))
+                    return -1;
+    }
+    return 0;
+}
+
+static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
+{
+    const char **why = ctx;
+    if (!value)
+        return 0;
+    int64_t before = g->count, r = record_of(g, value);
+    if (r < 0) {
+        *why = "out of memory";
+        return -1;
+    }
+    if (r >= before && !admissible(value, g->plans[r], declared, why))
+        return -1;
+    return 0;
+}
+
+static int type_index_of(graph *g, const sd_plan *p, uint32_t *index)
+{
+    for (uint32_t t = 0; t < g->ntypes; t++)
+        if (g->types[t] == p) {
+            *index = t;
+            return 0;
+        }
+    if (g->ntypes == g->cap_types) {
+        g->cap_types = g->cap_types ? 2 * g->cap_types : 16;
+        const sd_plan **t = realloc(g->types, g->cap_types * sizeof *t);
+        if (!t)
+            return -1;
+        g->types = t;
+    }
+    g->types[g->ntypes] = p;
+    *index = g->ntypes++;
+    return 0;
+}
+
+/* ---- output ---- */
+
+static int reserve(sd_buffer *b, size_t more)
+{
+    if (b->len + more <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + more)
+        cap *= 2;
+    uint8_t *d = realloc(b->data, cap);
+    if (!d)
+        return -1;
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+static void out32(sd_buffer *b, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        b->data[b->len++] = (uint8_t)(v >> (8 * i));
+}
+
+static void out_bytes(sd_buffer *b, const void *p, size_t n)
+{
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+/* Instance or element data with every reference slot zeroed. */
+static void out_data(sd_buffer *b, const uint8_t *data, const sd_plan *p)
+{
+    uint8_t *at = b->data + b->len;
+    out_bytes(b, data, p->data_size);
+    for (uint32_t s = 0; s < p->nall; s++)
+        memset(at + p->all[s], 0, sizeof(void *));
+}
+
+static int out_ref(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
+{
+    (void)declared;
+    int64_t r = value ? record_of(g, value) : -1; /* found, never added: discovery saw it */
+    out32(ctx, (uint32_t)(int32_t)r);
+    return 0;
+}
+
+static size_t record_bytes(const graph *g, uint32_t i)
+{
+    MonoObject *o = g->objs[i];
+    const sd_plan *p = g->plans[i];
+    switch (p->kind) {
+    case SD_OBJECT:
+        return 4 + p->data_size + 4ull * p->nslots;
+    case SD_STRING:
+        return 8 + 2ull * (size_t)mono_string_length((MonoString *)o);
+    default: {
+        size_t n = mono_array_length((MonoArray *)o);
+        size_t per = p->element == SD_ELEM_REFS ? 4 : p->data_size + 4ull * p->nslots;
+        return 4 + 8ull * p->rank + n * per;
+    }
+    }
+}
+
+static void out_record(graph *g, uint32_t i, sd_buffer *b)
+{
+    MonoObject *o = g->objs[i];
+    const sd_plan *p = g->plans[i];
+    out32(b, g->type_of[i]);
+    if (p->kind == SD_OBJECT) {
+        out_data(b, (uint8_t *)o + sizeof(MonoObject), p);
+        visit_refs(g, i, out_ref, b);
+        return;
+    }
+    if (p->kind == SD_STRING) {
+        int32_t n = mono_string_length((MonoString *)o);
+        out32(b, (uint32_t)n);
+        out_bytes(b, mono_string_chars((MonoString *)o), 2 * (size_t)n);
+        return;
+    }
+    /* arrays: bounds, then elements. Multi-dimensional arrays keep {length, lower bound} per
+     * dimension right after their data (MONO-FACTS); one-dimensional zero-based ones have none. */
+    MonoArray *a = (MonoArray *)o;
+    size_t n = mono_array_length(a);
+    const uint32_t *bounds = *(const uint32_t **)((uint8_t *)o + sizeof(MonoObject));
+    for (uint32_t d = 0; d < p->rank; d++)
+        out32(b, bounds ? bounds[2 * d] : (uint32_t)n);
+    for (uint32_t d = 0; d < p->rank; d++)
+        out32(b, bounds ? bounds[2 * d + 1] : 0);
+    uint8_t *data = array_data(o);
+    if (p->element == SD_ELEM_RAW && !p->nall) {
+        out_bytes(b, data, n * p->data_size);
+    } else if (p->element == SD_ELEM_RAW) { /* structs whose references do not travel */
+        for (size_t e = 0; e < n; e++)
+            out_data(b, data + e * p->data_size, p);
+    } else if (p->element == SD_ELEM_REFS) {
+        visit_refs(g, i, out_ref, b);
+    } else {
+        for (size_t e = 0; e < n; e++) {
+            out_data(b, data + e * p->data_size, p);
+            for (uint32_t s = 0; s < p->nslots; s++)
+                out_ref(g, *(MonoObject **)(data + e * p->data_size + p->slots[s].offset), NULL, b);
+        }
+    }
+}
+
+void sd_buffer_free(sd_buffer *b)
+{
+    free(b->data);
+    *b = (sd_buffer){0};
+}
+
+int sd_write(MonoObject *root, sd_buffer *out, const char **why)
+{
+    graph g = {0};
+    int rc = MPC_ERR_NO_MEMORY;
+    out->len = 0;
+    *why = "out of memory";
+    if (root) {
+        if (record_of(&g, root) < 0)
+            goto done;
+        if (g.plans[0]->denied) {
+            admissible(root, g.plans[0], g.plans[0]->klass, why);
+            rc = MPC_ERR_GRAPH;
+            goto done;
+        }
+        for (uint32_t i = 0; i < g.count; i++) {
+            if (visit_refs(&g, i, discover, why)) {
+                rc = *why && strcmp(*why, "out of memory") ? MPC_ERR_GRAPH : MPC_ERR_NO_MEMORY;
+                goto done;
+            }
+        }
+        if (!(g.type_of = malloc(g.count * sizeof *g.type_of)))
+            goto done;
+        for (uint32_t i = 0; i < g.count; i++)
+            if (type_index_of(&g, g.plans[i], &g.type_of[i]))
+                goto done;
+    }
+    size_t total = SD_HEADER_BYTES;
+    for (uint32_t t = 0; t < g.ntypes; t++)
+        total += 16 + g.types[t]->name_len;
+    for (uint32_t i = 0; i < g.count; i++)
+        total += record_bytes(&g, i);
+    if (g.ntypes > SD_MAX_TYPES) {
+        *why = "the graph holds more than 4096 types";
+        rc = MPC_ERR_GRAPH;
+        goto done;
+    }
+    if (reserve(out, total))
+        goto done;
+    out32(out, SD_MAGIC);
+    out32(out, SD_VERSION);
+    out32(out, g.ntypes);
+    out32(out, g.count);
+    out32(out, root ? 0 : (uint32_t)-1);
+    out32(out, 0);
+    out32(out, (uint32_t)total);
+    out32(out, (uint32_t)((uint64_t)total >> 32));
+    for (uint32_t t = 0; t < g.ntypes; t++) {
+        const sd_plan *p = g.types[t];
+        uint8_t head[4] = {p->kind, p->rank, p->element, 0};
+        out_bytes(out, head, 4);
+        out32(out, p->data_size);
+        out32(out, p->kind == SD_ARRAY && p->element == SD_ELEM_REFS ? 1 : p->nslots);
+        out32(out, p->name_len);
+        out_bytes(out, p->wire_name, p->name_len);
+    }
+    for (uint32_t i = 0; i < g.count; i++)
+        out_record(&g, i, out);
+    rc = MPC_OK;
+    *why = NULL;
+done:
+    free(g.objs);
+    free(g.plans);
+    free(g.map);
+    free(g.types);
+    free(g.type_of);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* serializer.h — the structured data transport's serializer (FORMAT.md): writes an object
+ * graph into native bytes and reads it back under the allow-list rules of API.md. Raw
+ * internal-call context (GC-unsafe). The writer allocates no managed memory, so no collection
+ * can move the graph while it is walked. */
+#ifndef SERIALIZER_H
+#define SERIALIZER_H
+
+#include <mono/metadata/object.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Tells the serializer which class is System.MP.TransportableAttribute (once, from C#). */
+void sd_set_transportable_attribute(MonoClass *attribute);
+
+/* A growable native byte buffer. */
+typedef struct sd_buffer {
+    uint8_t *data;
+    size_t len, cap;
+} sd_buffer;
+
+void sd_buffer_free(sd_buffer *b);
+
+/* Writes the graph under root (NULL: the null graph) into out (reset first). Returns MPC_OK, or
+ * MPC_ERR_GRAPH with *why naming the object that cannot travel, or
+ * MPC_ERR_NO_MEMORY. */
+int sd_write(MonoObject *root, sd_buffer *out, const char **why);
+
+/* Reads a message whose root must be assignable to expected. On success *result is the root
+ * (NULL for the null graph). MPC_ERR_SERIALIZATION with *why for anything invalid, hostile or
+ * not allowed for expected; no object of a type outside the allow-list is ever created. */
+int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **result,
+            const char **why);
+
+#endif

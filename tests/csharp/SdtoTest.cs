@@ -1,0 +1,196 @@
+// SdtoTest — the structured data transport: round trips of every shape API.md names (through
+// Serializer and through OSend/ORecv/OBcast), identity and cycles, unmarked references arriving
+// null, inherited fields, structs with references, double[,] inside graphs, a 10^6-element list,
+// polymorphism rules, and hostile bytes: random, every truncation, mutations, types not reachable
+// from T, roots not assignable to T, absurd lengths — always MPSerializationException (or a valid
+// object), never a crash, and the communicator stays usable.
+#pragma warning disable 649 // fields exist to give types a shape
+using System;
+using System.Linq;
+using System.MP;
+
+class Node { public int Value; [Transportable] public Node Next; }
+class Record
+{
+    public long Id;
+    public double Score;
+    [Transportable] public string Name;
+    public string Note;                       // unmarked: arrives null
+    [Transportable] public int[] Data;
+    [Transportable] public double[,] Grid;
+    [Transportable] public Record Peer;
+    [Transportable] public object[] Bag;
+    public Pair Inline;                       // value-type field: always travels
+    [Transportable] public Pair[] Pairs;
+}
+struct Pair { public int Key; [Transportable] public string Label; public string Hidden; }
+class BaseShape { public int Sides; }
+[Transportable] class Square : BaseShape { public double Edge; }
+class Triangle : BaseShape { public double Height; }      // not marked: no polymorphic travel
+class Holder { [Transportable] public BaseShape Shape; }
+class Secret { public int Code; }
+class Res { public int Row, Col; [Transportable] public double[,] Block; }   // the shallow-water record
+class Unsafe { [Transportable] public Action Callback; }
+
+static class SdtoTest
+{
+    static Intracomm world = Ring.World;
+    static int rank = Ring.Rank, next = Ring.Next, prev = Ring.Prev;
+
+    static T RoundTrip<T>(T graph)
+    {
+        byte[] bytes = Serializer.Serialize(graph);
+        Check.Equal(bytes.Length, Serializer.Measure(graph), "Serialize returns Measure bytes");
+        var padded = new byte[bytes.Length + 7];
+        Check.Equal(bytes.Length, Serializer.Serialize(graph, padded, 3), "Serialize into a buffer");
+        return Serializer.Deserialize<T>(padded, 3, bytes.Length);
+    }
+
+    static Record Sample(int seed)
+    {
+        var r = new Record {
+            Id = 1000 + seed, Score = seed * 0.5, Name = "record " + seed, Note = "secret",
+            Data = Enumerable.Range(seed, 50).ToArray(), Grid = new double[3, 4],
+            Inline = new Pair { Key = 7, Label = "inline", Hidden = "h" },
+            Pairs = new[] { new Pair { Key = 1, Label = "one" }, new Pair { Key = 2, Label = null, Hidden = "x" } },
+        };
+        r.Grid[2, 3] = seed + 0.25;
+        r.Peer = r;                                               // a cycle
+        r.Bag = new object[] { r, new Square { Sides = 4, Edge = 2 }, null, r.Pairs };  // shared references
+        return r;
+    }
+
+    static void CheckSample(Record r, int seed, string how)
+    {
+        bool ok = r != null && r.Id == 1000 + seed && r.Score == seed * 0.5 && r.Name == "record " + seed
+                  && r.Note == null && r.Data.Length == 50 && r.Data[49] == seed + 49 && r.Grid[2, 3] == seed + 0.25
+                  && r.Grid.GetLength(0) == 3 && r.Grid.GetLength(1) == 4
+                  && ReferenceEquals(r.Peer, r) && ReferenceEquals(r.Bag[0], r) && r.Bag[2] == null
+                  && ((Square)r.Bag[1]).Edge == 2 && ((Square)r.Bag[1]).Sides == 4 && ReferenceEquals(r.Bag[3], r.Pairs)
+                  && r.Inline.Key == 7 && r.Inline.Label == "inline" && r.Inline.Hidden == null
+                  && r.Pairs[0].Label == "one" && r.Pairs[1].Key == 2 && r.Pairs[1].Label == null && r.Pairs[1].Hidden == null;
+        Check.True(ok, how + ": every field, identity and cycle as written");
+    }
+
+    static void Shapes()
+    {
+        CheckSample(RoundTrip(Sample(3)), 3, "Serializer round trip");
+        Check.True(RoundTrip<Record>(null) == null, "null root");
+        Check.Equal(0, Serializer.Deserialize<int>(Serializer.Serialize(null), 0, Serializer.Measure(null)), "null graph as a value type");
+        Check.Equal(42L, RoundTrip(42L), "a long as the root");
+        byte[] boxed = Serializer.Serialize(42L);
+        Check.Throws<MPSerializationException>(() => Serializer.Deserialize<object>(boxed, 0, boxed.Length), "a boxed long is no [Transportable] object");
+        Check.Equal("héllo wörld", RoundTrip("héllo wörld"), "string root");
+        Check.True(RoundTrip(new[] { 1.5, 2.5 }).SequenceEqual(new[] { 1.5, 2.5 }), "double[] root");
+        var m = new int[2, 3, 4];
+        m[1, 2, 3] = 99;
+        Check.Equal(99, RoundTrip(m)[1, 2, 3], "int[,,] root");
+        var sq = RoundTrip(new Holder { Shape = new Square { Sides = 4, Edge = 1.5 } });
+        Check.True(sq.Shape is Square s && s.Edge == 1.5 && s.Sides == 4, "[Transportable] subclass in a base-typed field, inherited fields");
+        Check.Throws<ArgumentException>(() => Serializer.Serialize(new Holder { Shape = new Triangle() }), "unmarked subclass in a base-typed field");
+        Check.Throws<ArgumentException>(() => Serializer.Serialize(new Unsafe { Callback = () => { } }), "a delegate never travels");
+        var res = RoundTrip(new Res { Row = 4, Col = 1, Block = new double[16, 256] });
+        Check.True(res.Block.GetLength(0) == 16 && res.Block.GetLength(1) == 256 && res.Row == 4, "Res with a double[,] block");
+        var jagged = RoundTrip(new[] { new[] { 1 }, null, new[] { 2, 3 } });
+        Check.True(jagged[0][0] == 1 && jagged[1] == null && jagged[2][1] == 3, "jagged int[][]");
+    }
+
+    static void LongList()
+    {
+        Node head = null;
+        for (int i = 0; i < 1000000; i++) head = new Node { Value = i, Next = head };
+        Node back = RoundTrip(head);
+        int n = 0;
+        bool ordered = true;
+        for (Node p = back; p != null; p = p.Next, n++) ordered &= p.Value == 999999 - n;
+        Check.True(n == 1000000 && ordered, "a 1,000,000-element list round trip");
+        // and over MPI, around the ring
+        Node got = null;
+        Ring.Exchange(() => world.OSend(head, next, 3), () => { got = world.ORecv<Node>(prev, 3); return null; });
+        n = 0;
+        for (Node p = got; p != null; p = p.Next) n++;
+        Check.Equal(1000000, n, "a 1,000,000-element list through OSend/ORecv");
+    }
+
+    static void Transport()
+    {
+        Status st = null;
+        Record r = null;
+        Ring.Exchange(() => world.OSend(Sample(rank), next, 7), () => { r = world.ORecv<Record>(MP.AnySource, 7, out st); return st; });
+        CheckSample(r, prev, "OSend/ORecv");
+        Check.True(st.Source == prev && st.Tag == 7 && st.Bytes > 0 && st.Count == st.Bytes, "ORecv status counts bytes");
+        for (int root = 0; root < world.Size; root++) {
+            Record b = world.OBcast(rank == root ? Sample(root) : null, root);
+            CheckSample(b, root, "OBcast from " + root);
+        }
+        var mine = Sample(rank);
+        Check.True(!ReferenceEquals(world.OBcast(mine, 0), mine), "the root gets its own copy");
+        // receiving as a base type the sender did not use: allowed only along API.md's rules
+        BaseShape shape = null;
+        Ring.Exchange(() => world.OSend(new Square { Edge = 3 }, next, 8), () => { shape = world.ORecv<BaseShape>(prev, 8); return null; });
+        Check.True(shape is Square q && q.Edge == 3, "a [Transportable] subclass received as its base type");
+    }
+
+    static void Hostile()
+    {
+        byte[] valid = Serializer.Serialize(Sample(1));
+        // every truncation
+        int rejected = 0;
+        for (int cut = 0; cut < valid.Length; cut++) {
+            try { Serializer.Deserialize<Record>(valid, 0, cut); } catch (MPSerializationException) { rejected++; }
+        }
+        Check.Equal(valid.Length, rejected, "every truncation of a valid payload is rejected");
+        // random bytes and random mutations: a valid object or MPSerializationException, nothing else
+        var rnd = new Random(17 + rank);
+        int others = 0, survived = 0;
+        for (int i = 0; i < 3000; i++) {
+            byte[] b = i % 3 == 0 ? new byte[rnd.Next(0, 300)] : (byte[])valid.Clone();
+            if (i % 3 == 0) rnd.NextBytes(b);
+            else for (int k = rnd.Next(1, 6); k > 0; k--) b[rnd.Next(b.Length)] ^= (byte)rnd.Next(1, 256);
+            try { if (Serializer.Deserialize<Record>(b, 0, b.Length) != null) survived++; }
+            catch (MPSerializationException) { }
+            catch (Exception e) { others++; Console.Error.WriteLine("unexpected " + e.GetType() + ": " + e.Message); }
+        }
+        Check.Equal(0, others, $"3000 random or mutated payloads: only MPSerializationException ({survived} still valid)");
+        // a type not reachable from T, and a root not assignable to T
+        byte[] secret = Serializer.Serialize(new Secret { Code = 1234 });
+        var e1 = Check.Throws<MPSerializationException>(() => Serializer.Deserialize<Record>(secret, 0, secret.Length), "a type not reachable from T");
+        Check.True(e1 != null && e1.Message.Contains("Secret"), "the message names the refused type: " + e1?.Message);
+        Check.Throws<MPSerializationException>(() => Serializer.Deserialize<Secret>(valid, 0, valid.Length), "a root not assignable to T");
+        byte[] tri = Serializer.Serialize(new Triangle());
+        Check.Throws<MPSerializationException>(() => Serializer.Deserialize<BaseShape>(tri, 0, tri.Length), "an unmarked subclass as its base type");
+        Check.Throws<MPSerializationException>(() => Serializer.Deserialize<object>(secret, 0, secret.Length), "object as T admits nothing unmarked");
+        // absurd declared lengths: patch the int[] length of a small graph
+        byte[] arr = Serializer.Serialize(new[] { 1, 2, 3 });
+        int at = arr.Length - 12 - 8;                          // length:u32 lower:i32 then 3 ints
+        BitConverter.GetBytes(int.MaxValue).CopyTo(arr, at);
+        long before = GC.GetTotalMemory(false);
+        Check.Throws<MPSerializationException>(() => Serializer.Deserialize<int[]>(arr, 0, arr.Length), "an absurd array length");
+        Check.True(GC.GetTotalMemory(false) - before < (64 << 20), "no large allocation for an absurd length");
+        Check.Throws<ArgumentOutOfRangeException>(() => Serializer.Deserialize<Record>(valid, 5, valid.Length), "count past the end");
+        Check.Throws<ArgumentException>(() => Serializer.Serialize(Sample(1), new byte[10], 0), "a buffer too small");
+        // a hostile message over MPI: ORecv rejects it and the communicator stays usable
+        Ring.Exchange(() => world.Send(secret, next, 9), () => {
+            Check.Throws<MPSerializationException>(() => world.ORecv<Record>(prev, 9), "ORecv of a graph of another type");
+            return null;
+        });
+        Ring.Exchange(() => world.Send(new byte[] { 1, 2, 3 }, next, 10), () => {
+            Check.Throws<MPSerializationException>(() => world.ORecv<Record>(prev, 10), "ORecv of bytes that are no graph");
+            return null;
+        });
+        Record ok = null;
+        Ring.Exchange(() => world.OSend(Sample(rank), next, 11), () => { ok = world.ORecv<Record>(prev, 11); return null; });
+        CheckSample(ok, prev, "usable after hostile messages");
+    }
+
+    static int Main()
+    {
+        Shapes();
+        Transport();
+        Hostile();
+        LongList();
+        world.Barrier();
+        Check.Equal(0L, MP.Stats.PinsLive, "no live pins");
+        return Check.Finish("SdtoTest");
+    }
+}
