@@ -59,4 +59,8 @@
     X(SdRead, opi_sd_read)                  \
     X(OSend, opi_osend)                     \
     X(ORecv, opi_orecv)                     \
-    X(OBcast, opi_obcast)
+    X(OBcast, opi_obcast)                   \
+    X(OScatter, opi_oscatter)               \
+    X(OGather, opi_ogather)                 \
+    X(OAllgather, opi_oallgather)           \
+    X(SdReadIncoming, opi_sd_read_incoming)

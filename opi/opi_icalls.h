@@ -62,5 +62,9 @@ int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflecti
 int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, int32_t tag);
 int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoReflectionType *expected, MonoObject **result, opi_status *status);
 int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, int32_t root, MonoReflectionType *expected, MonoObject **result);
+int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array, int32_t root, MonoObject *sizes_out);
+int32_t opi_ogather(int32_t comm, int32_t size, int32_t rank, MonoObject *piece, int32_t root, MonoObject *sizes_out);
+int32_t opi_oallgather(int32_t comm, int32_t size, int32_t rank, MonoObject *piece, MonoObject *sizes_out);
+int32_t opi_sd_read_incoming(int64_t offset, int64_t count, MonoReflectionType *expected, MonoObject **result);
 
 #endif

@@ -213,3 +213,188 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
         return rc;
     return read_incoming((size_t)bytes, expected, result); /* every rank returns its own copy */
 }
+
+/* ---- split representation: OScatter, OGather, OAllgather ----
+ * The pieces travel as raw bytes with MPI's v-collectives; each rank then reads its pieces
+ * from `incoming` with SdReadIncoming (managed code joins gathered pieces into one array). */
+
+static int read_range(int64_t offset, int64_t count, MonoReflectionType *expected, MonoObject **result)
+{
+    if (offset < 0 || count < 0 || (uint64_t)offset + (uint64_t)count > incoming.len)
+        return MPC_ERR_COUNT;
+    MonoClass *k = class_of(expected);
+    if (!k)
+        return MPC_ERR_NULL_ARGUMENT;
+    const char *why = NULL;
+    int rc = sd_read(incoming.data + offset, (size_t)count, k, result, &why);
+    return keep_why(rc, why);
+}
+
+int32_t opi_sd_read_incoming(int64_t offset, int64_t count, MonoReflectionType *expected,
+                             MonoObject **result)
+{
+    return read_range(offset, count, expected, result);
+}
+
+struct v_args {
+    int kind; /* 0 scatter, 1 gather, 2 allgather */
+    const void *send;
+    void *recv;
+    MPI_Count count;       /* this rank's piece */
+    MPI_Count *counts, *displs;
+    int root;
+    MPI_Comm comm;
+};
+
+static int do_v(void *arg)
+{
+    struct v_args *a = arg;
+    switch (a->kind) {
+    case 0: return MPI_Scatterv_c(a->send, a->counts, a->displs, MPI_BYTE, a->recv, a->count, MPI_BYTE, a->root, a->comm);
+    case 1: return MPI_Gatherv_c(a->send, a->count, MPI_BYTE, a->recv, a->counts, a->displs, MPI_BYTE, a->root, a->comm);
+    default: return MPI_Allgatherv_c(a->send, a->count, MPI_BYTE, a->recv, a->counts, a->displs, MPI_BYTE, a->comm);
+    }
+}
+
+struct sizes_args {
+    int kind; /* 0 scatter, 1 gather, 2 allgather */
+    int64_t *all;
+    int64_t mine;
+    int root;
+    MPI_Comm comm;
+};
+
+static int do_sizes(void *arg)
+{
+    struct sizes_args *a = arg;
+    switch (a->kind) {
+    case 0: return MPI_Scatter(a->all, 1, MPI_INT64_T, &a->mine, 1, MPI_INT64_T, a->root, a->comm);
+    case 1: return MPI_Gather(&a->mine, 1, MPI_INT64_T, a->all, 1, MPI_INT64_T, a->root, a->comm);
+    default: return MPI_Allgather(&a->mine, 1, MPI_INT64_T, a->all, 1, MPI_INT64_T, a->comm);
+    }
+}
+
+/* sizes: a long[Size] the caller reads afterwards (scatter: this rank's piece in [0]). A piece
+ * the writer could not write travels as size -1, so that no rank waits for it. */
+int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array, int32_t root,
+                     MonoObject *sizes_out)
+{
+    opi_buffer sb;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = check_root(size, root)) ||
+        (rc = opi_buffer_whole(sizes_out, &sb)) || sb.bytes < (size_t)size * 8)
+        return rc ? rc : MPC_ERR_COUNT;
+    int64_t *all = calloc((size_t)size, sizeof *all);
+    MPI_Count *counts = calloc((size_t)size, sizeof *counts), *displs = calloc((size_t)size, sizeof *displs);
+    const char *why = NULL;
+    int wrote = MPC_OK;
+    rc = MPC_ERR_NO_MEMORY;
+    if (!all || !counts || !displs)
+        goto done;
+    if (rank == root) {
+        size_t n = array ? mono_array_length((MonoArray *)array) : 0;
+        scratch.len = 0;
+        for (int32_t r = 0; r < size && wrote == MPC_OK; r++) {
+            /* sizes differ by at most one; lower ranks take the extra */
+            size_t base = n / (size_t)size, extra = n % (size_t)size;
+            size_t first = (size_t)r * base + ((size_t)r < extra ? (size_t)r : extra);
+            size_t count = base + ((size_t)r < extra);
+            size_t before = scratch.len;
+            wrote = array ? sd_write_piece(array, first, count, &scratch, &why) : MPC_ERR_NULL_ARGUMENT;
+            all[r] = (int64_t)(scratch.len - before);
+            displs[r] = (MPI_Count)before;
+            counts[r] = (MPI_Count)all[r];
+        }
+        if (wrote != MPC_OK)
+            for (int32_t r = 0; r < size; r++)
+                all[r] = -1;
+    }
+    gch_count(GCH_OPERATIONS, 1);
+    struct sizes_args s = {0, all, 0, root, comm};
+    if ((rc = opi_run_gc_safe(do_sizes, &s, NULL, 0)) != MPC_OK)
+        goto done;
+    if (s.mine < 0) {
+        rc = rank == root ? keep_why(wrote, why) : keep_why(MPC_ERR_GRAPH, "the root could not serialize the array");
+        goto done;
+    }
+    if ((rc = reserve(&incoming, (size_t)s.mine)) != MPC_OK)
+        goto done;
+    struct v_args v = {0, scratch.data, incoming.data, (MPI_Count)s.mine, counts, displs, root, comm};
+    if ((rc = opi_run_gc_safe(do_v, &v, NULL, 0)) != MPC_OK)
+        goto done;
+    incoming.len = (size_t)s.mine;
+    opi_buffer_whole(sizes_out, &sb); /* afresh: a collection may have run during MPI */
+    ((int64_t *)sb.data)[0] = s.mine;
+done:
+    free(all);
+    free(counts);
+    free(displs);
+    return rc;
+}
+
+/* Gather (all = 0: only the root receives) or allgather of every rank's piece. */
+static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank, MonoObject *piece,
+                         int32_t root, MonoObject *sizes_out)
+{
+    opi_buffer sb;
+    int rc;
+    if ((rc = check_comm(comm)) || (!all_ranks && (rc = check_root(size, root))) ||
+        (rc = opi_buffer_whole(sizes_out, &sb)) || sb.bytes < (size_t)size * 8)
+        return rc ? rc : MPC_ERR_COUNT;
+    const char *why = NULL;
+    int wrote = piece ? sd_write(piece, &scratch, &why) : MPC_ERR_NULL_ARGUMENT;
+    int64_t mine = wrote == MPC_OK ? (int64_t)scratch.len : -1;
+    int64_t *all = calloc((size_t)size, sizeof *all);
+    MPI_Count *counts = calloc((size_t)size, sizeof *counts), *displs = calloc((size_t)size, sizeof *displs);
+    rc = MPC_ERR_NO_MEMORY;
+    if (!all || !counts || !displs)
+        goto done;
+    gch_count(GCH_OPERATIONS, 1);
+    struct sizes_args s = {all_ranks ? 2 : 1, all, mine, root, comm};
+    if ((rc = opi_run_gc_safe(do_sizes, &s, NULL, 0)) != MPC_OK)
+        goto done;
+    int receives = all_ranks || rank == root, failed = 0;
+    size_t total = 0;
+    for (int32_t r = 0; r < size && receives; r++) {
+        failed |= all[r] < 0;
+        counts[r] = all[r] < 0 ? 0 : (MPI_Count)all[r];
+        displs[r] = (MPI_Count)total;
+        total += (size_t)counts[r];
+    }
+    if (receives && (rc = reserve(&incoming, total)) != MPC_OK)
+        goto done;
+    struct v_args v = {all_ranks ? 2 : 1, scratch.data, incoming.data, mine < 0 ? 0 : (MPI_Count)mine,
+                       counts, displs, root, comm};
+    if ((rc = opi_run_gc_safe(do_v, &v, NULL, 0)) != MPC_OK)
+        goto done;
+    if (wrote != MPC_OK) {
+        rc = keep_why(wrote, why);
+        goto done;
+    }
+    if (receives && failed) {
+        rc = keep_why(MPC_ERR_GRAPH, "another rank could not serialize its piece");
+        goto done;
+    }
+    if (receives) {
+        incoming.len = total;
+        opi_buffer_whole(sizes_out, &sb); /* afresh: a collection may have run during MPI */
+        memcpy(sb.data, all, (size_t)size * sizeof *all);
+    }
+    rc = MPC_OK;
+done:
+    free(all);
+    free(counts);
+    free(displs);
+    return rc;
+}
+
+int32_t opi_ogather(int32_t comm, int32_t size, int32_t rank, MonoObject *piece, int32_t root,
+                    MonoObject *sizes_out)
+{
+    return gather_pieces(0, comm, size, rank, piece, root, sizes_out);
+}
+
+int32_t opi_oallgather(int32_t comm, int32_t size, int32_t rank, MonoObject *piece, MonoObject *sizes_out)
+{
+    return gather_pieces(1, comm, size, rank, piece, 0, sizes_out);
+}

@@ -1,8 +1,9 @@
 /* opi_wait.c — generation-aware deferred pinning: how a blocking OPI call waits.
  *
- * Internal calls run GC-unsafe (raw registration): while one runs, no collection can start,
- * so the objects it was given cannot move. A wait may therefore poll MPI in place for as long
- * as no collection is coming and no pin is needed. When the GC hook announces a collection
+ * Internal calls run GC-unsafe (raw registration): while one runs, a collection can only
+ * happen at a safepoint (any exported Mono function may be one), and objects this thread
+ * holds in C locals or arguments are then pinned by the conservative stack scan. The poll loop
+ * calls MPI only, so a wait may poll in place for as long as no collection is coming. When the GC hook announces a collection
  * (the epoch changes before the world stops) or the spin budget is spent, the wait pins what
  * the GC could move (nursery objects; small old ones only when major collections evacuate;
  * large objects never) and keeps polling inside a GC-safe region, so the collection — and

@@ -4,6 +4,7 @@
 #include "opi_internal.h"
 
 #include "../serializer/ptr_map.h"
+#include "../serializer/sd_layout.h"
 
 #include <mono/metadata/appdomain.h>
 #include <mono/metadata/attrdefs.h>
@@ -15,33 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Array layout, learnt from the runtime at start-up (MonoArray is opaque). */
-static size_t array_data_offset;
-static size_t array_length_offset;
-
-static size_t array_length(MonoObject *a) { return *(uint32_t *)((char *)a + array_length_offset); }
-
-int opi_layout_init(void)
-{
-    MonoDomain *domain = mono_domain_get();
-    MonoArray *a = mono_array_new(domain, mono_get_byte_class(), 77);
-    MonoArray *b = mono_array_new(domain, mono_get_byte_class(), 1234);
-    uintptr_t lengths[2] = {3, 4};
-    MonoArray *m = mono_array_new_full(domain, mono_array_class_get(mono_get_double_class(), 2),
-                                       lengths, NULL);
-    if (!a || !b || !m)
-        return MPC_ERR_RUNTIME;
-    array_data_offset = (size_t)(mono_array_addr_with_size(a, 1, 0) - (char *)a);
-    if ((size_t)(mono_array_addr_with_size(m, 8, 0) - (char *)m) != array_data_offset)
-        return MPC_ERR_RUNTIME;
-    for (size_t off = sizeof(MonoObject); off + sizeof(uint32_t) <= array_data_offset; off += 4) {
-        array_length_offset = off;
-        if (array_length((MonoObject *)a) == 77 && array_length((MonoObject *)b) == 1234 &&
-            array_length((MonoObject *)m) == 12 && mono_array_length(m) == 12)
-            return MPC_OK;
-    }
-    return MPC_ERR_RUNTIME;
-}
+int opi_layout_init(void) { return sd_layout_init() ? MPC_ERR_RUNTIME : MPC_OK; }
 
 static char *format(const char *fmt, ...)
 {
@@ -184,8 +159,8 @@ int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
         return MPC_ERR_NO_MEMORY;
     switch (p->kind) {
     case PLAN_ARRAY:
-        out->data = (char *)obj + array_data_offset;
-        out->bytes = array_length(obj) * (size_t)p->elem_size;
+        out->data = (char *)sd_array_data(obj);
+        out->bytes = sd_array_length(obj) * (size_t)p->elem_size;
         out->elem_size = p->elem_size;
         return MPC_OK;
     case PLAN_OBJECT:
@@ -209,12 +184,12 @@ int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffe
         return MPC_ERR_NOT_TRANSPORTABLE;
     if (p->kind != PLAN_ARRAY || p->rank != 1)
         return MPC_ERR_NOT_1D_ARRAY;
-    size_t length = array_length(array);
+    size_t length = sd_array_length(array);
     if (offset < 0 || (size_t)offset > length)
         return MPC_ERR_OFFSET;
     if (count < 0 || (size_t)count > length - (size_t)offset)
         return MPC_ERR_COUNT;
-    out->data = (char *)array + array_data_offset + (size_t)offset * p->elem_size;
+    out->data = (char *)sd_array_data(array) + (size_t)offset * p->elem_size;
     out->bytes = (size_t)count * p->elem_size;
     out->elem_size = p->elem_size;
     return MPC_OK;

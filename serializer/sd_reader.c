@@ -6,6 +6,7 @@
 #include "serializer.h"
 
 #include "../mpc/mpc.h"
+#include "sd_layout.h"
 #include "sd_plan.h"
 
 #include <mono/metadata/metadata.h>
@@ -112,7 +113,8 @@ static void zero_slots(uint8_t *data, const sd_plan *p)
         memset(data + p->all[s], 0, sizeof(void *));
 }
 
-/* Creates record r's object (no constructor runs) and fills its data; references come later. */
+/* Creates record r's object (no constructor runs) and fills its data; references come later.
+ * Allocation may collect: objects made earlier are reached only through the pinned object[]. */
 static MonoObject *create(const sd_plan *p, const sd_record *rec, MonoDomain *domain)
 {
     if (p->kind == SD_STRING)
@@ -156,38 +158,34 @@ static MonoObject *create(const sd_plan *p, const sd_record *rec, MonoDomain *do
     return (MonoObject *)a;
 }
 
-/* Sets one reference: idx names a record whose object must fit the declared type. */
-static int link_ref(MonoArray *objs, void **slot, int32_t idx, MonoClass *declared, const char **why)
+/* The address of reference slot s of element e (0 for objects) of record i. Computed afresh for
+ * every store: the assignability check before it may let a collection move the objects. */
+static void **slot_address(MonoArray *objs, const sd_plan *p, uint32_t i, uint64_t e, uint32_t s)
 {
-    if (idx < 0)
-        return 0;
-    MonoObject *target = mono_array_get(objs, MonoObject *, idx);
-    if (!mono_object_isinst(target, declared)) {
-        const sd_plan *dp = sd_plan_for(declared);
-        return failf(why, "a reference points to an object that is not a %.*s", dp ? (int)dp->name_len : 1,
-                     dp ? dp->wire_name : "?");
-    }
-    mono_gc_wbarrier_generic_store(slot, target);
-    return 0;
+    MonoObject *o = mono_array_get(objs, MonoObject *, i);
+    uint8_t *data = p->kind == SD_OBJECT ? (uint8_t *)o + sizeof(MonoObject) : sd_array_data(o);
+    return (void **)(data + e * p->data_size + p->slots[s].offset);
 }
 
 static int link_record(MonoArray *objs, const sd_plan *p, const sd_record *rec, uint32_t i, const char **why)
 {
-    MonoObject *o = mono_array_get(objs, MonoObject *, i);
-    if (p->kind == SD_OBJECT) {
-        uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
-        for (uint32_t s = 0; s < p->nslots; s++)
-            if (link_ref(objs, (void **)(data + p->slots[s].offset), sd_i32(rec->refs + 4 * s),
-                         p->slots[s].declared, why))
-                return MPC_ERR_SERIALIZATION;
-    } else if (p->kind == SD_ARRAY && p->element != SD_ELEM_RAW) {
-        uint8_t *data = (uint8_t *)mono_array_addr_with_size((MonoArray *)o, 1, 0);
-        size_t stride = p->element == SD_ELEM_REFS ? 4 : p->data_size + 4u * p->nslots;
-        for (uint64_t e = 0; e < rec->elements; e++)
-            for (uint32_t s = 0; s < p->nslots; s++)
-                if (link_ref(objs, (void **)(data + e * p->data_size + p->slots[s].offset),
-                             sd_i32(rec->refs + e * stride + 4 * s), p->slots[s].declared, why))
-                    return MPC_ERR_SERIALIZATION;
+    if (p->kind == SD_STRING || (p->kind == SD_ARRAY && p->element == SD_ELEM_RAW))
+        return MPC_OK;
+    uint64_t groups = p->kind == SD_OBJECT ? 1 : rec->elements;
+    size_t stride = p->kind == SD_OBJECT ? 0 : p->element == SD_ELEM_REFS ? 4 : p->data_size + 4u * p->nslots;
+    for (uint64_t e = 0; e < groups; e++) {
+        for (uint32_t s = 0; s < p->nslots; s++) {
+            int32_t idx = sd_i32(rec->refs + e * stride + 4 * s);
+            if (idx < 0)
+                continue;
+            if (!mono_object_isinst(mono_array_get(objs, MonoObject *, idx), p->slots[s].declared)) {
+                const sd_plan *dp = sd_plan_for(p->slots[s].declared);
+                return failf(why, "a reference points to an object that is not a %.*s",
+                             dp ? (int)dp->name_len : 1, dp ? dp->wire_name : "?");
+            }
+            /* nothing below can collect: both addresses stay valid for the store */
+            mono_gc_wbarrier_generic_store(slot_address(objs, p, i, e, s), mono_array_get(objs, MonoObject *, idx));
+        }
     }
     return MPC_OK;
 }
@@ -252,13 +250,12 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
         if ((rc = link_record(objs, plans[rec.type_index], &rec, i, why)) != MPC_OK)
             goto done;
     }
-    MonoObject *root = mono_array_get(objs, MonoObject *, h.root);
-    if (!mono_object_isinst(root, expected)) {
+    if (!mono_object_isinst(mono_array_get(objs, MonoObject *, h.root), expected)) {
         const sd_plan *ep = sd_plan_for(expected);
         rc = failf(why, "the root is not a %.*s", ep ? (int)ep->name_len : 1, ep ? ep->wire_name : "?");
         goto done;
     }
-    *result = root;
+    *result = mono_array_get(objs, MonoObject *, h.root); /* fetched after the check: it may move */
     *why = NULL;
     rc = MPC_OK;
 done:

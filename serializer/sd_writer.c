@@ -1,10 +1,18 @@
 /* sd_writer.c — writes an object graph (FORMAT.md). Iterative: records are numbered in the
  * order they are found, and that order is also the work queue, so a list of a million nodes
- * needs no recursion. An identity map gives shared references and cycles one record. Runs
- * GC-unsafe and allocates no managed memory: the graph cannot move while it is walked. */
+ * needs no recursion. An identity map gives shared references and cycles one record.
+ *
+ * It runs GC-unsafe and allocates no managed memory, so the graph stays where it is — except
+ * that building the plan of a class met for the first time calls into Mono, which may wait
+ * for a lock in a GC-safe state and let a collection move objects. The collection epoch is
+ * therefore checked after every plan lookup: if a collection began, no address taken before
+ * is used again and the write starts over (the plans built so far stay cached). */
 #include "serializer.h"
 
+#include "../gc_hooks/gc_hooks.h"
 #include "../mpc/mpc.h"
+#include "ptr_map.h"
+#include "sd_layout.h"
 #include "sd_plan.h"
 
 #include <stdio.h>
@@ -21,9 +29,44 @@ typedef struct graph {
     const sd_plan **types;
     uint32_t ntypes, cap_types;
     uint32_t *type_of; /* record -> type index */
+    size_t win_first, win_count; /* the window of the root array written (a split piece) */
+    int windowed;
+    uint64_t epoch;               /* collections begun when this attempt started */
+    int moved;                    /* a collection began: every address is suspect */
 } graph;
 
+/* The element range of record i that is written: the whole array, or the root's window. */
+static void element_range(const graph *g, uint32_t i, size_t *first, size_t *n)
+{
+    if (i == 0 && g->windowed) {
+        *first = g->win_first;
+        *n = g->win_count;
+    } else {
+        *first = 0;
+        *n = sd_array_length(g->objs[i]);
+    }
+}
+
 static __thread char why_buf[512];
+
+/* The plan of o's class, found through its vtable: no Mono call once the class is known (a
+ * Mono call is a safepoint). The first time, the plan is built: the caller checks the epoch. */
+static ptr_map plans_by_vtable = PTR_MAP_INIT;
+
+static void *known_plan(const void *vtable, void *plan)
+{
+    (void)vtable;
+    return plan;
+}
+
+static const sd_plan *plan_of(MonoObject *o)
+{
+    const sd_plan *p = ptr_map_get(&plans_by_vtable, o->vtable);
+    if (p)
+        return p;
+    p = sd_plan_for(mono_object_get_class(o));
+    return p ? ptr_map_get_or_build(&plans_by_vtable, o->vtable, known_plan, (void *)p) : NULL;
+}
 
 static size_t hash(const void *p) { return ((uintptr_t)p >> 3) * 0x9E3779B97F4A7C15ull; }
 
@@ -45,7 +88,8 @@ static int grow_map(graph *g)
     return 0;
 }
 
-/* The record index of o, adding it (and its plan) when new. -1 when out of memory. */
+/* The record index of o, adding it (and its plan) when new. -1 when out of memory or when a
+ * collection began while the plan was built (g->moved). */
 static int64_t record_of(graph *g, MonoObject *o)
 {
     if ((g->count + 1) * 2 > g->mask + 1 && grow_map(g))
@@ -65,7 +109,11 @@ static int64_t record_of(graph *g, MonoObject *o)
         if (!objs || !plans)
             return -1;
     }
-    const sd_plan *p = sd_plan_for(mono_object_get_class(o));
+    const sd_plan *p = plan_of(o);
+    if (gch_epoch() != g->epoch) {
+        g->moved = 1;
+        return -1;
+    }
     if (!p)
         return -1;
     g->objs[g->count] = o;
@@ -97,7 +145,7 @@ static int admissible(MonoObject *value, const sd_plan *vp, MonoClass *d, const 
     return 1;
 }
 
-static uint8_t *array_data(MonoObject *a) { return (uint8_t *)mono_array_addr_with_size((MonoArray *)a, 1, 0); }
+static uint8_t *array_data(MonoObject *a) { return sd_array_data(a); }
 
 /* Each reference of record i (through slots, or array elements). */
 typedef int (*ref_visitor)(graph *g, MonoObject *value, MonoClass *declared, void *ctx);
@@ -112,8 +160,9 @@ static int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
             if (fn(g, *(MonoObject **)(data + p->slots[s].offset), p->slots[s].declared, ctx))
                 return -1;
     } else if (p->kind == SD_ARRAY && p->nslots) {
-        uint8_t *data = array_data(o);
-        size_t n = mono_array_length((MonoArray *)o);
+        size_t first, n;
+        element_range(g, i, &first, &n);
+        uint8_t *data = array_data(o) + first * p->data_size;
         for (size_t e = 0; e < n; e++)
             for (uint32_t s = 0; s < p->nslots; s++)
                 if (fn(g, *(MonoObject **)(data + e * p->data_size + p->slots[s].offset),
@@ -130,7 +179,7 @@ static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
         return 0;
     int64_t before = g->count, r = record_of(g, value);
     if (r < 0) {
-        *why = "out of memory";
+        *why = g->moved ? NULL : "out of memory";
         return -1;
     }
     if (r >= before && !admissible(value, g->plans[r], declared, why))
@@ -195,11 +244,19 @@ static void out_data(sd_buffer *b, const uint8_t *data, const sd_plan *p)
         memset(at + p->all[s], 0, sizeof(void *));
 }
 
+/* The record of an object discovery has seen (lookup only). */
+static int64_t known_record(const graph *g, MonoObject *o)
+{
+    for (size_t h = hash(o) & g->mask; g->map[h]; h = (h + 1) & g->mask)
+        if (g->objs[g->map[h] - 1] == o)
+            return g->map[h] - 1;
+    return -1;
+}
+
 static int out_ref(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
 {
     (void)declared;
-    int64_t r = value ? record_of(g, value) : -1; /* found, never added: discovery saw it */
-    out32(ctx, (uint32_t)(int32_t)r);
+    out32(ctx, (uint32_t)(int32_t)(value ? known_record(g, value) : -1));
     return 0;
 }
 
@@ -211,9 +268,10 @@ static size_t record_bytes(const graph *g, uint32_t i)
     case SD_OBJECT:
         return 4 + p->data_size + 4ull * p->nslots;
     case SD_STRING:
-        return 8 + 2ull * (size_t)mono_string_length((MonoString *)o);
+        return 8 + 2ull * (size_t)sd_string_length(o);
     default: {
-        size_t n = mono_array_length((MonoArray *)o);
+        size_t first, n;
+        element_range(g, i, &first, &n);
         size_t per = p->element == SD_ELEM_REFS ? 4 : p->data_size + 4ull * p->nslots;
         return 4 + 8ull * p->rank + n * per;
     }
@@ -231,21 +289,23 @@ static void out_record(graph *g, uint32_t i, sd_buffer *b)
         return;
     }
     if (p->kind == SD_STRING) {
-        int32_t n = mono_string_length((MonoString *)o);
+        int32_t n = sd_string_length(o);
         out32(b, (uint32_t)n);
-        out_bytes(b, mono_string_chars((MonoString *)o), 2 * (size_t)n);
+        out_bytes(b, sd_string_chars(o), 2 * (size_t)n);
         return;
     }
     /* arrays: bounds, then elements. Multi-dimensional arrays keep {length, lower bound} per
      * dimension right after their data (MONO-FACTS); one-dimensional zero-based ones have none. */
-    MonoArray *a = (MonoArray *)o;
-    size_t n = mono_array_length(a);
+    size_t first, n;
+    element_range(g, i, &first, &n);
     const uint32_t *bounds = *(const uint32_t **)((uint8_t *)o + sizeof(MonoObject));
+    if (i == 0 && g->windowed)
+        bounds = NULL; /* a piece is a zero-based one-dimensional array */
     for (uint32_t d = 0; d < p->rank; d++)
         out32(b, bounds ? bounds[2 * d] : (uint32_t)n);
     for (uint32_t d = 0; d < p->rank; d++)
         out32(b, bounds ? bounds[2 * d + 1] : 0);
-    uint8_t *data = array_data(o);
+    uint8_t *data = array_data(o) + first * p->data_size;
     if (p->element == SD_ELEM_RAW && !p->nall) {
         out_bytes(b, data, n * p->data_size);
     } else if (p->element == SD_ELEM_RAW) { /* structs whose references do not travel */
@@ -270,10 +330,49 @@ void sd_buffer_free(sd_buffer *b)
 
 int sd_write(MonoObject *root, sd_buffer *out, const char **why)
 {
+    out->len = 0;
+    return sd_write_piece(root, 0, SIZE_MAX, out, why);
+}
+
+static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why,
+                      int *moved);
+
+int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why)
+{
+    size_t start = out->len;
+    for (int attempt = 0; attempt < 16; attempt++) {
+        int moved = 0;
+        out->len = start;
+        int rc = write_once(root, first, count, out, why, &moved);
+        if (!moved)
+            return rc;
+    }
+    *why = "collections kept interrupting the write";
+    return MPC_ERR_RUNTIME;
+}
+
+static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why,
+                      int *moved)
+{
     graph g = {0};
     int rc = MPC_ERR_NO_MEMORY;
-    out->len = 0;
+    g.epoch = gch_epoch();
     *why = "out of memory";
+    if (count != SIZE_MAX) {
+        const sd_plan *rp = root ? plan_of(root) : NULL;
+        if (gch_epoch() != g.epoch) {
+            *moved = 1;
+            return MPC_OK;
+        }
+        if (!rp || rp->kind != SD_ARRAY || rp->rank != 1 ||
+            first + count > sd_array_length(root)) {
+            *why = "a piece must be a range of a one-dimensional array";
+            return MPC_ERR_GRAPH;
+        }
+        g.windowed = 1;
+        g.win_first = first;
+        g.win_count = count;
+    }
     if (root) {
         if (record_of(&g, root) < 0)
             goto done;
@@ -288,6 +387,7 @@ int sd_write(MonoObject *root, sd_buffer *out, const char **why)
                 goto done;
             }
         }
+        /* the error message of admissible() may build a plan too */
         if (!(g.type_of = malloc(g.count * sizeof *g.type_of)))
             goto done;
         for (uint32_t i = 0; i < g.count; i++)
@@ -328,6 +428,8 @@ int sd_write(MonoObject *root, sd_buffer *out, const char **why)
     rc = MPC_OK;
     *why = NULL;
 done:
+    if (g.moved || gch_epoch() != g.epoch)
+        *moved = 1; /* whatever was written used addresses a collection may have changed */
     free(g.objs);
     free(g.plans);
     free(g.map);

@@ -25,6 +25,10 @@ void sd_buffer_free(sd_buffer *b);
  * MPC_ERR_NO_MEMORY. */
 int sd_write(MonoObject *root, sd_buffer *out, const char **why);
 
+/* Appends one piece of a split representation (FORMAT.md): a whole message whose root is the
+ * zero-based array of root's elements [first, first+count) (root a one-dimensional array). */
+int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why);
+
 /* Reads a message whose root must be assignable to expected. On success *result is the root
  * (NULL for the null graph). MPC_ERR_SERIALIZATION with *why for anything invalid, hostile or
  * not allowed for expected; no object of a type outside the allow-list is ever created. */

@@ -319,6 +319,72 @@ namespace System.MP
             return result;
         }
 
+        /// <summary>The root's array, cut into Size pieces (sizes differ by at most one; lower
+        /// ranks take the extra), piece i to rank i, each written once as a self-contained piece.
+        /// Returns this rank's piece (empty, never null); array is ignored off the root.</summary>
+        public T[] OScatter<T>(T[] array, int root)
+        {
+            var sizes = new long[Size];
+            Scatter(array, root, sizes);
+            return (T[])ReadPiece(0, sizes[0], typeof(T[]));
+        }
+
+        /// <summary>The root gets every rank's piece joined in rank order (the pieces are read,
+        /// never re-serialized); other ranks get null.</summary>
+        public T[] OGather<T>(T[] piece, int root)
+        {
+            var sizes = new long[Size];
+            if (!GatherPieces(piece, root, false, sizes))
+                return null;
+            return Join<T>(sizes);
+        }
+
+        public T[] OAllgather<T>(T[] piece)
+        {
+            var sizes = new long[Size];
+            GatherPieces(piece, 0, true, sizes);
+            return Join<T>(sizes);
+        }
+
+        T[] Join<T>(long[] sizes)
+        {
+            var pieces = new T[sizes.Length][];
+            long offset = 0;
+            int total = 0;
+            for (int r = 0; r < sizes.Length; r++) {
+                pieces[r] = (T[])ReadPiece(offset, sizes[r], typeof(T[]));
+                offset += sizes[r];
+                total += pieces[r].Length;
+            }
+            var all = new T[total];
+            int at = 0;
+            foreach (T[] p in pieces) {
+                Array.Copy(p, 0, all, at, p.Length);
+                at += p.Length;
+            }
+            return all;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        void Scatter(Array array, int root, long[] sizes) =>
+            Errors.Check(MPDirect.OScatter(handle, Size, Rank, array, root, sizes));
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        bool GatherPieces(Array piece, int root, bool all, long[] sizes)
+        {
+            Errors.Check(all ? MPDirect.OAllgather(handle, Size, Rank, piece, sizes)
+                             : MPDirect.OGather(handle, Size, Rank, piece, root, sizes));
+            return all || Rank == root;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static object ReadPiece(long offset, long count, Type expected)
+        {
+            object result;
+            Errors.Check(MPDirect.SdReadIncoming(offset, count, expected, out result));
+            return result;
+        }
+
         /// <summary>Per-thread one-element arrays for the scalar Allreduce (no allocation per call).</summary>
         static class Scalars<T>
         {

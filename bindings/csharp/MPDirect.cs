@@ -76,5 +76,11 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OSend(int comm, int size, object graph, int dest, int tag);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ORecv(int comm, int size, int source, int tag, Type expected, out object result, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OBcast(int comm, int size, int rank, object graph, int root, Type expected, out object result);
+        // Split representation: the pieces land in the thread's native receive buffer; sizes
+        // tells where; SdReadIncoming reads one piece from there.
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OScatter(int comm, int size, int rank, Array array, int root, long[] sizes);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OGather(int comm, int size, int rank, Array piece, int root, long[] sizes);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OAllgather(int comm, int size, int rank, Array piece, long[] sizes);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdReadIncoming(long offset, long count, Type expected, out object result);
     }
 }

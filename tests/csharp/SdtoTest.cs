@@ -183,9 +183,82 @@ static class SdtoTest
         CheckSample(ok, prev, "usable after hostile messages");
     }
 
+    static void SplitCollectives()
+    {
+        int size = world.Size;
+        var shared = new Node { Value = -1 };
+        foreach (int n in new[] { 0, 1, size - 1, 10, 1001 }) {
+            int root = n % size;
+            Record[] all = null;
+            if (rank == root) {
+                all = new Record[n];
+                for (int i = 0; i < n; i++) all[i] = new Record { Id = i, Name = "r" + i, Peer = null, Data = new[] { i } };
+            }
+            Record[] piece = world.OScatter(all, root);
+            int expect = n / size + (rank < n % size ? 1 : 0);
+            int first = rank * (n / size) + Math.Min(rank, n % size);
+            Check.True(piece != null && piece.Length == expect, $"OScatter of {n}: piece size (lower ranks take the extra)");
+            bool inOrder = piece != null;
+            for (int i = 0; piece != null && i < piece.Length; i++)
+                inOrder &= piece[i].Id == first + i && piece[i].Name == "r" + (first + i) && piece[i].Data[0] == first + i;
+            Check.True(inOrder, $"OScatter of {n}: the right elements in order");
+
+            Record[] back = world.OGather(piece, root);
+            if (rank == root)
+                Check.True(back.Length == n && back.Select(r => r.Id).SequenceEqual(Enumerable.Range(0, n).Select(i => (long)i)), $"OGather of {n} joins the pieces in rank order");
+            else
+                Check.True(back == null, "OGather returns null off the root");
+
+            Record[] everywhere = world.OAllgather(piece);
+            Check.True(everywhere.Length == n && (n == 0 || everywhere[n - 1].Id == n - 1), $"OAllgather of {n}");
+        }
+        // identity inside a piece: elements sharing one object still share it after the cut
+        Node[] nodes = rank == 0 ? Enumerable.Range(0, 4 * size).Select(i => new Node { Value = i, Next = shared }).ToArray() : null;
+        Node[] mine = world.OScatter(nodes, 0);
+        Check.True(mine.Length == 4 && ReferenceEquals(mine[0].Next, mine[3].Next) && mine[0].Next.Value == -1, "shared references stay shared within a piece");
+        // a root that cannot serialize: every rank gets an exception, none waits
+        var bad = rank == 0 ? new[] { new Holder { Shape = new Triangle() } } : null;
+        Check.Throws<ArgumentException>(() => world.OScatter(bad, 0), "OScatter of an array the root cannot serialize");
+        Check.Throws<ArgumentException>(() => world.OAllgather(new[] { new Holder { Shape = rank == 0 ? (BaseShape)new Triangle() : new Square() } }),
+                                        "OAllgather where one rank cannot serialize its piece");
+        Check.Equal(size, world.Allreduce(1, Op.Sum), "usable afterwards");
+    }
+
+    /// <summary>Serializing while another thread collects all the time: the writer must never
+    /// record an address a collection changed (it restarts when a collection began).</summary>
+    static void WhileCollecting()
+    {
+        bool stop = false;
+        var churn = new System.Threading.Thread(() => {
+            var keep = new System.Collections.Generic.List<byte[]>();
+            while (!System.Threading.Volatile.Read(ref stop)) {
+                keep.Add(new byte[200]);
+                if (keep.Count > 2000) keep.Clear();
+                GC.Collect(keep.Count % 2);
+            }
+        });
+        churn.Start();
+        int bad = 0;
+        for (int round = 0; round < 20; round++) {
+            Node head = null;
+            for (int i = 0; i < 50000; i++) head = new Node { Value = i ^ round, Next = head };
+            var r = RoundTrip(Sample(round));
+            if (r.Id != 1000 + round || !ReferenceEquals(r.Peer, r)) bad++;
+            int n = 0;
+            for (Node p = RoundTrip(head); p != null; p = p.Next, n++)
+                if (p.Value != ((49999 - n) ^ round)) { bad++; break; }
+            if (n != 50000) bad++;
+        }
+        System.Threading.Volatile.Write(ref stop, true);
+        churn.Join();
+        Check.Equal(0, bad, "graphs written while another thread collects come back intact");
+    }
+
     static int Main()
     {
         Shapes();
+        WhileCollecting();
+        SplitCollectives();
         Transport();
         Hostile();
         LongList();

@@ -1,0 +1,34 @@
+/* sd_layout.h — where Mono keeps array lengths and data and string lengths and characters,
+ * learnt from the running runtime at start-up (MonoArray and MonoString are opaque). Reading
+ * them directly matters beyond speed: every exported Mono function may be a safepoint, where
+ * another thread's collection can move objects under a caller that keeps addresses outside
+ * the stack (the serializer's work list). */
+#ifndef SD_LAYOUT_H
+#define SD_LAYOUT_H
+
+#include <mono/metadata/object.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern size_t sd_array_data_offset, sd_array_length_offset;
+extern size_t sd_string_length_offset, sd_string_chars_offset;
+
+/* Learns the offsets from sample objects; fails rather than guessing. 0 on success. */
+int sd_layout_init(void);
+
+/* Total element count (all dimensions). */
+static inline size_t sd_array_length(const MonoObject *a)
+{
+    return *(const uint32_t *)((const char *)a + sd_array_length_offset);
+}
+static inline uint8_t *sd_array_data(MonoObject *a) { return (uint8_t *)a + sd_array_data_offset; }
+static inline int32_t sd_string_length(const MonoObject *s)
+{
+    return *(const int32_t *)((const char *)s + sd_string_length_offset);
+}
+static inline const uint16_t *sd_string_chars(const MonoObject *s)
+{
+    return (const uint16_t *)((const char *)s + sd_string_chars_offset);
+}
+
+#endif
