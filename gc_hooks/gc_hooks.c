@@ -27,6 +27,7 @@ static void on_gc_event(MonoProfiler *prof, MonoProfilerGCEvent ev, uint32_t gen
     if (ev == MONO_GC_EVENT_PRE_STOP_WORLD) {
         atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_release);
         gch_transfers_sweep();
+        gch_buffers_sweep();
     }
 }
 

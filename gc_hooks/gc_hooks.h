@@ -65,6 +65,23 @@ int64_t gch_transfers_live(void);
 /* The GC hook's sweep; returns without calling MPI when the thread is inside MPI. */
 void gch_transfers_sweep(void);
 
+/* ---- buffer pool (buffer_pool.c): native buffers for serialized graphs ---- */
+
+typedef struct gch_buffer {
+    uint8_t *data;
+    size_t length, capacity;
+    uint64_t last_used; /* the epoch when it was given back */
+    struct gch_buffer *next;
+} gch_buffer;
+
+/* A buffer of at least min_capacity bytes (length 0), from the pool or new; NULL when out of
+ * memory. Give it back with gch_buffer_give. */
+gch_buffer *gch_buffer_take(size_t min_capacity);
+void gch_buffer_give(gch_buffer *b);
+int64_t gch_pooled_buffers(void);
+/* The GC hook's sweep: frees pooled buffers unused since the previous collection. */
+void gch_buffers_sweep(void);
+
 /* Brackets managed code that MPI calls (a C# reduction operator): a collection it triggers
  * must not re-enter MPI on this thread, and no thread may call MPI GC-unsafe meanwhile
  * (MPICH's lock is held while that code may wait for a collection). Nesting allowed. */

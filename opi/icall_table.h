@@ -63,4 +63,5 @@
     X(OScatter, opi_oscatter)               \
     X(OGather, opi_ogather)                 \
     X(OAllgather, opi_oallgather)           \
-    X(SdReadIncoming, opi_sd_read_incoming)
+    X(SdReadIncoming, opi_sd_read_incoming) \
+    X(SdRelease, opi_sd_release)

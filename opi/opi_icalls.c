@@ -120,7 +120,7 @@ int32_t opi_stats(MonoObject *values)
     v[STAT_RELEASED_BY_GC] = c[GCH_PINS_RELEASED_BY_GC];
     v[STAT_PINS_LIVE] = c[GCH_PINS_TAKEN] - c[GCH_PINS_RELEASED_BY_WAIT] - c[GCH_PINS_RELEASED_BY_GC];
     v[STAT_COLLECTIONS] = (int64_t)gch_epoch();
-    v[STAT_POOLED_BUFFERS] = 0; /* no serialization buffer pool yet */
+    v[STAT_POOLED_BUFFERS] = gch_pooled_buffers();
     v[STAT_POOLED_FREED_BY_GC] = c[GCH_POOLED_BUFFERS_FREED_BY_GC];
     v[STAT_PENDING_REQUESTS] = gch_transfers_live();
     return MPC_OK;

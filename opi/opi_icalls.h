@@ -66,5 +66,6 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
 int32_t opi_ogather(int32_t comm, int32_t size, int32_t rank, MonoObject *piece, int32_t root, MonoObject *sizes_out);
 int32_t opi_oallgather(int32_t comm, int32_t size, int32_t rank, MonoObject *piece, MonoObject *sizes_out);
 int32_t opi_sd_read_incoming(int64_t offset, int64_t count, MonoReflectionType *expected, MonoObject **result);
+int32_t opi_sd_release(void);
 
 #endif

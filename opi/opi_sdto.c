@@ -1,8 +1,8 @@
-/* opi_sdto.c — the structured data transport's internal calls: Serializer, OSend/ORecv, OBcast.
- * A graph is written into a thread's native scratch buffer (no managed allocation, so the graph
- * cannot move meanwhile) and sent from there: no pin, no managed copy. A received graph is one
- * message, matched-probed for its size (no size pre-announcement), received into native memory,
- * validated, then read. */
+/* opi_sdto.c — the structured data transport's internal calls: Serializer, OSend/ORecv, OBcast,
+ * OScatter/OGather/OAllgather. A graph is written into a native buffer from the pool (no
+ * managed allocation, so nothing moves while it is written) and sent from there: no pin, no
+ * managed copy. A received graph is one message, matched-probed for its size (no size
+ * pre-announcement), received into a pooled buffer, validated, then read. */
 #include "opi_icalls.h"
 
 #include "../gc_hooks/gc_hooks.h"
@@ -12,9 +12,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-static __thread sd_buffer scratch;                  /* what this thread wrote last */
-static __thread sd_buffer incoming;                 /* what this thread received last */
+static __thread gch_buffer *written;  /* SdWrite's result, until SdCopy */
+static __thread gch_buffer *received; /* pieces of a split collective, until SdRelease */
 static __thread const char *last_why;
+
+/* Swaps a thread's held buffer for b (NULL: none), giving the old one back to the pool. */
+static void hold(gch_buffer **slot, gch_buffer *b)
+{
+    gch_buffer_give(*slot);
+    *slot = b;
+}
+
+/* Writes the graph, or a piece of it, appended to the pooled buffer *b (taken when NULL). */
+static int write_into(gch_buffer **b, MonoObject *root, size_t first, size_t count, const char **why)
+{
+    if (!*b && !(*b = gch_buffer_take(4096)))
+        return MPC_ERR_NO_MEMORY;
+    sd_buffer out = {(*b)->data, (*b)->length, (*b)->capacity};
+    int rc = count == SIZE_MAX && out.len == 0 ? sd_write(root, &out, why)
+                                               : sd_write_piece(root, first, count, &out, why);
+    (*b)->data = out.data;
+    (*b)->length = out.len;
+    (*b)->capacity = out.cap;
+    return rc;
+}
 
 static int keep_why(int rc, const char *why)
 {
@@ -25,18 +46,6 @@ static int keep_why(int rc, const char *why)
 static MonoClass *class_of(MonoReflectionType *t)
 {
     return t ? mono_class_from_mono_type(mono_reflection_type_get_type(t)) : NULL;
-}
-
-static int reserve(sd_buffer *b, size_t n)
-{
-    if (b->cap >= n)
-        return MPC_OK;
-    uint8_t *d = realloc(b->data, n ? n : 1);
-    if (!d)
-        return MPC_ERR_NO_MEMORY;
-    b->data = d;
-    b->cap = n;
-    return MPC_OK;
 }
 
 int32_t opi_sd_init(MonoReflectionType *attribute)
@@ -61,10 +70,11 @@ int32_t opi_sd_error(MonoObject *buffer)
 int32_t opi_sd_write(MonoObject *graph, int32_t *size)
 {
     const char *why = NULL;
-    int rc = sd_write(graph, &scratch, &why);
-    if (rc == MPC_OK && scratch.len > INT32_MAX)
+    hold(&written, NULL);
+    int rc = write_into(&written, graph, 0, SIZE_MAX, &why);
+    if (rc == MPC_OK && written->length > INT32_MAX)
         return keep_why(MPC_ERR_TOO_LARGE, "the serialized graph exceeds 2 GiB");
-    *size = (int32_t)scratch.len;
+    *size = rc == MPC_OK ? (int32_t)written->length : 0;
     return keep_why(rc, why);
 }
 
@@ -76,20 +86,21 @@ int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
         return rc;
     if (offset < 0 || (size_t)offset > b.bytes)
         return MPC_ERR_OFFSET;
-    if (scratch.len > b.bytes - (size_t)offset)
+    if (!written || written->length > b.bytes - (size_t)offset)
         return MPC_ERR_COUNT;
-    memcpy(b.data + offset, scratch.data, scratch.len);
+    memcpy(b.data + offset, written->data, written->length);
+    hold(&written, NULL);
     return MPC_OK;
 }
 
-/* Reads incoming[0..len) as a graph whose root must be a `expected`. */
-static int read_incoming(size_t len, MonoReflectionType *expected, MonoObject **result)
+/* Reads bytes[0..len) as a graph whose root must be a `expected`. */
+static int read_graph(const uint8_t *bytes, size_t len, MonoReflectionType *expected, MonoObject **result)
 {
     MonoClass *k = class_of(expected);
     if (!k)
         return MPC_ERR_NULL_ARGUMENT;
     const char *why = NULL;
-    int rc = sd_read(incoming.data, len, k, result, &why);
+    int rc = sd_read(bytes, len, k, result, &why);
     return keep_why(rc, why);
 }
 
@@ -101,10 +112,13 @@ int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflecti
     if (rc != MPC_OK)
         return rc;
     /* the reader allocates, and the byte[] could move: read from a native copy */
-    if ((rc = reserve(&incoming, b.bytes)) != MPC_OK)
-        return rc;
-    memcpy(incoming.data, b.data, b.bytes);
-    return read_incoming(b.bytes, expected, result);
+    gch_buffer *copy = gch_buffer_take(b.bytes);
+    if (!copy)
+        return MPC_ERR_NO_MEMORY;
+    memcpy(copy->data, b.data, b.bytes);
+    rc = read_graph(copy->data, b.bytes, expected, result);
+    gch_buffer_give(copy);
+    return rc;
 }
 
 struct native_transfer {
@@ -136,11 +150,14 @@ int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, i
     if ((rc = check_comm(comm)) || (rc = check_dest(size, dest, tag)))
         return rc;
     const char *why = NULL;
-    if ((rc = sd_write(graph, &scratch, &why)) != MPC_OK)
-        return keep_why(rc, why);
-    gch_count(GCH_OPERATIONS, 1);
-    struct native_transfer t = {scratch.data, scratch.len, dest, tag, comm, NULL, NULL};
-    return opi_run_gc_safe(do_send, &t, NULL, 0); /* native memory: nothing to pin */
+    gch_buffer *b = NULL;
+    if ((rc = write_into(&b, graph, 0, SIZE_MAX, &why)) == MPC_OK) {
+        gch_count(GCH_OPERATIONS, 1);
+        struct native_transfer t = {b->data, b->length, dest, tag, comm, NULL, NULL};
+        rc = opi_run_gc_safe(do_send, &t, NULL, 0); /* native memory: nothing to pin */
+    }
+    gch_buffer_give(b);
+    return keep_why(rc, why);
 }
 
 int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
@@ -157,17 +174,19 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
         return rc;
     mpc_status s;
     mpc_status_from_mpi(&st, &s);
-    if ((rc = reserve(&incoming, (size_t)s.bytes)) != MPC_OK) {
-        /* the matched message must still be taken off the queue */
+    gch_buffer *b = gch_buffer_take((size_t)s.bytes);
+    if (!b) { /* the matched message must still be taken off the queue */
         MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-        return rc;
+        return MPC_ERR_NO_MEMORY;
     }
     gch_count(GCH_OPERATIONS, 1);
-    struct native_transfer t = {incoming.data, (size_t)s.bytes, 0, 0, comm, &msg, &st};
-    if ((rc = opi_run_gc_safe(do_mrecv, &t, NULL, 0)) != MPC_OK)
-        return rc;
-    opi_fill_status(status, &st, 1);
-    return read_incoming((size_t)s.bytes, expected, result);
+    struct native_transfer t = {b->data, (size_t)s.bytes, 0, 0, comm, &msg, &st};
+    if ((rc = opi_run_gc_safe(do_mrecv, &t, NULL, 0)) == MPC_OK) {
+        opi_fill_status(status, &st, 1);
+        rc = read_graph(b->data, (size_t)s.bytes, expected, result);
+    }
+    gch_buffer_give(b);
+    return rc;
 }
 
 struct bcast_args {
@@ -195,45 +214,46 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
     uint64_t bytes = (uint64_t)-1;
     const char *why = NULL;
     int wrote = MPC_OK;
-    if (rank == root && (wrote = sd_write(graph, &scratch, &why)) == MPC_OK)
-        bytes = scratch.len;
+    gch_buffer *b = NULL;
+    if (rank == root && (wrote = write_into(&b, graph, 0, SIZE_MAX, &why)) == MPC_OK)
+        bytes = b->length;
     gch_count(GCH_OPERATIONS, 1);
     struct bcast_args a = {&bytes, sizeof bytes, root, comm};
     if ((rc = opi_run_gc_safe(do_bcast, &a, NULL, 0)) != MPC_OK)
-        return rc;
-    if (bytes == (uint64_t)-1)
-        return rank == root ? keep_why(wrote, why)
-                            : keep_why(MPC_ERR_GRAPH, "the root could not serialize the graph");
-    if ((rc = reserve(&incoming, (size_t)bytes)) != MPC_OK)
-        return rc; /* (the root's data broadcast then fails on this rank only) */
-    if (rank == root)
-        memcpy(incoming.data, scratch.data, (size_t)bytes);
-    a = (struct bcast_args){incoming.data, (size_t)bytes, root, comm};
-    if ((rc = opi_run_gc_safe(do_bcast, &a, NULL, 0)) != MPC_OK)
-        return rc;
-    return read_incoming((size_t)bytes, expected, result); /* every rank returns its own copy */
+        goto done;
+    if (bytes == (uint64_t)-1) {
+        rc = rank == root ? keep_why(wrote, why) : keep_why(MPC_ERR_GRAPH, "the root could not serialize the graph");
+        goto done;
+    }
+    if (!b && !(b = gch_buffer_take((size_t)bytes))) {
+        rc = MPC_ERR_NO_MEMORY; /* (the root's data broadcast then fails on this rank only) */
+        goto done;
+    }
+    a = (struct bcast_args){b->data, (size_t)bytes, root, comm};
+    if ((rc = opi_run_gc_safe(do_bcast, &a, NULL, 0)) == MPC_OK)
+        rc = read_graph(b->data, (size_t)bytes, expected, result); /* every rank returns its own copy */
+done:
+    gch_buffer_give(b);
+    return rc;
 }
 
 /* ---- split representation: OScatter, OGather, OAllgather ----
  * The pieces travel as raw bytes with MPI's v-collectives; each rank then reads its pieces
- * from `incoming` with SdReadIncoming (managed code joins gathered pieces into one array). */
-
-static int read_range(int64_t offset, int64_t count, MonoReflectionType *expected, MonoObject **result)
-{
-    if (offset < 0 || count < 0 || (uint64_t)offset + (uint64_t)count > incoming.len)
-        return MPC_ERR_COUNT;
-    MonoClass *k = class_of(expected);
-    if (!k)
-        return MPC_ERR_NULL_ARGUMENT;
-    const char *why = NULL;
-    int rc = sd_read(incoming.data + offset, (size_t)count, k, result, &why);
-    return keep_why(rc, why);
-}
+ * from the thread's received buffer with SdReadIncoming (managed code joins gathered pieces into
+ * one array), then give it back with SdRelease. */
 
 int32_t opi_sd_read_incoming(int64_t offset, int64_t count, MonoReflectionType *expected,
                              MonoObject **result)
 {
-    return read_range(offset, count, expected, result);
+    if (!received || offset < 0 || count < 0 || (uint64_t)offset + (uint64_t)count > received->length)
+        return MPC_ERR_COUNT;
+    return read_graph(received->data + offset, (size_t)count, expected, result);
+}
+
+int32_t opi_sd_release(void)
+{
+    hold(&received, NULL);
+    return MPC_OK;
 }
 
 struct v_args {
@@ -288,20 +308,21 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
     MPI_Count *counts = calloc((size_t)size, sizeof *counts), *displs = calloc((size_t)size, sizeof *displs);
     const char *why = NULL;
     int wrote = MPC_OK;
+    gch_buffer *out = NULL;
+    hold(&received, NULL);
     rc = MPC_ERR_NO_MEMORY;
     if (!all || !counts || !displs)
         goto done;
     if (rank == root) {
         size_t n = array ? mono_array_length((MonoArray *)array) : 0;
-        scratch.len = 0;
         for (int32_t r = 0; r < size && wrote == MPC_OK; r++) {
             /* sizes differ by at most one; lower ranks take the extra */
             size_t base = n / (size_t)size, extra = n % (size_t)size;
             size_t first = (size_t)r * base + ((size_t)r < extra ? (size_t)r : extra);
             size_t count = base + ((size_t)r < extra);
-            size_t before = scratch.len;
-            wrote = array ? sd_write_piece(array, first, count, &scratch, &why) : MPC_ERR_NULL_ARGUMENT;
-            all[r] = (int64_t)(scratch.len - before);
+            size_t before = out ? out->length : 0;
+            wrote = array ? write_into(&out, array, first, count, &why) : MPC_ERR_NULL_ARGUMENT;
+            all[r] = wrote == MPC_OK ? (int64_t)(out->length - before) : -1;
             displs[r] = (MPI_Count)before;
             counts[r] = (MPI_Count)all[r];
         }
@@ -317,15 +338,16 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
         rc = rank == root ? keep_why(wrote, why) : keep_why(MPC_ERR_GRAPH, "the root could not serialize the array");
         goto done;
     }
-    if ((rc = reserve(&incoming, (size_t)s.mine)) != MPC_OK)
+    if (!(received = gch_buffer_take((size_t)s.mine)))
         goto done;
-    struct v_args v = {0, scratch.data, incoming.data, (MPI_Count)s.mine, counts, displs, root, comm};
+    struct v_args v = {0, out ? out->data : NULL, received->data, (MPI_Count)s.mine, counts, displs, root, comm};
     if ((rc = opi_run_gc_safe(do_v, &v, NULL, 0)) != MPC_OK)
         goto done;
-    incoming.len = (size_t)s.mine;
+    received->length = (size_t)s.mine;
     opi_buffer_whole(sizes_out, &sb); /* afresh: a collection may have run during MPI */
     ((int64_t *)sb.data)[0] = s.mine;
 done:
+    gch_buffer_give(out);
     free(all);
     free(counts);
     free(displs);
@@ -342,8 +364,10 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
         (rc = opi_buffer_whole(sizes_out, &sb)) || sb.bytes < (size_t)size * 8)
         return rc ? rc : MPC_ERR_COUNT;
     const char *why = NULL;
-    int wrote = piece ? sd_write(piece, &scratch, &why) : MPC_ERR_NULL_ARGUMENT;
-    int64_t mine = wrote == MPC_OK ? (int64_t)scratch.len : -1;
+    gch_buffer *out = NULL;
+    hold(&received, NULL);
+    int wrote = piece ? write_into(&out, piece, 0, SIZE_MAX, &why) : MPC_ERR_NULL_ARGUMENT;
+    int64_t mine = wrote == MPC_OK ? (int64_t)out->length : -1;
     int64_t *all = calloc((size_t)size, sizeof *all);
     MPI_Count *counts = calloc((size_t)size, sizeof *counts), *displs = calloc((size_t)size, sizeof *displs);
     rc = MPC_ERR_NO_MEMORY;
@@ -361,10 +385,10 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
         displs[r] = (MPI_Count)total;
         total += (size_t)counts[r];
     }
-    if (receives && (rc = reserve(&incoming, total)) != MPC_OK)
+    if (receives && !(received = gch_buffer_take(total)))
         goto done;
-    struct v_args v = {all_ranks ? 2 : 1, scratch.data, incoming.data, mine < 0 ? 0 : (MPI_Count)mine,
-                       counts, displs, root, comm};
+    struct v_args v = {all_ranks ? 2 : 1, out ? out->data : NULL, received ? received->data : NULL,
+                       mine < 0 ? 0 : (MPI_Count)mine, counts, displs, root, comm};
     if ((rc = opi_run_gc_safe(do_v, &v, NULL, 0)) != MPC_OK)
         goto done;
     if (wrote != MPC_OK) {
@@ -376,12 +400,13 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
         goto done;
     }
     if (receives) {
-        incoming.len = total;
+        received->length = total;
         opi_buffer_whole(sizes_out, &sb); /* afresh: a collection may have run during MPI */
         memcpy(sb.data, all, (size_t)size * sizeof *all);
     }
     rc = MPC_OK;
 done:
+    gch_buffer_give(out);
     free(all);
     free(counts);
     free(displs);

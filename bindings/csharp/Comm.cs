@@ -325,8 +325,12 @@ namespace System.MP
         public T[] OScatter<T>(T[] array, int root)
         {
             var sizes = new long[Size];
-            Scatter(array, root, sizes);
-            return (T[])ReadPiece(0, sizes[0], typeof(T[]));
+            try {
+                Scatter(array, root, sizes);
+                return (T[])ReadPiece(0, sizes[0], typeof(T[]));
+            } finally {
+                ReleasePieces();
+            }
         }
 
         /// <summary>The root gets every rank's piece joined in rank order (the pieces are read,
@@ -334,16 +338,22 @@ namespace System.MP
         public T[] OGather<T>(T[] piece, int root)
         {
             var sizes = new long[Size];
-            if (!GatherPieces(piece, root, false, sizes))
-                return null;
-            return Join<T>(sizes);
+            try {
+                return GatherPieces(piece, root, false, sizes) ? Join<T>(sizes) : null;
+            } finally {
+                ReleasePieces();
+            }
         }
 
         public T[] OAllgather<T>(T[] piece)
         {
             var sizes = new long[Size];
-            GatherPieces(piece, 0, true, sizes);
-            return Join<T>(sizes);
+            try {
+                GatherPieces(piece, 0, true, sizes);
+                return Join<T>(sizes);
+            } finally {
+                ReleasePieces();
+            }
         }
 
         T[] Join<T>(long[] sizes)
@@ -376,6 +386,9 @@ namespace System.MP
                              : MPDirect.OGather(handle, Size, Rank, piece, root, sizes));
             return all || Rank == root;
         }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void ReleasePieces() => MPDirect.SdRelease();
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         static object ReadPiece(long offset, long count, Type expected)

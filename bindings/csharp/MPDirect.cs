@@ -82,5 +82,6 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OGather(int comm, int size, int rank, Array piece, int root, long[] sizes);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OAllgather(int comm, int size, int rank, Array piece, long[] sizes);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdReadIncoming(long offset, long count, Type expected, out object result);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdRelease();
     }
 }

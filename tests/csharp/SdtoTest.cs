@@ -254,9 +254,26 @@ static class SdtoTest
         Check.Equal(0, bad, "graphs written while another thread collects come back intact");
     }
 
+    /// <summary>Serialization buffers are pooled and reused, and the GC hook frees those unused
+    /// since the previous collection.</summary>
+    static void BufferPool()
+    {
+        var g = Sample(5);
+        for (int i = 0; i < 20; i++) Serializer.Serialize(g);
+        MPStats used = MP.Stats;
+        Check.True(used.PooledBuffers >= 1, "buffers go back to the pool: " + used.PooledBuffers);
+        for (int i = 0; i < 3; i++) GC.Collect();
+        MPStats swept = MP.Stats;
+        Check.Equal(0L, swept.PooledBuffers, "collections free buffers no one used since the previous one");
+        Check.True(swept.PooledBuffersFreedByGC >= used.PooledBuffersFreedByGC + used.PooledBuffers, "counted as freed by the GC hook");
+        Serializer.Serialize(g);
+        Check.True(MP.Stats.PooledBuffers >= 1, "the pool fills again on use");
+    }
+
     static int Main()
     {
         Shapes();
+        BufferPool();
         WhileCollecting();
         SplitCollectives();
         Transport();
