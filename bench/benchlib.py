@@ -38,7 +38,9 @@ def collect(transports, rounds):
                 elif row[0] == "pins":
                     for i in range(3):
                         res.pins[name][i] += int(row[2 + i])
-                elif row[0] == name:
+                elif row[0] == name or row[0].startswith(name + "-"):
+                    res.times[row[0]][int(row[1])].append(float(row[4]))
+                elif False:
                     res.times[name][int(row[1])].append(float(row[4]))
     return res
 
@@ -51,7 +53,8 @@ def human(n):
     return f"{n} GiB"
 
 
-def report(res, names, labels, title, unit, out_dir, stem, ref="native-c"):
+def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_fmt=None):
+    size_fmt = size_fmt or human
     sizes = sorted(res.times[ref])
     os.makedirs(out_dir, exist_ok=True)
     csv_path = os.path.join(out_dir, stem + ".csv")
@@ -80,7 +83,7 @@ def report(res, names, labels, title, unit, out_dir, stem, ref="native-c"):
             if t != ref:
                 cell += f" x{res.median(t, s) / res.median(ref, s):.2f}"
             cells.append(f"{cell:<30}")
-        print(f"{human(s):>8} | " + " | ".join(cells))
+        print(f"{size_fmt(s):>8} | " + " | ".join(cells))
     print("\npeak memory per rank (VmHWM, KiB): " + ", ".join(
         f"{t} {max(res.peaks[t]) if res.peaks[t] else '?'}" for t in names))
     for t in names:

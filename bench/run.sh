@@ -3,13 +3,14 @@
 #   bash bench/run.sh pingpong [--min N --max N --reps N --rounds N --transports a,b --out DIR]
 #   bash bench/run.sh window   [same flags]
 #   bash bench/run.sh collectives [--ranks N and the same flags]
+#   bash bench/run.sh sdto     [--min N --max N --objects N --reps N --rounds N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pattern=${1:?usage: bench/run.sh pingpong|window|collectives [flags]}
+pattern=${1:?usage: bench/run.sh pingpong|window|collectives|sdto [flags]}
 shift
 case "$pattern" in
-  pingpong|window|collectives) ;;
-  *) echo "bench/run.sh: unknown pattern '$pattern' (pingpong, window, collectives)" >&2; exit 2 ;;
+  pingpong|window|collectives|sdto) ;;
+  *) echo "bench/run.sh: unknown pattern '$pattern' (pingpong, window, collectives, sdto)" >&2; exit 2 ;;
 esac
 bash scripts/build.sh >&2
 exec /usr/bin/python3 "bench/$pattern.py" "$@"

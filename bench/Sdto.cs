@@ -1,0 +1,143 @@
+// Sdto — structured data over MPI, the Motor paper's LinkedArray ping-pong: a linked list of N
+// elements, each an int[] buffer and a next reference, 4096 ints in total, sent rank 0 -> 1 ->
+// 0. Transports: sdto (System.MP OSend/ORecv: one message, matched probe); binaryformatter and
+// datacontract (BASELINES: .NET serializers into a byte[], moved with OPI Send and a Probe for
+// the size, one message too).
+//   mpiexec.mpich -n 2 motor Sdto.exe pingpong TRANSPORT MIN_N MAX_N REPS
+//   mpiexec.mpich -n 1 motor Sdto.exe perobject TRANSPORT OBJECTS REPS
+//     a list of OBJECTS small nodes: rows "TRANSPORT-serialize" and "TRANSPORT-roundtrip"
+//     (serialize + deserialize), nanoseconds per object.
+using System;
+using System.Diagnostics;
+using System.Globalization;
+using System.IO;
+using System.MP;
+using System.Runtime.Serialization;
+using System.Runtime.Serialization.Formatters.Binary;
+using System.Threading;
+using System.Xml;
+
+[Serializable, DataContract]
+public class LinkedArray
+{
+    [Transportable, DataMember] public int[] Buffer;
+    [Transportable, DataMember] public LinkedArray Next;
+}
+
+[Serializable, DataContract]
+public class SmallNode
+{
+    [DataMember] public int Value;
+    [Transportable, DataMember] public SmallNode Next;
+}
+
+interface IGraphTransport
+{
+    byte[] Serialize(object graph);
+    T Deserialize<T>(byte[] bytes);
+}
+
+sealed class BinaryFormatterTransport : IGraphTransport
+{
+    readonly BinaryFormatter f = new BinaryFormatter();
+    public byte[] Serialize(object graph) { var m = new MemoryStream(); f.Serialize(m, graph); return m.ToArray(); }
+    public T Deserialize<T>(byte[] bytes) => (T)f.Deserialize(new MemoryStream(bytes));
+}
+
+sealed class DataContractTransport : IGraphTransport
+{
+    public byte[] Serialize(object graph)
+    {
+        var m = new MemoryStream();
+        using (var w = XmlDictionaryWriter.CreateBinaryWriter(m))
+            new DataContractSerializer(graph.GetType()).WriteObject(w, graph);
+        return m.ToArray();
+    }
+
+    public T Deserialize<T>(byte[] bytes)
+    {
+        using (var r = XmlDictionaryReader.CreateBinaryReader(bytes, XmlDictionaryReaderQuotas.Max))
+            return (T)new DataContractSerializer(typeof(T)).ReadObject(r);
+    }
+}
+
+sealed class SdtoTransport : IGraphTransport   // for perobject: System.MP's Serializer
+{
+    public byte[] Serialize(object graph) => Serializer.Serialize(graph);
+    public T Deserialize<T>(byte[] bytes) => Serializer.Deserialize<T>(bytes, 0, bytes.Length);
+}
+
+static class Sdto
+{
+    static IGraphTransport Transport(string name) =>
+        name == "binaryformatter" ? new BinaryFormatterTransport()
+        : name == "datacontract" ? (IGraphTransport)new DataContractTransport()
+        : name == "sdto" ? new SdtoTransport()
+        : throw new ArgumentException("unknown transport " + name);
+
+    static LinkedArray Build(int n)
+    {
+        LinkedArray head = null;
+        for (int i = 0; i < n; i++) head = new LinkedArray { Buffer = new int[4096 / n], Next = head };
+        return head;
+    }
+
+    static void Send(Intracomm w, string name, IGraphTransport t, object graph, int peer)
+    {
+        if (name == "sdto") { w.OSend(graph, peer, 0); return; }
+        w.Send(t.Serialize(graph), peer, 0);
+    }
+
+    static LinkedArray Receive(Intracomm w, string name, IGraphTransport t, int peer)
+    {
+        if (name == "sdto") return w.ORecv<LinkedArray>(peer, 0);
+        var bytes = new byte[w.Probe(peer, 0).Count];
+        w.Recv(bytes, peer, 0);
+        return t.Deserialize<LinkedArray>(bytes);
+    }
+
+    static int Main(string[] args)
+    {
+        Thread.CurrentThread.CurrentCulture = CultureInfo.InvariantCulture;
+        Intracomm w = MP.World;
+        string mode = args[0], name = args[1];
+        IGraphTransport t = Transport(name);
+        if (mode == "perobject") {
+            int objects = int.Parse(args[2]), reps = int.Parse(args[3]);
+            SmallNode head = null;
+            for (int i = 0; i < objects; i++) head = new SmallNode { Value = i, Next = head };
+            for (int rep = -1; rep < reps; rep++) {
+                long t0 = Stopwatch.GetTimestamp();
+                byte[] bytes = t.Serialize(head);
+                long t1 = Stopwatch.GetTimestamp();
+                var back = t.Deserialize<SmallNode>(bytes);
+                long t2 = Stopwatch.GetTimestamp();
+                if (back.Value != objects - 1) throw new Exception("round trip lost data");
+                double perObject = 1e9 / Stopwatch.Frequency / objects;
+                if (rep >= 0) {
+                    Console.WriteLine($"{name}-serialize,{objects},{rep},1,{(t1 - t0) * perObject:F3}");
+                    Console.WriteLine($"{name}-roundtrip,{objects},{rep},1,{(t2 - t0) * perObject:F3}");
+                }
+            }
+        } else {
+            int min = int.Parse(args[2]), max = int.Parse(args[3]), reps = int.Parse(args[4]);
+            int peer = 1 - w.Rank;
+            for (int n = min; n <= max; n *= 4) {
+                LinkedArray graph = Build(n);
+                int iters = Math.Max(5, 2000 / n);
+                for (int rep = -1; rep < reps; rep++) {
+                    w.Barrier();
+                    long t0 = Stopwatch.GetTimestamp();
+                    for (int i = 0; i < iters && w.Rank < 2; i++) {
+                        if (w.Rank == 0) { Send(w, name, t, graph, peer); graph = Receive(w, name, t, peer); }
+                        else { var g = Receive(w, name, t, peer); Send(w, name, t, g, peer); }
+                    }
+                    double us = (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency / (2.0 * iters);
+                    if (w.Rank == 0 && rep >= 0) Console.WriteLine($"{name},{n},{rep},{iters},{us:F6}");
+                }
+            }
+        }
+        Console.WriteLine($"peak,{name},{w.Rank},{BenchCommon.PeakRssKib()}");
+        return 0;
+    }
+}
