@@ -128,6 +128,9 @@ static void *build(const void *key, void *ctx)
     p->klass = k;
     p->polymorphic = sd_has_transportable(k, NULL);
     p->denied = denied(k);
+    p->value_type = mono_class_is_valuetype(k);
+    p->abstract = (mono_class_get_flags(k) & (MONO_TYPE_ATTR_ABSTRACT | MONO_TYPE_ATTR_INTERFACE)) != 0;
+    p->vtable = p->abstract ? NULL : mono_class_vtable(mono_domain_get(), k);
     int rc = 0;
     if (k == mono_get_string_class()) {
         p->kind = SD_STRING;

@@ -26,6 +26,9 @@ typedef struct sd_plan {
     sd_slot *slots;
     MonoClass *elem_class;
     int polymorphic;    /* class-level [Transportable] */
+    int value_type;
+    int abstract;       /* abstract class or interface: never instantiated */
+    MonoVTable *vtable; /* for allocation (one domain) */
     const char *denied; /* why instances never travel (delegates, reflection, OS handles), or NULL */
     char *wire_name;    /* "Full.Name, image" */
     uint32_t name_len;

@@ -120,8 +120,8 @@ static MonoObject *create(const sd_plan *p, const sd_record *rec, MonoDomain *do
     if (p->kind == SD_STRING)
         return (MonoObject *)mono_string_new_utf16(domain, (const mono_unichar2 *)rec->data, (int32_t)rec->elements);
     if (p->kind == SD_OBJECT) {
-        MonoObject *o = mono_class_is_valuetype(p->klass) ? mono_value_box(domain, p->klass, (void *)rec->data)
-                                                          : mono_object_new(domain, p->klass);
+        MonoObject *o = p->value_type ? mono_value_box(domain, p->klass, (void *)rec->data)
+                                      : mono_object_new_specific(p->vtable);
         if (!o)
             return NULL;
         uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
@@ -139,7 +139,8 @@ static MonoObject *create(const sd_plan *p, const sd_record *rec, MonoDomain *do
     }
     if (p->rank == 1 && mono_type_get_type(mono_class_get_type(p->klass)) == MONO_TYPE_SZARRAY && !zero_based)
         return NULL; /* T[] has no lower bound */
-    MonoArray *a = mono_array_new_full(domain, p->klass, lengths, zero_based ? NULL : lower);
+    MonoArray *a = p->rank == 1 && zero_based ? mono_array_new_specific(p->vtable, lengths[0])
+                                              : mono_array_new_full(domain, p->klass, lengths, zero_based ? NULL : lower);
     if (!a)
         return NULL;
     uint8_t *data = (uint8_t *)mono_array_addr_with_size(a, 1, 0);
@@ -167,7 +168,28 @@ static void **slot_address(MonoArray *objs, const sd_plan *p, uint32_t i, uint64
     return (void **)(data + e * p->data_size + p->slots[s].offset);
 }
 
-static int link_record(MonoArray *objs, const sd_plan *p, const sd_record *rec, uint32_t i, const char **why)
+/* Is an object of plan `actual` assignable to `declared`? Types are few, references many: one
+ * class check per (record type, slot class) pair, remembered in a small cache. */
+typedef struct fit_cache {
+    const sd_plan *actual[64];
+    MonoClass *declared[64];
+    int fits[64];
+} fit_cache;
+
+static int fits(fit_cache *c, const sd_plan *actual, MonoClass *declared)
+{
+    size_t h = (((uintptr_t)actual >> 4) ^ ((uintptr_t)declared >> 4)) & 63;
+    if (c->actual[h] == actual && c->declared[h] == declared)
+        return c->fits[h];
+    int ok = mono_class_is_assignable_from(declared, actual->klass);
+    c->actual[h] = actual;
+    c->declared[h] = declared;
+    c->fits[h] = ok;
+    return ok;
+}
+
+static int link_record(MonoArray *objs, const sd_plan *p, const sd_record *rec, uint32_t i,
+                       const sd_plan **record_plans, fit_cache *cache, const char **why)
 {
     if (p->kind == SD_STRING || (p->kind == SD_ARRAY && p->element == SD_ELEM_RAW))
         return MPC_OK;
@@ -178,12 +200,12 @@ static int link_record(MonoArray *objs, const sd_plan *p, const sd_record *rec, 
             int32_t idx = sd_i32(rec->refs + e * stride + 4 * s);
             if (idx < 0)
                 continue;
-            if (!mono_object_isinst(mono_array_get(objs, MonoObject *, idx), p->slots[s].declared)) {
+            if (!fits(cache, record_plans[idx], p->slots[s].declared)) {
                 const sd_plan *dp = sd_plan_for(p->slots[s].declared);
                 return failf(why, "a reference points to an object that is not a %.*s",
                              dp ? (int)dp->name_len : 1, dp ? dp->wire_name : "?");
             }
-            /* nothing below can collect: both addresses stay valid for the store */
+            /* computed after the check: the store gets current addresses */
             mono_gc_wbarrier_generic_store(slot_address(objs, p, i, e, s), mono_array_get(objs, MonoObject *, idx));
         }
     }
@@ -204,6 +226,8 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     const sd_plan **plans = calloc(h.type_count, sizeof *plans);
     sd_type *types = calloc(h.type_count, sizeof *types);
     uint32_t pin = 0;
+    const sd_plan **record_plans = NULL;
+    fit_cache *cache = NULL;
     *why = "out of memory";
     if (!plans || !types || allow(&r, expected))
         goto done;
@@ -216,8 +240,7 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
                        (int)types[t].name_len, types[t].name);
             goto done;
         }
-        if (plans[t]->denied || !same_layout(plans[t], &types[t]) ||
-            (mono_class_get_flags(plans[t]->klass) & (MONO_TYPE_ATTR_ABSTRACT | MONO_TYPE_ATTR_INTERFACE))) {
+        if (plans[t]->denied || !same_layout(plans[t], &types[t]) || plans[t]->abstract || !plans[t]->vtable) {
             rc = failf(why, "type %.*s cannot be created from this message (layout differs, abstract, or never travels)",
                        (int)types[t].name_len, types[t].name);
             goto done;
@@ -242,12 +265,22 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
         }
         mono_array_setref(objs, i, o);
     }
-    /* link the references */
+    /* link the references: every target's type is known from its record */
+    record_plans = malloc(h.record_count * sizeof *record_plans);
+    cache = calloc(1, sizeof *cache);
+    if (!record_plans || !cache)
+        goto done;
     cur.p = records;
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
         sd_parse_record(&cur, types, h.type_count, &rec);
-        if ((rc = link_record(objs, plans[rec.type_index], &rec, i, why)) != MPC_OK)
+        record_plans[i] = plans[rec.type_index];
+    }
+    cur.p = records;
+    for (uint32_t i = 0; i < h.record_count; i++) {
+        sd_record rec;
+        sd_parse_record(&cur, types, h.type_count, &rec);
+        if ((rc = link_record(objs, plans[rec.type_index], &rec, i, record_plans, cache, why)) != MPC_OK)
             goto done;
     }
     if (!mono_object_isinst(mono_array_get(objs, MonoObject *, h.root), expected)) {
@@ -261,6 +294,8 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
 done:
     if (pin)
         mono_gchandle_free(pin);
+    free(record_plans);
+    free(cache);
     free(r.plans);
     free(plans);
     free(types);

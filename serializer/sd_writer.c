@@ -31,6 +31,8 @@ typedef struct graph {
     uint32_t *type_of; /* record -> type index */
     size_t win_first, win_count; /* the window of the root array written (a split piece) */
     int windowed;
+    int32_t *refs;                /* every reference as a record index, in visiting order */
+    size_t nrefs, cap_refs, next_ref;
     uint64_t epoch;               /* collections begun when this attempt started */
     int moved;                    /* a collection began: every address is suspect */
 } graph;
@@ -172,11 +174,24 @@ static int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
     return 0;
 }
 
+/* Numbers a reference's target (adding it as a record when new) and logs the number: output
+ * visits references in the same order and needs no second lookup. */
 static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
 {
     const char **why = ctx;
-    if (!value)
+    if (g->nrefs == g->cap_refs) {
+        g->cap_refs = g->cap_refs ? 2 * g->cap_refs : 1024;
+        int32_t *r = realloc(g->refs, g->cap_refs * sizeof *r);
+        if (!r) {
+            *why = "out of memory";
+            return -1;
+        }
+        g->refs = r;
+    }
+    if (!value) {
+        g->refs[g->nrefs++] = -1;
         return 0;
+    }
     int64_t before = g->count, r = record_of(g, value);
     if (r < 0) {
         *why = g->moved ? NULL : "out of memory";
@@ -184,6 +199,7 @@ static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
     }
     if (r >= before && !admissible(value, g->plans[r], declared, why))
         return -1;
+    g->refs[g->nrefs++] = (int32_t)r;
     return 0;
 }
 
@@ -244,19 +260,12 @@ static void out_data(sd_buffer *b, const uint8_t *data, const sd_plan *p)
         memset(at + p->all[s], 0, sizeof(void *));
 }
 
-/* The record of an object discovery has seen (lookup only). */
-static int64_t known_record(const graph *g, MonoObject *o)
-{
-    for (size_t h = hash(o) & g->mask; g->map[h]; h = (h + 1) & g->mask)
-        if (g->objs[g->map[h] - 1] == o)
-            return g->map[h] - 1;
-    return -1;
-}
-
+/* Writes the next logged reference (discovery visited them in this same order). */
 static int out_ref(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
 {
+    (void)value;
     (void)declared;
-    out32(ctx, (uint32_t)(int32_t)(value ? known_record(g, value) : -1));
+    out32(ctx, (uint32_t)g->refs[g->next_ref++]);
     return 0;
 }
 
@@ -433,6 +442,7 @@ done:
     free(g.objs);
     free(g.plans);
     free(g.map);
+    free(g.refs);
     free(g.types);
     free(g.type_of);
     return rc;
