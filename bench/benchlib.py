@@ -12,6 +12,16 @@ import subprocess
 import sys
 
 
+def standard_args(parser, minimum, maximum, step="x2"):
+    """The flags every driver takes (in the style of mpi4py.bench)."""
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--min", type=int, default=minimum, help="smallest message in bytes")
+    parser.add_argument("--max", type=int, default=maximum, help=f"largest message in bytes ({step} steps)")
+    parser.add_argument("--reps", type=int, default=5, help="timed repetitions per size and run")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved runs of every transport")
+    parser.add_argument("--out", default="bench/results")
+
+
 class Results:
     def __init__(self):
         self.times = collections.defaultdict(lambda: collections.defaultdict(list))

@@ -12,14 +12,9 @@ LABELS = {"native-c": "native C (MPICH)", "system-mp": "C# System.MP (OPI)",
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--build", default="build")
+    benchlib.standard_args(p, 8, 1 << 20, "x4")
     p.add_argument("--ranks", type=int, default=2)
-    p.add_argument("--min", type=int, default=8, help="smallest message in bytes")
-    p.add_argument("--max", type=int, default=1 << 20, help="largest message in bytes (x4 steps)")
-    p.add_argument("--reps", type=int, default=5, help="timed repetitions per size and run")
-    p.add_argument("--rounds", type=int, default=3, help="interleaved runs of every transport")
     p.add_argument("--transports", default=",".join(LABELS))
-    p.add_argument("--out", default="bench/results")
     a = p.parse_args()
     b, sizes = a.build, [str(a.min), str(a.max), str(a.reps)]
     mpi = ["mpiexec.mpich", "-n", str(a.ranks)]

@@ -12,13 +12,8 @@ LABELS = {"native-c": "native C (MPICH)", "native-c-nb": "native C, Isend/Irecv+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--build", default="build")
-    p.add_argument("--min", type=int, default=4, help="smallest message in bytes")
-    p.add_argument("--max", type=int, default=4 << 20, help="largest message in bytes")
-    p.add_argument("--reps", type=int, default=5, help="timed repetitions per size and run")
-    p.add_argument("--rounds", type=int, default=3, help="interleaved runs of every transport")
+    benchlib.standard_args(p, 4, 4 << 20, "x2")
     p.add_argument("--transports", default=",".join(LABELS))
-    p.add_argument("--out", default="bench/results")
     a = p.parse_args()
     b, sizes = a.build, [str(a.min), str(a.max), str(a.reps)]
     mpi = ["mpiexec.mpich", "-n", "2"]

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int world_rank;
@@ -51,6 +52,11 @@ static void report_and_abort(MonoObject *exc)
     fflush(stderr);
     if (utf8)
         mono_free(utf8);
+    /* MPI_Abort makes the launcher kill every process at once; hydra was seen to drop this
+     * process's last output then (under load). An error path can spare a moment for the
+     * report to be forwarded first. */
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
     mpc_abort(mpc_comm_world(), 1);
     _exit(1); /* MPI_Abort does not return; this is for a job of one process without a launcher */
 }

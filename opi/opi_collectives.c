@@ -59,6 +59,12 @@ static int run_collective(void *arg)
     return MPC_ERR_RUNTIME;
 }
 
+int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm)
+{
+    struct collective c = {BCAST, NULL, buf, bytes, 0, 0, root, comm};
+    return opi_run_gc_safe(run_collective, &c, NULL, 0);
+}
+
 /* Runs a validated collective whose buffers lie in arrays a and b (either may be NULL). */
 static int collective(struct collective c, MonoObject *a, MonoObject *b)
 {

@@ -110,6 +110,9 @@ static inline int check_root(int32_t size, int32_t root)
     return root < 0 || root >= size ? MPC_ERR_ROOT : MPC_OK;
 }
 
+/* Broadcasts native memory (no managed object involved), GC-safe. */
+int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm);
+
 /* ---- reduction operators (opi_ops.c) ---- */
 
 /* The MPI operator and datatype for reducing arrays of plan's element type with operator code

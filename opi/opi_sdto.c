@@ -189,19 +189,6 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
     return rc;
 }
 
-struct bcast_args {
-    void *buf;
-    size_t bytes;
-    int root;
-    MPI_Comm comm;
-};
-
-static int do_bcast(void *arg)
-{
-    struct bcast_args *a = arg;
-    return mpc_bcast(a->buf, a->bytes, a->root, a->comm);
-}
-
 int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, int32_t root,
                    MonoReflectionType *expected, MonoObject **result)
 {
@@ -218,8 +205,7 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
     if (rank == root && (wrote = write_into(&b, graph, 0, SIZE_MAX, &why)) == MPC_OK)
         bytes = b->length;
     gch_count(GCH_OPERATIONS, 1);
-    struct bcast_args a = {&bytes, sizeof bytes, root, comm};
-    if ((rc = opi_run_gc_safe(do_bcast, &a, NULL, 0)) != MPC_OK)
+    if ((rc = opi_native_bcast(&bytes, sizeof bytes, root, comm)) != MPC_OK)
         goto done;
     if (bytes == (uint64_t)-1) {
         rc = rank == root ? keep_why(wrote, why) : keep_why(MPC_ERR_GRAPH, "the root could not serialize the graph");
@@ -229,8 +215,7 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
         rc = MPC_ERR_NO_MEMORY; /* (the root's data broadcast then fails on this rank only) */
         goto done;
     }
-    a = (struct bcast_args){b->data, (size_t)bytes, root, comm};
-    if ((rc = opi_run_gc_safe(do_bcast, &a, NULL, 0)) == MPC_OK)
+    if ((rc = opi_native_bcast(b->data, (size_t)bytes, root, comm)) == MPC_OK)
         rc = read_graph(b->data, (size_t)bytes, expected, result); /* every rank returns its own copy */
 done:
     gch_buffer_give(b);

@@ -1,21 +1,12 @@
 /* test_mpc — unit tests of the Message Passing Core as a plain C library (no Mono).
  * Runs under mpiexec.mpich at any number of ranks; rank 0 prints "N passed, N failed". */
+#include "check.h"
 #include "mpc.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int passed, failed, rank, size;
-
-#define CHECK(cond, what)                                                          \
-    do {                                                                           \
-        if (cond)                                                                  \
-            passed++;                                                              \
-        else {                                                                     \
-            failed++;                                                              \
-            fprintf(stderr, "FAIL rank %d: %s (%s:%d)\n", rank, what, __FILE__, __LINE__); \
-        }                                                                          \
-    } while (0)
+static int rank, size;
 
 static void test_errors(void)
 {
@@ -115,6 +106,7 @@ int main(int argc, char **argv)
         return 2;
     mpc_comm_rank(mpc_comm_world(), &rank);
     mpc_comm_size(mpc_comm_world(), &size);
+    check_rank = rank;
     CHECK(mpc_is_initialized(), "initialised");
     CHECK(provided == mpc_thread_level() && provided >= MPI_THREAD_SINGLE, "thread level recorded");
     CHECK(mpc_tag_ub() >= 32767, "tag upper bound");

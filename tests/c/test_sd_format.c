@@ -2,23 +2,12 @@
  * and rejects hostile ones: every truncation, absurd lengths and counts, references and types
  * out of range, and random mutations (which must never crash). With --write-corpus DIR it
  * writes the sample messages as seeds for the fuzzer. */
+#include "check.h"
 #include "sd_builder.h"
 #include "sd_format.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-static int passed, failed;
-
-#define CHECK(cond, what)                                                           \
-    do {                                                                            \
-        if (cond)                                                                   \
-            passed++;                                                               \
-        else {                                                                      \
-            failed++;                                                               \
-            fprintf(stderr, "FAIL: %s (%s:%d)\n", what, __FILE__, __LINE__);        \
-        }                                                                           \
-    } while (0)
 
 static int valid(const uint8_t *p, size_t n)
 {
