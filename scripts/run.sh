@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job: installs, builds, and runs the demo on 3 ranks (RANKS=N to change).
-# (The shallow-water case study replaces the demo once it exists.)
+# The main job: installs, builds, and runs the shallow-water case study in C# on System.MP:
+# 3 ranks (a master and 2 workers; RANKS=N to change), 256x256 grid, 100 steps, or the grid
+# and steps you give: bash scripts/run.sh 512 512 200
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-exec mpiexec.mpich -n "${RANKS:-3}" build/motor build/Demo.exe "$@"
+[ $# -gt 0 ] || set -- 256 256 100
+exec mpiexec.mpich -n "${RANKS:-3}" build/motor build/ShallowWater.exe "$@"

@@ -1,0 +1,294 @@
+// ShallowWater — the classic finite-difference shallow-water model (Sadourny's scheme on a
+// periodic C-grid, leap-frog time stepping with a Robert–Asselin filter, the form of the SWM /
+// "swim" benchmark), parallelised master–worker as in the Motor paper on System.MP:
+//   - the master (rank 0) initialises the fields as double[,] and sends each worker its rows;
+//   - workers step in time, exchanging edge rows with their neighbours every step through OPI
+//     Send/Recv of array subsets (offset, count) — zero-copy, in place;
+//   - at the end each worker sends its rows back as a Res record (structured transport: OSend),
+//     which the master recomposes.
+//   mpiexec.mpich -n 3 motor ShallowWater.exe [M N STEPS] [--verify]
+// With one rank the master computes alone. --verify also runs the serial model on the master
+// and compares the parallel result bit for bit (exit code 1 when they differ).
+using System;
+using System.Diagnostics;
+using System.MP;
+
+/// <summary>What a worker sends back: its block of rows and where it goes.</summary>
+class Res
+{
+    public int Row0, Rows, Field;
+    [Transportable] public double[,] Block;
+}
+
+/// <summary>One slab of the model: rows [0, rows) owned, plus a halo row above and below, stored
+/// row-major in one-dimensional arrays so that rows travel as array subsets.</summary>
+sealed class Slab
+{
+    const double Dt = 90, Dx = 1e5, Dy = 1e5, A = 1e6, Alpha = 0.001;
+    public readonly int Rows, N, Row0, M;
+    public double[] U, V, P, UOld, VOld, POld, UNew, VNew, PNew, Cu, Cv, Z, H;
+    double tdt = Dt;
+    int step;
+
+    public Slab(int m, int n, int row0, int rows)
+    {
+        M = m; N = n; Row0 = row0; Rows = rows;
+        Func<double[]> make = () => new double[(rows + 2) * n];
+        U = make(); V = make(); P = make(); UOld = make(); VOld = make(); POld = make();
+        UNew = make(); VNew = make(); PNew = make(); Cu = make(); Cv = make(); Z = make(); H = make();
+    }
+
+    public int At(int localRow, int j) => (localRow + 1) * N + j;   // localRow -1 and Rows are halos
+
+    /// <summary>Initial state of the whole grid (global indices, periodic).</summary>
+    public static void Initial(int m, int n, out double[,] u, out double[,] v, out double[,] p)
+    {
+        double el = n * Dx, pcf = Math.PI * Math.PI * A * A / (el * el);
+        double di = 2 * Math.PI / m, dj = 2 * Math.PI / n;
+        var psi = new double[m, n];
+        u = new double[m, n]; v = new double[m, n]; p = new double[m, n];
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                psi[i, j] = A * Math.Sin((i + 0.5) * di) * Math.Sin((j + 0.5) * dj);
+                p[i, j] = pcf * (Math.Cos(2 * i * di) + Math.Cos(2 * j * dj)) + 50000;
+            }
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                u[i, j] = -(psi[i, j] - psi[i, (j + n - 1) % n]) / Dy;
+                v[i, j] = (psi[i, j] - psi[(i + m - 1) % m, j]) / Dx;
+            }
+    }
+
+    /// <summary>Phase 1 on owned rows: fluxes, vorticity, height (needs u, v, p halos).</summary>
+    public void Fluxes()
+    {
+        double fsdx = 4 / Dx, fsdy = 4 / Dy;
+        for (int i = 0; i < Rows; i++)
+            for (int j = 0; j < N; j++) {
+                int c = At(i, j), w = At(i, (j + N - 1) % N), e = At(i, (j + 1) % N);
+                int s = At(i - 1, j), sw = At(i - 1, (j + N - 1) % N), nn = At(i + 1, j);
+                Cu[c] = 0.5 * (P[c] + P[s]) * U[c];
+                Cv[c] = 0.5 * (P[c] + P[w]) * V[c];
+                Z[c] = (fsdx * (V[c] - V[s]) - fsdy * (U[c] - U[w])) / (P[sw] + P[w] + P[c] + P[s]);
+                H[c] = P[c] + 0.25 * (U[nn] * U[nn] + U[c] * U[c] + V[e] * V[e] + V[c] * V[c]);
+            }
+    }
+
+    /// <summary>Phase 2 on owned rows: the new fields, then the time filter (needs cu, cv, z, h halos).</summary>
+    public void Advance()
+    {
+        double tdts8 = tdt / 8, tdtsdx = tdt / Dx, tdtsdy = tdt / Dy;
+        for (int i = 0; i < Rows; i++)
+            for (int j = 0; j < N; j++) {
+                int c = At(i, j), w = At(i, (j + N - 1) % N), e = At(i, (j + 1) % N);
+                int s = At(i - 1, j), se = At(i - 1, (j + 1) % N), nn = At(i + 1, j), nw = At(i + 1, (j + N - 1) % N);
+                UNew[c] = UOld[c] + tdts8 * (Z[e] + Z[c]) * (Cv[e] + Cv[se] + Cv[s] + Cv[c]) - tdtsdx * (H[c] - H[s]);
+                VNew[c] = VOld[c] - tdts8 * (Z[nn] + Z[c]) * (Cu[nn] + Cu[c] + Cu[w] + Cu[nw]) - tdtsdy * (H[c] - H[w]);
+                PNew[c] = POld[c] - tdtsdx * (Cu[nn] - Cu[c]) - tdtsdy * (Cv[e] - Cv[c]);
+            }
+        for (int i = 0; i < Rows; i++)
+            for (int j = 0; j < N; j++) {
+                int c = At(i, j);
+                if (step > 0) {   // Robert–Asselin filter
+                    UOld[c] = U[c] + Alpha * (UNew[c] - 2 * U[c] + UOld[c]);
+                    VOld[c] = V[c] + Alpha * (VNew[c] - 2 * V[c] + VOld[c]);
+                    POld[c] = P[c] + Alpha * (PNew[c] - 2 * P[c] + POld[c]);
+                } else {
+                    UOld[c] = U[c]; VOld[c] = V[c]; POld[c] = P[c];
+                }
+                U[c] = UNew[c]; V[c] = VNew[c]; P[c] = PNew[c];
+            }
+        if (step++ == 0)
+            tdt += tdt;   // leap-frog from the second step on
+    }
+
+    /// <summary>Periodic halos of one field from the slab itself (one rank owns every row).</summary>
+    public void WrapHalos(double[] f)
+    {
+        Array.Copy(f, At(Rows - 1, 0), f, At(-1, 0), N);
+        Array.Copy(f, At(0, 0), f, At(Rows, 0), N);
+    }
+}
+
+static class ShallowWater
+{
+    const int FieldU = 0, FieldV = 1, FieldP = 2;
+
+    static void Main(string[] args)
+    {
+        Environment.ExitCode = Run(args);
+    }
+
+    static int Run(string[] args)
+    {
+        Intracomm world = MP.World;
+        bool verify = Array.IndexOf(args, "--verify") >= 0;
+        var nums = Array.FindAll(args, a => !a.StartsWith("--"));
+        int m = 256, n = 256, steps = 100;
+        if ((nums.Length > 0 && !int.TryParse(nums[0], out m)) || (nums.Length > 1 && !int.TryParse(nums[1], out n)) ||
+            (nums.Length > 2 && !int.TryParse(nums[2], out steps)) || nums.Length > 3 || m < 2 || n < 2 || steps < 0) {
+            if (world.Rank == 0) Console.Error.WriteLine("usage: ShallowWater.exe [ROWS COLUMNS STEPS] [--verify]");
+            return 2;
+        }
+        int workers = Math.Max(1, world.Size - 1);
+        if (m < 2 * workers) {
+            if (world.Rank == 0) Console.Error.WriteLine($"shallow water: {m} rows cannot feed {workers} workers (2 rows each at least)");
+            return 2;
+        }
+        double[,] u0, v0, p0;
+        Slab.Initial(m, n, out u0, out v0, out p0);   // every rank can compute it; the master sends it
+        if (world.Size == 1) {
+            var sw = Stopwatch.StartNew();
+            Slab s = Serial(m, n, steps, u0, v0, p0);
+            Report(world, m, n, steps, Gather(s), p0, u0, v0, new[] { new double[] { sw.Elapsed.TotalSeconds, 0, 0 } }, sw.Elapsed.TotalSeconds);
+            return 0;
+        }
+        if (world.Rank == 0) return Master(world, m, n, steps, workers, u0, v0, p0, verify);
+        Worker(world, m, n, steps, workers);
+        return 0;
+    }
+
+    static void Rows(int m, int workers, int w, out int row0, out int rows)
+    {
+        int baseRows = m / workers, extra = m % workers;
+        row0 = w * baseRows + Math.Min(w, extra);
+        rows = baseRows + (w < extra ? 1 : 0);
+    }
+
+    static int Master(Intracomm world, int m, int n, int steps, int workers, double[,] u0, double[,] v0, double[,] p0, bool verify)
+    {
+        var total = Stopwatch.StartNew();
+        var block = new double[0];
+        for (int w = 0; w < workers; w++) {   // each worker's rows of u, v, p: one message each
+            int row0, rows;
+            Rows(m, workers, w, out row0, out rows);
+            if (block.Length != rows * n) block = new double[rows * n];
+            foreach (double[,] f in new[] { u0, v0, p0 }) {
+                Buffer.BlockCopy(f, row0 * n * 8, block, 0, rows * n * 8);
+                world.Send(block, w + 1, 1);
+            }
+        }
+        var result = new[] { new double[m, n], new double[m, n], new double[m, n] };
+        var times = new double[workers][];
+        for (int k = 0; k < 3 * workers; k++) {   // Res records, in any order
+            Res r = world.ORecv<Res>(MP.AnySource, 2);
+            Buffer.BlockCopy(r.Block, 0, result[r.Field], r.Row0 * n * 8, r.Rows * n * 8);
+        }
+        for (int w = 0; w < workers; w++) {
+            var t = new double[3];
+            world.Recv(t, w + 1, 3);
+            times[w] = t;
+        }
+        double elapsed = total.Elapsed.TotalSeconds;
+        Report(world, m, n, steps, result, p0, u0, v0, times, elapsed);
+        if (!verify) return 0;
+        double[][,] serial = Gather(Serial(m, n, steps, u0, v0, p0));
+        long differ = 0;
+        for (int f = 0; f < 3; f++)
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++)
+                    if (BitConverter.DoubleToInt64Bits(serial[f][i, j]) != BitConverter.DoubleToInt64Bits(result[f][i, j])) differ++;
+        Console.WriteLine(differ == 0 ? $"verify: the parallel result equals the serial run bit for bit ({3L * m * n} values)"
+                                      : $"verify: {differ} values differ from the serial run");
+        double drift = Math.Abs(Mass(result[2]) - Mass(p0)) / Mass(p0);
+        Console.WriteLine(drift < 1e-12 ? $"verify: mass conserved to round-off ({drift:E2})" : $"verify: mass drifted by {drift:E2}");
+        return differ == 0 && drift < 1e-12 ? 0 : 1;
+    }
+
+    static void Worker(Intracomm world, int m, int n, int steps, int workers)
+    {
+        int w = world.Rank - 1, row0, rows;
+        Rows(m, workers, w, out row0, out rows);
+        var s = new Slab(m, n, row0, rows);
+        foreach (double[] f in new[] { s.U, s.V, s.P })
+            world.Recv(f, s.At(0, 0), rows * n, 0, 1);
+        Array.Copy(s.U, s.UOld, s.U.Length); Array.Copy(s.V, s.VOld, s.V.Length); Array.Copy(s.P, s.POld, s.P.Length);
+        int up = (w + workers - 1) % workers + 1, down = (w + 1) % workers + 1;   // ranks of the neighbours
+        double compute = 0, comm = 0;
+        var clock = Stopwatch.StartNew();
+        for (int t = 0; t < steps; t++) {
+            double t0 = clock.Elapsed.TotalSeconds;
+            Exchange(world, s, up, down, s.U, s.V, s.P);
+            double t1 = clock.Elapsed.TotalSeconds;
+            s.Fluxes();
+            double t2 = clock.Elapsed.TotalSeconds;
+            Exchange(world, s, up, down, s.Cu, s.Cv, s.Z, s.H);
+            double t3 = clock.Elapsed.TotalSeconds;
+            s.Advance();
+            compute += (t2 - t1) + (clock.Elapsed.TotalSeconds - t3);
+            comm += (t1 - t0) + (t3 - t2);
+        }
+        double sdt0 = clock.Elapsed.TotalSeconds;
+        int field = 0;
+        foreach (double[] f in new[] { s.U, s.V, s.P }) {
+            var block = new double[rows, n];
+            Buffer.BlockCopy(f, s.At(0, 0) * 8, block, 0, rows * n * 8);
+            world.OSend(new Res { Row0 = row0, Rows = rows, Field = field++, Block = block }, 0, 2);
+        }
+        double sdto = clock.Elapsed.TotalSeconds - sdt0;
+        world.Send(new[] { compute, comm, sdto }, 0, 3);
+    }
+
+    /// <summary>Edge rows to and from the neighbours, in place: first row up / last row down;
+    /// halos filled from the neighbours' edges (a single worker is its own neighbour).</summary>
+    static void Exchange(Intracomm world, Slab s, int up, int down, params double[][] fields)
+    {
+        int n = s.N;
+        for (int k = 0; k < fields.Length; k++) {
+            double[] f = fields[k];
+            Request r1 = world.Irecv(f, s.At(-1, 0), n, up, 10 + k);
+            Request r2 = world.Irecv(f, s.At(s.Rows, 0), n, down, 20 + k);
+            world.Send(f, s.At(s.Rows - 1, 0), n, down, 10 + k);
+            world.Send(f, s.At(0, 0), n, up, 20 + k);
+            r1.Wait();
+            r2.Wait();
+        }
+    }
+
+    static Slab Serial(int m, int n, int steps, double[,] u0, double[,] v0, double[,] p0)
+    {
+        var s = new Slab(m, n, 0, m);
+        Buffer.BlockCopy(u0, 0, s.U, s.At(0, 0) * 8, m * n * 8);
+        Buffer.BlockCopy(v0, 0, s.V, s.At(0, 0) * 8, m * n * 8);
+        Buffer.BlockCopy(p0, 0, s.P, s.At(0, 0) * 8, m * n * 8);
+        Array.Copy(s.U, s.UOld, s.U.Length); Array.Copy(s.V, s.VOld, s.V.Length); Array.Copy(s.P, s.POld, s.P.Length);
+        for (int t = 0; t < steps; t++) {
+            s.WrapHalos(s.U); s.WrapHalos(s.V); s.WrapHalos(s.P);
+            s.Fluxes();
+            s.WrapHalos(s.Cu); s.WrapHalos(s.Cv); s.WrapHalos(s.Z); s.WrapHalos(s.H);
+            s.Advance();
+        }
+        return s;
+    }
+
+    static double[][,] Gather(Slab s)
+    {
+        var r = new[] { new double[s.M, s.N], new double[s.M, s.N], new double[s.M, s.N] };
+        Buffer.BlockCopy(s.U, s.At(0, 0) * 8, r[0], 0, s.M * s.N * 8);
+        Buffer.BlockCopy(s.V, s.At(0, 0) * 8, r[1], 0, s.M * s.N * 8);
+        Buffer.BlockCopy(s.P, s.At(0, 0) * 8, r[2], 0, s.M * s.N * 8);
+        return r;
+    }
+
+    static double Mass(double[,] p) { double s = 0; foreach (double x in p) s += x; return s; }
+
+    static double Energy(double[,] u, double[,] v, double[,] p)
+    {
+        double e = 0;
+        for (int i = 0; i < p.GetLength(0); i++)
+            for (int j = 0; j < p.GetLength(1); j++)
+                e += 0.5 * p[i, j] * (u[i, j] * u[i, j] + v[i, j] * v[i, j]) + 0.5 * p[i, j] * p[i, j];
+        return e;
+    }
+
+    static void Report(Intracomm world, int m, int n, int steps, double[][,] r, double[,] p0, double[,] u0, double[,] v0, double[][] times, double elapsed)
+    {
+        Console.WriteLine($"shallow water {m}x{n}, {steps} steps, {world.Size} rank(s) ({Math.Max(1, world.Size - 1)} worker(s)): {elapsed:F3} s");
+        Console.WriteLine("  slave  processing(s)  MPI communication(s)  structured transport(s)");
+        for (int w = 0; w < times.Length; w++)
+            Console.WriteLine($"  {w + 1,5}  {times[w][0],13:F4}  {times[w][1],20:F4}  {times[w][2],23:F4}");
+        double m0 = Mass(p0), m1 = Mass(r[2]), e0 = Energy(u0, v0, p0), e1 = Energy(r[0], r[1], r[2]);
+        Console.WriteLine($"  mass   {m0:E10} -> {m1:E10} (relative change {(m1 - m0) / m0:E2})");
+        Console.WriteLine($"  energy {e0:E10} -> {e1:E10} (relative change {(e1 - e0) / e0:E2})");
+    }
+}
