@@ -6,9 +6,10 @@
 //     Send/Recv of array subsets (offset, count) — zero-copy, in place;
 //   - at the end each worker sends its rows back as a Res record (structured transport: OSend),
 //     which the master recomposes.
-//   mpiexec.mpich -n 3 motor ShallowWater.exe [M N STEPS] [--verify]
+//   mpiexec.mpich -n 3 motor ShallowWater.exe [M N STEPS] [--verify] [--checksum]
 // With one rank the master computes alone. --verify also runs the serial model on the master
-// and compares the parallel result bit for bit (exit code 1 when they differ).
+// and compares the parallel result bit for bit (exit code 1 when they differ); --checksum prints
+// a hash of the final fields that shallow_water.c prints too (the implementations agree).
 using System;
 using System.Diagnostics;
 using System.MP;
@@ -112,7 +113,7 @@ sealed class Slab
 
 static class ShallowWater
 {
-    const int FieldU = 0, FieldV = 1, FieldP = 2;
+    static bool checksum;
 
     static void Main(string[] args)
     {
@@ -123,6 +124,7 @@ static class ShallowWater
     {
         Intracomm world = MP.World;
         bool verify = Array.IndexOf(args, "--verify") >= 0;
+        checksum = Array.IndexOf(args, "--checksum") >= 0;
         var nums = Array.FindAll(args, a => !a.StartsWith("--"));
         int m = 256, n = 256, steps = 100;
         if ((nums.Length > 0 && !int.TryParse(nums[0], out m)) || (nums.Length > 1 && !int.TryParse(nums[1], out n)) ||
@@ -290,5 +292,14 @@ static class ShallowWater
         double m0 = Mass(p0), m1 = Mass(r[2]), e0 = Energy(u0, v0, p0), e1 = Energy(r[0], r[1], r[2]);
         Console.WriteLine($"  mass   {m0:E10} -> {m1:E10} (relative change {(m1 - m0) / m0:E2})");
         Console.WriteLine($"  energy {e0:E10} -> {e1:E10} (relative change {(e1 - e0) / e0:E2})");
+        if (checksum) {   // FNV-1a over the bits of u, v, p, as shallow_water.c computes it
+            ulong h = 1469598103934665603UL;
+            foreach (double[,] f in r)
+                foreach (double x in f) {
+                    ulong bits = (ulong)BitConverter.DoubleToInt64Bits(x);
+                    for (int b = 0; b < 8; b++) h = (h ^ ((bits >> (8 * b)) & 0xff)) * 1099511628211UL;
+                }
+            Console.WriteLine($"checksum {h:x16}");
+        }
     }
 }

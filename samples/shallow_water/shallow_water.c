@@ -1,0 +1,282 @@
+/* shallow_water.c — the shallow-water case study in plain C on MPICH: the same model, the same
+ * master–worker decomposition and the same operation order as ShallowWater.cs, so the results
+ * agree bit for bit. The Res record (a block and its position) travels as an MPI derived
+ * datatype (a struct of three ints and the block).
+ *   mpiexec.mpich -n 3 shallow_water_c [M N STEPS] [--checksum] */
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DT 90.0
+#define DX 1e5
+#define DY 1e5
+#define A 1e6
+#define ALPHA 0.001
+
+typedef struct slab {
+    int rows, n, row0, step;
+    double tdt;
+    double *u, *v, *p, *uold, *vold, *pold, *unew, *vnew, *pnew, *cu, *cv, *z, *h;
+} slab;
+
+static int at(const slab *s, int i, int j) { return (i + 1) * s->n + j; }
+
+static double *field(int rows, int n) { return calloc((size_t)(rows + 2) * n, sizeof(double)); }
+
+static void slab_init(slab *s, int n, int row0, int rows)
+{
+    s->rows = rows; s->n = n; s->row0 = row0; s->step = 0; s->tdt = DT;
+    double **f[] = {&s->u, &s->v, &s->p, &s->uold, &s->vold, &s->pold, &s->unew, &s->vnew, &s->pnew,
+                    &s->cu, &s->cv, &s->z, &s->h};
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+        if (!(*f[k] = field(rows, n)))
+            MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static void initial(int m, int n, double *u, double *v, double *p) /* m*n each, row-major */
+{
+    double el = n * DX, pcf = M_PI * M_PI * A * A / (el * el), di = 2 * M_PI / m, dj = 2 * M_PI / n;
+    double *psi = malloc(sizeof(double) * m * n);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            psi[i * n + j] = A * sin((i + 0.5) * di) * sin((j + 0.5) * dj);
+            p[i * n + j] = pcf * (cos(2 * i * di) + cos(2 * j * dj)) + 50000;
+        }
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            u[i * n + j] = -(psi[i * n + j] - psi[i * n + (j + n - 1) % n]) / DY;
+            v[i * n + j] = (psi[i * n + j] - psi[((i + m - 1) % m) * n + j]) / DX;
+        }
+    free(psi);
+}
+
+static void fluxes(slab *s)
+{
+    int n = s->n;
+    double fsdx = 4 / DX, fsdy = 4 / DY;
+    for (int i = 0; i < s->rows; i++)
+        for (int j = 0; j < n; j++) {
+            int c = at(s, i, j), w = at(s, i, (j + n - 1) % n), e = at(s, i, (j + 1) % n);
+            int so = at(s, i - 1, j), sw = at(s, i - 1, (j + n - 1) % n), nn = at(s, i + 1, j);
+            s->cu[c] = 0.5 * (s->p[c] + s->p[so]) * s->u[c];
+            s->cv[c] = 0.5 * (s->p[c] + s->p[w]) * s->v[c];
+            s->z[c] = (fsdx * (s->v[c] - s->v[so]) - fsdy * (s->u[c] - s->u[w])) / (s->p[sw] + s->p[w] + s->p[c] + s->p[so]);
+            s->h[c] = s->p[c] + 0.25 * (s->u[nn] * s->u[nn] + s->u[c] * s->u[c] + s->v[e] * s->v[e] + s->v[c] * s->v[c]);
+        }
+}
+
+static void advance(slab *s)
+{
+    int n = s->n;
+    double tdts8 = s->tdt / 8, tdtsdx = s->tdt / DX, tdtsdy = s->tdt / DY;
+    for (int i = 0; i < s->rows; i++)
+        for (int j = 0; j < n; j++) {
+            int c = at(s, i, j), w = at(s, i, (j + n - 1) % n), e = at(s, i, (j + 1) % n);
+            int so = at(s, i - 1, j), se = at(s, i - 1, (j + 1) % n), nn = at(s, i + 1, j), nw = at(s, i + 1, (j + n - 1) % n);
+            s->unew[c] = s->uold[c] + tdts8 * (s->z[e] + s->z[c]) * (s->cv[e] + s->cv[se] + s->cv[so] + s->cv[c]) - tdtsdx * (s->h[c] - s->h[so]);
+            s->vnew[c] = s->vold[c] - tdts8 * (s->z[nn] + s->z[c]) * (s->cu[nn] + s->cu[c] + s->cu[w] + s->cu[nw]) - tdtsdy * (s->h[c] - s->h[w]);
+            s->pnew[c] = s->pold[c] - tdtsdx * (s->cu[nn] - s->cu[c]) - tdtsdy * (s->cv[e] - s->cv[c]);
+        }
+    for (int i = 0; i < s->rows; i++)
+        for (int j = 0; j < n; j++) {
+            int c = at(s, i, j);
+            if (s->step > 0) { /* Robert–Asselin filter */
+                s->uold[c] = s->u[c] + ALPHA * (s->unew[c] - 2 * s->u[c] + s->uold[c]);
+                s->vold[c] = s->v[c] + ALPHA * (s->vnew[c] - 2 * s->v[c] + s->vold[c]);
+                s->pold[c] = s->p[c] + ALPHA * (s->pnew[c] - 2 * s->p[c] + s->pold[c]);
+            } else {
+                s->uold[c] = s->u[c]; s->vold[c] = s->v[c]; s->pold[c] = s->p[c];
+            }
+            s->u[c] = s->unew[c]; s->v[c] = s->vnew[c]; s->p[c] = s->pnew[c];
+        }
+    if (s->step++ == 0)
+        s->tdt += s->tdt;
+}
+
+static void wrap(slab *s, double *f)
+{
+    memcpy(f + at(s, -1, 0), f + at(s, s->rows - 1, 0), sizeof(double) * s->n);
+    memcpy(f + at(s, s->rows, 0), f + at(s, 0, 0), sizeof(double) * s->n);
+}
+
+static void exchange(slab *s, int up, int down, double **fields, int count)
+{
+    for (int k = 0; k < count; k++) {
+        MPI_Request r[2];
+        MPI_Irecv(fields[k] + at(s, -1, 0), s->n, MPI_DOUBLE, up, 10 + k, MPI_COMM_WORLD, &r[0]);
+        MPI_Irecv(fields[k] + at(s, s->rows, 0), s->n, MPI_DOUBLE, down, 20 + k, MPI_COMM_WORLD, &r[1]);
+        MPI_Send(fields[k] + at(s, s->rows - 1, 0), s->n, MPI_DOUBLE, down, 10 + k, MPI_COMM_WORLD);
+        MPI_Send(fields[k] + at(s, 0, 0), s->n, MPI_DOUBLE, up, 20 + k, MPI_COMM_WORLD);
+        MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: GCC 12 flags that pointer constant */
+        MPI_Waitall(2, r, st);
+    }
+}
+
+static void rows_of(int m, int workers, int w, int *row0, int *rows)
+{
+    int base = m / workers, extra = m % workers;
+    *row0 = w * base + (w < extra ? w : extra);
+    *rows = base + (w < extra);
+}
+
+/* Res: {row0, rows, field} then rows*n doubles, as one derived datatype per block size. */
+static MPI_Datatype res_type(int rows, int n)
+{
+    int lengths[2] = {3, rows * n};
+    MPI_Aint displs[2] = {0, 0};
+    MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE}, t;
+    MPI_Aint base, data;
+    static struct { int head[3]; double block[1]; } probe;
+    MPI_Get_address(&probe, &base);
+    MPI_Get_address(&probe.block, &data);
+    displs[1] = data - base;
+    MPI_Type_create_struct(2, lengths, displs, types, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+static double mass(const double *p, size_t count)
+{
+    double s = 0;
+    for (size_t k = 0; k < count; k++)
+        s += p[k];
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, rank, size;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int nums[3] = {256, 256, 100}, k = 0, checksum = 0;
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--checksum"))
+            checksum = 1;
+        else if (k < 3)
+            nums[k++] = atoi(argv[a]);
+    }
+    int m = nums[0], n = nums[1], steps = nums[2], workers = size > 1 ? size - 1 : 1;
+    if (m < 2 * workers || n < 2) {
+        if (rank == 0)
+            fprintf(stderr, "usage: shallow_water_c [ROWS COLUMNS STEPS] [--checksum] (2 rows per worker at least)\n");
+        MPI_Finalize();
+        return 2;
+    }
+    double t_start = MPI_Wtime();
+    size_t cells = (size_t)m * n;
+    double *u0 = malloc(cells * 8), *v0 = malloc(cells * 8), *p0 = malloc(cells * 8);
+    double *result[3] = {malloc(cells * 8), malloc(cells * 8), malloc(cells * 8)};
+    initial(m, n, u0, v0, p0);
+    double times[3] = {0, 0, 0};
+    if (size == 1) {
+        slab s;
+        slab_init(&s, n, 0, m);
+        memcpy(s.u + at(&s, 0, 0), u0, cells * 8); memcpy(s.v + at(&s, 0, 0), v0, cells * 8); memcpy(s.p + at(&s, 0, 0), p0, cells * 8);
+        memcpy(s.uold, s.u, (cells + 2 * n) * 8); memcpy(s.vold, s.v, (cells + 2 * n) * 8); memcpy(s.pold, s.p, (cells + 2 * n) * 8);
+        for (int t = 0; t < steps; t++) {
+            wrap(&s, s.u); wrap(&s, s.v); wrap(&s, s.p);
+            fluxes(&s);
+            wrap(&s, s.cu); wrap(&s, s.cv); wrap(&s, s.z); wrap(&s, s.h);
+            advance(&s);
+        }
+        memcpy(result[0], s.u + at(&s, 0, 0), cells * 8); memcpy(result[1], s.v + at(&s, 0, 0), cells * 8); memcpy(result[2], s.p + at(&s, 0, 0), cells * 8);
+        times[0] = MPI_Wtime() - t_start;
+    } else if (rank == 0) {
+        for (int w = 0; w < workers; w++) {
+            int row0, rows;
+            rows_of(m, workers, w, &row0, &rows);
+            double *f[3] = {u0, v0, p0};
+            for (int q = 0; q < 3; q++)
+                MPI_Send(f[q] + (size_t)row0 * n, rows * n, MPI_DOUBLE, w + 1, 1, MPI_COMM_WORLD);
+        }
+        int max_rows = m / workers + 1;
+        int *rec = malloc(sizeof(int) * 4 + sizeof(double) * (size_t)max_rows * n);
+        for (int q = 0; q < 3 * workers; q++) {
+            MPI_Status st;
+            MPI_Probe(MPI_ANY_SOURCE, 2, MPI_COMM_WORLD, &st);
+            int row0, rows;
+            rows_of(m, workers, st.MPI_SOURCE - 1, &row0, &rows);
+            MPI_Datatype t = res_type(rows, n);
+            MPI_Recv(rec, 1, t, st.MPI_SOURCE, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Type_free(&t);
+            MPI_Aint base, data;
+            static struct { int head[3]; double block[1]; } layout;
+            MPI_Get_address(&layout, &base);
+            MPI_Get_address(&layout.block, &data);
+            memcpy(result[rec[2]] + (size_t)rec[0] * n, (char *)rec + (data - base), (size_t)rec[1] * n * 8);
+        }
+        free(rec);
+    } else {
+        int w = rank - 1, row0, rows;
+        rows_of(m, workers, w, &row0, &rows);
+        slab s;
+        slab_init(&s, n, row0, rows);
+        double *f[3] = {s.u, s.v, s.p};
+        for (int q = 0; q < 3; q++)
+            MPI_Recv(f[q] + at(&s, 0, 0), rows * n, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        size_t all = (size_t)(rows + 2) * n * 8;
+        memcpy(s.uold, s.u, all); memcpy(s.vold, s.v, all); memcpy(s.pold, s.p, all);
+        int up = (w + workers - 1) % workers + 1, down = (w + 1) % workers + 1;
+        double *first[3] = {s.u, s.v, s.p}, *second[4] = {s.cu, s.cv, s.z, s.h};
+        for (int t = 0; t < steps; t++) {
+            double t0 = MPI_Wtime();
+            exchange(&s, up, down, first, 3);
+            double t1 = MPI_Wtime();
+            fluxes(&s);
+            double t2 = MPI_Wtime();
+            exchange(&s, up, down, second, 4);
+            double t3 = MPI_Wtime();
+            advance(&s);
+            times[0] += (t2 - t1) + (MPI_Wtime() - t3);
+            times[1] += (t1 - t0) + (t3 - t2);
+        }
+        double t4 = MPI_Wtime();
+        MPI_Datatype t = res_type(rows, n);
+        static struct { int head[3]; double block[1]; } layout;
+        MPI_Aint base, data;
+        MPI_Get_address(&layout, &base);
+        MPI_Get_address(&layout.block, &data);
+        char *rec = malloc((size_t)(data - base) + (size_t)rows * n * 8);
+        for (int q = 0; q < 3; q++) {
+            int head[3] = {row0, rows, q};
+            memcpy(rec, head, sizeof head);
+            memcpy(rec + (data - base), f[q] + at(&s, 0, 0), (size_t)rows * n * 8);
+            MPI_Send(rec, 1, t, 0, 2, MPI_COMM_WORLD);
+        }
+        MPI_Type_free(&t);
+        free(rec);
+        times[2] = MPI_Wtime() - t4;
+    }
+    /* per-worker times to the master */
+    double *all_times = rank == 0 ? malloc(sizeof(double) * 3 * size) : NULL;
+    MPI_Gather(times, 3, MPI_DOUBLE, all_times, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("shallow water (native C) %dx%d, %d steps, %d rank(s) (%d worker(s)): %.3f s\n", m, n, steps, size,
+               workers, MPI_Wtime() - t_start);
+        printf("  slave  processing(s)  MPI communication(s)  structured transport(s)\n");
+        for (int w = 0; w < workers; w++) {
+            double *t = all_times + 3 * (size > 1 ? w + 1 : 0);
+            printf("  %5d  %13.4f  %20.4f  %23.4f\n", w + 1, t[0], t[1], t[2]);
+        }
+        double m0 = mass(p0, cells), m1 = mass(result[2], cells);
+        printf("  mass   %.10E -> %.10E (relative change %.2E)\n", m0, m1, (m1 - m0) / m0);
+        if (checksum) { /* FNV-1a over the bits of u, v, p: equal results, equal checksums */
+            uint64_t hsh = 1469598103934665603ull;
+            for (int q = 0; q < 3; q++)
+                for (size_t c = 0; c < cells; c++) {
+                    uint64_t bits;
+                    memcpy(&bits, &result[q][c], 8);
+                    for (int b = 0; b < 8; b++)
+                        hsh = (hsh ^ ((bits >> (8 * b)) & 0xff)) * 1099511628211ull;
+                }
+            printf("checksum %016llx\n", (unsigned long long)hsh);
+        }
+        free(all_times);
+    }
+    MPI_Finalize();
+    return 0;
+}
