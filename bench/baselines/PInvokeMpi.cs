@@ -43,6 +43,47 @@ static class PInvokeMpi
         }
     }
 
+    const int Double8 = 0x4c00080b;   // MPI_DOUBLE
+    const int AnySource = -2;         // MPICH's MPI_ANY_SOURCE
+    [DllImport(Lib)] static extern int MPI_Probe(int source, int tag, int comm, int[] status);
+    [DllImport(Lib)] static extern int MPI_Get_count(int[] status, int datatype, out int count);
+
+    public static void SendDoubles(double[] d, int offset, int count, int dest, int tag)
+    {
+        GCHandle h = GCHandle.Alloc(d, GCHandleType.Pinned);
+        try {
+            Check(MPI_Send(h.AddrOfPinnedObject() + offset * 8, count, Double8, dest, tag, CommWorld));
+        } finally {
+            h.Free();
+        }
+    }
+
+    public static void RecvDoubles(double[] d, int offset, int count, int source, int tag)
+    {
+        GCHandle h = GCHandle.Alloc(d, GCHandleType.Pinned);
+        try {
+            Check(MPI_Recv(h.AddrOfPinnedObject() + offset * 8, count, Double8, source, tag, CommWorld, StatusIgnore));
+        } finally {
+            h.Free();
+        }
+    }
+
+    public static Pending IrecvDoubles(double[] d, int offset, int count, int source, int tag)
+    {
+        var p = new Pending { Pin = GCHandle.Alloc(d, GCHandleType.Pinned) };
+        Check(MPI_Irecv(p.Pin.AddrOfPinnedObject() + offset * 8, count, Double8, source, tag, CommWorld, out p.Request));
+        return p;
+    }
+
+    /// <summary>Waits for a message with this tag from anyone: its source and size in bytes.</summary>
+    public static void Probe(int tag, out int source, out int bytes)
+    {
+        var status = new int[5];   // MPICH's MPI_Status: count_lo, count_hi_and_cancelled, source, tag, error
+        Check(MPI_Probe(AnySource, tag, CommWorld, status));
+        Check(MPI_Get_count(status, Byte, out bytes));
+        source = status[2];
+    }
+
     /// <summary>A started transfer and the pin that must outlive it.</summary>
     public struct Pending
     {

@@ -15,10 +15,81 @@ using System.Diagnostics;
 using System.MP;
 
 /// <summary>What a worker sends back: its block of rows and where it goes.</summary>
+[Serializable]   // for the BinaryFormatter baseline only; System.MP needs no attribute on the class
 class Res
 {
     public int Row0, Rows, Field;
     [Transportable] public double[,] Block;
+}
+
+/// <summary>The messages the case study sends, over System.MP or over the P/Invoke baseline.</summary>
+interface ISwmTransport
+{
+    string Name { get; }
+    void Send(double[] data, int offset, int count, int dest, int tag);
+    void Recv(double[] data, int offset, int count, int source, int tag);
+    /// <summary>Fills halo rows from up and down while sending edge rows the other way.</summary>
+    void Exchange(double[] f, int haloUp, int haloDown, int edgeDown, int edgeUp, int n, int up, int down, int tag);
+    void SendRes(Res r, int dest, int tag);
+    Res RecvRes(int tag);
+}
+
+sealed class SystemMpTransport : ISwmTransport
+{
+    readonly Intracomm world = MP.World;
+    public string Name => "System.MP";
+    public void Send(double[] d, int offset, int count, int dest, int tag) => world.Send(d, offset, count, dest, tag);
+    public void Recv(double[] d, int offset, int count, int source, int tag) => world.Recv(d, offset, count, source, tag);
+
+    public void Exchange(double[] f, int haloUp, int haloDown, int edgeDown, int edgeUp, int n, int up, int down, int tag)
+    {
+        Request r1 = world.Irecv(f, haloUp, n, up, 10 + tag);
+        Request r2 = world.Irecv(f, haloDown, n, down, 20 + tag);
+        world.Send(f, edgeDown, n, down, 10 + tag);
+        world.Send(f, edgeUp, n, up, 20 + tag);
+        r1.Wait();
+        r2.Wait();
+    }
+
+    public void SendRes(Res r, int dest, int tag) => world.OSend(r, dest, tag);
+    public Res RecvRes(int tag) => world.ORecv<Res>(MP.AnySource, tag);
+}
+
+/// <summary>BASELINE: the "external binding" of the paper — DllImport'ed MPICH with a GCHandle
+/// per call, Res through BinaryFormatter (bench/baselines/PInvokeMpi.cs).</summary>
+sealed class PInvokeTransport : ISwmTransport
+{
+    readonly System.Runtime.Serialization.Formatters.Binary.BinaryFormatter formatter =
+        new System.Runtime.Serialization.Formatters.Binary.BinaryFormatter();
+    public string Name => "P/Invoke + BinaryFormatter";
+    public void Send(double[] d, int offset, int count, int dest, int tag) => PInvokeMpi.SendDoubles(d, offset, count, dest, tag);
+    public void Recv(double[] d, int offset, int count, int source, int tag) => PInvokeMpi.RecvDoubles(d, offset, count, source, tag);
+
+    public void Exchange(double[] f, int haloUp, int haloDown, int edgeDown, int edgeUp, int n, int up, int down, int tag)
+    {
+        var r1 = PInvokeMpi.IrecvDoubles(f, haloUp, n, up, 10 + tag);
+        var r2 = PInvokeMpi.IrecvDoubles(f, haloDown, n, down, 20 + tag);
+        PInvokeMpi.SendDoubles(f, edgeDown, n, down, 10 + tag);
+        PInvokeMpi.SendDoubles(f, edgeUp, n, up, 20 + tag);
+        PInvokeMpi.WaitAll(new[] { r1, r2 });
+    }
+
+    public void SendRes(Res r, int dest, int tag)
+    {
+        var m = new System.IO.MemoryStream();
+        formatter.Serialize(m, r);
+        byte[] bytes = m.ToArray();
+        PInvokeMpi.Send(bytes, bytes.Length, dest, tag);
+    }
+
+    public Res RecvRes(int tag)
+    {
+        int source, count;
+        PInvokeMpi.Probe(tag, out source, out count);
+        var bytes = new byte[count];
+        PInvokeMpi.Recv(bytes, count, source, tag);
+        return (Res)formatter.Deserialize(new System.IO.MemoryStream(bytes));
+    }
 }
 
 /// <summary>One slab of the model: rows [0, rows) owned, plus a halo row above and below, stored
@@ -60,45 +131,59 @@ sealed class Slab
             }
     }
 
+    // The kernels index raw pointers (no bounds checks) and step the periodic neighbours with a
+    // compare instead of a modulo; the arithmetic is exactly the native C program's, so results
+    // agree bit for bit.
+
     /// <summary>Phase 1 on owned rows: fluxes, vorticity, height (needs u, v, p halos).</summary>
-    public void Fluxes()
+    public unsafe void Fluxes()
     {
         double fsdx = 4 / Dx, fsdy = 4 / Dy;
-        for (int i = 0; i < Rows; i++)
-            for (int j = 0; j < N; j++) {
-                int c = At(i, j), w = At(i, (j + N - 1) % N), e = At(i, (j + 1) % N);
-                int s = At(i - 1, j), sw = At(i - 1, (j + N - 1) % N), nn = At(i + 1, j);
-                Cu[c] = 0.5 * (P[c] + P[s]) * U[c];
-                Cv[c] = 0.5 * (P[c] + P[w]) * V[c];
-                Z[c] = (fsdx * (V[c] - V[s]) - fsdy * (U[c] - U[w])) / (P[sw] + P[w] + P[c] + P[s]);
-                H[c] = P[c] + 0.25 * (U[nn] * U[nn] + U[c] * U[c] + V[e] * V[e] + V[c] * V[c]);
+        int n = N;
+        fixed (double* u = U, v = V, p = P, cu = Cu, cv = Cv, z = Z, h = H)
+            for (int i = 0; i < Rows; i++) {
+                int row = (i + 1) * n, south = i * n, north = (i + 2) * n;
+                for (int j = 0; j < n; j++) {
+                    int jw = j == 0 ? n - 1 : j - 1, je = j == n - 1 ? 0 : j + 1;
+                    int c = row + j, w = row + jw, e = row + je, s = south + j, sw = south + jw, nn = north + j;
+                    cu[c] = 0.5 * (p[c] + p[s]) * u[c];
+                    cv[c] = 0.5 * (p[c] + p[w]) * v[c];
+                    z[c] = (fsdx * (v[c] - v[s]) - fsdy * (u[c] - u[w])) / (p[sw] + p[w] + p[c] + p[s]);
+                    h[c] = p[c] + 0.25 * (u[nn] * u[nn] + u[c] * u[c] + v[e] * v[e] + v[c] * v[c]);
+                }
             }
     }
 
     /// <summary>Phase 2 on owned rows: the new fields, then the time filter (needs cu, cv, z, h halos).</summary>
-    public void Advance()
+    public unsafe void Advance()
     {
         double tdts8 = tdt / 8, tdtsdx = tdt / Dx, tdtsdy = tdt / Dy;
-        for (int i = 0; i < Rows; i++)
-            for (int j = 0; j < N; j++) {
-                int c = At(i, j), w = At(i, (j + N - 1) % N), e = At(i, (j + 1) % N);
-                int s = At(i - 1, j), se = At(i - 1, (j + 1) % N), nn = At(i + 1, j), nw = At(i + 1, (j + N - 1) % N);
-                UNew[c] = UOld[c] + tdts8 * (Z[e] + Z[c]) * (Cv[e] + Cv[se] + Cv[s] + Cv[c]) - tdtsdx * (H[c] - H[s]);
-                VNew[c] = VOld[c] - tdts8 * (Z[nn] + Z[c]) * (Cu[nn] + Cu[c] + Cu[w] + Cu[nw]) - tdtsdy * (H[c] - H[w]);
-                PNew[c] = POld[c] - tdtsdx * (Cu[nn] - Cu[c]) - tdtsdy * (Cv[e] - Cv[c]);
-            }
-        for (int i = 0; i < Rows; i++)
-            for (int j = 0; j < N; j++) {
-                int c = At(i, j);
-                if (step > 0) {   // Robert–Asselin filter
-                    UOld[c] = U[c] + Alpha * (UNew[c] - 2 * U[c] + UOld[c]);
-                    VOld[c] = V[c] + Alpha * (VNew[c] - 2 * V[c] + VOld[c]);
-                    POld[c] = P[c] + Alpha * (PNew[c] - 2 * P[c] + POld[c]);
-                } else {
-                    UOld[c] = U[c]; VOld[c] = V[c]; POld[c] = P[c];
+        int n = N, first = At(0, 0), last = At(Rows, 0);
+        fixed (double* u = U, v = V, p = P, uo = UOld, vo = VOld, po = POld, un = UNew, vn = VNew, pn = PNew,
+                       cu = Cu, cv = Cv, z = Z, h = H) {
+            for (int i = 0; i < Rows; i++) {
+                int row = (i + 1) * n, south = i * n, north = (i + 2) * n;
+                for (int j = 0; j < n; j++) {
+                    int jw = j == 0 ? n - 1 : j - 1, je = j == n - 1 ? 0 : j + 1;
+                    int c = row + j, w = row + jw, e = row + je, s = south + j, se = south + je, nn = north + j, nw = north + jw;
+                    un[c] = uo[c] + tdts8 * (z[e] + z[c]) * (cv[e] + cv[se] + cv[s] + cv[c]) - tdtsdx * (h[c] - h[s]);
+                    vn[c] = vo[c] - tdts8 * (z[nn] + z[c]) * (cu[nn] + cu[c] + cu[w] + cu[nw]) - tdtsdy * (h[c] - h[w]);
+                    pn[c] = po[c] - tdtsdx * (cu[nn] - cu[c]) - tdtsdy * (cv[e] - cv[c]);
                 }
-                U[c] = UNew[c]; V[c] = VNew[c]; P[c] = PNew[c];
             }
+            if (step > 0)   // Robert–Asselin filter
+                for (int c = first; c < last; c++) {
+                    uo[c] = u[c] + Alpha * (un[c] - 2 * u[c] + uo[c]);
+                    vo[c] = v[c] + Alpha * (vn[c] - 2 * v[c] + vo[c]);
+                    po[c] = p[c] + Alpha * (pn[c] - 2 * p[c] + po[c]);
+                    u[c] = un[c]; v[c] = vn[c]; p[c] = pn[c];
+                }
+            else
+                for (int c = first; c < last; c++) {
+                    uo[c] = u[c]; vo[c] = v[c]; po[c] = p[c];
+                    u[c] = un[c]; v[c] = vn[c]; p[c] = pn[c];
+                }
+        }
         if (step++ == 0)
             tdt += tdt;   // leap-frog from the second step on
     }
@@ -125,6 +210,7 @@ static class ShallowWater
         Intracomm world = MP.World;
         bool verify = Array.IndexOf(args, "--verify") >= 0;
         checksum = Array.IndexOf(args, "--checksum") >= 0;
+        ISwmTransport net = Array.IndexOf(args, "--pinvoke") >= 0 ? (ISwmTransport)new PInvokeTransport() : new SystemMpTransport();
         var nums = Array.FindAll(args, a => !a.StartsWith("--"));
         int m = 256, n = 256, steps = 100;
         if ((nums.Length > 0 && !int.TryParse(nums[0], out m)) || (nums.Length > 1 && !int.TryParse(nums[1], out n)) ||
@@ -145,8 +231,8 @@ static class ShallowWater
             Report(world, m, n, steps, Gather(s), p0, u0, v0, new[] { new double[] { sw.Elapsed.TotalSeconds, 0, 0 } }, sw.Elapsed.TotalSeconds);
             return 0;
         }
-        if (world.Rank == 0) return Master(world, m, n, steps, workers, u0, v0, p0, verify);
-        Worker(world, m, n, steps, workers);
+        if (world.Rank == 0) return Master(world, net, m, n, steps, workers, u0, v0, p0, verify);
+        Worker(world, net, m, n, steps, workers);
         return 0;
     }
 
@@ -157,7 +243,7 @@ static class ShallowWater
         rows = baseRows + (w < extra ? 1 : 0);
     }
 
-    static int Master(Intracomm world, int m, int n, int steps, int workers, double[,] u0, double[,] v0, double[,] p0, bool verify)
+    static int Master(Intracomm world, ISwmTransport net, int m, int n, int steps, int workers, double[,] u0, double[,] v0, double[,] p0, bool verify)
     {
         var total = Stopwatch.StartNew();
         var block = new double[0];
@@ -167,21 +253,22 @@ static class ShallowWater
             if (block.Length != rows * n) block = new double[rows * n];
             foreach (double[,] f in new[] { u0, v0, p0 }) {
                 Buffer.BlockCopy(f, row0 * n * 8, block, 0, rows * n * 8);
-                world.Send(block, w + 1, 1);
+                net.Send(block, 0, rows * n, w + 1, 1);
             }
         }
         var result = new[] { new double[m, n], new double[m, n], new double[m, n] };
         var times = new double[workers][];
         for (int k = 0; k < 3 * workers; k++) {   // Res records, in any order
-            Res r = world.ORecv<Res>(MP.AnySource, 2);
+            Res r = net.RecvRes(2);
             Buffer.BlockCopy(r.Block, 0, result[r.Field], r.Row0 * n * 8, r.Rows * n * 8);
         }
         for (int w = 0; w < workers; w++) {
             var t = new double[3];
-            world.Recv(t, w + 1, 3);
+            net.Recv(t, 0, 3, w + 1, 3);
             times[w] = t;
         }
         double elapsed = total.Elapsed.TotalSeconds;
+        Console.WriteLine("transport: " + net.Name);
         Report(world, m, n, steps, result, p0, u0, v0, times, elapsed);
         if (!verify) return 0;
         double[][,] serial = Gather(Serial(m, n, steps, u0, v0, p0));
@@ -197,24 +284,24 @@ static class ShallowWater
         return differ == 0 && drift < 1e-12 ? 0 : 1;
     }
 
-    static void Worker(Intracomm world, int m, int n, int steps, int workers)
+    static void Worker(Intracomm world, ISwmTransport net, int m, int n, int steps, int workers)
     {
         int w = world.Rank - 1, row0, rows;
         Rows(m, workers, w, out row0, out rows);
         var s = new Slab(m, n, row0, rows);
         foreach (double[] f in new[] { s.U, s.V, s.P })
-            world.Recv(f, s.At(0, 0), rows * n, 0, 1);
+            net.Recv(f, s.At(0, 0), rows * n, 0, 1);
         Array.Copy(s.U, s.UOld, s.U.Length); Array.Copy(s.V, s.VOld, s.V.Length); Array.Copy(s.P, s.POld, s.P.Length);
         int up = (w + workers - 1) % workers + 1, down = (w + 1) % workers + 1;   // ranks of the neighbours
         double compute = 0, comm = 0;
         var clock = Stopwatch.StartNew();
         for (int t = 0; t < steps; t++) {
             double t0 = clock.Elapsed.TotalSeconds;
-            Exchange(world, s, up, down, s.U, s.V, s.P);
+            Exchange(net, s, up, down, s.U, s.V, s.P);
             double t1 = clock.Elapsed.TotalSeconds;
             s.Fluxes();
             double t2 = clock.Elapsed.TotalSeconds;
-            Exchange(world, s, up, down, s.Cu, s.Cv, s.Z, s.H);
+            Exchange(net, s, up, down, s.Cu, s.Cv, s.Z, s.H);
             double t3 = clock.Elapsed.TotalSeconds;
             s.Advance();
             compute += (t2 - t1) + (clock.Elapsed.TotalSeconds - t3);
@@ -225,26 +312,18 @@ static class ShallowWater
         foreach (double[] f in new[] { s.U, s.V, s.P }) {
             var block = new double[rows, n];
             Buffer.BlockCopy(f, s.At(0, 0) * 8, block, 0, rows * n * 8);
-            world.OSend(new Res { Row0 = row0, Rows = rows, Field = field++, Block = block }, 0, 2);
+            net.SendRes(new Res { Row0 = row0, Rows = rows, Field = field++, Block = block }, 0, 2);
         }
         double sdto = clock.Elapsed.TotalSeconds - sdt0;
-        world.Send(new[] { compute, comm, sdto }, 0, 3);
+        net.Send(new[] { compute, comm, sdto }, 0, 3, 0, 3);
     }
 
     /// <summary>Edge rows to and from the neighbours, in place: first row up / last row down;
     /// halos filled from the neighbours' edges (a single worker is its own neighbour).</summary>
-    static void Exchange(Intracomm world, Slab s, int up, int down, params double[][] fields)
+    static void Exchange(ISwmTransport net, Slab s, int up, int down, params double[][] fields)
     {
-        int n = s.N;
-        for (int k = 0; k < fields.Length; k++) {
-            double[] f = fields[k];
-            Request r1 = world.Irecv(f, s.At(-1, 0), n, up, 10 + k);
-            Request r2 = world.Irecv(f, s.At(s.Rows, 0), n, down, 20 + k);
-            world.Send(f, s.At(s.Rows - 1, 0), n, down, 10 + k);
-            world.Send(f, s.At(0, 0), n, up, 20 + k);
-            r1.Wait();
-            r2.Wait();
-        }
+        for (int k = 0; k < fields.Length; k++)
+            net.Exchange(fields[k], s.At(-1, 0), s.At(s.Rows, 0), s.At(s.Rows - 1, 0), s.At(0, 0), s.N, up, down, k);
     }
 
     static Slab Serial(int m, int n, int steps, double[,] u0, double[,] v0, double[,] p0)
