@@ -295,7 +295,10 @@ static class ShallowWater
         int up = (w + workers - 1) % workers + 1, down = (w + 1) % workers + 1;   // ranks of the neighbours
         double compute = 0, comm = 0;
         var clock = Stopwatch.StartNew();
+        bool progress = w == 0 && (long)m * n * steps >= 200_000_000;   // long runs say how far they are
         for (int t = 0; t < steps; t++) {
+            if (progress && t > 0 && t % Math.Max(1, steps / 10) == 0)
+                Console.Error.WriteLine($"shallow water: step {t}/{steps} ({clock.Elapsed.TotalSeconds:F1} s)");
             double t0 = clock.Elapsed.TotalSeconds;
             Exchange(net, s, up, down, s.U, s.V, s.P);
             double t1 = clock.Elapsed.TotalSeconds;
