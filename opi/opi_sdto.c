@@ -279,6 +279,27 @@ static int do_sizes(void *arg)
     }
 }
 
+/* Per-rank piece sizes and the byte counts and displacements of the v-collectives. */
+typedef struct piece_table {
+    int64_t *all;
+    MPI_Count *counts, *displs;
+} piece_table;
+
+static int pieces_alloc(piece_table *t, int32_t size)
+{
+    t->all = calloc((size_t)size, sizeof *t->all);
+    t->counts = calloc((size_t)size, sizeof *t->counts);
+    t->displs = calloc((size_t)size, sizeof *t->displs);
+    return t->all && t->counts && t->displs ? MPC_OK : MPC_ERR_NO_MEMORY;
+}
+
+static void pieces_free(piece_table *t)
+{
+    free(t->all);
+    free(t->counts);
+    free(t->displs);
+}
+
 /* sizes: a long[Size] the caller reads afterwards (scatter: this rank's piece in [0]). A piece
  * the writer could not write travels as size -1, so that no rank waits for it. */
 int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array, int32_t root,
@@ -289,15 +310,16 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
     if ((rc = check_comm(comm)) || (rc = check_root(size, root)) ||
         (rc = opi_buffer_whole(sizes_out, &sb)) || sb.bytes < (size_t)size * 8)
         return rc ? rc : MPC_ERR_COUNT;
-    int64_t *all = calloc((size_t)size, sizeof *all);
-    MPI_Count *counts = calloc((size_t)size, sizeof *counts), *displs = calloc((size_t)size, sizeof *displs);
+    piece_table pt;
     const char *why = NULL;
     int wrote = MPC_OK;
     gch_buffer *out = NULL;
     hold(&received, NULL);
-    rc = MPC_ERR_NO_MEMORY;
-    if (!all || !counts || !displs)
+    if ((rc = pieces_alloc(&pt, size)) != MPC_OK)
         goto done;
+    rc = MPC_ERR_NO_MEMORY;
+    int64_t *all = pt.all;
+    MPI_Count *counts = pt.counts, *displs = pt.displs;
     if (rank == root) {
         size_t n = array ? mono_array_length((MonoArray *)array) : 0;
         for (int32_t r = 0; r < size && wrote == MPC_OK; r++) {
@@ -333,9 +355,7 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
     ((int64_t *)sb.data)[0] = s.mine;
 done:
     gch_buffer_give(out);
-    free(all);
-    free(counts);
-    free(displs);
+    pieces_free(&pt);
     return rc;
 }
 
@@ -353,11 +373,12 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
     hold(&received, NULL);
     int wrote = piece ? write_into(&out, piece, 0, SIZE_MAX, &why) : MPC_ERR_NULL_ARGUMENT;
     int64_t mine = wrote == MPC_OK ? (int64_t)out->length : -1;
-    int64_t *all = calloc((size_t)size, sizeof *all);
-    MPI_Count *counts = calloc((size_t)size, sizeof *counts), *displs = calloc((size_t)size, sizeof *displs);
-    rc = MPC_ERR_NO_MEMORY;
-    if (!all || !counts || !displs)
+    piece_table pt;
+    if ((rc = pieces_alloc(&pt, size)) != MPC_OK)
         goto done;
+    rc = MPC_ERR_NO_MEMORY;
+    int64_t *all = pt.all;
+    MPI_Count *counts = pt.counts, *displs = pt.displs;
     gch_count(GCH_OPERATIONS, 1);
     struct sizes_args s = {all_ranks ? 2 : 1, all, mine, root, comm};
     if ((rc = opi_run_gc_safe(do_sizes, &s, NULL, 0)) != MPC_OK)
@@ -392,9 +413,7 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
     rc = MPC_OK;
 done:
     gch_buffer_give(out);
-    free(all);
-    free(counts);
-    free(displs);
+    pieces_free(&pt);
     return rc;
 }
 
