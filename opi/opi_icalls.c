@@ -502,7 +502,7 @@ int32_t opi_request_cancel(int64_t id)
     int rc = gch_transfer_acquire(id, &req, &info);
     if (rc != MPC_OK)
         return rc;
-    rc = MPI_Cancel(&req);
+    rc = mpc_cancel(&req);
     gch_transfer_release(id, 0);
     return rc;
 }

@@ -75,6 +75,15 @@ static void test_point_to_point(void)
     CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "send of truncated message completes");
     CHECK(mpc_sendrecv(&a, sizeof a, next, 7, &b, sizeof b, prev, 7, mpc_comm_world(), &st) == MPC_OK
           && b == prev, "usable after truncation");
+
+    /* synchronous send into a posted receive; cancel; non-blocking barrier */
+    CHECK(mpc_irecv(&b, sizeof b, prev, 9, mpc_comm_world(), &rreq) == MPC_OK, "irecv for ssend");
+    CHECK(mpc_ssend(&a, sizeof a, next, 9, mpc_comm_world()) == MPC_OK, "ssend");
+    CHECK(mpc_wait(&rreq, &st) == MPC_OK && b == prev, "ssend delivered");
+    CHECK(mpc_irecv(&b, sizeof b, MPC_ANY_SOURCE, 31000, mpc_comm_world(), &rreq) == MPC_OK, "irecv nobody matches");
+    CHECK(mpc_cancel(&rreq) == MPC_OK, "cancel");
+    CHECK(mpc_wait(&rreq, &st) == MPC_OK && st.cancelled, "a cancelled receive reports it");
+    CHECK(mpc_ibarrier(mpc_comm_world(), &sreq) == MPC_OK && mpc_wait(&sreq, NULL) == MPC_OK, "ibarrier");
 }
 
 static void test_communicators(void)
