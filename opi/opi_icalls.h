@@ -56,7 +56,7 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
 int32_t opi_op_free(int32_t code);
 int32_t opi_sd_init(MonoReflectionType *attribute);
 int32_t opi_sd_error(MonoObject *buffer);
-int32_t opi_sd_write(MonoObject *graph, int32_t *size);
+int32_t opi_sd_write(MonoObject *graph, int32_t keep, int32_t *size);
 int32_t opi_sd_copy(MonoObject *dest, int32_t offset);
 int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflectionType *expected, MonoObject **result);
 int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, int32_t tag);

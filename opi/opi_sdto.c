@@ -67,14 +67,18 @@ int32_t opi_sd_error(MonoObject *buffer)
     return (int32_t)len;
 }
 
-int32_t opi_sd_write(MonoObject *graph, int32_t *size)
+/* keep: hold the bytes for SdCopy (Serialize); 0 gives the buffer back at once (Measure). */
+int32_t opi_sd_write(MonoObject *graph, int32_t keep, int32_t *size)
 {
     const char *why = NULL;
     hold(&written, NULL);
     int rc = write_into(&written, graph, 0, SIZE_MAX, &why);
-    if (rc == MPC_OK && written->length > INT32_MAX)
+    size_t length = written ? written->length : 0;
+    if (!keep || rc != MPC_OK)
+        hold(&written, NULL);
+    if (rc == MPC_OK && length > INT32_MAX)
         return keep_why(MPC_ERR_TOO_LARGE, "the serialized graph exceeds 2 GiB");
-    *size = rc == MPC_OK ? (int32_t)written->length : 0;
+    *size = rc == MPC_OK ? (int32_t)length : 0;
     return keep_why(rc, why);
 }
 

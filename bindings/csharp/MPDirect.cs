@@ -70,7 +70,7 @@ namespace System.MP
         // SdCopy copies it out; SdError describes the thread's last serializer failure.
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdInit(Type transportableAttribute);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdError(byte[] buffer);
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdWrite(object graph, out int size);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdWrite(object graph, int keep, out int size);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdCopy(byte[] dest, int offset);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdRead(byte[] src, int offset, int count, Type expected, out object result);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OSend(int comm, int size, object graph, int dest, int tag);

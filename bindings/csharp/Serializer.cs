@@ -9,7 +9,7 @@ namespace System.MP
         public static byte[] Serialize(object graph)
         {
             Core.Ensure();
-            int size = Write(graph);
+            int size = Write(graph, true);
             var bytes = new byte[size];
             CopyTo(bytes, 0);
             return bytes;
@@ -24,7 +24,7 @@ namespace System.MP
             if (offset < 0 || offset > buffer.Length)
                 throw new ArgumentOutOfRangeException(nameof(offset));
             Core.Ensure();
-            int size = Write(graph);
+            int size = Write(graph, true);
             if (size > buffer.Length - offset)
                 throw new ArgumentException($"the graph needs {size} bytes; {buffer.Length - offset} are left in the buffer", nameof(buffer));
             CopyTo(buffer, offset);
@@ -34,7 +34,7 @@ namespace System.MP
         public static int Measure(object graph)
         {
             Core.Ensure();
-            return Write(graph);
+            return Write(graph, false);
         }
 
         /// <summary>Reads a graph whose root must be a T; corrupt, hostile or mismatched bytes
@@ -53,10 +53,11 @@ namespace System.MP
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        static int Write(object graph)
+        /// <summary>Writes the graph into a native buffer; keep holds it for CopyTo.</summary>
+        static int Write(object graph, bool keep)
         {
             int size;
-            Errors.Check(MPDirect.SdWrite(graph, out size));
+            Errors.Check(MPDirect.SdWrite(graph, keep ? 1 : 0, out size));
             return size;
         }
 
