@@ -1,6 +1,8 @@
 /* gc_hooks.c — GC event callback, collection epoch, per-thread counters. */
 #include "gc_hooks.h"
 
+#include "mono_private.h"
+
 #include <mono/metadata/profiler.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,6 +42,13 @@ int gch_install(void)
         return -1;
     mono_profiler_set_gc_event_callback(h, on_gc_event);
     return 0;
+}
+
+void gch_yield_to_gc(void)
+{
+    void *mark = NULL;
+    void *cookie = mono_threads_enter_gc_safe_region_unbalanced(&mark);
+    mono_threads_exit_gc_safe_region_unbalanced(cookie, &mark);
 }
 
 uint64_t gch_epoch(void) { return atomic_load_explicit(&gc_epoch, memory_order_acquire); }

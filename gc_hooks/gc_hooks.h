@@ -29,6 +29,11 @@ int gch_install(void);
  * polls it can get out of the collector's way before it is asked to stop). */
 uint64_t gch_epoch(void);
 
+/* Lets a collection that another thread has requested run now: the calling thread (GC-unsafe,
+ * in an internal call) passes through a GC-safe region and is suspended there if needed. The
+ * caller must hold no object address outside its stack across this call. */
+void gch_yield_to_gc(void);
+
 /* Adds n to a counter. Per-thread storage: no atomic read-modify-write on the hot path. */
 void gch_count(gch_counter c, int64_t n);
 

@@ -6,7 +6,7 @@
  * MPI is initialised before Mono so UCX's signal handlers are replaced by Mono's; the core is
  * installed before any managed code is compiled (internal calls bind at JIT time). */
 #include "../mpc/mpc.h"
-#include "../opi/mono_private.h"
+#include "../gc_hooks/mono_private.h"
 #include "../opi/motor_core.h"
 
 #include <mono/jit/jit.h>

@@ -11,7 +11,7 @@
 #include "opi_internal.h"
 
 #include "../gc_hooks/gc_hooks.h"
-#include "mono_private.h"
+#include "../gc_hooks/mono_private.h"
 
 #include <mono/metadata/mono-gc.h>
 

@@ -6,7 +6,11 @@
  * that building the plan of a class met for the first time calls into Mono, which may wait
  * for a lock in a GC-safe state and let a collection move objects. The collection epoch is
  * therefore checked after every plan lookup: if a collection began, no address taken before
- * is used again and the write starts over (the plans built so far stay cached). */
+ * is used again and the write starts over (the plans built so far stay cached).
+ *
+ * A long write would also hold up another thread's collection, which waits for this thread:
+ * every few thousand records the write checks whether one was requested, and if so drops its
+ * work, lets the collection run and starts over — except on its last attempt, which finishes. */
 #include "serializer.h"
 
 #include "../gc_hooks/gc_hooks.h"
@@ -35,6 +39,7 @@ typedef struct graph {
     size_t nrefs, cap_refs, next_ref;
     uint64_t epoch;               /* collections begun when this attempt started */
     int moved;                    /* a collection began: every address is suspect */
+    int yield_to_gc;              /* give way to a requested collection (all but the last try) */
 } graph;
 
 /* The element range of record i that is written: the whole array, or the root's window. */
@@ -61,11 +66,12 @@ static void *known_plan(const void *vtable, void *plan)
     return plan;
 }
 
-static const sd_plan *plan_of(MonoObject *o)
+static const sd_plan *plan_of(MonoObject *o, int *built)
 {
     const sd_plan *p = ptr_map_get(&plans_by_vtable, o->vtable);
     if (p)
         return p;
+    *built = 1; /* Mono was called: a safepoint */
     p = sd_plan_for(mono_object_get_class(o));
     return p ? ptr_map_get_or_build(&plans_by_vtable, o->vtable, known_plan, (void *)p) : NULL;
 }
@@ -111,8 +117,9 @@ static int64_t record_of(graph *g, MonoObject *o)
         if (!objs || !plans)
             return -1;
     }
-    const sd_plan *p = plan_of(o);
-    if (gch_epoch() != g->epoch) {
+    int built = 0;
+    const sd_plan *p = plan_of(o, &built);
+    if (built && gch_epoch() != g->epoch) {
         g->moved = 1;
         return -1;
     }
@@ -344,32 +351,46 @@ int sd_write(MonoObject *root, sd_buffer *out, const char **why)
 }
 
 static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why,
-                      int *moved);
+                      int *moved, int yield_to_gc);
 
 int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why)
 {
     size_t start = out->len;
-    for (int attempt = 0; attempt < 16; attempt++) {
+    enum { ATTEMPTS = 16 };
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
         int moved = 0;
         out->len = start;
-        int rc = write_once(root, first, count, out, why, &moved);
+        int rc = write_once(root, first, count, out, why, &moved, attempt < ATTEMPTS - 2);
         if (!moved)
             return rc;
+        gch_yield_to_gc(); /* no address is held now: let the collection that stopped us run */
     }
     *why = "collections kept interrupting the write";
     return MPC_ERR_RUNTIME;
 }
 
+/* Every this many records, a write checks whether a collection is waiting for it. */
+#define RECORDS_PER_GC_CHECK 4096
+
+static int collection_waiting(graph *g, uint32_t i)
+{
+    if (g->yield_to_gc && i % RECORDS_PER_GC_CHECK == 0 && gch_epoch() != g->epoch)
+        g->moved = 1;
+    return g->moved;
+}
+
 static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why,
-                      int *moved)
+                      int *moved, int yield_to_gc)
 {
     graph g = {0};
     int rc = MPC_ERR_NO_MEMORY;
     g.epoch = gch_epoch();
+    g.yield_to_gc = yield_to_gc;
     *why = "out of memory";
     if (count != SIZE_MAX) {
-        const sd_plan *rp = root ? plan_of(root) : NULL;
-        if (gch_epoch() != g.epoch) {
+        int built = 0;
+        const sd_plan *rp = root ? plan_of(root, &built) : NULL;
+        if (built && gch_epoch() != g.epoch) {
             *moved = 1;
             return MPC_OK;
         }
@@ -391,6 +412,8 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
             goto done;
         }
         for (uint32_t i = 0; i < g.count; i++) {
+            if (collection_waiting(&g, i))
+                goto done;
             if (visit_refs(&g, i, discover, why)) {
                 rc = *why && strcmp(*why, "out of memory") ? MPC_ERR_GRAPH : MPC_ERR_NO_MEMORY;
                 goto done;
@@ -432,12 +455,15 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         out32(out, p->name_len);
         out_bytes(out, p->wire_name, p->name_len);
     }
-    for (uint32_t i = 0; i < g.count; i++)
+    for (uint32_t i = 0; i < g.count; i++) {
+        if (collection_waiting(&g, i))
+            goto done;
         out_record(&g, i, out);
+    }
     rc = MPC_OK;
     *why = NULL;
 done:
-    if (g.moved || gch_epoch() != g.epoch)
+    if (g.moved)
         *moved = 1; /* whatever was written used addresses a collection may have changed */
     free(g.objs);
     free(g.plans);
