@@ -36,18 +36,43 @@ bool opi_may_move(MonoObject *obj)
     return mono_gc_get_generation(obj) == 0 || old_generation_moves;
 }
 
+/* For each object not pinned yet: pin it when pin_all, or when pin_movable and the GC could move
+ * it; otherwise count the pin avoided. Every object goes into anchor (the GC-safe region's stack
+ * mark), which keeps the unpinned ones reachable in every suspend mode. */
+static void pin_where(MonoObject **objs, int nobjs, uint32_t *pins, MonoObject **anchor, int pin_all,
+                      int pin_movable)
+{
+    for (int i = 0; i < nobjs; i++) {
+        if (!objs[i] || pins[i])
+            continue;
+        anchor[i] = objs[i];
+        if (pin_all || (pin_movable && opi_may_move(objs[i]))) {
+            pins[i] = mono_gchandle_new(objs[i], 1);
+            gch_count(GCH_PINS_TAKEN, 1);
+        } else {
+            gch_count(GCH_PINS_AVOIDED, 1);
+        }
+    }
+}
+
+static void release_pins(const uint32_t *pins, int nobjs)
+{
+    for (int i = 0; i < nobjs; i++) {
+        if (pins[i]) {
+            mono_gchandle_free(pins[i]);
+            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+        }
+    }
+}
+
 /* Waits until poll() reports nothing left running (poll returns the number still running).
  * objs[0..nobjs) are the objects whose data MPI reads or writes meanwhile. */
 static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, int nobjs)
 {
     uint32_t pins[OPI_MAX_OBJECTS] = {0};
     MonoObject *anchor[OPI_MAX_OBJECTS] = {NULL};
-    for (int i = 0; i < nobjs && pin_every_transfer; i++) {
-        if (objs[i]) { /* the comparison policy: pin first, whatever the object */
-            pins[i] = mono_gchandle_new(objs[i], 1);
-            gch_count(GCH_PINS_TAKEN, 1);
-        }
-    }
+    if (pin_every_transfer) /* the comparison policy: pin first, whatever the object */
+        pin_where(objs, nobjs, pins, anchor, 1, 0);
     /* Polling GC-unsafe is only safe while no thread runs managed code inside MPI: that
      * thread holds MPICH's lock, and a collection it starts would wait for this thread
      * forever if it blocked on that lock here. */
@@ -57,17 +82,7 @@ static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, 
                        !gch_managed_code_in_mpi(); spin++)
         running = poll(ctx);
 
-    for (int i = 0; i < nobjs; i++) {
-        if (!objs[i] || pins[i])
-            continue;
-        anchor[i] = objs[i];
-        if (running > 0 && opi_may_move(objs[i])) {
-            pins[i] = mono_gchandle_new(objs[i], 1);
-            gch_count(GCH_PINS_TAKEN, 1);
-        } else {
-            gch_count(GCH_PINS_AVOIDED, 1);
-        }
-    }
+    pin_where(objs, nobjs, pins, anchor, 0, running > 0);
     if (running > 0) {
         /* The region's stack mark is the anchor array itself: the GC scans from there up, so
          * the objects stay reachable in every suspend mode (coop scans no native frame below
@@ -78,12 +93,7 @@ static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, 
             running = poll(ctx);
         mono_threads_exit_gc_safe_region_unbalanced(cookie, (void **)anchor);
     }
-    for (int i = 0; i < nobjs; i++) {
-        if (pins[i]) {
-            mono_gchandle_free(pins[i]);
-            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
-        }
-    }
+    release_pins(pins, nobjs);
 }
 
 struct request_set {
@@ -155,25 +165,10 @@ int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
 {
     uint32_t pins[OPI_MAX_OBJECTS] = {0};
     MonoObject *anchor[OPI_MAX_OBJECTS + 1] = {NULL};
-    for (int i = 0; i < nobjs; i++) {
-        if (!objs[i])
-            continue;
-        anchor[i] = objs[i];
-        if (pin_every_transfer || opi_may_move(objs[i])) {
-            pins[i] = mono_gchandle_new(objs[i], 1);
-            gch_count(GCH_PINS_TAKEN, 1);
-        } else {
-            gch_count(GCH_PINS_AVOIDED, 1);
-        }
-    }
+    pin_where(objs, nobjs, pins, anchor, pin_every_transfer, 1);
     void *cookie = mono_threads_enter_gc_safe_region_unbalanced((void **)anchor);
     int rc = fn(arg);
     mono_threads_exit_gc_safe_region_unbalanced(cookie, (void **)anchor);
-    for (int i = 0; i < nobjs; i++) {
-        if (pins[i]) {
-            mono_gchandle_free(pins[i]);
-            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
-        }
-    }
+    release_pins(pins, nobjs);
     return rc;
 }
