@@ -2,7 +2,8 @@
 CSV rows the benchmark programs print, and report a table with ratios to native C, a CSV file
 and a PNG plot.
 
-Programs print rows "TRANSPORT,bytes,rep,iterations,microseconds" (one per timed repetition),
+Programs print rows "TRANSPORT,bytes,rep,iterations,value[,METRIC]" (one per timed repetition and
+metric; METRIC defaults to "time", in µs),
 "peak,TRANSPORT,rank,kib" (VmHWM), and optionally "pins,TRANSPORT,taken,avoided,operations"."""
 import collections
 import csv
@@ -10,6 +11,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 
 def standard_args(parser, minimum, maximum, step="x2"):
@@ -23,24 +25,44 @@ def standard_args(parser, minimum, maximum, step="x2"):
 
 
 class Results:
+    """values[metric][transport][bytes] -> samples; `times` is the "time" metric."""
+
     def __init__(self):
-        self.times = collections.defaultdict(lambda: collections.defaultdict(list))
+        self.values = collections.defaultdict(
+            lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
         self.peaks = collections.defaultdict(list)
         self.pins = collections.defaultdict(lambda: [0, 0, 0])
 
-    def median(self, t, size):
-        return statistics.median(self.times[t][size])
+    @property
+    def times(self):
+        return self.values["time"]
+
+    def median(self, t, size, metric="time"):
+        return statistics.median(self.values[metric][t][size])
 
 
 def collect(transports, rounds):
-    """transports: {name: (argv, extra_env)}; every round runs each once, in order."""
+    """transports: {name: (argv, extra_env)}; every round runs each once, in order. Rows are
+    "TRANSPORT,bytes,rep,iterations,value[,METRIC]" (METRIC defaults to time). A run that lasts
+    says which size it has reached."""
     res = Results()
     for r in range(rounds):
         for name, (argv, env) in transports.items():
             print(f"[round {r + 1}/{rounds}] {name} ...", file=sys.stderr, flush=True)
-            out = subprocess.run(argv, check=True, capture_output=True, text=True, timeout=3600,
-                                 env=dict(os.environ, **env)).stdout
-            for row in csv.reader(out.splitlines()):
+            started, last_size, lines = time.monotonic(), None, []
+            with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True,
+                                  env=dict(os.environ, **env)) as proc:
+                for line in proc.stdout:
+                    lines.append(line)
+                    row = line.strip().split(",")
+                    if len(row) >= 5 and row[0] not in ("peak", "pins", "checked") and row[1] != last_size:
+                        last_size = row[1]
+                        if time.monotonic() - started > 2:
+                            print(f"    {name}: {human(int(row[1]))} ({time.monotonic() - started:.0f} s)",
+                                  file=sys.stderr, flush=True)
+            if proc.returncode != 0:
+                raise SystemExit(f"benchmark failed ({proc.returncode}): {' '.join(argv)}")
+            for row in csv.reader(lines):
                 if not row:
                     continue
                 if row[0] == "peak":
@@ -49,9 +71,8 @@ def collect(transports, rounds):
                     for i in range(3):
                         res.pins[name][i] += int(row[2 + i])
                 elif row[0] == name or row[0].startswith(name + "-"):
-                    res.times[row[0]][int(row[1])].append(float(row[4]))
-                elif False:
-                    res.times[name][int(row[1])].append(float(row[4]))
+                    metric = row[5] if len(row) > 5 else "time"
+                    res.values[metric][row[0]][int(row[1])].append(float(row[4]))
     return res
 
 
@@ -63,7 +84,8 @@ def human(n):
     return f"{n} GiB"
 
 
-def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_fmt=None):
+def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_fmt=None, volume=1):
+    """volume: payload bytes moved per timed unit, in messages of the row's size (bandwidth)."""
     size_fmt = size_fmt or human
     sizes = sorted(res.times[ref])
     os.makedirs(out_dir, exist_ok=True)
@@ -76,7 +98,7 @@ def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_
             for s in sizes:
                 v = res.times[t][s]
                 w.writerow([t, s, f"{res.median(t, s):.4f}", f"{min(v):.4f}", f"{max(v):.4f}",
-                            len(v), f"{s / res.median(t, s):.1f}",
+                            len(v), f"{volume * s / res.median(t, s):.1f}",
                             f"{res.median(t, s) / res.median(ref, s):.3f}",
                             max(res.peaks[t]) if res.peaks[t] else ""])
 
@@ -110,7 +132,7 @@ def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
         for t in names:
             a1.plot(sizes, [res.median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
-            a2.plot(sizes, [s / res.median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
+            a2.plot(sizes, [volume * s / res.median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
         for a, sub, yl in ((a1, "Time", unit), (a2, "Bandwidth", "MB/s")):
             a.set_xscale("log", base=2)
             a.set_yscale("log")

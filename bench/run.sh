@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# One command for the benchmarks: builds, then runs a pattern's driver with your flags.
-#   bash bench/run.sh pingpong [--min N --max N --reps N --rounds N --transports a,b --out DIR]
-#   bash bench/run.sh window   [same flags]
-#   bash bench/run.sh collectives [--ranks N and the same flags]
+# One command for the benchmarks: builds, then runs a pattern over the chosen transports.
+#   bash bench/run.sh pingpong|pingping|window|onetomany|1:n|manytoone|n:1|loggp
+#        [--transports native-c,native-c-nb,system-mp,pinvoke,sdto,mpi4py] [--min N --max N]
+#        [--reps N --warmup N --rounds N --ranks N --max-iterations N --out DIR]
+#   bash bench/run.sh collectives [--ranks N --min N --max N --reps N --rounds N]
 #   bash bench/run.sh sdto     [--min N --max N --objects N --reps N --rounds N]
 #   bash bench/run.sh swm      [--ranks N --sizes 64,128,256,512 --steps N --runs N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pattern=${1:?usage: bench/run.sh pingpong|window|collectives|sdto|swm [flags]}
+pattern=${1:?usage: bench/run.sh PATTERN [flags] (bench/README.md)}
 shift
-case "$pattern" in
-  pingpong|window|collectives|sdto|swm) ;;
-  *) echo "bench/run.sh: unknown pattern '$pattern' (pingpong, window, collectives, sdto, swm)" >&2; exit 2 ;;
-esac
 bash scripts/build.sh >&2
-exec /usr/bin/python3 "bench/$pattern.py" "$@"
+case "$pattern" in
+  pingpong|pingping|window|onetomany|1:n|manytoone|n:1|loggp)
+    exec /usr/bin/python3 bench/netgauge.py "$pattern" "$@" ;;
+  collectives|sdto|swm)
+    exec /usr/bin/python3 "bench/$pattern.py" "$@" ;;
+  *) echo "bench/run.sh: unknown pattern '$pattern' (bench/README.md)" >&2; exit 2 ;;
+esac

@@ -106,9 +106,12 @@ static class PInvokeMpi
     }
 
     /// <summary>Waits for each transfer, then frees its pin (MPI.NET's Request.Wait).</summary>
-    public static void WaitAll(Pending[] pending)
+    public static void WaitAll(Pending[] pending) => WaitAll(pending, pending.Length);
+
+    /// <summary>The first <paramref name="count"/> transfers.</summary>
+    public static void WaitAll(Pending[] pending, int count)
     {
-        for (int i = 0; i < pending.Length; i++) {
+        for (int i = 0; i < count; i++) {
             Check(MPI_Wait(ref pending[i].Request, StatusIgnore));
             pending[i].Pin.Free();
         }

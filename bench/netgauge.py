@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""The point-to-point benchmark framework (Netgauge-style): runs one pattern over the chosen
+transports, interleaved round after round, and reports a table with ratios to native C, a CSV
+file and PNG plots. Run through `bash bench/run.sh PATTERN [flags]`.
+
+Patterns: pingpong, pingping, window, onetomany (1:n), manytoone (n:1), loggp.
+Transports: native-c (MPICH, the reference), native-c-nb (MPICH, blocking calls as
+Isend/Irecv+Wait), system-mp (C# OPI), pinvoke (C# P/Invoke + GCHandle baseline), sdto (C#
+structured transport, graph payloads), mpi4py (optional: Debian's python3-mpi4py, built against
+Open MPI)."""
+import argparse
+import math
+import os
+import shutil
+import statistics
+import subprocess
+
+import benchlib
+
+LABELS = {"native-c": "native C (MPICH)", "native-c-nb": "native C, Isend/Irecv+Wait",
+          "system-mp": "C# System.MP (OPI)", "pinvoke": "C# P/Invoke + GCHandle (baseline)",
+          "sdto": "C# System.MP structured (graph)", "mpi4py": "Python mpi4py (Open MPI)"}
+ALIASES = {"1:n": "onetomany", "n:1": "manytoone"}
+# pattern: (default min, default max, what is timed)
+PATTERNS = {"pingpong": (1, 4 << 20, "half round trip"),
+            "pingping": (1, 4 << 20, "time per iteration, both ranks sending at once"),
+            "window": (8, 1 << 20, "time per message, windows of 64 non-blocking messages"),
+            "onetomany": (1, 1 << 20, "time per round: the server sends to n clients, each acknowledges"),
+            "manytoone": (1, 1 << 20, "time per round: n clients send to the server, it acknowledges"),
+            "loggp": (1, 256 << 10, "LogGP parameters from PRTT(n, d, s), n = 16")}
+
+
+def mpi4py_available():
+    probe = subprocess.run(["/usr/bin/python3", "-c", "import mpi4py"], capture_output=True)
+    return probe.returncode == 0 and shutil.which("mpiexec.openmpi") is not None
+
+
+def commands(pattern, a, names):
+    b = a.build
+    tail = [str(a.min), str(a.max), str(a.reps), str(a.warmup), str(a.max_iterations)]
+    mpich = ["mpiexec.mpich", "-n", str(a.ranks)]
+    out = {}
+    for t in names:
+        if t.startswith("native-c"):
+            out[t] = (mpich + [f"{b}/bench/bench_native", pattern, t] + tail, {})
+        elif t in ("system-mp", "pinvoke", "sdto"):
+            out[t] = (mpich + [f"{b}/motor", f"{b}/bench/Bench.exe", pattern, t] + tail, {})
+        elif t == "mpi4py":
+            env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else {}
+            out[t] = (["mpiexec.openmpi", "--oversubscribe", "-n", str(a.ranks), "/usr/bin/python3",
+                       "bench/mpi4py/bench_mpi4py.py", pattern, t] + tail, env)
+        else:
+            raise SystemExit(f"unknown transport '{t}' ({', '.join(LABELS)})")
+    return out
+
+
+def fit_line(xs, ys):
+    """Least squares y = a + b·x: (a, b)."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    return my - b * mx, b
+
+
+def loggp_report(res, names, a):
+    """Per size: o_s, o_r, T; per transport: o_s, o_r (smallest size), g = T(smallest size),
+    G = slope of T(s) (least squares over all sizes), L = PRTT(1,0,s)/2 - o_s - o_r - (s-1)·G."""
+    sizes = sorted(res.values["T"]["native-c"])
+    med = lambda m, t, s: res.median(t, s, m)
+    os.makedirs(a.out, exist_ok=True)
+    params = {}
+    for t in names:
+        s0 = sizes[0]
+        _, slope = fit_line(sizes, [med("T", t, s) for s in sizes]) if len(sizes) > 1 else (0, 0)
+        o_s, o_r, g = med("os", t, s0), med("or", t, s0), med("T", t, s0)
+        latency = med("prtt1", t, s0) / 2 - o_s - o_r - (s0 - 1) * slope
+        params[t] = {"o_s": o_s, "o_r": o_r, "g": g, "G": slope, "L": latency}
+    with open(os.path.join(a.out, "loggp.csv"), "w") as f:
+        f.write("transport,bytes,prtt1_us,os_us,or_us,T_us\n")
+        for t in names:
+            for s in sizes:
+                f.write(f"{t},{s},{med('prtt1', t, s):.4f},{med('os', t, s):.4f},"
+                        f"{med('or', t, s):.4f},{med('T', t, s):.4f}\n")
+    with open(os.path.join(a.out, "loggp_params.csv"), "w") as f:
+        f.write("transport,o_s_us,o_r_us,g_us,G_ns_per_byte,L_us\n")
+        for t in names:
+            p = params[t]
+            f.write(f"{t},{p['o_s']:.4f},{p['o_r']:.4f},{p['g']:.4f},{p['G'] * 1e3:.5f},{p['L']:.4f}\n")
+
+    print(f"\nLogGP, 2 ranks (medians over all runs and repetitions; µs unless stated)\n")
+    print(f"{'size':>8} | " + " | ".join(f"{t:^33}" for t in names))
+    print(f"{'':>8} | " + " | ".join(f"{'o_s':>10} {'o_r':>10} {'T':>11}" for _ in names))
+    for s in sizes:
+        print(f"{benchlib.human(s):>8} | " + " | ".join(
+            f"{med('os', t, s):10.3f} {med('or', t, s):10.3f} {med('T', t, s):11.3f}" for t in names))
+    ref = params["native-c"]
+    print(f"\nLogGP parameters (o_s, o_r at {benchlib.human(sizes[0])}; g = T({benchlib.human(sizes[0])}); "
+          f"G = slope of T(s) over {benchlib.human(sizes[0])}..{benchlib.human(sizes[-1])}; "
+          f"L = PRTT(1,0,s)/2 - o_s - o_r - (s-1)G); xR = ratio to native-c\n")
+    print(f"{'transport':<12} | {'o_s (µs)':>14} | {'o_r (µs)':>14} | {'g (µs)':>14} | "
+          f"{'G (ns/byte)':>16} | {'L (µs)':>8}")
+    for t in names:
+        p = params[t]
+        cell = lambda k, scale=1.0, w=8: (f"{p[k] * scale:{w}.3f} x{p[k] / ref[k]:.2f}"
+                                          if t != "native-c" and ref[k] else f"{p[k] * scale:{w}.3f}      ")
+        print(f"{t:<12} | {cell('o_s')} | {cell('o_r')} | {cell('g')} | {cell('G', 1e3, 10)} | "
+              f"{p['L']:8.3f}")
+    print("\npeak memory per rank (VmHWM, KiB): " + ", ".join(
+        f"{t} {max(res.peaks[t]) if res.peaks[t] else '?'}" for t in names))
+    png = os.path.join(a.out, "loggp.png")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
+        for i, t in enumerate(names):
+            color = f"C{i}"
+            a1.plot(sizes, [med("os", t, s) for s in sizes], marker="o", ms=3, color=color,
+                    label=f"{LABELS.get(t, t)} o_s")
+            a1.plot(sizes, [med("or", t, s) for s in sizes], marker="x", ms=3, ls="--", color=color,
+                    label=f"{LABELS.get(t, t)} o_r")
+            a2.plot(sizes, [med("T", t, s) for s in sizes], marker="o", ms=3, color=color,
+                    label=f"{LABELS.get(t, t)}: g={params[t]['g']:.2f} µs, G={params[t]['G'] * 1e3:.3f} ns/B")
+        for ax, title in ((a1, "Overhead o(s): send (solid), receive (dashed)"),
+                          (a2, "Network transmission T(s) = g + (s-1)G")):
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("message size (bytes)")
+            ax.set_ylabel("µs")
+            ax.set_title(title)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=6)
+        fig.suptitle("LogGP parameters, 2 ranks (median) — Netgauge Fig. 7 style")
+        fig.tight_layout()
+        fig.savefig(png, dpi=110)
+    except ImportError:
+        png = "(no plot: python3-matplotlib missing)"
+    print(f"\nwrote {a.out}/loggp.csv, {a.out}/loggp_params.csv and {png}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("pattern", help=", ".join(list(PATTERNS) + list(ALIASES)))
+    p.add_argument("--build", default="build")
+    p.add_argument("--transports", default=None,
+                   help="comma-separated (default: all; mpi4py when python3-mpi4py is installed)")
+    p.add_argument("--min", type=int, help="smallest message in bytes")
+    p.add_argument("--max", type=int, help="largest message in bytes (x2 steps)")
+    p.add_argument("--reps", type=int, default=5, help="timed repetitions per size and run")
+    p.add_argument("--warmup", type=int, default=1, help="untimed repetitions before them")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved runs of every transport")
+    p.add_argument("--ranks", type=int, help="processes (default 2; 1:n and n:1: 3 where 3 cores exist)")
+    p.add_argument("--max-iterations", type=int, default=0,
+                   help="cap on iterations per repetition (default none; 50 when oversubscribed)")
+    p.add_argument("--out", default="bench/results")
+    a = p.parse_args()
+    pattern = ALIASES.get(a.pattern, a.pattern)
+    if pattern not in PATTERNS:
+        raise SystemExit(f"unknown pattern '{a.pattern}' ({', '.join(list(PATTERNS) + list(ALIASES))})")
+    lo, hi, what = PATTERNS[pattern]
+    a.min = lo if a.min is None else a.min
+    a.max = hi if a.max is None else a.max
+    cores = os.cpu_count() or 1
+    if a.ranks is None:
+        a.ranks = 3 if pattern in ("onetomany", "manytoone") and cores >= 3 else 2
+    if a.ranks > cores:
+        print(f"note: {a.ranks} ranks on {cores} cores — MPI busy-polls, so timings measure the "
+              f"scheduler as much as the transports", flush=True)
+        if a.max_iterations == 0:
+            a.max_iterations = 50
+    available = list(LABELS) if mpi4py_available() else [t for t in LABELS if t != "mpi4py"]
+    names = a.transports.split(",") if a.transports else available
+    names = ["native-c"] + [t for t in names if t != "native-c"]
+    if "mpi4py" in names:
+        print("note: mpi4py is Debian's python3-mpi4py, built against Open MPI: its ratios compare "
+              "Python and another MPI library with native C on MPICH", flush=True)
+    elif not a.transports:
+        print("note: mpi4py not measured (install python3-mpi4py to add it)", flush=True)
+    res = benchlib.collect(commands(pattern, a, names), a.rounds)
+    if pattern == "loggp":
+        loggp_report(res, names, a)
+        return
+    n = a.ranks - 1 if pattern in ("onetomany", "manytoone") else 1
+    title = {"pingpong": "Ping-pong", "pingping": "Ping-ping", "window": "Window",
+             "onetomany": f"1:n, n = {n}", "manytoone": f"n:1, n = {n}"}[pattern]
+    benchlib.report(res, names, LABELS, f"{title}, {a.ranks} ranks: {what}", "µs", a.out, pattern,
+                    volume=n)
+
+
+if __name__ == "__main__":
+    main()

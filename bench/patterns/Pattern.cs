@@ -1,0 +1,78 @@
+// Pattern — a communication pattern of the benchmark framework (Netgauge's split): what is sent
+// to whom and what is timed. Written once, run over every Transport (bench/transports/).
+// Rank 0 reports; each Repetition emits one or more metrics (µs unless the name says otherwise).
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+
+abstract class Pattern
+{
+    public abstract string Name { get; }
+    public virtual int MinRanks => 2;
+    public virtual TransportCaps Requires => TransportCaps.Blocking;
+    /// <summary>Iterations per timed repetition (bench_iterations() in C, the same rule).</summary>
+    public virtual int Iterations(long bytes) => BenchCommon.Iterations(bytes);
+    /// <summary>Allocates this size's messages (outside the timed region).</summary>
+    public abstract void Prepare(Context c, long bytes);
+    public abstract void Repetition(Context c, long bytes, int iterations);
+
+    public static Pattern Create(string name)
+    {
+        switch (name) {
+        case "pingpong": return new PingPong();
+        case "pingping": return new PingPing();
+        case "onetomany": return new OneToMany();
+        case "manytoone": return new ManyToOne();
+        case "window": return new Window();
+        case "loggp": return new LogGP();
+        default: throw new ArgumentException("unknown pattern '" + name + "' (pingpong, pingping, onetomany, manytoone, window, loggp)");
+        }
+    }
+}
+
+/// <summary>What a pattern sees of the run: the transport, who it is, the metrics it reports
+/// and, in --check mode, the data checks (seeded stamps, verified on receipt).</summary>
+sealed class Context
+{
+    public readonly Transport T;
+    public readonly int Rank, Size;
+    public readonly bool Check;
+    public long Verified;   // messages whose every payload byte was checked
+    public readonly List<KeyValuePair<string, double>> Metrics = new List<KeyValuePair<string, double>>();
+
+    public Context(Transport t, int rank, int size, bool check)
+    {
+        T = t; Rank = rank; Size = size; Check = check;
+    }
+
+    public void Emit(string metric, double value) => Metrics.Add(new KeyValuePair<string, double>(metric, value));
+
+    /// <summary>The seed of the message <paramref name="sender"/> sends in this iteration/slot.</summary>
+    public static int Seed(int sender, int iteration, int slot = 0) => sender * 7919 + iteration * 67 + slot;
+
+    public void Stamp(object m, int seed)
+    {
+        if (Check) T.Stamp(m, seed);
+    }
+
+    public void Verify(object m, long bytes, int seed)
+    {
+        if (!Check) return;
+        long intact = T.Verify(m, seed);
+        if (intact != bytes)
+            throw new InvalidOperationException($"rank {Rank}: message (seed {seed}) of {bytes} bytes arrived wrong ({T.Name})");
+        Verified++;
+    }
+
+    static readonly double TicksPerMicrosecond = Stopwatch.Frequency / 1e6;
+    public static long Now() => Stopwatch.GetTimestamp();
+    public static double Microseconds(long from, long to) => (to - from) / TicksPerMicrosecond;
+
+    /// <summary>Busy-waits <paramref name="us"/> µs: LogGP's inter-message delay is CPU time on
+    /// purpose (a sleep would let the scheduler in).</summary>
+    public static void Delay(double us)
+    {
+        long until = Stopwatch.GetTimestamp() + (long)(us * TicksPerMicrosecond);
+        while (Stopwatch.GetTimestamp() < until) { }
+    }
+}
