@@ -246,9 +246,10 @@ def main():
     c = Context(len(sys.argv) > 8 and sys.argv[8] == "check")
     if c.check and (max_iters == 0 or max_iters > 20):
         max_iters = 20
+    count = {"window": WINDOW, "onetomany": size, "manytoone": size}.get(sys.argv[1], 2)
     nbytes = lo
     while nbytes <= hi:
-        msgs = [bytearray(nbytes) for _ in range(max(WINDOW, size))]
+        msgs = [bytearray(nbytes) for _ in range(count)]
         iters = bench_iterations(nbytes * factor) // divisor + extra
         if max_iters > 0:
             iters = min(iters, max_iters)

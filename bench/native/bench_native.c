@@ -3,6 +3,7 @@
  *   native-c     MPI_Send / MPI_Recv, MPI_Isend / MPI_Irecv + MPI_Waitall (how C is written)
  *   native-c-nb  every blocking call done as MPI_Isend / MPI_Irecv + MPI_Wait (the MPI path
  *                System.MP's blocking calls take: tells binding cost from MPI path cost)
+ *   native-c-test  the same completed by an MPI_Test loop instead of MPI_Wait
  *   mpiexec.mpich -n N bench_native PATTERN TRANSPORT MIN_BYTES MAX_BYTES REPS WARMUP MAX_ITERATIONS [check]
  * MAX_ITERATIONS caps the iterations per repetition (0: none; oversubscribed runs need it).
  * Output rows as Bench.exe: "TRANSPORT,bytes,rep,iterations,value,METRIC", "peak,...",
@@ -61,9 +62,33 @@ static void nb_recv(void *buf, long bytes, int source, int tag)
     check_mpi(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
 }
 
+/* MPI_Test until done: how a blocking call looks that must keep watching something else
+ * while it waits (System.MP's first phase watches for an announced collection). */
+static void test_until_done(MPI_Request *r)
+{
+    int done = 0;
+    while (!done)
+        check_mpi(MPI_Test(r, &done, MPI_STATUS_IGNORE), "MPI_Test");
+}
+
+static void test_send(void *buf, long bytes, int dest, int tag)
+{
+    MPI_Request r;
+    check_mpi(MPI_Isend(buf, (int)bytes, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &r), "MPI_Isend");
+    test_until_done(&r);
+}
+
+static void test_recv(void *buf, long bytes, int source, int tag)
+{
+    MPI_Request r;
+    check_mpi(MPI_Irecv(buf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, &r), "MPI_Irecv");
+    test_until_done(&r);
+}
+
 static const transport transports[] = {
     {"native-c", blocking_send, blocking_recv},
     {"native-c-nb", nb_send, nb_recv},
+    {"native-c-test", test_send, test_recv},
 };
 
 /* Non-blocking calls are the same in both modules. */
