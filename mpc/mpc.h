@@ -33,7 +33,7 @@ typedef enum mpc_err {
     MPC_ERR_COUNT = -7,             /* count negative or past the end of the array */
     MPC_ERR_NOT_TRANSPORTABLE = -8, /* object holds references, or is not an object OPI sends */
     MPC_ERR_NOT_1D_ARRAY = -9,      /* offset/count given for something that is not a 1-D array */
-    MPC_ERR_SAME_OBJECT = -10,      /* send and receive object are the same */
+    MPC_ERR_SAME_OBJECT = -10,      /* send and receive buffers are the same or overlap */
     MPC_ERR_COMM_NULL = -11,        /* communicator freed */
     MPC_ERR_ROOT = -12,             /* root rank out of range */
     MPC_ERR_TOO_LARGE = -13,        /* byte count beyond what MPI can address */

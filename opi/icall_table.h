@@ -32,6 +32,7 @@
     X(Recv, opi_recv)                       \
     X(RecvRange, opi_recv_range)            \
     X(Sendrecv, opi_sendrecv)               \
+    X(SendrecvRange, opi_sendrecv_range)    \
     X(Probe, opi_probe)                     \
     X(Iprobe, opi_iprobe)                   \
     X(Isend, opi_isend)                     \

@@ -270,6 +270,36 @@ int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int32_t of
     return recv_buffer(comm, &b, array, source, tag, status);
 }
 
+/* Both transfers started, then one deferred-pinning wait for the pair; the buffers may be
+ * ranges of one array when they do not overlap (a halo exchange sends from and receives into
+ * the same field). */
+static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *send_obj, int32_t dest,
+                                int32_t send_tag, const opi_buffer *rb, MonoObject *recv_obj,
+                                int32_t source, int32_t recv_tag, opi_status *status)
+{
+    const char *s = sb->data, *r = rb->data;
+    if (sb->bytes > 0 && rb->bytes > 0 && s < r + rb->bytes && r < s + sb->bytes)
+        return MPC_ERR_SAME_OBJECT;
+    MPI_Request req[2];
+    MPI_Status st[2];
+    MonoObject *objs[2] = {recv_obj, send_obj};
+    int nobjs = send_obj == recv_obj ? 1 : 2;
+    int rc;
+    if ((rc = mpc_irecv(rb->data, rb->bytes, source, recv_tag, comm, &req[0])) != MPC_OK)
+        return rc;
+    if ((rc = mpc_isend(sb->data, sb->bytes, dest, send_tag, comm, &req[1])) != MPC_OK) {
+        /* the receive is posted into recv_obj: it must not outlive this call */
+        MPI_Cancel(&req[0]);
+        opi_complete(req, 1, objs, 1, st);
+        return rc;
+    }
+    gch_count(GCH_OPERATIONS, 2);
+    rc = opi_complete(req, 2, objs, nobjs, st);
+    if (rc == MPC_OK)
+        opi_fill_status(status, &st[0], rb->elem_size);
+    return rc;
+}
+
 int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t dest,
                             int32_t send_tag, MonoObject *recv_obj, int32_t source,
                             int32_t recv_tag, opi_status *status)
@@ -282,22 +312,22 @@ int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t d
         return rc;
     if (send_obj == recv_obj)
         return MPC_ERR_SAME_OBJECT;
-    MPI_Request req[2];
-    MPI_Status st[2];
-    MonoObject *objs[2] = {recv_obj, send_obj};
-    if ((rc = mpc_irecv(rb.data, rb.bytes, source, recv_tag, comm, &req[0])) != MPC_OK)
+    return sendrecv_buffers(comm, &sb, send_obj, dest, send_tag, &rb, recv_obj, source, recv_tag, status);
+}
+
+int32_t opi_sendrecv_range(int32_t comm, int32_t size, MonoObject *send_array, int32_t send_offset,
+                           int32_t send_count, int32_t dest, int32_t send_tag, MonoObject *recv_array,
+                           int32_t recv_offset, int32_t recv_count, int32_t source, int32_t recv_tag,
+                           opi_status *status)
+{
+    opi_buffer sb, rb;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_range(send_array, send_offset, send_count, &sb)) ||
+        (rc = opi_buffer_range(recv_array, recv_offset, recv_count, &rb)) ||
+        (rc = check_dest(size, dest, send_tag)) || (rc = check_source(size, source, recv_tag)))
         return rc;
-    if ((rc = mpc_isend(sb.data, sb.bytes, dest, send_tag, comm, &req[1])) != MPC_OK) {
-        /* the receive is posted into recv_obj: it must not outlive this call */
-        MPI_Cancel(&req[0]);
-        opi_complete(req, 1, objs, 1, st);
-        return rc;
-    }
-    gch_count(GCH_OPERATIONS, 2);
-    rc = opi_complete(req, 2, objs, 2, st);
-    if (rc == MPC_OK)
-        opi_fill_status(status, &st[0], rb.elem_size);
-    return rc;
+    return sendrecv_buffers(comm, &sb, send_array, dest, send_tag, &rb, recv_array, source, recv_tag,
+                            status);
 }
 
 int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_status *status)

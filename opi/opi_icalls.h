@@ -34,6 +34,7 @@ int32_t opi_send_range(int32_t comm, int32_t size, MonoObject *array, int32_t of
 int32_t opi_recv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, int32_t tag, opi_status *status);
 int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset, int32_t count, int32_t source, int32_t tag, opi_status *status);
 int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t dest, int32_t send_tag, MonoObject *recv_obj, int32_t source, int32_t recv_tag, opi_status *status);
+int32_t opi_sendrecv_range(int32_t comm, int32_t size, MonoObject *send_array, int32_t send_offset, int32_t send_count, int32_t dest, int32_t send_tag, MonoObject *recv_array, int32_t recv_offset, int32_t recv_count, int32_t source, int32_t recv_tag, opi_status *status);
 int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_status *status);
 int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_status *status, int32_t *found);
 int32_t opi_isend(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag, int32_t mode, MonoObject *owner, int64_t *id, opi_status *status);

@@ -68,11 +68,23 @@ static class PInvokeMpi
         }
     }
 
-    public static Pending IrecvDoubles(double[] d, int offset, int count, int source, int tag)
+    [DllImport(Lib)] static extern int MPI_Sendrecv(IntPtr send, int sendCount, int sendType, int dest, int sendTag,
+                                                    IntPtr recv, int recvCount, int recvType, int source, int recvTag,
+                                                    int comm, IntPtr status);
+
+    /// <summary>Sends d[sendOffset .. +count) and receives count doubles into d[recvOffset ..):
+    /// one array, one pin for the call.</summary>
+    public static void SendrecvDoubles(double[] d, int sendOffset, int count, int dest, int sendTag,
+                                       int recvOffset, int source, int recvTag)
     {
-        var p = new Pending { Pin = GCHandle.Alloc(d, GCHandleType.Pinned) };
-        Check(MPI_Irecv(p.Pin.AddrOfPinnedObject() + offset * 8, count, Double8, source, tag, CommWorld, out p.Request));
-        return p;
+        GCHandle h = GCHandle.Alloc(d, GCHandleType.Pinned);
+        try {
+            IntPtr p = h.AddrOfPinnedObject();
+            Check(MPI_Sendrecv(p + sendOffset * 8, count, Double8, dest, sendTag,
+                               p + recvOffset * 8, count, Double8, source, recvTag, CommWorld, StatusIgnore));
+        } finally {
+            h.Free();
+        }
     }
 
     /// <summary>Waits for a message with this tag from anyone: its source and size in bytes.</summary>
@@ -106,8 +118,6 @@ static class PInvokeMpi
     }
 
     /// <summary>Waits for each transfer, then frees its pin (MPI.NET's Request.Wait).</summary>
-    public static void WaitAll(Pending[] pending) => WaitAll(pending, pending.Length);
-
     /// <summary>The first <paramref name="count"/> transfers.</summary>
     public static void WaitAll(Pending[] pending, int count)
     {

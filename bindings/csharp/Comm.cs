@@ -72,6 +72,21 @@ namespace System.MP
             return new Status(ref st);
         }
 
+        /// <summary>Sends sendArray[sendOffset .. +sendCount) and receives into
+        /// recvArray[recvOffset .. +recvCount) in one blocking call (1-D arrays). The two may be
+        /// ranges of one array if they do not overlap — a halo exchange in one call, with no
+        /// Request objects. An addition to the API contract's whole-object Sendrecv.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Status Sendrecv(Array sendArray, int sendOffset, int sendCount, int dest, int sendTag,
+                               Array recvArray, int recvOffset, int recvCount, int source, int recvTag)
+        {
+            var st = new StatusData();
+            int rc = MPDirect.SendrecvRange(handle, size, sendArray, sendOffset, sendCount, dest, sendTag,
+                                            recvArray, recvOffset, recvCount, source, recvTag, ref st);
+            Errors.Check(rc, rc == Errors.NotTransportable && IsTransportable(sendArray) ? recvArray : sendArray);
+            return new Status(ref st);
+        }
+
         // ---- OPI non-blocking point-to-point ----
         // The object must not be touched until the request completes. A transfer that finishes
         // at once takes no pin; otherwise the object is pinned only if the GC could move it, and

@@ -40,6 +40,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Recv(int comm, int size, object obj, int source, int tag, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RecvRange(int comm, int size, Array array, int offset, int count, int source, int tag, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Sendrecv(int comm, int size, object sendObj, int dest, int sendTag, object recvObj, int source, int recvTag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SendrecvRange(int comm, int size, Array sendArray, int sendOffset, int sendCount, int dest, int sendTag, Array recvArray, int recvOffset, int recvCount, int source, int recvTag, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Probe(int comm, int size, int source, int tag, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Iprobe(int comm, int size, int source, int tag, ref StatusData status, out int found);
 

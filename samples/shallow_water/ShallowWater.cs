@@ -3,7 +3,7 @@
 // "swim" benchmark), parallelised master–worker as in the Motor paper on System.MP:
 //   - the master (rank 0) initialises the fields as double[,] and sends each worker its rows;
 //   - workers step in time, exchanging edge rows with their neighbours every step through OPI
-//     Send/Recv of array subsets (offset, count) — zero-copy, in place;
+//     Sendrecv of array subsets (offset, count) — zero-copy, in place, one call per direction;
 //   - at the end each worker sends its rows back as a Res record (structured transport: OSend),
 //     which the master recomposes.
 //   mpiexec.mpich -n 3 motor ShallowWater.exe [M N STEPS] [--verify] [--checksum]
@@ -43,12 +43,8 @@ sealed class SystemMpTransport : ISwmTransport
 
     public void Exchange(double[] f, int haloUp, int haloDown, int edgeDown, int edgeUp, int n, int up, int down, int tag)
     {
-        Request r1 = world.Irecv(f, haloUp, n, up, 10 + tag);
-        Request r2 = world.Irecv(f, haloDown, n, down, 20 + tag);
-        world.Send(f, edgeDown, n, down, 10 + tag);
-        world.Send(f, edgeUp, n, up, 20 + tag);
-        r1.Wait();
-        r2.Wait();
+        world.Sendrecv(f, edgeDown, n, down, 10 + tag, f, haloUp, n, up, 10 + tag);
+        world.Sendrecv(f, edgeUp, n, up, 20 + tag, f, haloDown, n, down, 20 + tag);
     }
 
     public void SendRes(Res r, int dest, int tag) => world.OSend(r, dest, tag);
@@ -67,11 +63,8 @@ sealed class PInvokeTransport : ISwmTransport
 
     public void Exchange(double[] f, int haloUp, int haloDown, int edgeDown, int edgeUp, int n, int up, int down, int tag)
     {
-        var r1 = PInvokeMpi.IrecvDoubles(f, haloUp, n, up, 10 + tag);
-        var r2 = PInvokeMpi.IrecvDoubles(f, haloDown, n, down, 20 + tag);
-        PInvokeMpi.SendDoubles(f, edgeDown, n, down, 10 + tag);
-        PInvokeMpi.SendDoubles(f, edgeUp, n, up, 20 + tag);
-        PInvokeMpi.WaitAll(new[] { r1, r2 });
+        PInvokeMpi.SendrecvDoubles(f, edgeDown, n, down, 10 + tag, haloUp, up, 10 + tag);
+        PInvokeMpi.SendrecvDoubles(f, edgeUp, n, up, 20 + tag, haloDown, down, 20 + tag);
     }
 
     public void SendRes(Res r, int dest, int tag)

@@ -119,6 +119,21 @@ static class BadInputTest
         Refused<ArgumentException>(() => world.Recv(new int[2, 2], 0, 1, prev, 1), "range receive into a 2-D array");
         var same = new int[5];
         Refused<ArgumentException>(() => world.Sendrecv(same, next, 1, same, prev, 1), "Sendrecv with one object for both");
+        var f = new double[20];
+        foreach (var c in cases) {
+            string what = $"offset={c.Item1} count={c.Item2}";
+            ParamName(Refused<ArgumentOutOfRangeException>(() => world.Sendrecv(a, c.Item1, c.Item2, next, 1, f, 0, 1, prev, 1), "Sendrecv range send " + what), c.Item3, what);
+            ParamName(Refused<ArgumentOutOfRangeException>(() => world.Sendrecv(f, 0, 1, next, 1, a, c.Item1, c.Item2, prev, 1), "Sendrecv range receive " + what), c.Item3, what);
+        }
+        Refused<ArgumentException>(() => world.Sendrecv(f, 0, 5, next, 1, f, 4, 5, prev, 1), "Sendrecv ranges that overlap");
+        Refused<ArgumentException>(() => world.Sendrecv(f, 4, 5, next, 1, f, 0, 5, prev, 1), "Sendrecv ranges that overlap (receive first)");
+        Refused<ArgumentException>(() => world.Sendrecv(new double[2, 2], 0, 1, next, 1, f, 0, 1, prev, 1), "Sendrecv range of a 2-D array");
+        Refused<ArgumentNullException>(() => world.Sendrecv(f, 0, 1, next, 1, null, 0, 1, prev, 1), "Sendrecv range into null");
+        Refused<ArgumentException>(() => world.Sendrecv(new string[2], 0, 1, next, 1, f, 0, 1, prev, 1), "Sendrecv range of references");
+        ParamName(Refused<ArgumentOutOfRangeException>(() => world.Sendrecv(f, 0, 1, world.Size, 1, f, 1, 1, prev, 1), "Sendrecv range dest"), "dest", "Sendrecv range");
+        ParamName(Refused<ArgumentOutOfRangeException>(() => world.Sendrecv(f, 0, 1, next, 1, f, 1, 1, -7, 1), "Sendrecv range source"), "source", "Sendrecv range");
+        ParamName(Refused<ArgumentOutOfRangeException>(() => world.Sendrecv(f, 0, 1, next, -1, f, 1, 1, prev, 1), "Sendrecv range tag"), "tag", "Sendrecv range");
+        Check.True(f.All(x => x == 0), "refused Sendrecv ranges wrote nothing");
         StillUsable("bad offsets and counts");
     }
 

@@ -131,6 +131,22 @@ static class P2PTest
         Status st = world.Sendrecv(s, next, 21, r, prev, 21);
         Check.True(r[0] == prev && r[4999] == prev + 4999, "Sendrecv data");
         Check.True(st.Source == prev && st.Tag == 21 && st.Count == 5000, "Sendrecv status");
+
+        // ranges of one array: a halo exchange. Row layout [halo | 3 own rows | halo], 4 wide;
+        // the last own row goes down to next, the halo above fills from prev's last own row.
+        const int w = 4;
+        var f = new double[5 * w];
+        for (int i = 0; i < f.Length; i++) f[i] = i < w || i >= 4 * w ? -1 : rank * 100 + i;
+        Status hs = world.Sendrecv(f, 3 * w, w, next, 22, f, 0, w, prev, 22);
+        Check.True(Enumerable.Range(0, w).All(j => f[j] == prev * 100 + 3 * w + j), "Sendrecv range: halo holds the neighbour's edge");
+        Check.True(Enumerable.Range(w, 3 * w).All(i => f[i] == rank * 100 + i), "Sendrecv range: own rows untouched");
+        Check.True(Enumerable.Range(4 * w, w).All(i => f[i] == -1), "Sendrecv range: nothing written past the window");
+        Check.True(hs.Source == prev && hs.Tag == 22 && hs.Count == w, "Sendrecv range status");
+        var bytes = new byte[64];
+        var ints = Enumerable.Range(rank * 10, 8).ToArray();
+        world.Sendrecv(ints, 2, 4, next, 23, bytes, 8, 16, prev, 23);   // 4 ints arrive as 16 bytes
+        Check.True(BitConverter.ToInt32(bytes, 8) == prev * 10 + 2 && BitConverter.ToInt32(bytes, 20) == prev * 10 + 5
+                   && bytes.Take(8).All(x => x == 0) && bytes.Skip(24).All(x => x == 0), "Sendrecv range between arrays");
     }
 
     static void ProbesAndWildcards()
