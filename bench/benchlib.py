@@ -76,6 +76,16 @@ def collect(transports, rounds):
     return res
 
 
+def log_axes(ax, title, xlabel="message size (bytes)", ylabel="µs"):
+    """The axes every plot here uses: log2 sizes, log values, a light grid."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+
+
 def human(n):
     for unit in ("B", "KiB", "MiB"):
         if n < 1024:
@@ -133,13 +143,8 @@ def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_
         for t in names:
             a1.plot(sizes, [res.median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
             a2.plot(sizes, [volume * s / res.median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
-        for a, sub, yl in ((a1, "Time", unit), (a2, "Bandwidth", "MB/s")):
-            a.set_xscale("log", base=2)
-            a.set_yscale("log")
-            a.set_xlabel("message size (bytes)")
-            a.set_ylabel(yl)
-            a.set_title(sub)
-            a.grid(True, which="both", alpha=0.3)
+        log_axes(a1, "Time", ylabel=unit)
+        log_axes(a2, "Bandwidth", ylabel="MB/s")
         a1.legend(fontsize=8)
         fig.suptitle(title + " (median)")
         fig.tight_layout()

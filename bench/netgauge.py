@@ -123,12 +123,7 @@ def loggp_report(res, names, a):
                     label=f"{LABELS.get(t, t)}: g={params[t]['g']:.2f} µs, G={params[t]['G'] * 1e3:.3f} ns/B")
         for ax, title in ((a1, "Overhead o(s): send (solid), receive (dashed)"),
                           (a2, "Network transmission T(s) = g + (s-1)G")):
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("message size (bytes)")
-            ax.set_ylabel("µs")
-            ax.set_title(title)
-            ax.grid(True, which="both", alpha=0.3)
+            benchlib.log_axes(ax, title)
             ax.legend(fontsize=6)
         fig.suptitle("LogGP parameters, 2 ranks (median) — Netgauge Fig. 7 style")
         fig.tight_layout()

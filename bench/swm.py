@@ -11,6 +11,8 @@ import statistics
 import subprocess
 import sys
 
+import benchlib
+
 IMPLS = {
     "native-c": lambda b: [f"{b}/shallow_water_c"],
     "system-mp": lambda b: [f"{b}/motor", f"{b}/ShallowWater.exe"],
@@ -76,12 +78,7 @@ def main():
                                               "Structured transport (per slave)")):
             for i in IMPLS:
                 ax.plot(sizes, [med[i][s][k] for s in sizes], marker="o", label=LABELS[i])
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("grid size (N x N)")
-            ax.set_ylabel("seconds")
-            ax.set_title(title)
-            ax.grid(True, which="both", alpha=0.3)
+            benchlib.log_axes(ax, title, "grid size (N x N)", "seconds")
         axes[0].legend(fontsize=8)
         fig.suptitle(f"Shallow water, {a.steps} steps, {a.ranks - 1} workers (median of {a.runs} runs)")
         fig.tight_layout()

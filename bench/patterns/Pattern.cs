@@ -30,6 +30,39 @@ abstract class Pattern
     }
 }
 
+/// <summary>1:n and n:1: rank 0 serves ranks 1..n with messages and 1-byte acknowledgements,
+/// non-blocking at the server; metrics are time per round and aggregate MB/s (n·s / time).</summary>
+abstract class ServerPattern : Pattern
+{
+    protected object[] messages, acks;
+    public override TransportCaps Requires => TransportCaps.Blocking | TransportCaps.NonBlocking;
+    public override int Iterations(long bytes) => BenchCommon.Iterations(bytes * 2) / 2 + 5;
+
+    public override void Prepare(Context c, long bytes)
+    {
+        int n = c.Rank == 0 ? c.Size - 1 : 1;   // the server keeps one of each per client
+        messages = new object[n];
+        acks = new object[n];
+        for (int k = 0; k < n; k++) { messages[k] = c.T.NewMessage(bytes); acks[k] = c.T.NewMessage(1); }
+        c.T.ReserveSlots(2 * n);
+    }
+
+    public override void Repetition(Context c, long bytes, int iterations)
+    {
+        long t0 = Context.Now();
+        for (int i = 0; i < iterations; i++) {
+            if (c.Rank == 0) Serve(c, bytes, i);
+            else Client(c, bytes, i);
+        }
+        double us = Context.Microseconds(t0, Context.Now()) / iterations;
+        c.Emit("time", us);
+        c.Emit("MBps", (c.Size - 1) * bytes / us);
+    }
+
+    protected abstract void Serve(Context c, long bytes, int iteration);
+    protected abstract void Client(Context c, long bytes, int iteration);
+}
+
 /// <summary>What a pattern sees of the run: the transport, who it is, the metrics it reports
 /// and, in --check mode, the data checks (seeded stamps, verified on receipt).</summary>
 sealed class Context
