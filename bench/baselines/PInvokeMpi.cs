@@ -87,6 +87,16 @@ static class PInvokeMpi
         }
     }
 
+    [DllImport(Lib)] static extern int MPI_Iprobe(int source, int tag, int comm, out int flag, int[] status);
+
+    /// <summary>Is a message with this tag from anyone waiting?</summary>
+    public static bool Iprobe(int tag)
+    {
+        int flag;
+        Check(MPI_Iprobe(AnySource, tag, CommWorld, out flag, new int[5]));
+        return flag != 0;
+    }
+
     /// <summary>Waits for a message with this tag from anyone: its source and size in bytes.</summary>
     public static void Probe(int tag, out int source, out int bytes)
     {
