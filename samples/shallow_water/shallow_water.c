@@ -103,7 +103,7 @@ static void wrap(slab *s, double *f)
     memcpy(f + at(s, s->rows, 0), f + at(s, 0, 0), sizeof(double) * s->n);
 }
 
-/* MPI_COMM_WORLD's handler is MPI_ERRORS_ARE_FATAL; the exchange and the master's wait also say so themselves. */
+/* Every MPI call is checked, although MPI_COMM_WORLD's handler is MPI_ERRORS_ARE_FATAL. */
 static void check(int rc)
 {
     if (rc != MPI_SUCCESS) {
@@ -139,11 +139,11 @@ static MPI_Datatype res_type(int rows, int n)
     MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE}, t;
     MPI_Aint base, data;
     static struct { int head[3]; double block[1]; } probe;
-    MPI_Get_address(&probe, &base);
-    MPI_Get_address(&probe.block, &data);
+    check(MPI_Get_address(&probe, &base));
+    check(MPI_Get_address(&probe.block, &data));
     displs[1] = data - base;
-    MPI_Type_create_struct(2, lengths, displs, types, &t);
-    MPI_Type_commit(&t);
+    check(MPI_Type_create_struct(2, lengths, displs, types, &t));
+    check(MPI_Type_commit(&t));
     return t;
 }
 
@@ -158,9 +158,9 @@ static double mass(const double *p, size_t count)
 int main(int argc, char **argv)
 {
     int provided, rank, size;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
+    check(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    check(MPI_Comm_size(MPI_COMM_WORLD, &size));
     int nums[3] = {256, 256, 100}, k = 0, checksum = 0;
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--checksum"))
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
     if (m < 2 * workers || n < 2) {
         if (rank == 0)
             fprintf(stderr, "usage: shallow_water_c [ROWS COLUMNS STEPS] [--checksum] (2 rows per worker at least)\n");
-        MPI_Finalize();
+        check(MPI_Finalize());
         return 2;
     }
     double t_start = MPI_Wtime();
@@ -200,7 +200,7 @@ int main(int argc, char **argv)
             rows_of(m, workers, w, &row0, &rows);
             double *f[3] = {u0, v0, p0};
             for (int q = 0; q < 3; q++)
-                MPI_Send(f[q] + (size_t)row0 * n, rows * n, MPI_DOUBLE, w + 1, 1, MPI_COMM_WORLD);
+                check(MPI_Send(f[q] + (size_t)row0 * n, rows * n, MPI_DOUBLE, w + 1, 1, MPI_COMM_WORLD));
         }
         int max_rows = m / workers + 1;
         int *rec = malloc(sizeof(int) * 4 + sizeof(double) * (size_t)max_rows * n);
@@ -213,12 +213,12 @@ int main(int argc, char **argv)
             int row0, rows;
             rows_of(m, workers, st.MPI_SOURCE - 1, &row0, &rows);
             MPI_Datatype t = res_type(rows, n);
-            MPI_Recv(rec, 1, t, st.MPI_SOURCE, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Type_free(&t);
+            check(MPI_Recv(rec, 1, t, st.MPI_SOURCE, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            check(MPI_Type_free(&t));
             MPI_Aint base, data;
             static struct { int head[3]; double block[1]; } layout;
-            MPI_Get_address(&layout, &base);
-            MPI_Get_address(&layout.block, &data);
+            check(MPI_Get_address(&layout, &base));
+            check(MPI_Get_address(&layout.block, &data));
             memcpy(result[rec[2]] + (size_t)rec[0] * n, (char *)rec + (data - base), (size_t)rec[1] * n * 8);
         }
         free(rec);
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
         slab_init(&s, n, row0, rows);
         double *f[3] = {s.u, s.v, s.p};
         for (int q = 0; q < 3; q++)
-            MPI_Recv(f[q] + at(&s, 0, 0), rows * n, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            check(MPI_Recv(f[q] + at(&s, 0, 0), rows * n, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         size_t all = (size_t)(rows + 2) * n * 8;
         memcpy(s.uold, s.u, all); memcpy(s.vold, s.v, all); memcpy(s.pold, s.p, all);
         int up = (w + workers - 1) % workers + 1, down = (w + 1) % workers + 1;
@@ -250,22 +250,22 @@ int main(int argc, char **argv)
         MPI_Datatype t = res_type(rows, n);
         static struct { int head[3]; double block[1]; } layout;
         MPI_Aint base, data;
-        MPI_Get_address(&layout, &base);
-        MPI_Get_address(&layout.block, &data);
+        check(MPI_Get_address(&layout, &base));
+        check(MPI_Get_address(&layout.block, &data));
         char *rec = malloc((size_t)(data - base) + (size_t)rows * n * 8);
         for (int q = 0; q < 3; q++) {
             int head[3] = {row0, rows, q};
             memcpy(rec, head, sizeof head);
             memcpy(rec + (data - base), f[q] + at(&s, 0, 0), (size_t)rows * n * 8);
-            MPI_Send(rec, 1, t, 0, 2, MPI_COMM_WORLD);
+            check(MPI_Send(rec, 1, t, 0, 2, MPI_COMM_WORLD));
         }
-        MPI_Type_free(&t);
+        check(MPI_Type_free(&t));
         free(rec);
         times[2] = MPI_Wtime() - t4;
     }
     /* per-worker times to the master */
     double *all_times = rank == 0 ? malloc(sizeof(double) * 3 * size) : NULL;
-    MPI_Gather(times, 3, MPI_DOUBLE, all_times, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    check(MPI_Gather(times, 3, MPI_DOUBLE, all_times, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     if (rank == 0) {
         printf("shallow water (native C) %dx%d, %d steps, %d rank(s) (%d worker(s)): %.3f s\n", m, n, steps, size,
                workers, MPI_Wtime() - t_start);
@@ -289,6 +289,6 @@ int main(int argc, char **argv)
         }
         free(all_times);
     }
-    MPI_Finalize();
+    check(MPI_Finalize());
     return 0;
 }
