@@ -249,6 +249,10 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     const uint8_t *records = cur.p;
 
     /* create every object; the object[] keeps them reachable while later ones allocate */
+    record_plans = malloc(h.record_count * sizeof *record_plans);
+    cache = calloc(1, sizeof *cache);
+    if (!record_plans || !cache)
+        goto done;
     MonoDomain *domain = mono_domain_get();
     MonoArray *objs = mono_array_new(domain, mono_get_object_class(), h.record_count);
     if (!objs)
@@ -257,6 +261,7 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
         sd_parse_record(&cur, types, h.type_count, &rec);
+        record_plans[i] = plans[rec.type_index];
         MonoObject *o = create(plans[rec.type_index], &rec, domain);
         if (!o) {
             rc = failf(why, "cannot create an object of type %.*s", (int)plans[rec.type_index]->name_len,
@@ -266,16 +271,6 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
         mono_array_setref(objs, i, o);
     }
     /* link the references: every target's type is known from its record */
-    record_plans = malloc(h.record_count * sizeof *record_plans);
-    cache = calloc(1, sizeof *cache);
-    if (!record_plans || !cache)
-        goto done;
-    cur.p = records;
-    for (uint32_t i = 0; i < h.record_count; i++) {
-        sd_record rec;
-        sd_parse_record(&cur, types, h.type_count, &rec);
-        record_plans[i] = plans[rec.type_index];
-    }
     cur.p = records;
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
