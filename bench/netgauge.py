@@ -166,6 +166,9 @@ def main():
     available = list(LABELS) if mpi4py_available() else [t for t in LABELS if t != "mpi4py"]
     names = a.transports.split(",") if a.transports else available
     names = ["native-c"] + [t for t in names if t != "native-c"]
+    if "mpi4py" in names and "mpi4py" not in available:
+        raise SystemExit("mpi4py asked for, but /usr/bin/python3 cannot import mpi4py or mpiexec.openmpi "
+                         "is missing (Debian: apt-get install python3-mpi4py)")
     if "mpi4py" in names:
         print("note: mpi4py is Debian's python3-mpi4py, built against Open MPI: its ratios compare "
               "Python and another MPI library with native C on MPICH", flush=True)
