@@ -6,6 +6,7 @@
 
 #include "../gc_hooks/gc_hooks.h"
 
+#include <limits.h>
 #include <string.h>
 
 #define OPI_SEND_STANDARD 0
@@ -270,6 +271,22 @@ int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int32_t of
     return recv_buffer(comm, &b, array, source, tag, status);
 }
 
+struct blocking_sendrecv {
+    const opi_buffer *sb;
+    int dest, send_tag;
+    const opi_buffer *rb;
+    int source, recv_tag;
+    MPI_Comm comm;
+    MPI_Status *st;
+};
+
+static int run_sendrecv(void *arg)
+{
+    struct blocking_sendrecv *a = arg;
+    return MPI_Sendrecv(a->sb->data, (int)a->sb->bytes, MPI_BYTE, a->dest, a->send_tag, a->rb->data,
+                        (int)a->rb->bytes, MPI_BYTE, a->source, a->recv_tag, a->comm, a->st);
+}
+
 /* Both transfers started, then one deferred-pinning wait for the pair; the buffers may be
  * ranges of one array when they do not overlap (a halo exchange sends from and receives into
  * the same field). */
@@ -285,6 +302,19 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
     MonoObject *objs[2] = {recv_obj, send_obj};
     int nobjs = send_obj == recv_obj ? 1 : 2;
     int rc;
+    if (!opi_pin_every_transfer() && !opi_may_move(recv_obj) && !opi_may_move(send_obj) &&
+        sb->bytes <= INT_MAX && rb->bytes <= INT_MAX) {
+        /* Nothing the GC could move, so no pin to defer: MPI's own MPI_Sendrecv runs in a
+         * GC-safe region — one entry into MPICH instead of four lock-taking calls and a poll
+         * loop. Measured on the shallow-water halo exchange (4 KiB rows, cold caches): 6–16%
+         * less communication time, A/B-interleaved medians on a noisy VM. */
+        struct blocking_sendrecv a = {sb, dest, send_tag, rb, mpi_source(source), mpi_tag(recv_tag), comm, &st[0]};
+        gch_count(GCH_OPERATIONS, 2);
+        rc = opi_run_gc_safe_immovable(run_sendrecv, &a, objs, nobjs);
+        if (rc == MPI_SUCCESS)
+            opi_fill_status(status, &st[0], rb->elem_size);
+        return rc;
+    }
     if ((rc = mpc_irecv(rb->data, rb->bytes, source, recv_tag, comm, &req[0])) != MPC_OK)
         return rc;
     if ((rc = mpc_isend(sb->data, sb->bytes, dest, send_tag, comm, &req[1])) != MPC_OK) {

@@ -80,6 +80,9 @@ int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status, MPI_M
  * only nursery arrays (< 8000 bytes) ever need one. */
 typedef int (*opi_blocking_fn)(void *arg);
 int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
+/* The same for objects the caller found immovable (opi_may_move false for each): anchored,
+ * never pinned, with no second look at their generation. */
+int opi_run_gc_safe_immovable(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
 
 /* ---- argument checks shared by the internal calls ---- */
 

@@ -161,14 +161,30 @@ int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status, MPI_M
     return pr.error;
 }
 
+/* fn(arg) in a GC-safe region whose stack mark is the anchor array (see wait_deferred). */
+static int run_in_region(opi_blocking_fn fn, void *arg, MonoObject **anchor)
+{
+    void *cookie = mono_threads_enter_gc_safe_region_unbalanced((void **)anchor);
+    int rc = fn(arg);
+    mono_threads_exit_gc_safe_region_unbalanced(cookie, (void **)anchor);
+    return rc;
+}
+
 int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
 {
     uint32_t pins[OPI_MAX_OBJECTS] = {0};
     MonoObject *anchor[OPI_MAX_OBJECTS + 1] = {NULL};
     pin_where(objs, nobjs, pins, anchor, pin_every_transfer, 1);
-    void *cookie = mono_threads_enter_gc_safe_region_unbalanced((void **)anchor);
-    int rc = fn(arg);
-    mono_threads_exit_gc_safe_region_unbalanced(cookie, (void **)anchor);
+    int rc = run_in_region(fn, arg, anchor);
     release_pins(pins, nobjs);
     return rc;
+}
+
+int opi_run_gc_safe_immovable(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
+{
+    MonoObject *anchor[OPI_MAX_OBJECTS + 1] = {NULL};
+    for (int i = 0; i < nobjs; i++)
+        anchor[i] = objs[i];
+    gch_count(GCH_PINS_AVOIDED, nobjs);
+    return run_in_region(fn, arg, anchor);
 }

@@ -169,6 +169,15 @@ static class BadInputTest
         // Sendrecv whose receive truncates: the send still completes, the exception follows
         Check.Throws<MPException>(() => world.Sendrecv(big, next, 8, small, prev, 8), "Sendrecv truncation");
         StillUsable("truncated Sendrecv");
+        // the same with large arrays, which never move (MPI_Sendrecv itself runs)
+        var largeOut = new int[5000];
+        var largeIn = Enumerable.Repeat(-9, 4000).ToArray();
+        Check.Throws<MPException>(() => world.Sendrecv(largeOut, next, 9, largeIn, prev, 9), "Sendrecv truncation, large arrays");
+        StillUsable("truncated Sendrecv of large arrays");
+        var rangeIn = Enumerable.Repeat(-9, 4000).ToArray();
+        Check.Throws<MPException>(() => world.Sendrecv(largeOut, 0, 3000, next, 10, rangeIn, 100, 2000, prev, 10), "Sendrecv range truncation, large arrays");
+        Check.True(rangeIn.Take(100).All(x => x == -9) && rangeIn.Skip(2100).All(x => x == -9), "guards around a truncated large range untouched");
+        StillUsable("truncated Sendrecv range of large arrays");
     }
 
     static void DisposedCommunicator()

@@ -142,6 +142,17 @@ static class P2PTest
         Check.True(Enumerable.Range(w, 3 * w).All(i => f[i] == rank * 100 + i), "Sendrecv range: own rows untouched");
         Check.True(Enumerable.Range(4 * w, w).All(i => f[i] == -1), "Sendrecv range: nothing written past the window");
         Check.True(hs.Source == prev && hs.Tag == 22 && hs.Count == w, "Sendrecv range status");
+        // large arrays never move: MPI_Sendrecv itself runs, in a GC-safe region
+        var big = new double[3000];
+        for (int i = 0; i < big.Length; i++) big[i] = i < 1000 ? -1 : rank * 10000 + i;
+        Status bs = world.Sendrecv(big, 2000, 1000, next, 24, big, 0, 1000, prev, 24);
+        Check.True(Enumerable.Range(0, 1000).All(i => big[i] == prev * 10000 + 2000 + i), "Sendrecv of large-array ranges: data");
+        Check.True(Enumerable.Range(1000, 2000).All(i => big[i] == rank * 10000 + i), "Sendrecv of large-array ranges: the rest untouched");
+        Check.True(bs.Source == prev && bs.Tag == 24 && bs.Count == 1000 && bs.Bytes == 8000, "Sendrecv of large-array ranges: status");
+        var bigOut = Enumerable.Range(rank, 2500).Select(x => (long)x).ToArray();
+        var bigIn = new long[2500];
+        Status ws = world.Sendrecv(bigOut, next, 25, bigIn, prev, 25);
+        Check.True(bigIn[0] == prev && bigIn[2499] == prev + 2499 && ws.Count == 2500, "whole-object Sendrecv of large arrays");
         var bytes = new byte[64];
         var ints = Enumerable.Range(rank * 10, 8).ToArray();
         world.Sendrecv(ints, 2, 4, next, 23, bytes, 8, 16, prev, 23);   // 4 ints arrive as 16 bytes
