@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# bench_driver.sh BUILD_DIR — the one benchmark command (bench/netgauge.py, behind bench/run.sh)
+# runs every pattern over every available transport in a tiny configuration and writes its
+# table, CSV and plot: the CSV must hold a row per transport and size (LogGP: its parameters per
+# transport). Timings are never checked.
+set -u
+b=$1
+src=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+failed=0
+fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+transports="native-c native-c-nb system-mp pinvoke sdto"
+if /usr/bin/python3 -c "import mpi4py" 2>/dev/null && command -v mpiexec.openmpi >/dev/null; then
+    transports="$transports mpi4py"
+fi
+for pattern in pingpong pingping window 1:n n:1 loggp; do
+    log=$(cd "$src" && timeout 300 /usr/bin/python3 bench/netgauge.py "$pattern" --build "$b" --min 8 --max 16 \
+          --reps 1 --warmup 0 --rounds 1 --max-iterations 5 --out "$out" 2>&1)
+    [ $? -eq 0 ] || { fail "$pattern: the driver failed"; echo "$log" | tail -5; continue; }
+    grep -q "xR\|LogGP parameters" <<<"$log" || fail "$pattern: no table printed"
+    case "$pattern" in 1:n) stem=onetomany ;; n:1) stem=manytoone ;; *) stem=$pattern ;; esac
+    for t in $transports; do
+        if [ "$pattern" = loggp ]; then
+            grep -q "^$t,[0-9.-]*,[0-9.-]*,[0-9.-]*,[0-9.-]*,[0-9.-]*$" "$out/loggp_params.csv" || fail "loggp: no parameters for $t"
+            for s in 8 16; do grep -q "^$t,$s," "$out/loggp.csv" || fail "loggp: no row for $t at $s bytes"; done
+        else
+            for s in 8 16; do grep -q "^$t,$s," "$out/$stem.csv" || fail "$pattern: no CSV row for $t at $s bytes"; done
+        fi
+    done
+    [ -s "$out/$stem.png" ] || fail "$pattern: no plot"
+done
+echo "bench_driver: $failed failure(s) over transports: $transports"
+[ "$failed" -eq 0 ]
