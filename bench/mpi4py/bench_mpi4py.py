@@ -130,50 +130,60 @@ def window(c, nbytes, iters, msgs):
     c.emit("time", (MPI.Wtime() - t0) * 1e6 / (iters * WINDOW))
 
 
-def onetomany(c, nbytes, iters, msgs):
+def server_rounds(c, nbytes, iters, serve, client):
+    """1:n and n:1: rank 0 serves ranks 1..n; time per round and aggregate MB/s (n·s / time)."""
     n = size - 1
-    acks = [bytearray(1) for _ in range(max(n, 1))]
     t0 = MPI.Wtime()
     for i in range(iters):
         if rank == 0:
-            reqs = [world.Irecv([acks[k], MPI.BYTE], k + 1, 2) for k in range(n)]
-            for k in range(n):
-                c.stamp(msgs[k], seed_of(0, i, k + 1))
-                reqs.append(world.Isend([msgs[k], MPI.BYTE], k + 1, 1))
-            MPI.Request.Waitall(reqs)
-            for k in range(n):
-                c.verify(acks[k], 1, seed_of(k + 1, i))
+            serve(i, n)
         else:
-            recv(msgs[0], 0, 1)
-            c.verify(msgs[0], nbytes, seed_of(0, i, rank))
-            c.stamp(acks[0], seed_of(rank, i))
-            send(acks[0], 0, 2)
+            client(i)
     us = (MPI.Wtime() - t0) * 1e6 / iters
     c.emit("time", us)
     c.emit("MBps", n * nbytes / us)
+
+
+def onetomany(c, nbytes, iters, msgs):
+    acks = [bytearray(1) for _ in range(max(size - 1, 1))]
+
+    def serve(i, n):
+        reqs = [world.Irecv([acks[k], MPI.BYTE], k + 1, 2) for k in range(n)]
+        for k in range(n):
+            c.stamp(msgs[k], seed_of(0, i, k + 1))
+            reqs.append(world.Isend([msgs[k], MPI.BYTE], k + 1, 1))
+        MPI.Request.Waitall(reqs)
+        for k in range(n):
+            c.verify(acks[k], 1, seed_of(k + 1, i))
+
+    def client(i):
+        recv(msgs[0], 0, 1)
+        c.verify(msgs[0], nbytes, seed_of(0, i, rank))
+        c.stamp(acks[0], seed_of(rank, i))
+        send(acks[0], 0, 2)
+
+    server_rounds(c, nbytes, iters, serve, client)
 
 
 def manytoone(c, nbytes, iters, msgs):
-    n = size - 1
-    acks = [bytearray(1) for _ in range(max(n, 1))]
-    t0 = MPI.Wtime()
-    for i in range(iters):
-        if rank == 0:
-            MPI.Request.Waitall([world.Irecv([msgs[k], MPI.BYTE], k + 1, 1) for k in range(n)])
-            reqs = []
-            for k in range(n):
-                c.verify(msgs[k], nbytes, seed_of(k + 1, i))
-                c.stamp(acks[k], seed_of(0, i, k + 1))
-                reqs.append(world.Isend([acks[k], MPI.BYTE], k + 1, 2))
-            MPI.Request.Waitall(reqs)
-        else:
-            c.stamp(msgs[0], seed_of(rank, i))
-            send(msgs[0], 0, 1)
-            recv(acks[0], 0, 2)
-            c.verify(acks[0], 1, seed_of(0, i, rank))
-    us = (MPI.Wtime() - t0) * 1e6 / iters
-    c.emit("time", us)
-    c.emit("MBps", n * nbytes / us)
+    acks = [bytearray(1) for _ in range(max(size - 1, 1))]
+
+    def serve(i, n):
+        MPI.Request.Waitall([world.Irecv([msgs[k], MPI.BYTE], k + 1, 1) for k in range(n)])
+        reqs = []
+        for k in range(n):
+            c.verify(msgs[k], nbytes, seed_of(k + 1, i))
+            c.stamp(acks[k], seed_of(0, i, k + 1))
+            reqs.append(world.Isend([acks[k], MPI.BYTE], k + 1, 2))
+        MPI.Request.Waitall(reqs)
+
+    def client(i):
+        c.stamp(msgs[0], seed_of(rank, i))
+        send(msgs[0], 0, 1)
+        recv(acks[0], 0, 2)
+        c.verify(acks[0], 1, seed_of(0, i, rank))
+
+    server_rounds(c, nbytes, iters, serve, client)
 
 
 def prtt(c, nbytes, iters, m, n, d):
