@@ -43,7 +43,6 @@ static class PInvokeMpi
         }
     }
 
-    const int Double8 = 0x4c00080b;   // MPI_DOUBLE
     const int AnySource = -2;         // MPICH's MPI_ANY_SOURCE
     [DllImport(Lib)] static extern int MPI_Probe(int source, int tag, int comm, int[] status);
     [DllImport(Lib)] static extern int MPI_Get_count(int[] status, int datatype, out int count);
@@ -52,7 +51,7 @@ static class PInvokeMpi
     {
         GCHandle h = GCHandle.Alloc(d, GCHandleType.Pinned);
         try {
-            Check(MPI_Send(h.AddrOfPinnedObject() + offset * 8, count, Double8, dest, tag, CommWorld));
+            Check(MPI_Send(h.AddrOfPinnedObject() + offset * 8, count, Double, dest, tag, CommWorld));
         } finally {
             h.Free();
         }
@@ -62,7 +61,7 @@ static class PInvokeMpi
     {
         GCHandle h = GCHandle.Alloc(d, GCHandleType.Pinned);
         try {
-            Check(MPI_Recv(h.AddrOfPinnedObject() + offset * 8, count, Double8, source, tag, CommWorld, StatusIgnore));
+            Check(MPI_Recv(h.AddrOfPinnedObject() + offset * 8, count, Double, source, tag, CommWorld, StatusIgnore));
         } finally {
             h.Free();
         }
@@ -80,8 +79,8 @@ static class PInvokeMpi
         GCHandle h = GCHandle.Alloc(d, GCHandleType.Pinned);
         try {
             IntPtr p = h.AddrOfPinnedObject();
-            Check(MPI_Sendrecv(p + sendOffset * 8, count, Double8, dest, sendTag,
-                               p + recvOffset * 8, count, Double8, source, recvTag, CommWorld, StatusIgnore));
+            Check(MPI_Sendrecv(p + sendOffset * 8, count, Double, dest, sendTag,
+                               p + recvOffset * 8, count, Double, source, recvTag, CommWorld, StatusIgnore));
         } finally {
             h.Free();
         }
