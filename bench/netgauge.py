@@ -9,7 +9,6 @@ Isend/Irecv+Wait), system-mp (C# OPI), pinvoke (C# P/Invoke + GCHandle baseline)
 structured transport, graph payloads), mpi4py (optional: Debian's python3-mpi4py, built against
 Open MPI)."""
 import argparse
-import math
 import os
 import shutil
 import statistics
