@@ -15,6 +15,8 @@
 
 #include <mono/metadata/mono-gc.h>
 
+#include "../serializer/sd_layout.h"
+
 /* SGen puts objects larger than this in the large-object space, which never moves. */
 #define LOS_THRESHOLD 8000
 /* Polls before a wait yields to the GC even though no collection was announced: bounds how
@@ -29,9 +31,24 @@ bool opi_old_generation_moves(void) { return old_generation_moves; }
 void opi_set_pin_every_transfer(bool every) { pin_every_transfer = every; }
 bool opi_pin_every_transfer(void) { return pin_every_transfer; }
 
+/* A lower bound of the object's size from its cached plan, without calling into the runtime:
+ * the first transfer after a compute phase runs with cold caches, and mono_object_get_size
+ * (a GC-state transition plus class lookups in libmono) then measured ~1 µs. The bound is the
+ * header plus the data; the runtime's size adds multi-dimensional bounds and alignment, so a
+ * bound above the threshold means the object really is in the large-object space. */
+static size_t size_lower_bound(MonoObject *obj)
+{
+    const transport_plan *p = opi_plan_for(obj);
+    if (p && p->kind == PLAN_ARRAY)
+        return sd_array_data_offset + sd_array_length(obj) * (size_t)p->elem_size;
+    if (p && p->kind == PLAN_OBJECT)
+        return sizeof(MonoObject) + p->elem_size;
+    return mono_object_get_size(obj);
+}
+
 bool opi_may_move(MonoObject *obj)
 {
-    if (mono_object_get_size(obj) > LOS_THRESHOLD)
+    if (size_lower_bound(obj) > LOS_THRESHOLD)
         return false;
     return mono_gc_get_generation(obj) == 0 || old_generation_moves;
 }
