@@ -17,10 +17,13 @@ static class PInvokeMpi
     [DllImport(Lib)] static extern int MPI_Isend(IntPtr buf, int count, int datatype, int dest, int tag, int comm, out int request);
     [DllImport(Lib)] static extern int MPI_Irecv(IntPtr buf, int count, int datatype, int source, int tag, int comm, out int request);
     [DllImport(Lib)] static extern int MPI_Wait(ref int request, IntPtr status);
+    [DllImport(Lib)] static extern double MPI_Wtime();
 
     [DllImport(Lib)] static extern int MPI_Bcast(IntPtr buf, int count, int datatype, int root, int comm);
     [DllImport(Lib)] static extern int MPI_Allreduce(IntPtr send, IntPtr recv, int count, int datatype, int op, int comm);
     const int Double = 0x4c00080b, OpSum = 0x58000003;   // MPICH's MPI_DOUBLE, MPI_SUM
+
+    public static double Wtime() => MPI_Wtime();
 
     public static void Bcast(byte[] buffer, int root)
     {
