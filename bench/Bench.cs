@@ -48,7 +48,7 @@ static class Bench
             }
         }
         MPStats after = MP.Stats;
-        if (t.Name != "pinvoke")
+        if (!t.Name.StartsWith("pinvoke"))
             Console.WriteLine($"pins,{t.Name},{after.PinsTaken - before.PinsTaken},{after.PinsAvoided - before.PinsAvoided},{after.Operations - before.Operations}");
         if (check)
             Console.WriteLine($"checked,{t.Name},{pattern.Name},{c.Rank},{c.Verified}");

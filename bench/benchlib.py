@@ -94,10 +94,13 @@ def human(n):
     return f"{n} GiB"
 
 
-def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_fmt=None, volume=1):
-    """volume: payload bytes moved per timed unit, in messages of the row's size (bandwidth)."""
+def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_fmt=None, volume=1, metric="time"):
+    """volume: payload bytes moved per timed unit, in messages of the row's size (bandwidth);
+    metric: which of the rows' metrics the table, CSV and plot show."""
+    times = res.values[metric]
+    median = lambda t, s: res.median(t, s, metric)
     size_fmt = size_fmt or human
-    sizes = sorted(res.times[ref])
+    sizes = sorted(times[ref])
     os.makedirs(out_dir, exist_ok=True)
     csv_path = os.path.join(out_dir, stem + ".csv")
     with open(csv_path, "w", newline="") as f:
@@ -106,10 +109,10 @@ def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_
                     "bandwidth_MBps", "ratio_to_native", "peak_rss_kib"])
         for t in names:
             for s in sizes:
-                v = res.times[t][s]
-                w.writerow([t, s, f"{res.median(t, s):.4f}", f"{min(v):.4f}", f"{max(v):.4f}",
-                            len(v), f"{volume * s / res.median(t, s):.1f}",
-                            f"{res.median(t, s) / res.median(ref, s):.3f}",
+                v = times[t][s]
+                w.writerow([t, s, f"{median(t, s):.4f}", f"{min(v):.4f}", f"{max(v):.4f}",
+                            len(v), f"{volume * s / median(t, s):.1f}",
+                            f"{median(t, s) / median(ref, s):.3f}",
                             max(res.peaks[t]) if res.peaks[t] else ""])
 
     print(f"\n{title}\n{unit}: median [min-max] over all runs and repetitions; "
@@ -120,10 +123,10 @@ def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_
     for s in sizes:
         cells = []
         for t in names:
-            v = res.times[t][s]
-            cell = f"{res.median(t, s):8.3f} [{min(v):.3f}-{max(v):.3f}]"
+            v = times[t][s]
+            cell = f"{median(t, s):8.3f} [{min(v):.3f}-{max(v):.3f}]"
             if t != ref:
-                cell += f" x{res.median(t, s) / res.median(ref, s):.2f}"
+                cell += f" x{median(t, s) / median(ref, s):.2f}"
             cells.append(f"{cell:<30}")
         print(f"{size_fmt(s):>8} | " + " | ".join(cells))
     print("\npeak memory per rank (VmHWM, KiB): " + ", ".join(
@@ -141,8 +144,8 @@ def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_
         import matplotlib.pyplot as plt
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
         for t in names:
-            a1.plot(sizes, [res.median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
-            a2.plot(sizes, [volume * s / res.median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
+            a1.plot(sizes, [median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
+            a2.plot(sizes, [volume * s / median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
         log_axes(a1, "Time", ylabel=unit)
         log_axes(a2, "Bandwidth", ylabel="MB/s")
         a1.legend(fontsize=8)

@@ -3,9 +3,10 @@
 transports, interleaved round after round, and reports a table with ratios to native C, a CSV
 file and PNG plots. Run through `bash bench/run.sh PATTERN [flags]`.
 
-Patterns: pingpong, pingping, window, onetomany (1:n), manytoone (n:1), loggp.
+Patterns: pingpong, pingping, window, onetomany (1:n), manytoone (n:1), loggp, halo.
 Transports: native-c (MPICH, the reference), native-c-nb (MPICH, blocking calls as
-Isend/Irecv+Wait), system-mp (C# OPI), pinvoke (C# P/Invoke + GCHandle baseline), sdto (C#
+Isend/Irecv+Wait), system-mp (C# OPI), pinvoke (C# P/Invoke + GCHandle baseline), pinvoke-fixed
+(C# P/Invoke with `fixed`, blocking patterns only: the floor of any per-call binding), sdto (C#
 structured transport, graph payloads), mpi4py (optional: Debian's python3-mpi4py, built against
 Open MPI)."""
 import argparse
@@ -18,6 +19,7 @@ import benchlib
 
 LABELS = {"native-c": "native C (MPICH)", "native-c-nb": "native C, Isend/Irecv+Wait",
           "system-mp": "C# System.MP (OPI)", "pinvoke": "C# P/Invoke + GCHandle (baseline)",
+          "pinvoke-fixed": "C# P/Invoke + fixed (blocking only)",
           "sdto": "C# System.MP structured (graph)", "mpi4py": "Python mpi4py (Open MPI)"}
 ALIASES = {"1:n": "onetomany", "n:1": "manytoone"}
 # pattern: (default min, default max, what is timed)
@@ -26,7 +28,11 @@ PATTERNS = {"pingpong": (1, 4 << 20, "half round trip"),
             "window": (8, 1 << 20, "time per message, windows of 64 non-blocking messages"),
             "onetomany": (1, 1 << 20, "time per round: the server sends to n clients, each acknowledges"),
             "manytoone": (1, 1 << 20, "time per round: n clients send to the server, it acknowledges"),
-            "loggp": (1, 256 << 10, "LogGP parameters from PRTT(n, d, s), n = 16")}
+            "loggp": (1, 256 << 10, "LogGP parameters from PRTT(n, d, s), n = 16"),
+            "halo": (64, 64 << 10, "µs per Sendrecv of a halo exchange (7 fields, both directions, "
+                     "rank 0 its own neighbour) after a 32 MiB cache sweep")}
+NONBLOCKING_PATTERNS = {"pingping", "window", "onetomany", "manytoone"}   # a transport without Isend/Irecv skips them
+BLOCKING_ONLY = {"pinvoke-fixed"}
 
 
 def mpi4py_available():
@@ -42,7 +48,7 @@ def commands(pattern, a, names):
     for t in names:
         if t.startswith("native-c"):
             out[t] = (mpich + [f"{b}/bench/bench_native", pattern, t] + tail, {})
-        elif t in ("system-mp", "pinvoke", "sdto"):
+        elif t in ("system-mp", "pinvoke", "pinvoke-fixed", "sdto"):
             out[t] = (mpich + [f"{b}/motor", f"{b}/bench/Bench.exe", pattern, t] + tail, {})
         elif t == "mpi4py":
             env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else {}
@@ -165,6 +171,11 @@ def main():
     available = list(LABELS) if mpi4py_available() else [t for t in LABELS if t != "mpi4py"]
     names = a.transports.split(",") if a.transports else available
     names = ["native-c"] + [t for t in names if t != "native-c"]
+    if pattern in NONBLOCKING_PATTERNS:
+        skipped = [t for t in names if t in BLOCKING_ONLY]
+        if skipped:
+            print(f"note: {', '.join(skipped)} skipped: {pattern} needs non-blocking calls", flush=True)
+        names = [t for t in names if t not in BLOCKING_ONLY]
     if "mpi4py" in names and "mpi4py" not in available:
         raise SystemExit("mpi4py asked for, but /usr/bin/python3 cannot import mpi4py or mpiexec.openmpi "
                          "is missing (Debian: apt-get install python3-mpi4py)")
@@ -179,9 +190,12 @@ def main():
         return
     n = a.ranks - 1 if pattern in ("onetomany", "manytoone") else 1
     title = {"pingpong": "Ping-pong", "pingping": "Ping-ping", "window": "Window",
-             "onetomany": f"1:n, n = {n}", "manytoone": f"n:1, n = {n}"}[pattern]
+             "onetomany": f"1:n, n = {n}", "manytoone": f"n:1, n = {n}", "halo": "Halo exchange"}[pattern]
     benchlib.report(res, names, LABELS, f"{title}, {a.ranks} ranks: {what}", "µs", a.out, pattern,
                     volume=n)
+    if pattern == "halo":
+        benchlib.report(res, names, LABELS, "Halo exchange: µs of the first Sendrecv after the sweep "
+                        "(every code path cold)", "µs", a.out, "halo_first", metric="first")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for the benchmarks: builds, then runs a pattern over the chosen transports.
-#   bash bench/run.sh pingpong|pingping|window|onetomany|1:n|manytoone|n:1|loggp
-#        [--transports native-c,native-c-nb,system-mp,pinvoke,sdto,mpi4py] [--min N --max N]
+#   bash bench/run.sh pingpong|pingping|window|onetomany|1:n|manytoone|n:1|loggp|halo
+#        [--transports native-c,native-c-nb,system-mp,pinvoke,pinvoke-fixed,sdto,mpi4py] [--min N --max N]
 #        [--reps N --warmup N --rounds N --ranks N --max-iterations N --out DIR]
 #   bash bench/run.sh collectives [--ranks N --min N --max N --reps N --rounds N]
 #   bash bench/run.sh sdto     [--min N --max N --objects N --reps N --rounds N]
@@ -12,7 +12,7 @@ pattern=${1:?usage: bench/run.sh PATTERN [flags] (bench/README.md)}
 shift
 bash scripts/build.sh >&2
 case "$pattern" in
-  pingpong|pingping|window|onetomany|1:n|manytoone|n:1|loggp)
+  pingpong|pingping|window|onetomany|1:n|manytoone|n:1|loggp|halo)
     exec /usr/bin/python3 bench/netgauge.py "$pattern" "$@" ;;
   collectives|sdto|swm)
     exec /usr/bin/python3 "bench/$pattern.py" "$@" ;;

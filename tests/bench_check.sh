@@ -16,6 +16,7 @@ esac
 case "$pattern" in
   onetomany|manytoone) metrics="time MBps"; takers=$ranks ;;
   loggp) metrics="prtt1 os T or"; takers=2 ;;
+  halo) metrics="time first"; takers=1 ;;   # rank 0 is its own neighbour
   *) metrics="time"; takers=2 ;;
 esac
 out=$(timeout 120 "${cmd[@]}" "$pattern" "$transport" 0 65536 1 0 0 check 2>&1)

@@ -10,17 +10,23 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 failed=0
 fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
-transports="native-c native-c-nb system-mp pinvoke sdto"
+transports="native-c native-c-nb system-mp pinvoke pinvoke-fixed sdto"
 if /usr/bin/python3 -c "import mpi4py" 2>/dev/null && command -v mpiexec.openmpi >/dev/null; then
     transports="$transports mpi4py"
 fi
-for pattern in pingpong pingping window 1:n n:1 loggp; do
+for pattern in pingpong pingping window 1:n n:1 loggp halo; do
     log=$(cd "$src" && timeout 300 /usr/bin/python3 bench/netgauge.py "$pattern" --build "$b" --min 8 --max 16 \
           --reps 1 --warmup 0 --rounds 1 --max-iterations 5 --out "$out" 2>&1)
     [ $? -eq 0 ] || { fail "$pattern: the driver failed"; echo "$log" | tail -5; continue; }
     grep -q "xR\|LogGP parameters" <<<"$log" || fail "$pattern: no table printed"
     case "$pattern" in 1:n) stem=onetomany ;; n:1) stem=manytoone ;; *) stem=$pattern ;; esac
     for t in $transports; do
+        if [ "$t" = pinvoke-fixed ]; then
+            case "$pattern" in
+                pingping|window|1:n|n:1) grep -q "pinvoke-fixed skipped" <<<"$log" || fail "$pattern: pinvoke-fixed not said to be skipped"
+                                continue ;;
+            esac
+        fi
         if [ "$pattern" = loggp ]; then
             grep -q "^$t,[0-9.-]*,[0-9.-]*,[0-9.-]*,[0-9.-]*,[0-9.-]*$" "$out/loggp_params.csv" || fail "loggp: no parameters for $t"
             for s in 8 16; do grep -q "^$t,$s," "$out/loggp.csv" || fail "loggp: no row for $t at $s bytes"; done
@@ -29,6 +35,9 @@ for pattern in pingpong pingping window 1:n n:1 loggp; do
         fi
     done
     [ -s "$out/$stem.png" ] || fail "$pattern: no plot"
+    if [ "$pattern" = halo ]; then   # the first Sendrecv after the sweep: a table of its own
+        for t in $transports; do grep -q "^$t,8," "$out/halo_first.csv" || fail "halo: no first-call row for $t"; done
+    fi
 done
 echo "bench_driver: $failed failure(s) over transports: $transports"
 [ "$failed" -eq 0 ]

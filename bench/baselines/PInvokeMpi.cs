@@ -159,6 +159,40 @@ static class PInvokeMpi
         }
     }
 
+    public static void Sendrecv(byte[] send, int dest, byte[] recv, int source, int tag)
+    {
+        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned), hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
+        try {
+            Check(MPI_Sendrecv(hs.AddrOfPinnedObject(), send.Length, Byte, dest, tag,
+                               hr.AddrOfPinnedObject(), recv.Length, Byte, source, tag, CommWorld, StatusIgnore));
+        } finally {
+            hs.Free();
+            hr.Free();
+        }
+    }
+
+    // The lightest binding C# allows: `fixed` pins for the duration of a blocking call only (the
+    // JIT marks the local; no handle is created), then a plain P/Invoke. What no binding of a
+    // per-call managed-to-native design can undercut; blocking calls only.
+    public static unsafe void SendFixed(byte[] buffer, int dest, int tag)
+    {
+        fixed (byte* p = buffer)
+            Check(MPI_Send((IntPtr)p, buffer.Length, Byte, dest, tag, CommWorld));
+    }
+
+    public static unsafe void RecvFixed(byte[] buffer, int source, int tag)
+    {
+        fixed (byte* p = buffer)
+            Check(MPI_Recv((IntPtr)p, buffer.Length, Byte, source, tag, CommWorld, StatusIgnore));
+    }
+
+    public static unsafe void SendrecvFixed(byte[] send, int dest, byte[] recv, int source, int tag)
+    {
+        fixed (byte* s = send, r = recv)
+            Check(MPI_Sendrecv((IntPtr)s, send.Length, Byte, dest, tag, (IntPtr)r, recv.Length, Byte, source, tag,
+                               CommWorld, StatusIgnore));
+    }
+
     static void Check(int rc)
     {
         if (rc != 0) throw new Exception("MPI error " + rc);

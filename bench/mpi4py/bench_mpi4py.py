@@ -239,24 +239,61 @@ def loggp(c, nbytes, iters, msgs):
     c.emit("or", o_r)
 
 
+HALO_FIELDS, EVICT_BYTES = 7, 32 << 20
+evict = None
+
+
+def halo(c, nbytes, iters, msgs):
+    """bench/patterns/Halo.cs: rank 0 exchanges HALO_FIELDS fields' edges with itself in both
+    directions after sweeping a last-level-cache-sized buffer; µs per Sendrecv and of the first."""
+    global evict
+    if rank != 0:
+        return
+    if evict is None:
+        evict = bytearray(EVICT_BYTES)
+    send_down, recv_up, send_up, recv_down = (msgs[k * HALO_FIELDS:(k + 1) * HALO_FIELDS] for k in range(4))
+    total = first = 0.0
+    for i in range(iters):
+        for f in range(HALO_FIELDS):
+            c.stamp(send_down[f], seed_of(0, i, f))
+            c.stamp(send_up[f], seed_of(0, i, HALO_FIELDS + f))
+        evict[:] = evict[1:] + evict[:1]   # reads and writes every line (in C, through bytes objects)
+        t0 = MPI.Wtime()
+        t1 = t0
+        for f in range(HALO_FIELDS):
+            world.Sendrecv([send_down[f], MPI.BYTE], 0, f, [recv_up[f], MPI.BYTE], 0, f)
+            if f == 0:
+                t1 = MPI.Wtime()
+            world.Sendrecv([send_up[f], MPI.BYTE], 0, HALO_FIELDS + f, [recv_down[f], MPI.BYTE], 0, HALO_FIELDS + f)
+        t2 = MPI.Wtime()
+        total += t2 - t0
+        first += t1 - t0
+        for f in range(HALO_FIELDS):
+            c.verify(recv_up[f], nbytes, seed_of(0, i, f))
+            c.verify(recv_down[f], nbytes, seed_of(0, i, HALO_FIELDS + f))
+    c.emit("time", total * 1e6 / (iters * 2 * HALO_FIELDS))
+    c.emit("first", first * 1e6 / iters)
+
+
 # name: (function, iterations rule as bench_native: (volume factor, divisor, extra))
 PATTERNS = {"pingpong": (pingpong, 1, 1, 0), "pingping": (pingping, 1, 1, 0),
             "window": (window, WINDOW, 4, 5), "onetomany": (onetomany, 2, 2, 5),
-            "manytoone": (manytoone, 2, 2, 5), "loggp": (loggp, LOGGP_N, LOGGP_N, 3)}
+            "manytoone": (manytoone, 2, 2, 5), "loggp": (loggp, LOGGP_N, LOGGP_N, 3),
+            "halo": (halo, 0, 500, 0)}
 
 
 def main():
-    if len(sys.argv) < 8 or sys.argv[1] not in PATTERNS or sys.argv[2] != NAME or size < 2:
+    if len(sys.argv) < 8 or sys.argv[1] not in PATTERNS or sys.argv[2] != NAME or size < (sys.argv[1] != "halo") + 1:
         if rank == 0:
             print("usage: bench_mpi4py.py PATTERN mpi4py MIN MAX REPS WARMUP MAX_ITERATIONS [check] "
-                  "(2 or more ranks)", file=sys.stderr)
+                  "(2 or more ranks; halo: 1 or more)", file=sys.stderr)
         world.Abort(2)
     fn, factor, divisor, extra = PATTERNS[sys.argv[1]]
     lo, hi, reps, warmup, max_iters = (int(x) for x in sys.argv[3:8])
     c = Context(len(sys.argv) > 8 and sys.argv[8] == "check")
     if c.check and (max_iters == 0 or max_iters > 20):
         max_iters = 20
-    count = {"window": WINDOW, "onetomany": size, "manytoone": size}.get(sys.argv[1], 2)
+    count = {"window": WINDOW, "onetomany": size, "manytoone": size, "halo": 4 * HALO_FIELDS}.get(sys.argv[1], 2)
     nbytes = lo
     while nbytes <= hi:
         msgs = [bytearray(nbytes) for _ in range(count)]

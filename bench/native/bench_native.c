@@ -18,6 +18,7 @@
 #define MAX_SLOTS 1024
 #define WINDOW 64
 #define LOGGP_N 16
+#define HALO_FIELDS 7 /* U, V, P, then Cu, Cv, Z, H: what one step of the model exchanges */
 
 /* ---- communication modules ---- */
 
@@ -25,6 +26,7 @@ typedef struct {
     const char *name;
     void (*send)(void *buf, long bytes, int dest, int tag);
     void (*recv)(void *buf, long bytes, int source, int tag);
+    void (*sendrecv)(void *sbuf, int dest, void *rbuf, int source, long bytes, int tag);
 } transport;
 
 static MPI_Request slots[MAX_SLOTS];
@@ -48,6 +50,13 @@ static void blocking_recv(void *buf, long bytes, int source, int tag)
     check_mpi(MPI_Recv(buf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
 }
 
+static void blocking_sendrecv(void *sbuf, int dest, void *rbuf, int source, long bytes, int tag)
+{
+    check_mpi(MPI_Sendrecv(sbuf, (int)bytes, MPI_BYTE, dest, tag, rbuf, (int)bytes, MPI_BYTE, source, tag,
+                           MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+}
+
 static void nb_send(void *buf, long bytes, int dest, int tag)
 {
     MPI_Request r;
@@ -60,6 +69,15 @@ static void nb_recv(void *buf, long bytes, int source, int tag)
     MPI_Request r;
     check_mpi(MPI_Irecv(buf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, &r), "MPI_Irecv");
     check_mpi(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
+}
+
+static void nb_sendrecv(void *sbuf, int dest, void *rbuf, int source, long bytes, int tag)
+{
+    MPI_Request r[2];
+    MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: GCC 12 flags that pointer constant */
+    check_mpi(MPI_Irecv(rbuf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, &r[0]), "MPI_Irecv");
+    check_mpi(MPI_Isend(sbuf, (int)bytes, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &r[1]), "MPI_Isend");
+    check_mpi(MPI_Waitall(2, r, st), "MPI_Waitall");
 }
 
 /* MPI_Test until done: how a blocking call looks that must keep watching something else
@@ -85,10 +103,21 @@ static void test_recv(void *buf, long bytes, int source, int tag)
     test_until_done(&r);
 }
 
+static void test_sendrecv(void *sbuf, int dest, void *rbuf, int source, long bytes, int tag)
+{
+    MPI_Request r[2];
+    MPI_Status st[2];
+    int done = 0;
+    check_mpi(MPI_Irecv(rbuf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, &r[0]), "MPI_Irecv");
+    check_mpi(MPI_Isend(sbuf, (int)bytes, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &r[1]), "MPI_Isend");
+    while (!done)
+        check_mpi(MPI_Testall(2, r, &done, st), "MPI_Testall");
+}
+
 static const transport transports[] = {
-    {"native-c", blocking_send, blocking_recv},
-    {"native-c-nb", nb_send, nb_recv},
-    {"native-c-test", test_send, test_recv},
+    {"native-c", blocking_send, blocking_recv, blocking_sendrecv},
+    {"native-c-nb", nb_send, nb_recv, nb_sendrecv},
+    {"native-c-test", test_send, test_recv, test_sendrecv},
 };
 
 /* Non-blocking calls are the same in both modules. */
@@ -362,6 +391,45 @@ static void loggp(context *c, long bytes, int iters)
     emit(c, "or", o_r);
 }
 
+/* halo (bench/patterns/Halo.cs): rank 0 exchanges HALO_FIELDS fields' edges with itself in both
+ * directions after sweeping a last-level-cache-sized buffer; µs per Sendrecv and of the first. */
+static void halo(context *c, long bytes, int iters)
+{
+    static double *evict;
+    if (c->rank != 0)
+        return;
+    if (!evict && !(evict = calloc(BENCH_EVICT_BYTES / sizeof(double), sizeof(double))))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    /* messages: send down, receive from up, send up, receive from down — per field */
+    char **send_down = c->msg, **recv_up = c->msg + HALO_FIELDS, **send_up = c->msg + 2 * HALO_FIELDS,
+         **recv_down = c->msg + 3 * HALO_FIELDS;
+    double all = 0, first = 0;
+    for (int i = 0; i < iters; i++) {
+        for (int f = 0; f < HALO_FIELDS; f++) {
+            stamp(c, send_down[f], bytes, seed_of(0, i, f));
+            stamp(c, send_up[f], bytes, seed_of(0, i, HALO_FIELDS + f));
+        }
+        for (size_t k = 0; k < BENCH_EVICT_BYTES / sizeof(double); k++)
+            evict[k] = evict[k] * 0.5 + 1.0;
+        double t0 = MPI_Wtime(), t1 = t0;
+        for (int f = 0; f < HALO_FIELDS; f++) {
+            c->t->sendrecv(send_down[f], 0, recv_up[f], 0, bytes, f);
+            if (f == 0)
+                t1 = MPI_Wtime();
+            c->t->sendrecv(send_up[f], 0, recv_down[f], 0, bytes, HALO_FIELDS + f);
+        }
+        double t2 = MPI_Wtime();
+        all += t2 - t0;
+        first += t1 - t0;
+        for (int f = 0; f < HALO_FIELDS; f++) {
+            verify(c, recv_up[f], bytes, seed_of(0, i, f));
+            verify(c, recv_down[f], bytes, seed_of(0, i, HALO_FIELDS + f));
+        }
+    }
+    emit(c, "time", all * 1e6 / (iters * 2.0 * HALO_FIELDS));
+    emit(c, "first", first * 1e6 / iters);
+}
+
 typedef struct {
     const char *name;
     void (*repetition)(context *c, long bytes, int iters);
@@ -373,6 +441,7 @@ static const pattern patterns[] = {
     {"pingpong", pingpong, 1, 1, 0},      {"pingping", pingping, 1, 1, 0},
     {"window", window, WINDOW, 4, 5},     {"onetomany", onetomany, 2, 2, 5},
     {"manytoone", manytoone, 2, 2, 5},    {"loggp", loggp, LOGGP_N, LOGGP_N, 3},
+    {"halo", halo, 0, 500, 0}, /* 10000 / 500 = 20 iterations: a sweep costs milliseconds */
 };
 
 int main(int argc, char **argv)
@@ -394,16 +463,18 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof transports / sizeof *transports; i++)
         if (strcmp(argv[2], transports[i].name) == 0)
             c.t = &transports[i];
-    if (!p || !c.t || c.size < 2 || c.size > MAX_SLOTS / 2) {
+    int min_ranks = p && p->repetition == halo ? 1 : 2;
+    if (!p || !c.t || c.size < min_ranks || c.size > MAX_SLOTS / 2) {
         if (c.rank == 0)
-            fprintf(stderr, "bench_native: unknown pattern or transport, or 2..%d ranks needed\n", MAX_SLOTS / 2);
+            fprintf(stderr, "bench_native: unknown pattern or transport, or %d..%d ranks needed\n", min_ranks,
+                    MAX_SLOTS / 2);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     long min = atol(argv[3]), max = atol(argv[4]);
     int reps = atoi(argv[5]), warmup = atoi(argv[6]);
     int max_iters = atoi(argv[7]); /* 0: no cap */
     c.check = argc > 8 && strcmp(argv[8], "check") == 0;
-    int messages = strcmp(p->name, "window") == 0 ? WINDOW : c.size; /* enough for any pattern */
+    int messages = p->repetition == window ? WINDOW : p->repetition == halo ? 4 * HALO_FIELDS : c.size;
     for (long size = min; size <= max; size = size == 0 ? 1 : size * 2) {
         prepare(&c, size, messages);
         int iters = bench_iterations(size * p->volume_factor) / p->divisor + p->extra;

@@ -25,7 +25,8 @@ abstract class Pattern
         case "manytoone": return new ManyToOne();
         case "window": return new Window();
         case "loggp": return new LogGP();
-        default: throw new ArgumentException("unknown pattern '" + name + "' (pingpong, pingping, onetomany, manytoone, window, loggp)");
+        case "halo": return new Halo();
+        default: throw new ArgumentException("unknown pattern '" + name + "' (pingpong, pingping, onetomany, manytoone, window, loggp, halo)");
         }
     }
 }

@@ -20,6 +20,12 @@ sealed class PInvokeTransport : ByteArrayTransport
         return m;
     }
 
+    public override object Sendrecv(object send, int dest, object recv, int source, int tag)
+    {
+        PInvokeMpi.Sendrecv((byte[])send, dest, (byte[])recv, source, tag);
+        return recv;
+    }
+
     public override void Isend(int slot, object m, int dest, int tag)
     {
         var b = (byte[])m;

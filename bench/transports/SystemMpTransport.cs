@@ -12,6 +12,13 @@ sealed class SystemMpTransport : ByteArrayTransport
     public override object Recv(object m, int source, int tag) { world.Recv(m, source, tag); return m; }
     public override void Isend(int slot, object m, int dest, int tag) => requests[slot] = world.Isend(m, dest, tag);
 
+    public override object Sendrecv(object send, int dest, object recv, int source, int tag)
+    {
+        byte[] s = (byte[])send, r = (byte[])recv;
+        world.Sendrecv(s, 0, s.Length, dest, tag, r, 0, r.Length, source, tag);
+        return recv;
+    }
+
     public override void Irecv(int slot, object m, int source, int tag)
     {
         requests[slot] = world.Irecv(m, source, tag);

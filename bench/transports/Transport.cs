@@ -21,6 +21,17 @@ abstract class Transport
     /// new message of the same shape; returns the message received.</summary>
     public abstract object Recv(object message, int source, int tag);
 
+    /// <summary>Sends one message and receives another in one blocking call; returns the message
+    /// received. The default posts both non-blocking in slots 0 and 1 (which the pattern reserves)
+    /// and waits for the pair.</summary>
+    public virtual object Sendrecv(object send, int dest, object recv, int source, int tag)
+    {
+        Irecv(0, recv, source, tag);
+        Isend(1, send, dest, tag);
+        WaitAll(2);
+        return Received(0);
+    }
+
     /// <summary>Slots 0..slots-1 may be used by Isend/Irecv before a WaitAll.</summary>
     public abstract void ReserveSlots(int slots);
     public abstract void Isend(int slot, object message, int dest, int tag);
@@ -53,8 +64,9 @@ abstract class Transport
         switch (name) {
         case "system-mp": return new SystemMpTransport();
         case "pinvoke": return new PInvokeTransport();
+        case "pinvoke-fixed": return new PInvokeFixedTransport();
         case "sdto": return new SdtoTransport();
-        default: throw new ArgumentException("unknown C# transport '" + name + "' (system-mp, pinvoke, sdto)");
+        default: throw new ArgumentException("unknown C# transport '" + name + "' (system-mp, pinvoke, pinvoke-fixed, sdto)");
         }
     }
 }
