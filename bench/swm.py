@@ -61,12 +61,12 @@ def main():
                 w.writerow([i, s, a.steps, a.ranks, a.runs] + [f"{med[i][s][k]:.6f}" for k in PARTS]
                            + [f"{med[i][s]['total'] / med['native-c'][s]['total']:.3f}"])
     print(f"\nShallow water, {a.steps} steps, {a.ranks} ranks ({a.ranks - 1} workers), median of {a.runs} runs; "
-          "seconds, xR = ratio to native C\n")
+          "milliseconds, xR = ratio to native C\n")
     for k, title in (("total", "total"), ("processing", "per-slave processing"), ("mpi", "per-slave MPI communication"),
                      ("sdto", "per-slave structured transport (Res)")):
         print(f"{title}:")
         for s in sizes:
-            cells = [f"{i} {med[i][s][k]:.4f}" + ("" if i == "native-c" else f" x{med[i][s][k] / max(med['native-c'][s][k], 1e-9):.2f}")
+            cells = [f"{i} {med[i][s][k] * 1e3:.3f}" + ("" if i == "native-c" else f" x{med[i][s][k] / max(med['native-c'][s][k], 1e-9):.2f}")
                      for i in IMPLS]
             print(f"  {s:>5}x{s:<5} " + " | ".join(cells))
     try:

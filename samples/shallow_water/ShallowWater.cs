@@ -384,10 +384,10 @@ static class ShallowWater
 
     static void Report(Intracomm world, int m, int n, int steps, double[][,] r, double[,] p0, double[,] u0, double[,] v0, double[][] times, double elapsed)
     {
-        Console.WriteLine($"shallow water {m}x{n}, {steps} steps, {world.Size} rank(s) ({Math.Max(1, world.Size - 1)} worker(s)): {elapsed:F3} s");
+        Console.WriteLine($"shallow water {m}x{n}, {steps} steps, {world.Size} rank(s) ({Math.Max(1, world.Size - 1)} worker(s)): {elapsed:F6} s");
         Console.WriteLine("  slave  processing(s)  MPI communication(s)  structured transport(s)");
         for (int w = 0; w < times.Length; w++)
-            Console.WriteLine($"  {w + 1,5}  {times[w][0],13:F4}  {times[w][1],20:F4}  {times[w][2],23:F4}");
+            Console.WriteLine($"  {w + 1,5}  {times[w][0],13:F6}  {times[w][1],20:F6}  {times[w][2],23:F6}");
         double m0 = Mass(p0), m1 = Mass(r[2]), e0 = Energy(u0, v0, p0), e1 = Energy(r[0], r[1], r[2]);
         Console.WriteLine($"  mass   {m0:E10} -> {m1:E10} (relative change {(m1 - m0) / m0:E2})");
         Console.WriteLine($"  energy {e0:E10} -> {e1:E10} (relative change {(e1 - e0) / e0:E2})");

@@ -271,12 +271,12 @@ int main(int argc, char **argv)
     double *all_times = rank == 0 ? malloc(sizeof(double) * 3 * size) : NULL;
     check(MPI_Gather(times, 3, MPI_DOUBLE, all_times, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     if (rank == 0) {
-        printf("shallow water (native C) %dx%d, %d steps, %d rank(s) (%d worker(s)): %.3f s\n", m, n, steps, size,
+        printf("shallow water (native C) %dx%d, %d steps, %d rank(s) (%d worker(s)): %.6f s\n", m, n, steps, size,
                workers, MPI_Wtime() - t_start);
         printf("  slave  processing(s)  MPI communication(s)  structured transport(s)\n");
         for (int w = 0; w < workers; w++) {
             double *t = all_times + 3 * (size > 1 ? w + 1 : 0);
-            printf("  %5d  %13.4f  %20.4f  %23.4f\n", w + 1, t[0], t[1], t[2]);
+            printf("  %5d  %13.6f  %20.6f  %23.6f\n", w + 1, t[0], t[1], t[2]);
         }
         double m0 = mass(p0, cells), m1 = mass(result[2], cells);
         printf("  mass   %.10E -> %.10E (relative change %.2E)\n", m0, m1, (m1 - m0) / m0);
