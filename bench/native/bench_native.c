@@ -71,12 +71,18 @@ static void nb_recv(void *buf, long bytes, int source, int tag)
     check_mpi(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
 }
 
+/* The receive, then the send, of a Sendrecv done as two non-blocking calls. */
+static void post_sendrecv(void *sbuf, int dest, void *rbuf, int source, long bytes, int tag, MPI_Request r[2])
+{
+    check_mpi(MPI_Irecv(rbuf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, &r[0]), "MPI_Irecv");
+    check_mpi(MPI_Isend(sbuf, (int)bytes, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &r[1]), "MPI_Isend");
+}
+
 static void nb_sendrecv(void *sbuf, int dest, void *rbuf, int source, long bytes, int tag)
 {
     MPI_Request r[2];
     MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: GCC 12 flags that pointer constant */
-    check_mpi(MPI_Irecv(rbuf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, &r[0]), "MPI_Irecv");
-    check_mpi(MPI_Isend(sbuf, (int)bytes, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &r[1]), "MPI_Isend");
+    post_sendrecv(sbuf, dest, rbuf, source, bytes, tag, r);
     check_mpi(MPI_Waitall(2, r, st), "MPI_Waitall");
 }
 
@@ -108,8 +114,7 @@ static void test_sendrecv(void *sbuf, int dest, void *rbuf, int source, long byt
     MPI_Request r[2];
     MPI_Status st[2];
     int done = 0;
-    check_mpi(MPI_Irecv(rbuf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, &r[0]), "MPI_Irecv");
-    check_mpi(MPI_Isend(sbuf, (int)bytes, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &r[1]), "MPI_Isend");
+    post_sendrecv(sbuf, dest, rbuf, source, bytes, tag, r);
     while (!done)
         check_mpi(MPI_Testall(2, r, &done, st), "MPI_Testall");
 }
