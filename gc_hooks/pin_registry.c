@@ -29,11 +29,13 @@ typedef struct record {
     uint32_t generation; /* bumped when the record is freed: stale ids are refused */
 } record;
 
-/* Handles taken out of records under the lock, freed after it. */
+/* Handles taken out of records under the lock, freed after it. A sweep fills batches in
+ * turn, so any number of records is released in one collection. */
+#define BATCH_HANDLES 128
 typedef struct handle_batch {
     int n;
-    uint32_t handle[130];
-    gch_counter reason[130]; /* GCH_COUNTER_COUNT: not a pin, nothing to count */
+    uint32_t handle[BATCH_HANDLES];
+    gch_counter reason[BATCH_HANDLES]; /* GCH_COUNTER_COUNT: not a pin, nothing to count */
 } handle_batch;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -198,7 +200,13 @@ void gch_transfers_sweep(void)
     handle_batch b;
     b.n = 0;
     enter();
-    for (int32_t i = 0; i < capacity && b.n < 128; i++) {
+    for (int32_t i = 0; i < capacity; i++) {
+        if (b.n > BATCH_HANDLES - 2) { /* a record frees up to two handles: empty the batch */
+            leave();
+            free_batch(&b);
+            b.n = 0;
+            enter(); /* records may have been added or grown meanwhile: i indexes them still */
+        }
         record *r = &records[i];
         if (r->state == ACTIVE && r->owner && !mono_gchandle_get_target(r->owner))
             r->state = ABANDONED; /* its Request was collected */

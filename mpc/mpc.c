@@ -38,6 +38,8 @@ static const char *const mpc_messages[] = {
     [-MPC_ERR_ALIAS] = "send and receive arrays must be different arrays here",
     [-MPC_ERR_SERIALIZATION] = "the bytes are not a valid serialized graph",
     [-MPC_ERR_GRAPH] = "the object graph cannot be serialized",
+    [-MPC_ERR_PARTIAL_ELEMENT] = "the message is not a whole number of elements of the receiving "
+                                 "array (sender and receiver element types differ)",
 };
 
 const char *mpc_strerror(int code)
@@ -219,10 +221,10 @@ int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
     return rc;
 }
 
-/* MPICH keeps the byte count and the cancelled bit in the status itself (mpi.h,
- * MPIR_STATUS_GET_COUNT); reading them saves two library calls, each taking MPICH's global
- * lock under MPI_THREAD_MULTIPLE, on every receive. test_mpc checks it against MPI_Get_count. */
-void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out)
+/* MPICH keeps the byte count in the status itself (mpi.h, MPIR_STATUS_GET_COUNT); reading it
+ * saves a library call that takes MPICH's global lock under MPI_THREAD_MULTIPLE, on every
+ * receive. test_mpc checks it against MPI_Get_count. */
+static void status_fields(const MPI_Status *in, mpc_status *out)
 {
     int64_t bytes = (int64_t)(((uint64_t)((unsigned)in->count_hi_and_cancelled >> 1) << 32) +
                               (unsigned)in->count_lo);
@@ -230,7 +232,21 @@ void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out)
     out->tag = in->MPI_TAG;
     out->bytes = bytes;
     out->count = bytes <= INT_MAX ? (int32_t)bytes : INT32_MAX;
-    out->cancelled = in->count_hi_and_cancelled & 1;
+}
+
+void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out)
+{
+    status_fields(in, out);
+    int cancelled = 0;
+    if (MPI_Test_cancelled(in, &cancelled) != MPI_SUCCESS)
+        cancelled = 0; /* an invalid status cannot say it was cancelled */
+    out->cancelled = cancelled != 0;
+}
+
+void mpc_status_from_probe(const MPI_Status *in, mpc_status *out)
+{
+    status_fields(in, out);
+    out->cancelled = 0; /* a probe never sets MPICH's cancel bit: whatever it holds is stale */
 }
 
 /* MPI reports the error of a failed request in the status; return that, not MPI_ERR_IN_STATUS. */
@@ -269,19 +285,19 @@ int mpc_cancel(mpc_request *req) { return MPI_Cancel(req); }
 
 int mpc_probe(int source, int tag, mpc_comm comm, mpc_status *status)
 {
-    MPI_Status st;
+    MPI_Status st = {0};
     int rc = MPI_Probe(source_to_mpi(source), tag_to_mpi(tag), comm, &st);
     if (rc == MPI_SUCCESS && status)
-        mpc_status_from_mpi(&st, status);
+        mpc_status_from_probe(&st, status);
     return rc;
 }
 
 int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *status)
 {
-    MPI_Status st;
+    MPI_Status st = {0};
     int rc = MPI_Iprobe(source_to_mpi(source), tag_to_mpi(tag), comm, found, &st);
     if (rc == MPI_SUCCESS && *found && status)
-        mpc_status_from_mpi(&st, status);
+        mpc_status_from_probe(&st, status);
     return rc;
 }
 

@@ -46,7 +46,8 @@ typedef enum mpc_err {
     MPC_ERR_ALIAS = -20,            /* the same array given as send and receive buffer */
     MPC_ERR_SERIALIZATION = -21,    /* bytes that are not a valid graph for the requested type */
     MPC_ERR_GRAPH = -22,            /* an object graph that cannot be serialized */
-    MPC_ERR_LAST = -22
+    MPC_ERR_PARTIAL_ELEMENT = -23,  /* received bytes are not a whole number of elements */
+    MPC_ERR_LAST = -23
 } mpc_err;
 
 /* Outcome of a receive or probe. bytes is the size of the matched message. */
@@ -121,8 +122,12 @@ int mpc_allreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype
 int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
              mpc_comm comm);
 
-/* Converts an MPI_Status of a completed receive/probe into an mpc_status. */
+/* Converts an MPI_Status of a completed request into an mpc_status (cancelled as
+ * MPI_Test_cancelled says). */
 void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);
+/* The same for a probe, which MPI defines no cancelled flag for: cancelled is 0. The caller
+ * zero-initialises the MPI_Status before probing (MPICH leaves the cancel bit untouched). */
+void mpc_status_from_probe(const MPI_Status *in, mpc_status *out);
 
 #ifdef __cplusplus
 }

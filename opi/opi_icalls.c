@@ -23,24 +23,37 @@ static int32_t put_text(MonoObject *buffer, const char *text)
     return (int32_t)len;
 }
 
-/* elem_size: bytes per element of the receiving object, for Count. */
-static void fill_status_from_mpc(opi_status *out, const mpc_status *s, uint32_t elem_size)
+/* elem_size: bytes per element of the receiving object, for Count (clamped at INT32_MAX;
+ * Bytes stays exact). A message that is not a whole number of elements fills the status but
+ * is an error: the last element arrived in part (the sender's element type differs). */
+static int fill_status_from_mpc(opi_status *out, const mpc_status *s, uint32_t elem_size)
 {
     out->source = s->source;
     out->tag = s->tag;
     out->bytes = s->bytes;
     out->cancelled = s->cancelled;
-    if (elem_size == 0) /* an object with no fields: one arrived if the message matched */
+    if (elem_size == 0) { /* an object with no fields: one arrived if the message matched */
         out->count = s->bytes == 0;
-    else
-        out->count = (int32_t)(s->bytes / elem_size);
+        return MPC_OK;
+    }
+    int64_t n = s->bytes / elem_size;
+    out->count = n > INT32_MAX ? INT32_MAX : (int32_t)n;
+    return s->bytes % elem_size == 0 ? MPC_OK : MPC_ERR_PARTIAL_ELEMENT;
 }
 
-void opi_fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_size)
+int opi_fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_size)
 {
     mpc_status s;
     mpc_status_from_mpi(st, &s);
-    fill_status_from_mpc(out, &s, elem_size);
+    return fill_status_from_mpc(out, &s, elem_size);
+}
+
+/* A probe's status: Count == Bytes == the message's size, never cancelled. */
+static void fill_probe_status(opi_status *out, const MPI_Status *st)
+{
+    mpc_status s;
+    mpc_status_from_probe(st, &s);
+    fill_status_from_mpc(out, &s, 1);
 }
 
 /* ---- runtime, errors, introspection ---- */
@@ -228,9 +241,7 @@ static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
         return rc;
     gch_count(GCH_OPERATIONS, 1);
     rc = opi_complete(&req, 1, &obj, 1, &st);
-    if (rc == MPC_OK)
-        opi_fill_status(status, &st, b->elem_size);
-    return rc;
+    return rc == MPC_OK ? opi_fill_status(status, &st, b->elem_size) : rc;
 }
 
 int32_t opi_send(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
@@ -316,9 +327,7 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
         struct blocking_sendrecv a = {sb, dest, send_tag, rb, source, recv_tag, comm, &received};
         gch_count(GCH_OPERATIONS, 2);
         rc = opi_run_gc_safe_immovable(run_sendrecv, &a, objs, nobjs);
-        if (rc == MPC_OK)
-            fill_status_from_mpc(status, &received, rb->elem_size);
-        return rc;
+        return rc == MPC_OK ? fill_status_from_mpc(status, &received, rb->elem_size) : rc;
     }
     if ((rc = mpc_irecv(rb->data, rb->bytes, source, recv_tag, comm, &req[0])) != MPC_OK)
         return rc;
@@ -330,9 +339,7 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
     }
     gch_count(GCH_OPERATIONS, 2);
     rc = opi_complete(req, 2, objs, nobjs, st);
-    if (rc == MPC_OK)
-        opi_fill_status(status, &st[0], rb->elem_size);
-    return rc;
+    return rc == MPC_OK ? opi_fill_status(status, &st[0], rb->elem_size) : rc;
 }
 
 int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t dest,
@@ -367,28 +374,28 @@ int32_t opi_sendrecv_range(int32_t comm, int32_t size, MonoObject *send_array, i
 
 int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_status *status)
 {
-    MPI_Status st;
+    MPI_Status st = {0}; /* MPICH's probe leaves the cancel bit as it finds it */
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_source(size, source, tag)))
         return rc;
     rc = opi_probe_wait(mpi_source(source), mpi_tag(tag), comm, &st, NULL);
     if (rc == MPC_OK)
-        opi_fill_status(status, &st, 1);
+        fill_probe_status(status, &st);
     return rc;
 }
 
 int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
                           opi_status *status, int32_t *found)
 {
-    MPI_Status st;
+    mpc_status st;
     int rc, flag = 0;
     if ((rc = check_comm(comm)) || (rc = check_source(size, source, tag)))
         return rc;
-    if ((rc = MPI_Iprobe(mpi_source(source), mpi_tag(tag), comm, &flag, &st)) != MPI_SUCCESS)
+    if ((rc = mpc_iprobe(source, tag, comm, &flag, &st)) != MPC_OK)
         return rc;
     *found = flag;
     if (flag)
-        opi_fill_status(status, &st, 1);
+        fill_status_from_mpc(status, &st, 1);
     return MPC_OK;
 }
 
@@ -406,12 +413,12 @@ static void fill_send_status(opi_status *out, const MPI_Status *st, const gch_tr
     out->cancelled = s.cancelled;
 }
 
-static void fill_request_status(opi_status *out, const MPI_Status *st, const gch_transfer_info *info)
+static int fill_request_status(opi_status *out, const MPI_Status *st, const gch_transfer_info *info)
 {
-    if (info->is_send)
-        fill_send_status(out, st, info);
-    else
-        opi_fill_status(out, st, info->elem_size);
+    if (!info->is_send)
+        return opi_fill_status(out, st, info->elem_size);
+    fill_send_status(out, st, info);
+    return MPC_OK;
 }
 
 /* Starts a transfer and tests it once. Finished at once: *id = -1 and *status is filled, no
@@ -453,8 +460,8 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
             gch_count(GCH_PINS_AVOIDED, 1);
         }
         *id = -1;
-        fill_request_status(status, &st, &info);
-        status->error = rc == MPI_SUCCESS ? MPI_SUCCESS : st.MPI_ERROR != MPI_SUCCESS ? st.MPI_ERROR : rc;
+        status->error = rc != MPI_SUCCESS ? (st.MPI_ERROR != MPI_SUCCESS ? st.MPI_ERROR : rc)
+                                          : fill_request_status(status, &st, &info);
         return MPC_OK;
     }
     int pinned = early_pin || opi_may_move(obj);
@@ -470,8 +477,7 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
         if (pinned)
             gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
         *id = -1;
-        fill_request_status(status, &st, &info);
-        status->error = err;
+        status->error = err != MPC_OK ? err : fill_request_status(status, &st, &info);
         return MPC_OK;
     }
     return MPC_OK;
@@ -533,9 +539,7 @@ int32_t opi_request_wait(int64_t id, opi_status *status)
     /* No object to pin here: the registry's handle already protects it. */
     rc = opi_complete(&req, 1, NULL, 0, &st);
     gch_transfer_release(id, 1);
-    if (rc == MPC_OK)
-        fill_request_status(status, &st, &info);
-    return rc;
+    return rc == MPC_OK ? fill_request_status(status, &st, &info) : rc;
 }
 
 int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
@@ -555,9 +559,7 @@ int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
     }
     gch_transfer_release(id, done);
     *completed = done;
-    if (done && rc == MPC_OK)
-        fill_request_status(status, &st, &info);
-    return rc;
+    return done && rc == MPC_OK ? fill_request_status(status, &st, &info) : rc;
 }
 
 int32_t opi_request_cancel(int64_t id)

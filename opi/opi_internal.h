@@ -135,8 +135,9 @@ typedef struct opi_status {
     int32_t reserved;
 } opi_status;
 
-/* Fills a managed Status from a completed receive or probe (count = bytes / elem_size). */
-void opi_fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_size);
+/* Fills a managed Status from a completed receive (count = bytes / elem_size); returns
+ * MPC_ERR_PARTIAL_ELEMENT when the bytes are not a whole number of elements. */
+int opi_fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_size);
 
 /* The table MOTOR_ICALLS expands to (icall_table.c). */
 typedef struct opi_icall {

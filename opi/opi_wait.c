@@ -14,14 +14,19 @@
 #include "../gc_hooks/mono_private.h"
 
 #include <mono/metadata/mono-gc.h>
+#include <time.h>
 
 #include "../serializer/sd_layout.h"
 
 /* SGen puts objects larger than this in the large-object space, which never moves. */
 #define LOS_THRESHOLD 8000
-/* Polls before a wait yields to the GC even though no collection was announced: bounds how
- * long a non-GC stop-the-world request (e.g. a debugger) waits for this thread. */
-#define SPIN_POLLS 2048
+/* How long a wait polls GC-unsafe when no collection is announced: it bounds how long a
+ * stop-the-world request the GC hook does not announce (a debugger, a sampling profiler)
+ * waits for this thread. A bound in time, not in polls: a busy machine spends a poll count in
+ * microseconds, and the wait then pinned with no collection in sight. The clock is read once
+ * every CLOCK_POLLS polls (~20 ns a reading). */
+#define SPIN_NANOSECONDS 1000000
+#define CLOCK_POLLS 16
 
 static bool old_generation_moves = true;
 static bool pin_every_transfer;
@@ -82,6 +87,13 @@ static void release_pins(const uint32_t *pins, int nobjs)
     }
 }
 
+static int64_t monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t); /* cannot fail for CLOCK_MONOTONIC with a valid pointer */
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 /* Waits until poll() reports nothing left running (poll returns the number still running).
  * objs[0..nobjs) are the objects whose data MPI reads or writes meanwhile. */
 static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, int nobjs)
@@ -95,9 +107,17 @@ static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, 
      * forever if it blocked on that lock here. */
     int running = 1;
     uint64_t epoch = gch_epoch();
-    for (int spin = 0; running > 0 && spin < SPIN_POLLS && gch_epoch() == epoch &&
-                       !gch_managed_code_in_mpi(); spin++)
+    int64_t deadline = 0;
+    for (unsigned spin = 0; running > 0 && gch_epoch() == epoch && !gch_managed_code_in_mpi(); spin++) {
+        if (spin % CLOCK_POLLS == CLOCK_POLLS - 1) {
+            int64_t now = monotonic_ns();
+            if (deadline == 0)
+                deadline = now + SPIN_NANOSECONDS; /* the first reading: most waits end before it */
+            else if (now >= deadline)
+                break;
+        }
         running = poll(ctx);
+    }
 
     pin_where(objs, nobjs, pins, anchor, 0, running > 0);
     if (running > 0) {

@@ -45,10 +45,14 @@ namespace System.MP
             Errors.Check(MPDirect.SendRange(handle, size, array, offset, count, dest, tag, Synchronous), array);
 
         /// <summary>Receives into the object's data in place. A longer message raises MPException
-        /// (truncation) and nothing outside the object is written.</summary>
+        /// (truncation) and nothing outside the object is written; so does a message that is not
+        /// a whole number of the receiving array's elements. A boxed value (int, double, a
+        /// struct) is refused with ArgumentException: the data would land in a copy the caller
+        /// never sees — use <see cref="Recv{T}(int, int)"/>.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Status Recv(object obj, int source, int tag)
         {
+            RefuseBoxed(obj, nameof(obj));
             var st = new StatusData();
             Errors.Check(MPDirect.Recv(handle, size, obj, source, tag, ref st), obj);
             return new Status(ref st);
@@ -63,9 +67,11 @@ namespace System.MP
             return new Status(ref st);
         }
 
+        /// <summary>Sends sendObj and receives into recvObj (not a boxed value) in one blocking call.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Status Sendrecv(object sendObj, int dest, int sendTag, object recvObj, int source, int recvTag)
         {
+            RefuseBoxed(recvObj, nameof(recvObj));
             var st = new StatusData();
             int rc = MPDirect.Sendrecv(handle, size, sendObj, dest, sendTag, recvObj, source, recvTag, ref st);
             Errors.Check(rc, rc == Errors.NotTransportable && IsTransportable(sendObj) ? recvObj : sendObj);
@@ -127,9 +133,11 @@ namespace System.MP
             return request.Started(id, ref st);
         }
 
+        /// <summary>Starts receiving into obj (not a boxed value); see Recv.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Irecv(object obj, int source, int tag)
         {
+            RefuseBoxed(obj, nameof(obj));
             var request = new Request();
             var st = new StatusData();
             long id;
@@ -147,7 +155,34 @@ namespace System.MP
             return request.Started(id, ref st);
         }
 
-        /// <summary>Waits for a matching message without receiving it. Count is in bytes.</summary>
+        /// <summary>Receives one value of a primitive type or a struct without references: the
+        /// message must hold exactly one T (Status.Count is 1).</summary>
+        public T Recv<T>(int source, int tag) where T : struct
+        {
+            Status unused;
+            return Recv<T>(source, tag, out unused);
+        }
+
+        /// <summary>Receives one value, with its status.</summary>
+        public T Recv<T>(int source, int tag, out Status status) where T : struct
+        {
+            T[] one = Scalars<T>.Recv;
+            status = Recv(one, source, tag);
+            return one[0];
+        }
+
+        /// <summary>A boxed value given as a receive buffer would be filled in a temporary box
+        /// that the caller never sees: refused, whatever the value type.</summary>
+        internal static void RefuseBoxed(object obj, string parameter)
+        {
+            if (obj is ValueType)
+                throw new ArgumentException("System.MP: a boxed value (" + obj.GetType() + ") cannot be received into: " +
+                                            "the data would land in a temporary copy; use Recv<T>/Bcast(ref T), or an array",
+                                            parameter);
+        }
+
+        /// <summary>Waits for a matching message without receiving it. Count and Bytes are the
+        /// message's size in bytes; Cancelled is false.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Status Probe(int source, int tag)
         {
@@ -248,9 +283,24 @@ namespace System.MP
         // throws before this rank enters MPI (ranks that passed good arguments then wait, as
         // in MPI); a mismatch only MPI sees (e.g. a longer message) is an MPException.
 
-        /// <summary>The root's object (any transportable object) overwrites every other rank's.</summary>
+        /// <summary>The root's object (any transportable object) overwrites every other rank's.
+        /// Off the root a boxed value is refused (ArgumentException): use Bcast(ref T).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        public void Bcast(object obj, int root) => Errors.Check(MPDirect.Bcast(handle, Size, obj, root), obj);
+        public void Bcast(object obj, int root)
+        {
+            if (Rank != root)
+                RefuseBoxed(obj, nameof(obj));
+            Errors.Check(MPDirect.Bcast(handle, Size, obj, root), obj);
+        }
+
+        /// <summary>The root's value replaces value on every rank.</summary>
+        public void Bcast<T>(ref T value, int root) where T : struct
+        {
+            T[] one = Scalars<T>.Recv;
+            one[0] = value;
+            Bcast(one, root);
+            value = one[0];
+        }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Bcast(Array array, int offset, int count, int root) =>
@@ -282,16 +332,16 @@ namespace System.MP
         public void Reduce(Array sendArray, Array recvArray, Op op, int root)
         {
             Usable(op);
-            Errors.Check(MPDirect.Reduce(handle, Size, Rank, sendArray, recvArray, op.Code, root), Subject(sendArray, recvArray));
-            op.RaiseOperatorFailure();
+            int rc = MPDirect.Reduce(handle, Size, Rank, sendArray, recvArray, op.Code, root);
+            Reduced(rc, op, sendArray, recvArray);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Allreduce(Array sendArray, Array recvArray, Op op)
         {
             Usable(op);
-            Errors.Check(MPDirect.Allreduce(handle, Size, sendArray, recvArray, op.Code), Subject(sendArray, recvArray));
-            op.RaiseOperatorFailure();
+            int rc = MPDirect.Allreduce(handle, Size, sendArray, recvArray, op.Code);
+            Reduced(rc, op, sendArray, recvArray);
         }
 
         /// <summary>The reduction of one value over all ranks.</summary>
@@ -308,8 +358,47 @@ namespace System.MP
         public void Scan(Array sendArray, Array recvArray, Op op)
         {
             Usable(op);
-            Errors.Check(MPDirect.Scan(handle, Size, sendArray, recvArray, op.Code), Subject(sendArray, recvArray));
-            op.RaiseOperatorFailure();
+            int rc = MPDirect.Scan(handle, Size, sendArray, recvArray, op.Code);
+            Reduced(rc, op, sendArray, recvArray);
+        }
+
+        /// <summary>Ends a reduction that returned rc. A user operator runs on some ranks only
+        /// (leaves of a reduction tree, rank 0 of a scan never apply it), so when one throws,
+        /// the ranks agree on it with one extra Allreduce of a flag and every rank raises
+        /// MPException; built-in operators need no agreement. A negative rc is an argument this
+        /// rank refused before entering MPI: no agreement then, as the collective never ran here.</summary>
+        void Reduced(int rc, Op op, Array sendArray, Array recvArray)
+        {
+            if (op.Combiner == null || rc < 0) {
+                Errors.Check(rc, Subject(sendArray, recvArray));
+                return;
+            }
+            Exception thrown = Combiner.TakeFailure();
+            bool thrownAnywhere = AgreeOnFailure(thrown != null);
+            Errors.Check(rc, Subject(sendArray, recvArray));
+            if (thrown != null)
+                throw new MPException("System.MP: the user reduction operator threw: " + thrown.Message, -1, thrown);
+            if (thrownAnywhere)
+                throw new MPException("System.MP: the user reduction operator threw on another rank; the result of this " +
+                                      "collective is not valid on any rank", -1);
+        }
+
+        /// <summary>true on every rank when failed was true on any.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        bool AgreeOnFailure(bool failed)
+        {
+            int[] mine = FailureFlags.Mine, any = FailureFlags.Any;
+            mine[0] = failed ? 1 : 0;
+            Errors.Check(MPDirect.Allreduce(handle, Size, mine, any, Op.Max.Code));
+            return any[0] != 0;
+        }
+
+        /// <summary>Per-thread flags of AgreeOnFailure (not Scalars: Allreduce&lt;int&gt; holds those).</summary>
+        static class FailureFlags
+        {
+            [ThreadStatic] static int[] mine, any;
+            internal static int[] Mine => mine ?? (mine = new int[1]);
+            internal static int[] Any => any ?? (any = new int[1]);
         }
 
         static void Usable(Op op)
@@ -416,13 +505,13 @@ namespace System.MP
             Errors.Check(MPDirect.SdReadIncoming(offset, count, expected, out result));
             return result;
         }
+    }
 
-        /// <summary>Per-thread one-element arrays for the scalar Allreduce (no allocation per call).</summary>
-        static class Scalars<T>
-        {
-            [ThreadStatic] static T[] send, recv;
-            internal static T[] Send => send ?? (send = new T[1]);
-            internal static T[] Recv => recv ?? (recv = new T[1]);
-        }
+    /// <summary>Per-thread one-element arrays for the single-value calls (no allocation per call).</summary>
+    internal static class Scalars<T>
+    {
+        [ThreadStatic] static T[] send, recv;
+        internal static T[] Send => send ?? (send = new T[1]);
+        internal static T[] Recv => recv ?? (recv = new T[1]);
     }
 }

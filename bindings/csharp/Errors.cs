@@ -29,6 +29,7 @@ namespace System.MP
                   SameObject = -10, CommNull = -11, Root = -12, TooLarge = -13, NoMemory = -14,
                   RequestBusy = -16, OpUndefined = -17, TypeMismatch = -18, Length = -19, Alias = -20,
                   Serialization = -21, Graph = -22;
+        // PartialElement = -23: an MPException (the message's element type differs), as the default case makes it.
 
         internal static void Check(int code)
         {

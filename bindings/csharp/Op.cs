@@ -30,7 +30,9 @@ namespace System.MP
         /// without references. Must be associative; for a non-commutative operator the result is
         /// x0 ∘ x1 ∘ … ∘ x(p-1) in rank order, with combine(a, b) = a ∘ b and a from the lower
         /// rank. MPI calls it natively through a libffi closure; no managed array is allocated
-        /// per call. An exception it throws is raised by the collective as an MPException.</summary>
+        /// per call. If it throws on any rank, the collective raises an MPException on every
+        /// rank (the one that threw carries the exception as InnerException). One Op may be
+        /// used by several threads at once.</summary>
         public static Op Create<T>(Func<T, T, T> combine, bool commutative = true) where T : struct
         {
             if (combine == null)
@@ -61,13 +63,6 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         static void Free(int code) => MPDirect.OpFree(code);
 
-        /// <summary>Raises what the user operator threw during the last collective, if anything.</summary>
-        internal void RaiseOperatorFailure()
-        {
-            Exception e = Combiner?.TakeFailure();
-            if (e != null)
-                throw new MPException("System.MP: the user reduction operator threw: " + e.Message, -1, e);
-        }
 
         internal void CheckUsable()
         {
@@ -79,7 +74,10 @@ namespace System.MP
     /// <summary>The managed trampoline of a user operator: MPI hands it raw vectors.</summary>
     internal abstract class Combiner
     {
-        Exception failure;
+        // What the operator threw, per thread: a blocking collective applies its operator on the
+        // calling thread, so each thread sees only its own collectives' failures even when
+        // threads share one Op.
+        [ThreadStatic] static Exception failure;
 
         internal abstract Type ElementType { get; }
 
@@ -87,13 +85,14 @@ namespace System.MP
         /// thunk from the operator's libffi closure; must not throw (it records instead).</summary>
         internal abstract void Apply(IntPtr invec, IntPtr inout, int len);
 
-        protected void Record(Exception e)
+        protected static void Record(Exception e)
         {
             if (failure == null)
                 failure = e;
         }
 
-        internal Exception TakeFailure()
+        /// <summary>The first exception an operator threw on this thread since the last call.</summary>
+        internal static Exception TakeFailure()
         {
             Exception e = failure;
             failure = null;
@@ -104,9 +103,11 @@ namespace System.MP
     internal sealed unsafe class Combiner<T> : Combiner where T : struct
     {
         readonly Func<T, T, T> combine;
-        T[] a = new T[0], b = new T[0];       // scratch, pinned while alive
-        GCHandle pinA, pinB;
-        readonly int elementSize = ElementSize();
+        static readonly int elementSize = ElementSize();
+
+        // Scratch vectors per thread (per T): threads sharing one Op never share or free each
+        // other's buffers, and no call allocates once they are big enough.
+        [ThreadStatic] static Scratch scratch;
 
         internal Combiner(Func<T, T, T> combine) { this.combine = combine; }
 
@@ -115,13 +116,14 @@ namespace System.MP
         internal override void Apply(IntPtr invec, IntPtr inout, int len)
         {
             try {
-                if (a.Length < len)
-                    Grow(len);
+                Scratch s = scratch;
+                if (s == null || s.A.Length < len)
+                    scratch = s = Scratch.Grow(s, len);
                 long bytes = (long)len * elementSize;
-                void* pa = (void*)pinA.AddrOfPinnedObject(), pb = (void*)pinB.AddrOfPinnedObject();
+                void* pa = (void*)s.AddressA, pb = (void*)s.AddressB;
                 Buffer.MemoryCopy((void*)invec, pa, bytes, bytes);
                 Buffer.MemoryCopy((void*)inout, pb, bytes, bytes);
-                T[] x = a, y = b;
+                T[] x = s.A, y = s.B;
                 Func<T, T, T> f = combine;
                 for (int i = 0; i < len; i++)
                     y[i] = f(x[i], y[i]);
@@ -131,19 +133,41 @@ namespace System.MP
             }
         }
 
-        void Grow(int len)
+        /// <summary>Two pinned vectors owned by one thread; unpinned when replaced or when the
+        /// thread is gone (the finalizer).</summary>
+        sealed class Scratch
         {
-            if (pinA.IsAllocated) { pinA.Free(); pinB.Free(); }
-            int n = Math.Max(len, 2 * a.Length);
-            a = new T[n];
-            b = new T[n];
-            pinA = GCHandle.Alloc(a, GCHandleType.Pinned);
-            pinB = GCHandle.Alloc(b, GCHandleType.Pinned);
-        }
+            internal readonly T[] A, B;
+            GCHandle pinA, pinB;
 
-        ~Combiner()
-        {
-            if (pinA.IsAllocated) { pinA.Free(); pinB.Free(); }
+            Scratch(int n)
+            {
+                A = new T[n];
+                B = new T[n];
+                pinA = GCHandle.Alloc(A, GCHandleType.Pinned);
+                pinB = GCHandle.Alloc(B, GCHandleType.Pinned);
+            }
+
+            internal IntPtr AddressA => pinA.AddrOfPinnedObject();
+            internal IntPtr AddressB => pinB.AddrOfPinnedObject();
+
+            internal static Scratch Grow(Scratch old, int len)
+            {
+                var s = new Scratch(Math.Max(len, old == null ? 16 : 2 * old.A.Length));
+                if (old != null) {
+                    old.Unpin();
+                    GC.SuppressFinalize(old);
+                }
+                return s;
+            }
+
+            void Unpin()
+            {
+                if (pinA.IsAllocated) pinA.Free();
+                if (pinB.IsAllocated) pinB.Free();
+            }
+
+            ~Scratch() { Unpin(); }
         }
 
         /// <summary>Bytes per element in an array (not Marshal.SizeOf: bool and char differ).</summary>

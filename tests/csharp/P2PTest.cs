@@ -66,10 +66,9 @@ static class P2PTest
         Check.Equal(1, st.Count, "object status count");
 
         object boxed = new Vec3 { X = rank, Y = rank * 2, Z = -rank };
-        object into = new Vec3();
-        Exchange(() => world.Send(boxed, next, 8), () => world.Recv(into, prev, 8));
-        var v = (Vec3)into;
-        Check.True(v.X == prev && v.Y == prev * 2 && v.Z == -prev, "boxed struct");
+        var v = new Vec3();
+        Exchange(() => world.Send(boxed, next, 8), () => { v = world.Recv<Vec3>(prev, 8, out Status s); return s; });
+        Check.True(v.X == prev && v.Y == prev * 2 && v.Z == -prev, "boxed struct sent, received with Recv<T>");
     }
 
     static void MultiDimensional()
