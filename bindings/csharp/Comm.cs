@@ -3,6 +3,9 @@ using System.Runtime.CompilerServices;
 
 namespace System.MP
 {
+    /// <summary>A communicator: a group of ranks that exchange messages. Point-to-point calls
+    /// move transportable objects (OPI, zero-copy, in place) or object graphs (the O-calls,
+    /// serialized). Ranks, tags, offsets and counts are checked before anything is sent.</summary>
     public class Comm : IDisposable
     {
         internal int handle;        // the MPI_Comm; MPI_COMM_NULL once disposed
@@ -20,7 +23,9 @@ namespace System.MP
             Errors.Check(MPDirect.CommSize(handle, out size));
         }
 
+        /// <summary>This process's rank in the communicator, from 0 to Size - 1.</summary>
         public int Rank => rank;
+        /// <summary>The number of ranks in the communicator.</summary>
         public int Size => size;
 
         // ---- OPI point-to-point ----
@@ -40,6 +45,7 @@ namespace System.MP
         public void Ssend(object obj, int dest, int tag) =>
             Errors.Check(MPDirect.Send(handle, size, obj, dest, tag, Synchronous), obj);
 
+        /// <summary>Synchronous send of array[offset .. offset+count).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Ssend(Array array, int offset, int count, int dest, int tag) =>
             Errors.Check(MPDirect.SendRange(handle, size, array, offset, count, dest, tag, Synchronous), array);
@@ -102,6 +108,8 @@ namespace System.MP
         // at once takes no pin; otherwise the object is pinned only if the GC could move it, and
         // the pin goes at Wait/Test, or at the first collection after the transfer finished.
 
+        /// <summary>Starts sending a transportable object; the object must not change until the
+        /// request completes.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Isend(object obj, int dest, int tag)
         {
@@ -112,6 +120,7 @@ namespace System.MP
             return request.Started(id, ref st);
         }
 
+        /// <summary>Starts sending array[offset .. offset+count) of a one-dimensional array.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Isend(Array array, int offset, int count, int dest, int tag)
         {
@@ -145,6 +154,8 @@ namespace System.MP
             return request.Started(id, ref st);
         }
 
+        /// <summary>Starts receiving into array[offset .. offset+count); nothing outside that range
+        /// is written.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Irecv(Array array, int offset, int count, int source, int tag)
         {
@@ -216,6 +227,8 @@ namespace System.MP
             return ORecv<T>(source, tag, out unused);
         }
 
+        /// <summary>Receives the next matching graph, with its status (Count and Bytes are the
+        /// serialized size).</summary>
         public T ORecv<T>(int source, int tag, out Status status)
         {
             var st = new StatusData();
@@ -234,6 +247,8 @@ namespace System.MP
 
         // ---- communicator management ----
 
+        /// <summary>A new communicator with the same ranks, whose messages never match this one's
+        /// (MPI_Comm_dup). Dispose it when done.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Intracomm Dup()
         {
@@ -261,6 +276,8 @@ namespace System.MP
         internal static bool IsTransportable(object obj) => obj != null && MPDirect.TransportError(obj, null) == 0;
     }
 
+    /// <summary>A communicator within one group of ranks: point-to-point plus collectives.
+    /// Every rank of the communicator must call a collective, in the same order.</summary>
     public class Intracomm : Comm
     {
         internal Intracomm(int handle, bool owned) : base(handle, owned) { }
@@ -275,6 +292,7 @@ namespace System.MP
             return newComm == NullHandle ? null : new Intracomm(newComm, true);
         }
 
+        /// <summary>Returns once every rank has called it.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Barrier() => Errors.Check(MPDirect.Barrier(handle));
 
@@ -302,6 +320,8 @@ namespace System.MP
             value = one[0];
         }
 
+        /// <summary>The root's array[offset .. offset+count) overwrites the same range on every
+        /// other rank.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Bcast(Array array, int offset, int count, int root) =>
             Errors.Check(MPDirect.BcastRange(handle, Size, array, offset, count, root), array);
@@ -317,6 +337,8 @@ namespace System.MP
         public void Gather(Array sendArray, Array recvArray, int root) =>
             Errors.Check(MPDirect.Gather(handle, Size, Rank, sendArray, recvArray, root), Subject(sendArray, recvArray));
 
+        /// <summary>Every rank's sendArray lands, in rank order, in every rank's recvArray (Size
+        /// times as long).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Allgather(Array sendArray, Array recvArray) =>
             Errors.Check(MPDirect.Allgather(handle, Size, sendArray, recvArray), Subject(sendArray, recvArray));
@@ -336,6 +358,8 @@ namespace System.MP
             Reduced(rc, op, sendArray, recvArray);
         }
 
+        /// <summary>Element-wise reduction whose result every rank receives (the same array as
+        /// sendArray reduces in place).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Allreduce(Array sendArray, Array recvArray, Op op)
         {
@@ -453,6 +477,7 @@ namespace System.MP
             }
         }
 
+        /// <summary>Every rank gets every rank's piece joined in rank order.</summary>
         public T[] OAllgather<T>(T[] piece)
         {
             var sizes = new long[Size];

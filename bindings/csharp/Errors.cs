@@ -9,14 +9,18 @@ namespace System.MP
         /// <summary>The MPI error class (MPI_ERR_*), or the core's own negative code.</summary>
         public int ErrorClass { get; }
 
+        /// <summary>An MPI error with its class.</summary>
         public MPException(string message, int errorClass) : base(message) { ErrorClass = errorClass; }
+        /// <summary>An MPI error caused by another exception (e.g. one a user operator threw).</summary>
         public MPException(string message, int errorClass, Exception inner) : base(message, inner) { ErrorClass = errorClass; }
     }
 
     /// <summary>Corrupt, hostile or mismatched serialized bytes.</summary>
     public class MPSerializationException : MPException
     {
+        /// <summary>Bytes that are not a valid graph of the expected type.</summary>
         public MPSerializationException(string message) : base(message, 0) { }
+        /// <summary>The same, caused by another exception.</summary>
         public MPSerializationException(string message, Exception inner) : base(message, 0, inner) { }
     }
 

@@ -3,9 +3,14 @@ using System.Runtime.CompilerServices;
 
 namespace System.MP
 {
+    /// <summary>The entry point of System.MP: the predefined communicators, wildcards, the
+    /// clock and the core's counters. MPI starts at the first use of any member (under
+    /// <c>motor</c> it is already running).</summary>
     public static class MP
     {
+        /// <summary>A receive or probe source that matches any rank (MPI_ANY_SOURCE).</summary>
         public const int AnySource = -1;
+        /// <summary>A receive or probe tag that matches any tag (MPI_ANY_TAG).</summary>
         public const int AnyTag = -1;
 
         /// <summary>MPI_COMM_WORLD.</summary>
@@ -14,6 +19,8 @@ namespace System.MP
         public static Intracomm Self => Core.Self;
 
         static int tagUpperBound = -1;
+        /// <summary>The largest tag a message may carry (MPI_TAG_UB; at least 32767). Tags run
+        /// from 0 to this value.</summary>
         public static int TagUpperBound {
             get {
                 if (tagUpperBound < 0) {
@@ -24,12 +31,15 @@ namespace System.MP
             }
         }
 
+        /// <summary>Wall-clock time in seconds since an arbitrary moment in the past
+        /// (MPI_Wtime): subtract two readings to time a section.</summary>
         public static double Wtime()
         {
             Core.Ensure();
             return ReadWtime();
         }
 
+        /// <summary>The name of the node this rank runs on (MPI_Get_processor_name).</summary>
         public static string ProcessorName {
             get {
                 Core.Ensure();
@@ -96,19 +106,31 @@ namespace System.MP
             PooledBuffersFreedByGC = v[8]; PendingRequests = v[9];
         }
 
+        /// <summary>Zero-copy transfers and collectives started.</summary>
         public long Operations { get; }
+        /// <summary>Objects pinned because the GC could have moved them during a transfer.</summary>
         public long PinsTaken { get; }
+        /// <summary>Transfers that needed no pin: finished before any collection was announced,
+        /// or on objects the GC never moves.</summary>
         public long PinsAvoided { get; }
+        /// <summary>Pins released when a blocking call, Wait or Test completed the transfer.</summary>
         public long PinsReleasedByWait { get; }
+        /// <summary>Pins released by the GC hook at a collection after the transfer finished.</summary>
         public long PinsReleasedByGC { get; }
+        /// <summary>Pins held right now (PinsTaken minus both kinds of release).</summary>
         public long PinsLive { get; }
+        /// <summary>Garbage collections seen by the core since it started.</summary>
         public long Collections { get; }
+        /// <summary>Native serialization buffers pooled right now.</summary>
         public long PooledBuffers { get; }
+        /// <summary>Pooled buffers freed by the GC hook because no call used them since the
+        /// previous collection.</summary>
         public long PooledBuffersFreedByGC { get; }
         /// <summary>Non-blocking transfers not yet completed by Wait/Test (or, once their Request
         /// was collected, not yet finished).</summary>
         public long PendingRequests { get; }
 
+        /// <summary>Every counter as name=value pairs on one line.</summary>
         public override string ToString() =>
             $"operations={Operations} pinsTaken={PinsTaken} pinsAvoided={PinsAvoided} " +
             $"releasedByWait={PinsReleasedByWait} releasedByGC={PinsReleasedByGC} pinsLive={PinsLive} " +
@@ -124,13 +146,20 @@ namespace System.MP
             Source = d.Source; Tag = d.Tag; Count = d.Count; Bytes = d.Bytes; Cancelled = d.Cancelled != 0;
         }
 
+        /// <summary>The rank the message came from (useful after a receive from MP.AnySource);
+        /// -1 for a completed send.</summary>
         public int Source { get; }
+        /// <summary>The message's tag (useful after a receive with MP.AnyTag).</summary>
         public int Tag { get; }
-        /// <summary>Elements received by an OPI receive; bytes for graphs and for Probe/Iprobe.</summary>
+        /// <summary>Elements received by an OPI receive; bytes for graphs and for Probe/Iprobe.
+        /// Clamped at int.MaxValue: Bytes is always exact.</summary>
         public int Count { get; }
+        /// <summary>The size of the message in bytes.</summary>
         public long Bytes { get; }
+        /// <summary>true when Request.Cancel took effect; always false after a probe.</summary>
         public bool Cancelled { get; }
 
+        /// <summary>Source, tag, count and bytes on one line.</summary>
         public override string ToString() => $"Status(source={Source}, tag={Tag}, count={Count}, bytes={Bytes})";
     }
 

@@ -4,13 +4,30 @@ using System.Runtime.InteropServices;
 
 namespace System.MP
 {
+    /// <summary>A reduction operator for Reduce, Allreduce and Scan: one of MPI's built-ins, or
+    /// a C# function made with <see cref="Create{T}"/>.</summary>
     public sealed class Op : IDisposable
     {
         // Codes 0..8 are MPI's built-ins (opi/opi_ops.c numbers them alike); user operators get
         // codes from the core.
-        public static readonly Op Sum = new Op(0), Prod = new Op(1), Min = new Op(2), Max = new Op(3),
-                                  LAnd = new Op(4), LOr = new Op(5), BAnd = new Op(6), BOr = new Op(7),
-                                  BXor = new Op(8);
+        /// <summary>Sum (MPI_SUM): numbers.</summary>
+        public static readonly Op Sum = new Op(0);
+        /// <summary>Product (MPI_PROD): numbers.</summary>
+        public static readonly Op Prod = new Op(1);
+        /// <summary>Minimum (MPI_MIN): numbers.</summary>
+        public static readonly Op Min = new Op(2);
+        /// <summary>Maximum (MPI_MAX): numbers.</summary>
+        public static readonly Op Max = new Op(3);
+        /// <summary>Logical and (MPI_LAND): bool and integers (non-zero is true).</summary>
+        public static readonly Op LAnd = new Op(4);
+        /// <summary>Logical or (MPI_LOR): bool and integers.</summary>
+        public static readonly Op LOr = new Op(5);
+        /// <summary>Bitwise and (MPI_BAND): integers.</summary>
+        public static readonly Op BAnd = new Op(6);
+        /// <summary>Bitwise or (MPI_BOR): integers.</summary>
+        public static readonly Op BOr = new Op(7);
+        /// <summary>Bitwise exclusive or (MPI_BXOR): integers.</summary>
+        public static readonly Op BXor = new Op(8);
 
         internal int Code { get; private set; }
         internal readonly Combiner Combiner;   // user operators only
@@ -54,6 +71,7 @@ namespace System.MP
             }
         }
 
+        /// <summary>Frees a user operator nobody disposed.</summary>
         ~Op()
         {
             if (Combiner != null && Code >= 0)

@@ -5,6 +5,9 @@ using System.Runtime.CompilerServices;
 
 namespace System.MP
 {
+    /// <summary>A non-blocking transfer started by Isend, Issend or Irecv. Do not touch its
+    /// object until the request completes (Wait, Test, IsCompleted, WaitAll, WaitAny). A request
+    /// you drop is finished by the core.</summary>
     public sealed class Request
     {
         long id;             // pin-registry id while running; -1 once completed
@@ -68,6 +71,7 @@ namespace System.MP
             Errors.Check(e);
         }
 
+        /// <summary>true once the transfer completed (a Test that discards the status).</summary>
         public bool IsCompleted {
             get {
                 Status unused;
