@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pattern=${1:?usage: bench/run.sh PATTERN [flags] (bench/README.md)}
 shift
-bash scripts/build.sh >&2
+bash scripts/build.sh --bench >&2
 case "$pattern" in
   pingpong|pingping|window|onetomany|1:n|manytoone|n:1|loggp|halo)
     exec /usr/bin/python3 bench/netgauge.py "$pattern" "$@" ;;

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Motor for Mono needs, only those that are missing.
+#   install-deps.sh          what building and running the library and the main job need
+#   install-deps.sh --bench  that, plus the benchmarks' tables and plots (matplotlib)
+#   install-deps.sh --test   that, plus what the test suite needs (libFuzzer's clang)
 # Works as root; uses sudo otherwise. Never downloads anything but Debian packages.
 set -euo pipefail
 
@@ -8,9 +11,13 @@ PACKAGES=(
   mono-devel libmono-2.0-dev          # mcs, the runtime, mono-2.pc (embedding headers)
   mpich libmpich-dev                  # MPICH 4 (pkg-config mpich, mpiexec.mpich)
   libffi-dev                          # closures for user reduction operators
-  clang-14 libclang-rt-14-dev         # libFuzzer build of the serializer's validator
-  python3 python3-matplotlib          # bench and sample plots (PNG)
 )
+case "${1:-}" in
+  --bench|--test) PACKAGES+=(python3 python3-matplotlib) ;;   # benchmark tables and plots (PNG)
+esac
+if [ "${1:-}" = "--test" ]; then
+  PACKAGES+=(clang-14 libclang-rt-14-dev)                      # libFuzzer build of the validator
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
