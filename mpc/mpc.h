@@ -14,6 +14,11 @@
 extern "C" {
 #endif
 
+/* The library exports only what its public headers mark (built with -fvisibility=hidden). */
+#ifndef MPC_API
+#define MPC_API __attribute__((visibility("default")))
+#endif
+
 typedef MPI_Comm mpc_comm;
 typedef MPI_Request mpc_request;
 
@@ -60,74 +65,74 @@ typedef struct mpc_status {
 } mpc_status;
 
 /* Describes any code this layer or MPI returns. Thread-safe (thread-local buffer). */
-const char *mpc_strerror(int code);
+MPC_API const char *mpc_strerror(int code);
 /* The MPI error class of a positive code, 0 for MPC_OK, the code itself for mpc_err codes. */
-int mpc_error_class(int code);
+MPC_API int mpc_error_class(int code);
 
 /* Initialisation. mpc_init calls MPI_Init_thread unless MPI is already initialised, and sets
  * MPI_ERRORS_RETURN on World and Self either way. */
-int mpc_init(int *argc, char ***argv, int required, int *provided);
-int mpc_finalize(void);
-int mpc_is_initialized(void);      /* initialised and not finalised */
-int mpc_thread_level(void);        /* the level MPI granted */
-int mpc_tag_ub(void);              /* MPI_TAG_UB of World */
-double mpc_wtime(void);
-int mpc_processor_name(char *buf, size_t size); /* NUL-terminated, truncated to size */
-int mpc_abort(mpc_comm comm, int code);
+MPC_API int mpc_init(int *argc, char ***argv, int required, int *provided);
+MPC_API int mpc_finalize(void);
+MPC_API int mpc_is_initialized(void);      /* initialised and not finalised */
+MPC_API int mpc_thread_level(void);        /* the level MPI granted */
+MPC_API int mpc_tag_ub(void);              /* MPI_TAG_UB of World */
+MPC_API double mpc_wtime(void);
+MPC_API int mpc_processor_name(char *buf, size_t size); /* NUL-terminated, truncated to size */
+MPC_API int mpc_abort(mpc_comm comm, int code);
 
 /* Communicators. New ones get MPI_ERRORS_RETURN. */
-mpc_comm mpc_comm_world(void);
-mpc_comm mpc_comm_self(void);
-int mpc_comm_rank(mpc_comm comm, int *rank);
-int mpc_comm_size(mpc_comm comm, int *size);
-int mpc_comm_dup(mpc_comm comm, mpc_comm *out);
+MPC_API mpc_comm mpc_comm_world(void);
+MPC_API mpc_comm mpc_comm_self(void);
+MPC_API int mpc_comm_rank(mpc_comm comm, int *rank);
+MPC_API int mpc_comm_size(mpc_comm comm, int *size);
+MPC_API int mpc_comm_dup(mpc_comm comm, mpc_comm *out);
 /* color < 0 means MPI_UNDEFINED: *out becomes MPI_COMM_NULL. */
-int mpc_comm_split(mpc_comm comm, int color, int key, mpc_comm *out);
-int mpc_comm_free(mpc_comm *comm);
+MPC_API int mpc_comm_split(mpc_comm comm, int color, int key, mpc_comm *out);
+MPC_API int mpc_comm_free(mpc_comm *comm);
 
 /* Point-to-point on contiguous bytes. Ranks and tags use MPC_ANY_* wildcards. */
-int mpc_send(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm);
-int mpc_ssend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm);
-int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_status *status);
-int mpc_isend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req);
-int mpc_issend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req);
-int mpc_irecv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_request *req);
-int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
+MPC_API int mpc_send(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm);
+MPC_API int mpc_ssend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm);
+MPC_API int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_status *status);
+MPC_API int mpc_isend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req);
+MPC_API int mpc_issend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req);
+MPC_API int mpc_irecv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_request *req);
+MPC_API int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
                  void *recvbuf, size_t recvbytes, int source, int recvtag,
                  mpc_comm comm, mpc_status *status);
 
 /* Requests. status may be NULL. *done is 1 once the request completed (and was freed). */
-int mpc_test(mpc_request *req, int *done, mpc_status *status);
-int mpc_wait(mpc_request *req, mpc_status *status);
-int mpc_cancel(mpc_request *req);
+MPC_API int mpc_test(mpc_request *req, int *done, mpc_status *status);
+MPC_API int mpc_wait(mpc_request *req, mpc_status *status);
+MPC_API int mpc_cancel(mpc_request *req);
 
-int mpc_probe(int source, int tag, mpc_comm comm, mpc_status *status);
-int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *status);
+MPC_API int mpc_probe(int source, int tag, mpc_comm comm, mpc_status *status);
+MPC_API int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *status);
 
-int mpc_barrier(mpc_comm comm);
-int mpc_ibarrier(mpc_comm comm, mpc_request *req);
+MPC_API int mpc_barrier(mpc_comm comm);
+MPC_API int mpc_ibarrier(mpc_comm comm, mpc_request *req);
 
 /* Collectives. Byte-wise ones move raw bytes (per rank for scatter/gather); reductions take
  * an element count, datatype and operator. sendbuf MPI_IN_PLACE works as in MPI. Counts
  * beyond INT_MAX use MPI-4's large-count entry points. They block like MPI's. */
-int mpc_bcast(void *buf, size_t bytes, int root, mpc_comm comm);
-int mpc_scatter(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm);
-int mpc_gather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm);
-int mpc_allgather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm);
-int mpc_alltoall(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm);
-int mpc_reduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+MPC_API int mpc_bcast(void *buf, size_t bytes, int root, mpc_comm comm);
+MPC_API int mpc_scatter(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm);
+MPC_API int mpc_gather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm);
+MPC_API int mpc_allgather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm);
+MPC_API int mpc_alltoall(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm);
+MPC_API int mpc_reduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
                int root, mpc_comm comm);
-int mpc_allreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+MPC_API int mpc_allreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
                   mpc_comm comm);
-int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+MPC_API int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
              mpc_comm comm);
 
 /* Converts an MPI_Status of a completed request into an mpc_status (cancelled as
  * MPI_Test_cancelled says). */
-void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);
+MPC_API void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);
 /* The same for a probe, which MPI defines no cancelled flag for: cancelled is 0. The caller
  * zero-initialises the MPI_Status before probing (MPICH leaves the cancel bit untouched). */
-void mpc_status_from_probe(const MPI_Status *in, mpc_status *out);
+MPC_API void mpc_status_from_probe(const MPI_Status *in, mpc_status *out);
 
 #ifdef __cplusplus
 }

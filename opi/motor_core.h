@@ -12,23 +12,27 @@ extern "C" {
 
 #define MOTOR_VERSION "0.1.0"
 
+#ifndef MOTOR_CORE_API
+#define MOTOR_CORE_API __attribute__((visibility("default")))
+#endif
+
 /* For a host, before mono_jit_init: the MONO_GC_PARAMS to set — the user's value with
  * evacuation-threshold=0 appended unless the user chose that option (old objects then never
  * move, so the pinning policy never pins them). Returns a malloc'd string. */
-char *motor_core_gc_params(const char *user_params);
+MOTOR_CORE_API char *motor_core_gc_params(const char *user_params);
 
 /* For a host, after MPI_Init_thread (or mpc_init) and mono_jit_init, before running code:
  * registers the internal calls and the GC hooks, reads the effective GC parameters.
  * Returns 0 or an mpc error code (mpc_strerror describes it). Call once. */
-int motor_core_install(void);
+MOTOR_CORE_API int motor_core_install(void);
 
 /* Called by System.MP.dll (P/Invoke) before its first internal call. Returns 1 when a host
  * already installed the core; otherwise initialises MPI, installs the core and returns 0.
  * Negative or MPI codes on failure. */
-int motor_core_ensure(void);
+MOTOR_CORE_API int motor_core_ensure(void);
 
 /* 1 after motor_core_install / motor_core_ensure succeeded. */
-int motor_core_installed(void);
+MOTOR_CORE_API int motor_core_installed(void);
 
 #ifdef __cplusplus
 }
