@@ -16,30 +16,9 @@ static int tag_to_mpi(int tag) { return tag == MPC_ANY_TAG ? MPI_ANY_TAG : tag; 
 
 static const char *const mpc_messages[] = {
     [0] = "success",
-    [-MPC_ERR_NOT_INITIALIZED] = "MPI is not initialised or has been finalised",
-    [-MPC_ERR_NULL_ARGUMENT] = "a required object is null",
-    [-MPC_ERR_DEST] = "destination rank out of range",
-    [-MPC_ERR_SOURCE] = "source rank out of range",
-    [-MPC_ERR_TAG] = "tag out of range",
-    [-MPC_ERR_OFFSET] = "offset outside the array",
-    [-MPC_ERR_COUNT] = "count negative or past the end of the array",
-    [-MPC_ERR_NOT_TRANSPORTABLE] = "object is not transportable",
-    [-MPC_ERR_NOT_1D_ARRAY] = "offset and count apply to one-dimensional arrays only",
-    [-MPC_ERR_SAME_OBJECT] = "send and receive buffers must not overlap (different objects or disjoint ranges)",
-    [-MPC_ERR_COMM_NULL] = "communicator has been freed",
-    [-MPC_ERR_ROOT] = "root rank out of range",
-    [-MPC_ERR_TOO_LARGE] = "message too large",
-    [-MPC_ERR_NO_MEMORY] = "out of memory",
-    [-MPC_ERR_RUNTIME] = "the managed runtime refused the operation",
-    [-MPC_ERR_REQUEST] = "request already completed, or in use by another thread",
-    [-MPC_ERR_OP] = "the reduction operator is not defined for this element type",
-    [-MPC_ERR_TYPE_MISMATCH] = "send and receive arrays must have the same element type",
-    [-MPC_ERR_LENGTH] = "array lengths do not match the communicator size",
-    [-MPC_ERR_ALIAS] = "send and receive arrays must be different arrays here",
-    [-MPC_ERR_SERIALIZATION] = "the bytes are not a valid serialized graph",
-    [-MPC_ERR_GRAPH] = "the object graph cannot be serialized",
-    [-MPC_ERR_PARTIAL_ELEMENT] = "the message is not a whole number of elements of the receiving "
-                                 "array (sender and receiver element types differ)",
+#define MPC_ERR_MESSAGE(name, code, message) [-(code)] = message,
+    MPC_ERRORS(MPC_ERR_MESSAGE)
+#undef MPC_ERR_MESSAGE
 };
 
 const char *mpc_strerror(int code)

@@ -26,33 +26,41 @@ typedef MPI_Request mpc_request;
 #define MPC_ANY_SOURCE (-1)
 #define MPC_ANY_TAG (-1)
 
-/* The one error enum. Positive values are MPI error codes, not listed here. */
+/* The one error list: X(NAME, code, message) gives MPC_ERR_NAME. Positive values are MPI error
+ * codes, passed through, not listed here. */
+#define MPC_ERRORS(X) \
+    X(NOT_INITIALIZED, -1, "MPI is not initialised or has been finalised") \
+    X(NULL_ARGUMENT, -2, "a required object is null") \
+    X(DEST, -3, "destination rank out of range") \
+    X(SOURCE, -4, "source rank out of range") \
+    X(TAG, -5, "tag out of range") \
+    X(OFFSET, -6, "offset outside the array") \
+    X(COUNT, -7, "count negative or past the end of the array") \
+    X(NOT_TRANSPORTABLE, -8, "object is not transportable") \
+    X(NOT_1D_ARRAY, -9, "offset and count apply to one-dimensional arrays only") \
+    X(SAME_OBJECT, -10, "send and receive buffers must not overlap (different objects or disjoint ranges)") \
+    X(COMM_NULL, -11, "communicator has been freed") \
+    X(ROOT, -12, "root rank out of range") \
+    X(TOO_LARGE, -13, "message too large") \
+    X(NO_MEMORY, -14, "out of memory") \
+    X(RUNTIME, -15, "the managed runtime refused the operation") \
+    X(REQUEST, -16, "request already completed, or in use by another thread") \
+    X(OP, -17, "the reduction operator is not defined for this element type") \
+    X(TYPE_MISMATCH, -18, "send and receive arrays must have the same element type") \
+    X(LENGTH, -19, "array lengths do not match the communicator size") \
+    X(ALIAS, -20, "send and receive arrays must be different arrays here") \
+    X(SERIALIZATION, -21, "the bytes are not a valid serialized graph") \
+    X(GRAPH, -22, "the object graph cannot be serialized") \
+    X(PARTIAL_ELEMENT, -23, "the message is not a whole number of elements of the receiving array (sender and receiver element types differ)")
+
 typedef enum mpc_err {
     MPC_OK = 0,
-    MPC_ERR_NOT_INITIALIZED = -1,   /* MPI not initialised, or already finalised */
-    MPC_ERR_NULL_ARGUMENT = -2,     /* a required object is null */
-    MPC_ERR_DEST = -3,              /* destination rank out of range */
-    MPC_ERR_SOURCE = -4,            /* source rank out of range */
-    MPC_ERR_TAG = -5,               /* tag out of range */
-    MPC_ERR_OFFSET = -6,            /* offset outside the array */
-    MPC_ERR_COUNT = -7,             /* count negative or past the end of the array */
-    MPC_ERR_NOT_TRANSPORTABLE = -8, /* object holds references, or is not an object OPI sends */
-    MPC_ERR_NOT_1D_ARRAY = -9,      /* offset/count given for something that is not a 1-D array */
-    MPC_ERR_SAME_OBJECT = -10,      /* send and receive buffers are the same or overlap */
-    MPC_ERR_COMM_NULL = -11,        /* communicator freed */
-    MPC_ERR_ROOT = -12,             /* root rank out of range */
-    MPC_ERR_TOO_LARGE = -13,        /* byte count beyond what MPI can address */
-    MPC_ERR_NO_MEMORY = -14,
-    MPC_ERR_RUNTIME = -15,          /* the managed runtime refused (e.g. handle allocation) */
-    MPC_ERR_REQUEST = -16,          /* request unknown, completed, or in use by another thread */
-    MPC_ERR_OP = -17,               /* reduction operator not defined for the element type */
-    MPC_ERR_TYPE_MISMATCH = -18,    /* arrays of a collective differ in element type */
-    MPC_ERR_LENGTH = -19,           /* array lengths do not fit the communicator size */
-    MPC_ERR_ALIAS = -20,            /* the same array given as send and receive buffer */
-    MPC_ERR_SERIALIZATION = -21,    /* bytes that are not a valid graph for the requested type */
-    MPC_ERR_GRAPH = -22,            /* an object graph that cannot be serialized */
-    MPC_ERR_PARTIAL_ELEMENT = -23,  /* received bytes are not a whole number of elements */
-    MPC_ERR_LAST = -23
+#define MPC_ERR_ENUM(name, code, message) MPC_ERR_##name = code,
+    MPC_ERRORS(MPC_ERR_ENUM)
+#undef MPC_ERR_ENUM
+#define MPC_ERR_ONE(name, code, message) +1
+    MPC_ERR_LAST = -(0 MPC_ERRORS(MPC_ERR_ONE)) /* codes run from -1 down to this one, no gap */
+#undef MPC_ERR_ONE
 } mpc_err;
 
 /* Outcome of a receive or probe. bytes is the size of the matched message. */

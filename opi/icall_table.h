@@ -1,68 +1,87 @@
 /* icall_table.h — the one table of internal calls behind System.MP.MPDirect.
  *
- * X(Name, c_function): "System.MP.MPDirect::Name" is bound to c_function (every overload of
- * Name, as Mono binds a name given without signature). All are registered raw: they run
- * GC-unsafe with no transition (~4 ns per call instead of ~45 ns), so none may block: every
- * wait goes through opi_complete(), which leaves the GC-unsafe state first. The test
- * IcallTableTest proves this list and the C# externs agree. */
-#define MOTOR_ICALLS(X)                     \
-    X(IcallNames, opi_icall_names)          \
-    X(ErrorString, opi_error_string)        \
-    X(ErrorClass, opi_error_class)          \
-    X(TransportError, opi_transport_error)  \
-    X(ThreadLevel, opi_thread_level)        \
-    X(WorldHandle, opi_world_handle)        \
-    X(SelfHandle, opi_self_handle)          \
-    X(TagUpperBound, opi_tag_upper_bound)   \
-    X(Wtime, opi_wtime)                     \
-    X(ProcessorName, opi_processor_name)    \
-    X(Abort, opi_abort)                     \
-    X(Finalize, opi_finalize)               \
-    X(Stats, opi_stats)                     \
-    X(OldGenerationMoves, opi_icall_old_generation_moves) \
-    X(CommNullHandle, opi_comm_null_handle) \
-    X(CommRank, opi_comm_rank)              \
-    X(CommSize, opi_comm_size)              \
-    X(CommDup, opi_comm_dup)                \
-    X(CommSplit, opi_comm_split)            \
-    X(CommFree, opi_comm_free)              \
-    X(Barrier, opi_barrier)                 \
-    X(Send, opi_send)                       \
-    X(SendRange, opi_send_range)            \
-    X(Recv, opi_recv)                       \
-    X(RecvRange, opi_recv_range)            \
-    X(Sendrecv, opi_sendrecv)               \
-    X(SendrecvRange, opi_sendrecv_range)    \
-    X(Probe, opi_probe)                     \
-    X(Iprobe, opi_iprobe)                   \
-    X(Isend, opi_isend)                     \
-    X(IsendRange, opi_isend_range)          \
-    X(Irecv, opi_irecv)                     \
-    X(IrecvRange, opi_irecv_range)          \
-    X(RequestWait, opi_request_wait)        \
-    X(RequestTest, opi_request_test)        \
-    X(RequestCancel, opi_request_cancel)    \
-    X(Bcast, opi_bcast)                     \
-    X(BcastRange, opi_bcast_range)          \
-    X(Scatter, opi_scatter)                 \
-    X(Gather, opi_gather)                   \
-    X(Allgather, opi_allgather)             \
-    X(Alltoall, opi_alltoall)               \
-    X(Reduce, opi_reduce)                   \
-    X(Allreduce, opi_allreduce)             \
-    X(Scan, opi_scan)                       \
-    X(OpCreate, opi_op_create)              \
-    X(OpFree, opi_op_free)                  \
-    X(SdInit, opi_sd_init)                  \
-    X(SdError, opi_sd_error)                \
-    X(SdWrite, opi_sd_write)                \
-    X(SdCopy, opi_sd_copy)                  \
-    X(SdRead, opi_sd_read)                  \
-    X(OSend, opi_osend)                     \
-    X(ORecv, opi_orecv)                     \
-    X(OBcast, opi_obcast)                   \
-    X(OScatter, opi_oscatter)               \
-    X(OGather, opi_ogather)                 \
-    X(OAllgather, opi_oallgather)           \
-    X(SdReadIncoming, opi_sd_read_incoming) \
-    X(SdRelease, opi_sd_release)
+ * X(Name, c_function, return type, (parameter types)): "System.MP.MPDirect::Name" is bound to
+ * c_function, whose prototype this table declares (opi_icalls.h expands it, so a definition
+ * that differs fails to compile). The types are spelled as the C# extern declares them, and
+ * the contract test (ContractTest) compares every entry with MPDirect's externs: a wrong
+ * argument count or type on a raw internal call would corrupt memory instead of throwing.
+ * All are registered raw: they run GC-unsafe with no transition (~4 ns per call instead of
+ * ~45 ns), so none may block: every wait goes through opi_complete() and friends, which leave
+ * the GC-unsafe state first. */
+#ifndef ICALL_TABLE_H
+#define ICALL_TABLE_H
+
+/* C type of each C# parameter kind: by value, and by reference (ref/out). */
+#define IC_I32 int32_t                 /* int */
+#define IC_I64 int64_t                 /* long */
+#define IC_F64 double                  /* double */
+#define IC_OBJ MonoObject *            /* any reference type: object, an array, Request */
+#define IC_TYPE MonoReflectionType *   /* System.Type */
+#define IC_I32_REF int32_t *           /* ref/out int */
+#define IC_I64_REF int64_t *           /* ref/out long */
+#define IC_STATUS_REF opi_status *     /* ref StatusData */
+#define IC_OBJ_REF MonoObject **       /* out object */
+
+#define MOTOR_ICALLS(X) \
+    X(Contract, opi_contract, IC_I32, (IC_OBJ)) \
+    X(ErrorString, opi_error_string, IC_I32, (IC_I32, IC_OBJ)) \
+    X(ErrorClass, opi_error_class, IC_I32, (IC_I32)) \
+    X(TransportError, opi_transport_error, IC_I32, (IC_OBJ, IC_OBJ)) \
+    X(ThreadLevel, opi_thread_level, IC_I32, (void)) \
+    X(WorldHandle, opi_world_handle, IC_I32, (void)) \
+    X(SelfHandle, opi_self_handle, IC_I32, (void)) \
+    X(TagUpperBound, opi_tag_upper_bound, IC_I32, (void)) \
+    X(Wtime, opi_wtime, IC_F64, (void)) \
+    X(ProcessorName, opi_processor_name, IC_I32, (IC_OBJ)) \
+    X(Abort, opi_abort, IC_I32, (IC_I32, IC_I32)) \
+    X(Finalize, opi_finalize, IC_I32, (void)) \
+    X(Stats, opi_stats, IC_I32, (IC_OBJ)) \
+    X(OldGenerationMoves, opi_icall_old_generation_moves, IC_I32, (void)) \
+    X(CommNullHandle, opi_comm_null_handle, IC_I32, (void)) \
+    X(CommRank, opi_comm_rank, IC_I32, (IC_I32, IC_I32_REF)) \
+    X(CommSize, opi_comm_size, IC_I32, (IC_I32, IC_I32_REF)) \
+    X(CommDup, opi_comm_dup, IC_I32, (IC_I32, IC_I32_REF)) \
+    X(CommSplit, opi_comm_split, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF)) \
+    X(CommFree, opi_comm_free, IC_I32, (IC_I32_REF)) \
+    X(Barrier, opi_barrier, IC_I32, (IC_I32)) \
+    X(Send, opi_send, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32)) \
+    X(SendRange, opi_send_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32)) \
+    X(Recv, opi_recv, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_STATUS_REF)) \
+    X(RecvRange, opi_recv_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF)) \
+    X(Sendrecv, opi_sendrecv, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_STATUS_REF)) \
+    X(SendrecvRange, opi_sendrecv_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF)) \
+    X(Probe, opi_probe, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF)) \
+    X(Iprobe, opi_iprobe, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF, IC_I32_REF)) \
+    X(Isend, opi_isend, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(IsendRange, opi_isend_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Irecv, opi_irecv, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(IrecvRange, opi_irecv_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(RequestWait, opi_request_wait, IC_I32, (IC_I64, IC_STATUS_REF)) \
+    X(RequestTest, opi_request_test, IC_I32, (IC_I64, IC_STATUS_REF, IC_I32_REF)) \
+    X(RequestCancel, opi_request_cancel, IC_I32, (IC_I64)) \
+    X(Bcast, opi_bcast, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32)) \
+    X(BcastRange, opi_bcast_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32)) \
+    X(Scatter, opi_scatter, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
+    X(Gather, opi_gather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
+    X(Allgather, opi_allgather, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ)) \
+    X(Alltoall, opi_alltoall, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ)) \
+    X(Reduce, opi_reduce, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32)) \
+    X(Allreduce, opi_allreduce, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
+    X(Scan, opi_scan, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
+    X(OpCreate, opi_op_create, IC_I32, (IC_TYPE, IC_OBJ, IC_I32, IC_I32_REF)) \
+    X(OpFree, opi_op_free, IC_I32, (IC_I32)) \
+    X(SdInit, opi_sd_init, IC_I32, (IC_TYPE)) \
+    X(SdError, opi_sd_error, IC_I32, (IC_OBJ)) \
+    X(SdWrite, opi_sd_write, IC_I32, (IC_OBJ, IC_I32, IC_I32_REF)) \
+    X(SdCopy, opi_sd_copy, IC_I32, (IC_OBJ, IC_I32)) \
+    X(SdRead, opi_sd_read, IC_I32, (IC_OBJ, IC_I32, IC_I32, IC_TYPE, IC_OBJ_REF)) \
+    X(OSend, opi_osend, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32)) \
+    X(ORecv, opi_orecv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_TYPE, IC_OBJ_REF, IC_STATUS_REF)) \
+    X(OBcast, opi_obcast, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_TYPE, IC_OBJ_REF)) \
+    X(OScatter, opi_oscatter, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \
+    X(OGather, opi_ogather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \
+    X(OAllgather, opi_oallgather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ)) \
+    X(SdReadIncoming, opi_sd_read_incoming, IC_I32, (IC_I64, IC_I64, IC_TYPE, IC_OBJ_REF)) \
+    X(SdRelease, opi_sd_release, IC_I32, (void))
+
+#endif

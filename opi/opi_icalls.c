@@ -6,6 +6,9 @@
 
 #include "../gc_hooks/gc_hooks.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OPI_SEND_STANDARD 0
@@ -58,20 +61,51 @@ static void fill_probe_status(opi_status *out, const MPI_Status *st)
 
 /* ---- runtime, errors, introspection ---- */
 
-int32_t opi_icall_names(MonoObject *buffer)
+/* Appends a formatted line to a growing text; returns 0, or -1 when out of memory. */
+static int append(char **text, size_t *length, const char *fmt, ...)
 {
-    size_t total = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *grown = n < 0 ? NULL : realloc(*text, *length + (size_t)n + 1);
+    if (!grown)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(grown + *length, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    *text = grown;
+    *length += (size_t)n;
+    return 0;
+}
+
+/* Everything C and C# must agree on, one fact a line, for the contract test: internal calls
+ * with their table signatures, error codes, stats positions, built-in operator codes and the
+ * layout of opi_status. */
+int32_t opi_contract(MonoObject *buffer)
+{
+    char *text = NULL;
+    size_t length = 0;
+    int bad = 0;
     for (size_t i = 0; i < opi_icall_count; i++)
-        total += strlen(opi_icall_table[i].name) + 1;
-    char text[4096];
-    if (total >= sizeof text)
-        return MPC_ERR_NO_MEMORY;
-    text[0] = '\0';
-    for (size_t i = 0; i < opi_icall_count; i++) {
-        strcat(text, opi_icall_table[i].name);
-        strcat(text, "\n");
-    }
-    return put_text(buffer, text);
+        bad |= append(&text, &length, "icall %s %s\n", opi_icall_table[i].name, opi_icall_table[i].signature);
+#define LINE_ERROR(name, code, message) bad |= append(&text, &length, "error %s %d\n", #name, code);
+    MPC_ERRORS(LINE_ERROR)
+#undef LINE_ERROR
+#define LINE_STAT(name) bad |= append(&text, &length, "stat %s %d\n", #name, STAT_##name);
+    OPI_STATS(LINE_STAT)
+#undef LINE_STAT
+#define LINE_OP(name, mpi_op, family) bad |= append(&text, &length, "op %s %d\n", #name, OP_##name);
+    OPI_BUILTIN_OPS(LINE_OP)
+#undef LINE_OP
+    bad |= append(&text, &length, "layout StatusData %zu\n", sizeof(opi_status));
+#define LINE_FIELD(field) bad |= append(&text, &length, "field StatusData %s %zu\n", #field, offsetof(opi_status, field));
+    LINE_FIELD(source) LINE_FIELD(tag) LINE_FIELD(count) LINE_FIELD(cancelled) LINE_FIELD(bytes)
+    LINE_FIELD(error) LINE_FIELD(reserved)
+#undef LINE_FIELD
+    int32_t rc = bad ? MPC_ERR_NO_MEMORY : put_text(buffer, text);
+    free(text);
+    return rc;
 }
 
 int32_t opi_error_string(int32_t code, MonoObject *buffer) { return put_text(buffer, mpc_strerror(code)); }
@@ -116,11 +150,6 @@ static int do_finalize(void *arg)
 }
 int32_t opi_finalize(void) { return opi_run_gc_safe(do_finalize, NULL, NULL, 0); }
 
-/* Order and meaning mirror MPStats's constructor. */
-enum { STAT_OPERATIONS, STAT_PINS_TAKEN, STAT_PINS_AVOIDED, STAT_RELEASED_BY_WAIT,
-       STAT_RELEASED_BY_GC, STAT_PINS_LIVE, STAT_COLLECTIONS, STAT_POOLED_BUFFERS,
-       STAT_POOLED_FREED_BY_GC, STAT_PENDING_REQUESTS, STAT_COUNT };
-
 int32_t opi_stats(MonoObject *values)
 {
     opi_buffer b;
@@ -135,12 +164,12 @@ int32_t opi_stats(MonoObject *values)
     v[STAT_OPERATIONS] = c[GCH_OPERATIONS];
     v[STAT_PINS_TAKEN] = c[GCH_PINS_TAKEN];
     v[STAT_PINS_AVOIDED] = c[GCH_PINS_AVOIDED];
-    v[STAT_RELEASED_BY_WAIT] = c[GCH_PINS_RELEASED_BY_WAIT];
-    v[STAT_RELEASED_BY_GC] = c[GCH_PINS_RELEASED_BY_GC];
+    v[STAT_PINS_RELEASED_BY_WAIT] = c[GCH_PINS_RELEASED_BY_WAIT];
+    v[STAT_PINS_RELEASED_BY_GC] = c[GCH_PINS_RELEASED_BY_GC];
     v[STAT_PINS_LIVE] = c[GCH_PINS_TAKEN] - c[GCH_PINS_RELEASED_BY_WAIT] - c[GCH_PINS_RELEASED_BY_GC];
     v[STAT_COLLECTIONS] = (int64_t)gch_epoch();
     v[STAT_POOLED_BUFFERS] = gch_pooled_buffers();
-    v[STAT_POOLED_FREED_BY_GC] = c[GCH_POOLED_BUFFERS_FREED_BY_GC];
+    v[STAT_POOLED_BUFFERS_FREED_BY_GC] = c[GCH_POOLED_BUFFERS_FREED_BY_GC];
     v[STAT_PENDING_REQUESTS] = gch_transfers_live();
     return MPC_OK;
 }

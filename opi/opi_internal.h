@@ -118,13 +118,42 @@ int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm);
 
 /* ---- reduction operators (opi_ops.c) ---- */
 
+/* MPI's built-in operators as System.MP.Op numbers them: X(NAME, MPI operator, family); the
+ * code is the position in the list (the contract test checks Op.NAME's code). */
+#define OPI_BUILTIN_OPS(X)              \
+    X(SUM, MPI_SUM, ARITHMETIC)         \
+    X(PROD, MPI_PROD, ARITHMETIC)       \
+    X(MIN, MPI_MIN, ARITHMETIC)         \
+    X(MAX, MPI_MAX, ARITHMETIC)         \
+    X(LAND, MPI_LAND, LOGICAL)          \
+    X(LOR, MPI_LOR, LOGICAL)            \
+    X(BAND, MPI_BAND, BITWISE)          \
+    X(BOR, MPI_BOR, BITWISE)            \
+    X(BXOR, MPI_BXOR, BITWISE)
+
+#define OPI_OP_ENUM(name, op, family) OP_##name,
+enum { OPI_BUILTIN_OPS(OPI_OP_ENUM) OP_BUILTINS };
+#undef OPI_OP_ENUM
+
 /* The MPI operator and datatype for reducing arrays of plan's element type with operator code
  * (System.MP.Op's numbering); MPC_ERR_OP when MPI does not define it for that type. */
 int opi_op_resolve(int32_t code, const transport_plan *elements, MPI_Op *op, MPI_Datatype *dt);
 
 /* ---- internal calls (opi_icalls.h, icall_table.c) ---- */
 
-/* Mirrors System.MP.StatusData. */
+/* The counters MP.Stats returns, in the order of its array (MPStats.Index on the C# side; the
+ * contract test checks names and positions). */
+#define OPI_STATS(X)                                    \
+    X(OPERATIONS) X(PINS_TAKEN) X(PINS_AVOIDED)         \
+    X(PINS_RELEASED_BY_WAIT) X(PINS_RELEASED_BY_GC)     \
+    X(PINS_LIVE) X(COLLECTIONS) X(POOLED_BUFFERS)       \
+    X(POOLED_BUFFERS_FREED_BY_GC) X(PENDING_REQUESTS)
+
+#define OPI_STAT_ENUM(name) STAT_##name,
+enum { OPI_STATS(OPI_STAT_ENUM) STAT_COUNT };
+#undef OPI_STAT_ENUM
+
+/* Mirrors System.MP.StatusData (the contract test checks size and offsets). */
 typedef struct opi_status {
     int32_t source;
     int32_t tag;
@@ -141,7 +170,8 @@ int opi_fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_size);
 
 /* The table MOTOR_ICALLS expands to (icall_table.c). */
 typedef struct opi_icall {
-    const char *name; /* "System.MP.MPDirect::Name" */
+    const char *name;      /* "System.MP.MPDirect::Name" */
+    const char *signature; /* "IC_I32 (IC_I32, IC_OBJ)": the table's return and parameter types */
     const void *fn;
 } opi_icall;
 extern const opi_icall opi_icall_table[];

@@ -16,19 +16,15 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-/* Built-in operator codes, as System.MP.Op numbers them. */
-enum { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_LAND, OP_LOR, OP_BAND, OP_BOR, OP_BXOR, OP_BUILTINS };
 enum op_family { ARITHMETIC, LOGICAL, BITWISE };
 
 static const struct {
     MPI_Op op;
     enum op_family family;
 } builtins[OP_BUILTINS] = {
-    [OP_SUM] = {MPI_SUM, ARITHMETIC},  [OP_PROD] = {MPI_PROD, ARITHMETIC},
-    [OP_MIN] = {MPI_MIN, ARITHMETIC},  [OP_MAX] = {MPI_MAX, ARITHMETIC},
-    [OP_LAND] = {MPI_LAND, LOGICAL},   [OP_LOR] = {MPI_LOR, LOGICAL},
-    [OP_BAND] = {MPI_BAND, BITWISE},   [OP_BOR] = {MPI_BOR, BITWISE},
-    [OP_BXOR] = {MPI_BXOR, BITWISE},
+#define OPI_OP_ENTRY(name, mpi_op, family) [OP_##name] = {mpi_op, family},
+    OPI_BUILTIN_OPS(OPI_OP_ENTRY)
+#undef OPI_OP_ENTRY
 };
 
 /* The MPI datatype of a primitive element (char travels as its UTF-16 code unit). */

@@ -26,14 +26,15 @@ namespace System.MP
 
     internal static class Errors
     {
-        // Values of enum mpc_err in mpc/mpc.h.
+        // The codes of MPC_ERRORS in mpc/mpc.h, named alike (MPC_ERR_NOT_1D_ARRAY is Not1dArray);
+        // ContractTest checks every name and value.
         internal const int NotTransportable = -8;
-        const int NotInitialized = -1, NullArgument = -2, Dest = -3, Source = -4, Tag = -5,
-                  Offset = -6, Count = -7, NotOneDimensional = -9,
+        internal const int NotInitialized = -1, NullArgument = -2, Dest = -3, Source = -4, Tag = -5,
+                  Offset = -6, Count = -7, Not1dArray = -9,
                   SameObject = -10, CommNull = -11, Root = -12, TooLarge = -13, NoMemory = -14,
-                  RequestBusy = -16, OpUndefined = -17, TypeMismatch = -18, Length = -19, Alias = -20,
-                  Serialization = -21, Graph = -22;
-        // PartialElement = -23: an MPException (the message's element type differs), as the default case makes it.
+                  Runtime = -15, Request = -16, Op = -17, TypeMismatch = -18, Length = -19, Alias = -20,
+                  Serialization = -21, Graph = -22,
+                  PartialElement = -23;   // an MPException (the message's element type differs): the default case
 
         internal static void Check(int code)
         {
@@ -69,17 +70,17 @@ namespace System.MP
             case Count: return new ArgumentOutOfRangeException("count", text);
             case Root: return new ArgumentOutOfRangeException("root", text);
             case NotTransportable: return new ArgumentException(Core.Text(b => MPDirect.TransportError(subject, b)));
-            case OpUndefined:
+            case Op:
             case TypeMismatch:
             case Length:
             case Alias:
-            case NotOneDimensional:
+            case Not1dArray:
             case SameObject:
             case TooLarge: return new ArgumentException(text);
             case CommNull: return new ObjectDisposedException("Comm", text);
             case NotInitialized: return new InvalidOperationException("System.MP: " + text);
             case NoMemory: return new OutOfMemoryException(text);
-            case RequestBusy: return new InvalidOperationException("System.MP: " + text);
+            case Request: return new InvalidOperationException("System.MP: " + text);
             case Serialization: return new MPSerializationException("System.MP: " + SerializerText(text));
             case Graph: return new ArgumentException("System.MP: " + SerializerText(text));
             default:

@@ -89,7 +89,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         static MPStats ReadStats()
         {
-            var v = new long[10];
+            var v = new long[MPStats.Index.Count];
             Errors.Check(MPDirect.Stats(v));
             return new MPStats(v);
         }
@@ -99,11 +99,21 @@ namespace System.MP
     /// PooledBuffers are current values).</summary>
     public sealed class MPStats
     {
+        /// <summary>Positions in the array the core fills (OPI_STATS in opi/opi_internal.h;
+        /// ContractTest checks that the names and positions agree).</summary>
+        internal static class Index
+        {
+            internal const int Operations = 0, PinsTaken = 1, PinsAvoided = 2, PinsReleasedByWait = 3,
+                               PinsReleasedByGC = 4, PinsLive = 5, Collections = 6, PooledBuffers = 7,
+                               PooledBuffersFreedByGC = 8, PendingRequests = 9, Count = 10;
+        }
+
         internal MPStats(long[] v)
         {
-            Operations = v[0]; PinsTaken = v[1]; PinsAvoided = v[2]; PinsReleasedByWait = v[3];
-            PinsReleasedByGC = v[4]; PinsLive = v[5]; Collections = v[6]; PooledBuffers = v[7];
-            PooledBuffersFreedByGC = v[8]; PendingRequests = v[9];
+            Operations = v[Index.Operations]; PinsTaken = v[Index.PinsTaken]; PinsAvoided = v[Index.PinsAvoided];
+            PinsReleasedByWait = v[Index.PinsReleasedByWait]; PinsReleasedByGC = v[Index.PinsReleasedByGC];
+            PinsLive = v[Index.PinsLive]; Collections = v[Index.Collections]; PooledBuffers = v[Index.PooledBuffers];
+            PooledBuffersFreedByGC = v[Index.PooledBuffersFreedByGC]; PendingRequests = v[Index.PendingRequests];
         }
 
         /// <summary>Zero-copy transfers and collectives started.</summary>

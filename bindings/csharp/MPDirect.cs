@@ -1,17 +1,18 @@
 // MPDirect — the internal calls of the Motor core. One extern per entry of
-// opi/icall_table.h (IcallTableTest checks that both lists agree). Codes returned are
-// turned into exceptions by Errors.Check only.
+// opi/icall_table.h, which gives each one's C signature (ContractTest checks that both lists
+// agree, name by name and parameter by parameter). Codes returned are turned into exceptions
+// by Errors.Check only.
 //
 // Internal calls bind when their caller is JIT-compiled; under stock mono the core registers
 // them at the first use of System.MP, so every method that calls one is NoInlining (it must
-// not be compiled into a caller before registration). IcallTableTest enforces that too.
+// not be compiled into a caller before registration). ContractTest enforces that too.
 using System.Runtime.CompilerServices;
 
 namespace System.MP
 {
     internal static class MPDirect
     {
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int IcallNames(byte[] buffer);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Contract(byte[] buffer);   // what C and C# agree on, for ContractTest
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ErrorString(int code, byte[] buffer);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ErrorClass(int code);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int TransportError(object obj, byte[] buffer);

@@ -8,8 +8,8 @@ namespace System.MP
     /// a C# function made with <see cref="Create{T}"/>.</summary>
     public sealed class Op : IDisposable
     {
-        // Codes 0..8 are MPI's built-ins (opi/opi_ops.c numbers them alike); user operators get
-        // codes from the core.
+        // Codes 0..8 are MPI's built-ins, in the order of OPI_BUILTIN_OPS (opi/opi_internal.h;
+        // ContractTest checks them); user operators get codes from the core.
         /// <summary>Sum (MPI_SUM): numbers.</summary>
         public static readonly Op Sum = new Op(0);
         /// <summary>Product (MPI_PROD): numbers.</summary>
