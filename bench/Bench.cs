@@ -1,6 +1,7 @@
 // Bench — the C# side of the benchmark framework: runs one pattern (bench/patterns/) over one
 // C# transport (bench/transports/), sizes MIN..MAX doubling:
 //   mpiexec.mpich -n N motor Bench.exe PATTERN TRANSPORT MIN_BYTES MAX_BYTES REPS WARMUP MAX_ITERATIONS [check]
+//   motor Bench.exe --list   one "transport,NAME,CAPS,DEFAULT,LABEL" line per C# transport
 // MAX_ITERATIONS caps the iterations per repetition (0: none; oversubscribed runs need it).
 // Rank 0 prints "TRANSPORT,bytes,rep,iterations,value,METRIC" per timed repetition; every rank
 // prints "peak,TRANSPORT,rank,kib", System.MP transports "pins,TRANSPORT,taken,avoided,ops", and
@@ -16,6 +17,11 @@ static class Bench
     static int Main(string[] args)
     {
         Thread.CurrentThread.CurrentCulture = CultureInfo.InvariantCulture;
+        if (args.Length == 1 && args[0] == "--list") {
+            foreach (Transport each in Transport.All())
+                Console.WriteLine(each.Describe());
+            return 0;
+        }
         if (args.Length < 7) {
             Console.Error.WriteLine("usage: Bench.exe PATTERN TRANSPORT MIN_BYTES MAX_BYTES REPS WARMUP MAX_ITERATIONS [check]");
             return 2;

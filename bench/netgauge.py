@@ -4,11 +4,9 @@ transports, interleaved round after round, and reports a table with ratios to na
 file and PNG plots. Run through `bash bench/run.sh PATTERN [flags]`.
 
 Patterns: pingpong, pingping, window, onetomany (1:n), manytoone (n:1), loggp, halo.
-Transports: native-c (MPICH, the reference), native-c-nb (MPICH, blocking calls as
-Isend/Irecv+Wait), system-mp (C# OPI), pinvoke (C# P/Invoke + GCHandle baseline), pinvoke-fixed
-(C# P/Invoke with `fixed`, blocking patterns only: the floor of any per-call binding), sdto (C#
-structured transport, graph payloads), mpi4py (optional: Debian's python3-mpi4py, built against
-Open MPI)."""
+Transports: whatever the benchmark programs list (`bench_native --list`, `Bench.exe --list`,
+`bench_mpi4py.py --list` when Debian's python3-mpi4py is installed): names, capabilities and
+labels live with each transport's code, so a new transport is one file and one registry line."""
 import argparse
 import os
 import shutil
@@ -17,10 +15,6 @@ import subprocess
 
 import benchlib
 
-LABELS = {"native-c": "native C (MPICH)", "native-c-nb": "native C, Isend/Irecv+Wait",
-          "system-mp": "C# System.MP (OPI)", "pinvoke": "C# P/Invoke + GCHandle (baseline)",
-          "pinvoke-fixed": "C# P/Invoke + fixed (blocking only)",
-          "sdto": "C# System.MP structured (graph)", "mpi4py": "Python mpi4py (Open MPI)"}
 ALIASES = {"1:n": "onetomany", "n:1": "manytoone"}
 # pattern: (default min, default max, what is timed)
 PATTERNS = {"pingpong": (1, 4 << 20, "half round trip"),
@@ -32,30 +26,42 @@ PATTERNS = {"pingpong": (1, 4 << 20, "half round trip"),
             "halo": (64, 64 << 10, "µs per Sendrecv of a halo exchange (7 fields, both directions, "
                      "rank 0 its own neighbour) after a 32 MiB cache sweep")}
 NONBLOCKING_PATTERNS = {"pingping", "window", "onetomany", "manytoone"}   # a transport without Isend/Irecv skips them
-BLOCKING_ONLY = {"pinvoke-fixed"}
 
 
-def mpi4py_available():
+def registry(build):
+    """Every transport the benchmark programs offer, asked of the programs themselves (--list):
+    {name: (caps, default, label, command prefix)}. mpi4py joins when Debian's python3-mpi4py and
+    Open MPI's launcher are installed."""
+    programs = [(["mpiexec.mpich", "-n", "1", f"{build}/bench/bench_native", "--list"],
+                 lambda n: ["mpiexec.mpich", "-n", str(n), f"{build}/bench/bench_native"], {}),
+                (["mpiexec.mpich", "-n", "1", f"{build}/motor", f"{build}/bench/Bench.exe", "--list"],
+                 lambda n: ["mpiexec.mpich", "-n", str(n), f"{build}/motor", f"{build}/bench/Bench.exe"], {})]
     probe = subprocess.run(["/usr/bin/python3", "-c", "import mpi4py"], capture_output=True)
-    return probe.returncode == 0 and shutil.which("mpiexec.openmpi") is not None
+    if probe.returncode == 0 and shutil.which("mpiexec.openmpi"):
+        env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else {}
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpi4py", "bench_mpi4py.py")
+        programs.append((["mpiexec.openmpi", "-n", "1", "/usr/bin/python3", script, "--list"],
+                         lambda n: ["mpiexec.openmpi", "--oversubscribe", "-n", str(n), "/usr/bin/python3", script], env))
+    found = {}
+    for listing, prefix, env in programs:
+        out = subprocess.run(listing, capture_output=True, text=True, env={**os.environ, **env})
+        if out.returncode != 0:
+            raise SystemExit(f"cannot list transports: {' '.join(listing)}: {out.stderr.strip()[:300]}")
+        for line in out.stdout.splitlines():
+            f = line.split(",", 4)
+            if len(f) == 5 and f[0] == "transport":
+                found[f[1]] = (set(f[2].split("+")), f[3] == "default", f[4], prefix, env)
+    return found
 
 
-def commands(pattern, a, names):
-    b = a.build
+def commands(pattern, a, names, transports):
     tail = [str(a.min), str(a.max), str(a.reps), str(a.warmup), str(a.max_iterations)]
-    mpich = ["mpiexec.mpich", "-n", str(a.ranks)]
     out = {}
     for t in names:
-        if t.startswith("native-c"):
-            out[t] = (mpich + [f"{b}/bench/bench_native", pattern, t] + tail, {})
-        elif t in ("system-mp", "pinvoke", "pinvoke-fixed", "sdto"):
-            out[t] = (mpich + [f"{b}/motor", f"{b}/bench/Bench.exe", pattern, t] + tail, {})
-        elif t == "mpi4py":
-            env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else {}
-            out[t] = (["mpiexec.openmpi", "--oversubscribe", "-n", str(a.ranks), "/usr/bin/python3",
-                       "bench/mpi4py/bench_mpi4py.py", pattern, t] + tail, env)
-        else:
-            raise SystemExit(f"unknown transport '{t}' ({', '.join(LABELS)})")
+        if t not in transports:
+            raise SystemExit(f"unknown transport '{t}' ({', '.join(transports)})")
+        caps, default, label, prefix, env = transports[t]
+        out[t] = (prefix(a.ranks) + [pattern, t] + tail, env)
     return out
 
 
@@ -67,7 +73,7 @@ def fit_line(xs, ys):
     return my - b * mx, b
 
 
-def loggp_report(res, names, a):
+def loggp_report(res, names, a, labels):
     """Per size: o_s, o_r, T; per transport: o_s, o_r (smallest size), g = T(smallest size),
     G = slope of T(s) (least squares over all sizes), L = PRTT(1,0,s)/2 - o_s - o_r - (s-1)·G."""
     sizes = sorted(res.values["T"]["native-c"])
@@ -121,11 +127,11 @@ def loggp_report(res, names, a):
         for i, t in enumerate(names):
             color = f"C{i}"
             a1.plot(sizes, [med("os", t, s) for s in sizes], marker="o", ms=3, color=color,
-                    label=f"{LABELS.get(t, t)} o_s")
+                    label=f"{labels.get(t, t)} o_s")
             a1.plot(sizes, [med("or", t, s) for s in sizes], marker="x", ms=3, ls="--", color=color,
-                    label=f"{LABELS.get(t, t)} o_r")
+                    label=f"{labels.get(t, t)} o_r")
             a2.plot(sizes, [med("T", t, s) for s in sizes], marker="o", ms=3, color=color,
-                    label=f"{LABELS.get(t, t)}: g={params[t]['g']:.2f} µs, G={params[t]['G'] * 1e3:.3f} ns/B")
+                    label=f"{labels.get(t, t)}: g={params[t]['g']:.2f} µs, G={params[t]['G'] * 1e3:.3f} ns/B")
         for ax, title in ((a1, "Overhead o(s): send (solid), receive (dashed)"),
                           (a2, "Network transmission T(s) = g + (s-1)G")):
             benchlib.log_axes(ax, title)
@@ -168,15 +174,17 @@ def main():
               f"scheduler as much as the transports", flush=True)
         if a.max_iterations == 0:
             a.max_iterations = 50
-    available = list(LABELS) if mpi4py_available() else [t for t in LABELS if t != "mpi4py"]
+    transports = registry(a.build)
+    labels = {t: v[2] for t, v in transports.items()}
+    available = [t for t, v in transports.items() if v[1]]
     names = a.transports.split(",") if a.transports else available
     names = ["native-c"] + [t for t in names if t != "native-c"]
     if pattern in NONBLOCKING_PATTERNS:
-        skipped = [t for t in names if t in BLOCKING_ONLY]
+        skipped = [t for t in names if t in transports and "nonblocking" not in transports[t][0]]
         if skipped:
             print(f"note: {', '.join(skipped)} skipped: {pattern} needs non-blocking calls", flush=True)
-        names = [t for t in names if t not in BLOCKING_ONLY]
-    if "mpi4py" in names and "mpi4py" not in available:
+        names = [t for t in names if t not in skipped]
+    if "mpi4py" in names and "mpi4py" not in transports:
         raise SystemExit("mpi4py asked for, but /usr/bin/python3 cannot import mpi4py or mpiexec.openmpi "
                          "is missing (Debian: apt-get install python3-mpi4py)")
     if "mpi4py" in names:
@@ -184,17 +192,17 @@ def main():
               "Python and another MPI library with native C on MPICH", flush=True)
     elif not a.transports:
         print("note: mpi4py not measured (install python3-mpi4py to add it)", flush=True)
-    res = benchlib.collect(commands(pattern, a, names), a.rounds)
+    res = benchlib.collect(commands(pattern, a, names, transports), a.rounds)
     if pattern == "loggp":
-        loggp_report(res, names, a)
+        loggp_report(res, names, a, labels)
         return
     n = a.ranks - 1 if pattern in ("onetomany", "manytoone") else 1
     title = {"pingpong": "Ping-pong", "pingping": "Ping-ping", "window": "Window",
              "onetomany": f"1:n, n = {n}", "manytoone": f"n:1, n = {n}", "halo": "Halo exchange"}[pattern]
-    benchlib.report(res, names, LABELS, f"{title}, {a.ranks} ranks: {what}", "µs", a.out, pattern,
+    benchlib.report(res, names, labels, f"{title}, {a.ranks} ranks: {what}", "µs", a.out, pattern,
                     volume=n)
     if pattern == "halo":
-        benchlib.report(res, names, LABELS, "Halo exchange: µs of the first Sendrecv after the sweep "
+        benchlib.report(res, names, labels, "Halo exchange: µs of the first Sendrecv after the sweep "
                         "(every code path cold)", "µs", a.out, "halo_first", metric="first")
 
 

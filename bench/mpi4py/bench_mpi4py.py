@@ -283,6 +283,10 @@ PATTERNS = {"pingpong": (pingpong, 1, 1, 0), "pingping": (pingping, 1, 1, 0),
 
 
 def main():
+    if sys.argv[1:] == ["--list"]:
+        if rank == 0:
+            print(f"transport,{NAME},blocking+nonblocking,default,Python mpi4py (Open MPI)")
+        return
     if len(sys.argv) < 8 or sys.argv[1] not in PATTERNS or sys.argv[2] != NAME or size < (sys.argv[1] != "halo") + 1:
         if rank == 0:
             print("usage: bench_mpi4py.py PATTERN mpi4py MIN MAX REPS WARMUP MAX_ITERATIONS [check] "

@@ -5,6 +5,7 @@
  *                System.MP's blocking calls take: tells binding cost from MPI path cost)
  *   native-c-test  the same completed by an MPI_Test loop instead of MPI_Wait
  *   mpiexec.mpich -n N bench_native PATTERN TRANSPORT MIN_BYTES MAX_BYTES REPS WARMUP MAX_ITERATIONS [check]
+ *   bench_native --list   one "transport,NAME,CAPS,DEFAULT,LABEL" line per module (the driver's registry)
  * MAX_ITERATIONS caps the iterations per repetition (0: none; oversubscribed runs need it).
  * Output rows as Bench.exe: "TRANSPORT,bytes,rep,iterations,value,METRIC", "peak,...",
  * "checked,..." (check mode: every payload byte stamped and verified). */
@@ -24,6 +25,8 @@
 
 typedef struct {
     const char *name;
+    const char *label;  /* for tables and plots */
+    int by_default;     /* measured unless transports are named */
     void (*send)(void *buf, long bytes, int dest, int tag);
     void (*recv)(void *buf, long bytes, int source, int tag);
     void (*sendrecv)(void *sbuf, int dest, void *rbuf, int source, long bytes, int tag);
@@ -120,9 +123,9 @@ static void test_sendrecv(void *sbuf, int dest, void *rbuf, int source, long byt
 }
 
 static const transport transports[] = {
-    {"native-c", blocking_send, blocking_recv, blocking_sendrecv},
-    {"native-c-nb", nb_send, nb_recv, nb_sendrecv},
-    {"native-c-test", test_send, test_recv, test_sendrecv},
+    {"native-c", "native C (MPICH)", 1, blocking_send, blocking_recv, blocking_sendrecv},
+    {"native-c-nb", "native C, Isend/Irecv+Wait", 1, nb_send, nb_recv, nb_sendrecv},
+    {"native-c-test", "native C, Isend/Irecv+Test loop", 0, test_send, test_recv, test_sendrecv},
 };
 
 /* Non-blocking calls are the same in both modules. */
@@ -453,6 +456,12 @@ int main(int argc, char **argv)
 {
     int provided;
     context c = {0};
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* no MPI needed to say what is here */
+        for (size_t i = 0; i < sizeof transports / sizeof *transports; i++)
+            printf("transport,%s,blocking+nonblocking,%s,%s\n", transports[i].name,
+                   transports[i].by_default ? "default" : "optional", transports[i].label);
+        return 0;
+    }
     check_mpi(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread"); /* as motor */
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.size);

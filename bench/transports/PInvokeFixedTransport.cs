@@ -7,6 +7,7 @@ using System;
 sealed class PInvokeFixedTransport : ByteArrayTransport
 {
     public override string Name => "pinvoke-fixed";
+    public override string Label => "C# P/Invoke + fixed (blocking only)";
     public override TransportCaps Caps => TransportCaps.Blocking;
 
     public override void Send(object m, int dest, int tag) => PInvokeMpi.SendFixed((byte[])m, dest, tag);

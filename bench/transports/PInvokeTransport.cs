@@ -6,6 +6,7 @@ sealed class PInvokeTransport : ByteArrayTransport
     PInvokeMpi.Pending[] pending = new PInvokeMpi.Pending[0];
 
     public override string Name => "pinvoke";
+    public override string Label => "C# P/Invoke + GCHandle (baseline)";
 
     public override void Send(object m, int dest, int tag)
     {

@@ -23,6 +23,7 @@ sealed class SdtoTransport : Transport
     object[] received = new object[0];
 
     public override string Name => "sdto";
+    public override string Label => "C# System.MP structured (graph)";
 
     public override object NewMessage(long bytes)
     {

@@ -8,6 +8,7 @@ sealed class SystemMpTransport : ByteArrayTransport
     Request[] requests = new Request[0];
 
     public override string Name => "system-mp";
+    public override string Label => "C# System.MP (OPI)";
     public override void Send(object m, int dest, int tag) => world.Send(m, dest, tag);
     public override object Recv(object m, int source, int tag) { world.Recv(m, source, tag); return m; }
     public override void Isend(int slot, object m, int dest, int tag) => requests[slot] = world.Isend(m, dest, tag);

@@ -11,6 +11,8 @@ enum TransportCaps { Blocking = 1, NonBlocking = 2 }
 abstract class Transport
 {
     public abstract string Name { get; }
+    /// <summary>How tables and plots name it.</summary>
+    public abstract string Label { get; }
     public virtual TransportCaps Caps => TransportCaps.Blocking | TransportCaps.NonBlocking;
 
     /// <summary>A message carrying exactly <paramref name="bytes"/> payload bytes.</summary>
@@ -59,16 +61,27 @@ abstract class Transport
         return true;
     }
 
+    /// <summary>The registry: a new transport is one file and one line here. The driver and the
+    /// tests learn names, capabilities and labels from `Bench.exe --list`.</summary>
+    static readonly Func<Transport>[] registry = {
+        () => new SystemMpTransport(),
+        () => new PInvokeTransport(),
+        () => new PInvokeFixedTransport(),
+        () => new SdtoTransport(),
+    };
+
+    public static Transport[] All() => Array.ConvertAll(registry, make => make());
+
     public static Transport Create(string name)
     {
-        switch (name) {
-        case "system-mp": return new SystemMpTransport();
-        case "pinvoke": return new PInvokeTransport();
-        case "pinvoke-fixed": return new PInvokeFixedTransport();
-        case "sdto": return new SdtoTransport();
-        default: throw new ArgumentException("unknown C# transport '" + name + "' (system-mp, pinvoke, pinvoke-fixed, sdto)");
-        }
+        foreach (Transport t in All())
+            if (t.Name == name) return t;
+        throw new ArgumentException("unknown C# transport '" + name + "' (Bench.exe --list)");
     }
+
+    /// <summary>"transport,NAME,CAPS,default,LABEL": what --list prints for it.</summary>
+    public string Describe() =>
+        $"transport,{Name},{((Caps & TransportCaps.NonBlocking) != 0 ? "blocking+nonblocking" : "blocking")},default,{Label}";
 }
 
 /// <summary>A transport whose messages are plain byte arrays moved in place.</summary>
