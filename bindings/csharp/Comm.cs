@@ -178,7 +178,11 @@ namespace System.MP
         public T Recv<T>(int source, int tag, out Status status) where T : struct
         {
             T[] one = Scalars<T>.Recv;
+            one[0] = default(T);
             status = Recv(one, source, tag);
+            if (status.Count != 1)   // an empty message: no value arrived
+                throw new MPException("System.MP: Recv<" + typeof(T).Name + "> received a message of " + status.Bytes +
+                                      " bytes, not one " + typeof(T).Name, Errors.PartialElement);
             return one[0];
         }
 

@@ -214,7 +214,8 @@ static class CollectivesTest
         Check.Throws<ArgumentException>(() => world.Allreduce(a, new int[size], dbl), "user op for double on int[]");
         Check.Throws<ArgumentException>(() => world.Allgather(new string[1], new string[size]), "Allgather of string[]");
         Check.Throws<ArgumentException>(() => world.Bcast(new int[3], 2, 5, 0), "Bcast range past the end");
-        Check.Throws<ArgumentException>(() => Op.Create<KeyValuePair>((x, y) => x), "user op on a struct with references");
+        ArgumentException refused = Check.Throws<ArgumentException>(() => Op.Create<KeyValuePair>((x, y) => x), "user op on a struct with references");
+        Check.True(refused != null && refused.Message.Contains("Value"), "the refusal names the reference field: " + refused?.Message);
         Check.Equal(ops, MP.Stats.Operations, "no collective started by bad arguments");
         Check.Equal(size, world.Allreduce(1, Op.Sum), "usable after bad arguments");
 

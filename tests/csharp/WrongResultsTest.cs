@@ -61,6 +61,12 @@ static class WrongResultsTest
         Point p = default(Point);
         Ring.Exchange(() => world.Send((object)new Point { X = rank, Y = -rank }, next, 8), () => { p = world.Recv<Point>(prev, 8); return null; });
         Check.True(p.X == prev && p.Y == -prev, "Recv<Point>");
+        MPException empty = null;
+        Ring.Exchange(() => world.Send(new int[0], next, 9), () => {
+            try { world.Recv<int>(prev, 9); } catch (MPException x) { empty = x; }
+            return null;
+        });
+        Check.True(empty != null, "Recv<int> of an empty message: MPException, not a stale value");
         double d = rank == 0 ? 3.25 : 0;
         world.Bcast(ref d, 0);
         Check.Equal(3.25, d, "Bcast(ref double)");
@@ -213,32 +219,46 @@ static class WrongResultsTest
     static void NoPinWithoutCollection()
     {
         // A reply that comes a little late (a short compute phase on the other side) must not
-        // make the waiting rank pin: only an announced collection, or a long stall, does.
+        // make the waiting rank pin: only an announced collection, or a stall longer than the
+        // wait's 1 ms bound, does. The rounds that were interrupted by a collection or took a
+        // millisecond or more (a loaded machine deschedules the other rank) prove nothing; the
+        // test runs until 50 rounds prove something.
         if (size != 2) return;   // a third rank would busy-poll a barrier on one of the 2 cores
-        const int rounds = 100;
+        const int wanted = 50, maxRounds = 2000;
         var buffer = new double[16];   // nursery-sized: pinned whenever a wait gives way
-        int unexplainedPins = 0, pinsWithCollection = 0;
         long delay = Stopwatch.Frequency / 5000;   // 200 µs
-        for (int r = -5; r < rounds; r++) {   // five rounds compile the code on both sides first
+        long bound = Stopwatch.Frequency / 1000;   // 1 ms
+        int shortRounds = 0, pinnedShort = 0, rounds = 0;
+        for (int r = -5; ; r++) {   // five rounds compile the code on both sides first
             if (rank == 0) {
+                bool more = r < 0 || (shortRounds < wanted && r < maxRounds);
+                buffer[0] = more ? 1 : 0;
                 world.Send(buffer, 1, 50);
+                if (!more) break;
                 MPStats b = MP.Stats;
                 long t0 = Stopwatch.GetTimestamp();
                 world.Recv(buffer, 1, 51);
                 long t1 = Stopwatch.GetTimestamp();
                 MPStats a = MP.Stats;
-                if (r >= 0 && a.PinsTaken != b.PinsTaken) {
-                    if (a.Collections == b.Collections) unexplainedPins++; else pinsWithCollection++;
-                    Console.Error.WriteLine("round {0}: pinned after {1} us", r, (t1 - t0) * 1e6 / Stopwatch.Frequency);
+                if (r < 0 || a.Collections != b.Collections || t1 - t0 >= bound) continue;
+                shortRounds++;
+                rounds = r + 1;
+                if (a.PinsTaken != b.PinsTaken) {
+                    pinnedShort++;
+                    Console.Error.WriteLine("round {0}: pinned after {1:F0} us with no collection", r, (t1 - t0) * 1e6 / Stopwatch.Frequency);
                 }
-            } else if (rank == 1) {
+            } else {
                 world.Recv(buffer, 0, 50);
+                if (buffer[0] == 0) break;
                 long until = Stopwatch.GetTimestamp() + delay;
                 while (Stopwatch.GetTimestamp() < until) { }
                 world.Send(buffer, 0, 51);
             }
         }
-        Check.Equal(0, unexplainedPins, "waits that pinned with no collection (with one: " + pinsWithCollection + ")");
+        if (rank == 0) {
+            Check.True(shortRounds >= wanted, $"{wanted} rounds without a collection and under 1 ms (got {shortRounds} in {rounds})");
+            Check.Equal(0, pinnedShort, "waits under 1 ms with no collection that pinned");
+        }
     }
 
     static int Main()
