@@ -14,7 +14,7 @@ registry=$(bash "$src/tests/bench_transports.sh" "$b") || { echo "FAIL: cannot l
 transports=$(awk '{ print $1 }' <<<"$registry" | tr '\n' ' ')
 blocking_only=$(awk '$2 == "blocking" { print $1 }' <<<"$registry" | tr '\n' ' ')
 for pattern in pingpong pingping window 1:n n:1 loggp halo; do
-    log=$(cd "$src" && timeout 300 /usr/bin/python3 bench/netgauge.py "$pattern" --build "$b" --min 8 --max 16 \
+    log=$(cd "$src" && timeout $((300 * ${MOTOR_TIMEOUT_SCALE:-1})) /usr/bin/python3 bench/netgauge.py "$pattern" --build "$b" --min 8 --max 16 \
           --reps 1 --warmup 0 --rounds 1 --max-iterations 5 --out "$out" 2>&1)
     [ $? -eq 0 ] || { fail "$pattern: the driver failed"; echo "$log" | tail -5; continue; }
     grep -q "xR\|LogGP parameters" <<<"$log" || fail "$pattern: no table printed"

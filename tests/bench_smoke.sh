@@ -10,7 +10,7 @@ rows() { # rows LABEL EXPECTED_PREFIX COMMAND...
     local label=$1 prefix=$2
     shift 2
     local out
-    out=$(timeout 120 "$@" 2>&1)
+    out=$(timeout $((120 * ${MOTOR_TIMEOUT_SCALE:-1})) "$@" 2>&1)
     if [ $? -eq 0 ] && grep -q "^$prefix," <<<"$out"; then passed=$((passed + 1)); else
         failed=$((failed + 1)); echo "FAIL: $label"; echo "$out" | head -5; fi
 }

@@ -7,9 +7,9 @@ build=$1
 passed=0
 failed=0
 for np in 1 2 3; do
-    cs=$(timeout 120 mpiexec.mpich -n $np "$build/motor" "$build/ShallowWater.exe" 40 24 20 --checksum | grep '^checksum')
-    pi=$(timeout 120 mpiexec.mpich -n $np "$build/motor" "$build/ShallowWater.exe" 40 24 20 --checksum --pinvoke | grep '^checksum')
-    c=$(timeout 120 mpiexec.mpich -n $np "$build/shallow_water_c" 40 24 20 --checksum | grep '^checksum')
+    cs=$(timeout $((120 * ${MOTOR_TIMEOUT_SCALE:-1})) mpiexec.mpich -n $np "$build/motor" "$build/ShallowWater.exe" 40 24 20 --checksum | grep '^checksum')
+    pi=$(timeout $((120 * ${MOTOR_TIMEOUT_SCALE:-1})) mpiexec.mpich -n $np "$build/motor" "$build/ShallowWater.exe" 40 24 20 --checksum --pinvoke | grep '^checksum')
+    c=$(timeout $((120 * ${MOTOR_TIMEOUT_SCALE:-1})) mpiexec.mpich -n $np "$build/shallow_water_c" 40 24 20 --checksum | grep '^checksum')
     if [ -n "$cs" ] && [ "$cs" = "$c" ] && [ "$pi" = "$c" ]; then passed=$((passed + 1)); else
         failed=$((failed + 1)); echo "FAIL: $np rank(s): System.MP '$cs' vs P/Invoke '$pi' vs C '$c'"; fi
 done
