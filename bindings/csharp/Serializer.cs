@@ -3,6 +3,9 @@ using System.Runtime.CompilerServices;
 
 namespace System.MP
 {
+    /// <summary>The structured data transport's serializer for buffers you manage: the same
+    /// format as OSend/ORecv (reference fields travel when [Transportable]; shared references
+    /// and cycles are kept), to store graphs or send them your own way.</summary>
     public static class Serializer
     {
         /// <summary>The graph's bytes: exactly Measure(graph) of them.</summary>
@@ -31,6 +34,7 @@ namespace System.MP
             return size;
         }
 
+        /// <summary>The number of bytes Serialize(graph) writes, without writing them.</summary>
         public static int Measure(object graph)
         {
             Core.Ensure();
