@@ -56,8 +56,8 @@ namespace System.MP
             return result == null ? default(T) : (T)result;
         }
 
-        [MethodImpl(MethodImplOptions.NoInlining)]
         /// <summary>Writes the graph into a native buffer; keep holds it for CopyTo.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
         static int Write(object graph, bool keep)
         {
             int size;
