@@ -42,6 +42,7 @@ namespace System.MP
                 throw Make(code, null);
         }
 
+        /// <param name="code">a core error code (0: success, nothing thrown)</param>
         /// <param name="subject">the object a NotTransportable code is about</param>
         internal static void Check(int code, object subject)
         {
