@@ -28,6 +28,10 @@ run() { # run SECONDS COMMAND... ; sets rc
 }
 has() { grep -q -- "$1" "$2"; }
 lines() { [ "$(grep -c . "$2")" -eq "$1" ]; }
+lacks() { ! grep -q -- "$1" "$2"; }
+only() { ! grep -v -q -- "$1" "$2"; }   # every line of the file matches
+ended() { [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]; }   # the job failed, and did not hang
+ring_ok() { [ $rc -eq 0 ] && [ "$(grep -c 'ring ok' "$out")" -eq 2 ]; }
 
 run 20 "$motor" --help
 check "--help exits 0" [ $rc -eq 0 ]
@@ -75,6 +79,37 @@ check "MP.Abort ends the job with its code" [ $rc -eq 5 ]
 
 run 60 "$mpiexec" -n 2 "$motor" "$probe" nullref
 check "NullReferenceException is catchable under motor" [ "$(grep -c 'nullref caught' "$out")" -eq 2 ]
+
+# stock mono, System.MP.dll copied next to the program (no MONO_PATH): System.MP finds
+# libmotorcore.so beside motor on PATH (also through a symbolic link, and in ../lib), through
+# MOTOR_CORE, or says in one line where it looked and what to do.
+app=$(mktemp -d)
+trap 'rm -f "$out" "$err"; rm -rf "$app"' EXIT
+mkdir "$app/run" "$app/bin" "$app/prefix" "$app/prefix/bin" "$app/prefix/lib"
+cp "$build/System.MP.dll" "$probe" "$app/run/"
+ln -s "$(readlink -f "$motor")" "$app/bin/motor"
+cp "$motor" "$app/prefix/bin/motor"
+cp "$build/libmotorcore.so" "$app/prefix/lib/"
+copied=$app/run/HostProbe.exe
+nompath=(env -u MONO_PATH -u MOTOR_CORE)   # System.MP.dll only beside the program
+run 60 "${nompath[@]}" PATH="$build:$PATH" "$mpiexec" -n 2 mono "$copied" ring
+check "copied System.MP.dll: core found beside motor on PATH" ring_ok
+run 60 "${nompath[@]}" PATH="$app/bin:$PATH" "$mpiexec" -n 2 mono "$copied" ring
+check "copied System.MP.dll: core found behind a symbolic link to motor" ring_ok
+run 60 "${nompath[@]}" PATH="$app/prefix/bin:$PATH" "$mpiexec" -n 2 mono "$copied" ring
+check "copied System.MP.dll: core found in ../lib of motor's directory" ring_ok
+run 60 "${nompath[@]}" MOTOR_CORE="$build/libmotorcore.so" "$mpiexec" -n 2 mono "$copied" ring
+check "copied System.MP.dll: MOTOR_CORE names the library" ring_ok
+run 60 "${nompath[@]}" MOTOR_CORE="$build" "$mpiexec" -n 2 mono "$copied" ring
+check "copied System.MP.dll: MOTOR_CORE names its directory" ring_ok
+run 60 "${nompath[@]}" PATH=/usr/bin:/bin "$mpiexec" -n 2 mono "$copied" ring
+check "core nowhere: job fails without hanging" ended
+check "core nowhere: the hint says where it looked and what to do" has "System.MP: cannot find libmotorcore.so (looked in $app/run, .*set MOTOR_CORE" "$err"
+check "core nowhere: no DllNotFoundException from the loader" lacks "DllNotFoundException" "$err"
+check "core nowhere: no stack trace" lacks "^ *at " "$err"
+check "core nowhere: the hint is the only text but Mono's own framing" only "System.MP: cannot find libmotorcore.so\\|^Unhandled Exception:\\|^$" "$err"
+run 60 "${nompath[@]}" MOTOR_CORE=/nonexistent/lib "$mpiexec" -n 1 mono "$copied" ring
+check "MOTOR_CORE naming nothing: says so" has "System.MP: MOTOR_CORE=/nonexistent/lib names no libmotorcore.so" "$err"
 
 # stock mono: System.MP installs the core itself (libmotorcore.so beside System.MP.dll)
 export MONO_PATH=$build

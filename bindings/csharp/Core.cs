@@ -1,4 +1,6 @@
 // Core — starts the native core once, before any internal call is compiled.
+using System.Collections.Generic;
+using System.IO;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -31,7 +33,7 @@ namespace System.MP
                     return;
                 // Under stock mono, libucs (loaded with MPICH) would replace Mono's SIGSEGV
                 // handler and turn every NullReferenceException into a crash. The variable must
-                // be set before the library loads, i.e. before InstallNative is compiled.
+                // be set before the library loads, i.e. before InstallNative runs.
                 if (Environment.GetEnvironmentVariable("UCX_HANDLE_ERRORS") == null)
                     Environment.SetEnvironmentVariable("UCX_HANDLE_ERRORS", "none");
                 int rc = InstallNative();
@@ -51,7 +53,7 @@ namespace System.MP
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        static int InstallNative() { return NativeCore.motor_core_ensure(); }
+        static int InstallNative() { return NativeCore.Ensure(); }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         static void CreateCommunicators()
@@ -76,11 +78,152 @@ namespace System.MP
             return Encoding.UTF8.GetString(buffer, 0, Math.Max(0, Math.Min(length, buffer.Length)));
         }
 
+        /// <summary>Finds libmotorcore.so, loads it and calls motor_core_ensure. Under a host
+        /// the library is already loaded. Otherwise, in this order: beside System.MP.dll,
+        /// $MOTOR_CORE (the library or its directory), beside the first `motor` on PATH (and
+        /// behind its symbolic link) and in its ../lib, then <see cref="InstallLibDir"/>. The
+        /// library is loaded with dlopen and its entry point called through dlsym, so no
+        /// DllImport search path is involved.</summary>
         static class NativeCore
         {
-            [DllImport("motorcore")]
-            internal static extern int motor_core_ensure();
+            internal const string LibraryName = "libmotorcore.so";
+            internal const string PathVariable = "MOTOR_CORE";
+            /// <summary>Where the library lands when installed with CMake's default prefix.</summary>
+            internal const string InstallLibDir = "/usr/local/lib";
+            const string Hint = "set MOTOR_CORE to libmotorcore.so or its directory (it is built into the build " +
+                                "directory beside motor), or run the program under motor";
+
+            // <dlfcn.h> on glibc/Linux.
+            const int RTLD_NOW = 2, RTLD_NOLOAD = 4, RTLD_GLOBAL = 0x100;
+
+            [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+            delegate int EnsureFunction();
+
+            internal static int Ensure()
+            {
+                IntPtr library = Load();
+                IntPtr entry = Dl.dlsym(library, "motor_core_ensure");
+                if (entry == IntPtr.Zero)
+                    throw new CoreNotFound("System.MP: " + LibraryName + " has no motor_core_ensure (" + Dl.Error() + "); " + Hint);
+                var ensure = (EnsureFunction)Marshal.GetDelegateForFunctionPointer(entry, typeof(EnsureFunction));
+                return ensure();
+            }
+
+            static IntPtr Load()
+            {
+                // A host linked it (glibc matches the name against the loaded library's SONAME).
+                IntPtr library = Dl.dlopen(LibraryName, RTLD_NOW | RTLD_NOLOAD);
+                if (library != IntPtr.Zero)
+                    return library;
+                var looked = new List<string>();
+                string found = Find(looked);
+                if (found == null)
+                    throw new CoreNotFound("System.MP: cannot find " + LibraryName + " (looked in " +
+                                           string.Join(", ", looked) + "); " + Hint);
+                // GLOBAL: the core's symbols serve every later lookup of the same library.
+                library = Dl.dlopen(found, RTLD_NOW | RTLD_GLOBAL);
+                if (library == IntPtr.Zero)
+                    throw new CoreNotFound("System.MP: cannot load " + found + ": " + Dl.Error());
+                return library;
+            }
+
+            /// <summary>The first candidate that exists, or null; looked receives every place tried.</summary>
+            static string Find(List<string> looked)
+            {
+                string own = typeof(Core).Assembly.Location;
+                if (!string.IsNullOrEmpty(own) && Exists(Path.GetDirectoryName(own), looked, out string beside))
+                    return beside;
+
+                string variable = Environment.GetEnvironmentVariable(PathVariable);
+                if (!string.IsNullOrEmpty(variable)) {
+                    string path = Directory.Exists(variable) ? Path.Combine(variable, LibraryName) : variable;
+                    if (File.Exists(path))
+                        return path;
+                    // An explicit choice that names nothing is an error, not a reason to pick
+                    // some other copy silently.
+                    throw new CoreNotFound("System.MP: " + PathVariable + "=" + variable + " names no " +
+                                                   LibraryName + "; " + Hint);
+                }
+                looked.Add("$" + PathVariable + " (unset)");
+
+                string motor = MotorOnPath();
+                if (motor == null) {
+                    looked.Add("beside motor (none on PATH)");
+                } else {
+                    var dirs = new List<string> { Path.GetDirectoryName(motor) };
+                    string target = Dl.RealPath(motor);
+                    if (target != null && Path.GetDirectoryName(target) != dirs[0])
+                        dirs.Add(Path.GetDirectoryName(target));
+                    foreach (string dir in dirs) {
+                        if (Exists(dir, looked, out string path) ||
+                            Exists(Path.GetFullPath(Path.Combine(dir, "..", "lib")), looked, out path))
+                            return path;
+                    }
+                }
+                return Exists(InstallLibDir, looked, out string installed) ? installed : null;
+            }
+
+            static bool Exists(string dir, List<string> looked, out string path)
+            {
+                path = Path.Combine(dir, LibraryName);
+                looked.Add(dir);
+                return File.Exists(path);
+            }
+
+            static string MotorOnPath()
+            {
+                string path = Environment.GetEnvironmentVariable("PATH") ?? "";
+                foreach (string dir in path.Split(Path.PathSeparator)) {
+                    if (dir.Length == 0)
+                        continue;
+                    string candidate = Path.Combine(dir, "motor");
+                    if (File.Exists(candidate))
+                        return Path.GetFullPath(candidate);
+                }
+                return null;
+            }
         }
+
+        /// <summary>The dynamic loader. libdl.so.2 resolves dlopen on every glibc (since 2.34
+        /// the functions live in libc, which libdl.so.2 depends on).</summary>
+        static class Dl
+        {
+            [DllImport("libdl.so.2")] internal static extern IntPtr dlopen(string file, int mode);
+            [DllImport("libdl.so.2")] internal static extern IntPtr dlsym(IntPtr handle, string name);
+            [DllImport("libdl.so.2")] static extern IntPtr dlerror();
+            [DllImport("libc", EntryPoint = "realpath")] static extern IntPtr realpath(string path, IntPtr resolved);
+            [DllImport("libc", EntryPoint = "free")] static extern void free(IntPtr memory);
+
+            /// <summary>dlerror's text on one line.</summary>
+            internal static string Error()
+            {
+                IntPtr text = dlerror();
+                return text == IntPtr.Zero ? "unknown error" : Marshal.PtrToStringAnsi(text).Replace('\n', ' ');
+            }
+
+            /// <summary>The canonical path (symbolic links resolved), or null.</summary>
+            internal static string RealPath(string path)
+            {
+                IntPtr resolved = realpath(path, IntPtr.Zero);
+                if (resolved == IntPtr.Zero)
+                    return null;
+                try {
+                    return Marshal.PtrToStringAnsi(resolved);
+                } finally {
+                    free(resolved);
+                }
+            }
+        }
+    }
+
+    /// <summary>libmotorcore.so cannot be found or loaded; the message says where System.MP
+    /// looked and what to do. Printed as that one line when uncaught.</summary>
+    internal sealed class CoreNotFound : DllNotFoundException
+    {
+        internal CoreNotFound(string message) : base(message) { }
+
+        /// <summary>The message alone.</summary>
+        public override string ToString() => Message;
     }
 
     /// <summary>Mirrors opi_status in opi/opi_internal.h.</summary>
