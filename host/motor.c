@@ -33,7 +33,8 @@ static void usage(FILE *out)
             "Start it under MPICH: mpiexec.mpich -n N motor program.exe [args...]\n"
             "Compile programs with: mcs -r:System.MP.dll program.cs\n"
             "Environment: MONO_GC_PARAMS is honoured; evacuation-threshold=0 is appended unless\n"
-            "you set that option (old objects then never move and are never pinned).\n");
+            "you set that option (old objects then never move and are never pinned).\n"
+            "MONO_THREADS_SUSPEND may be hybrid (the default) or coop; preemptive is refused.\n");
 }
 
 /* Prints an exception that no managed code caught, then takes the whole job down: the other
@@ -65,6 +66,20 @@ static void on_unhandled_exception(MonoObject *exc, void *user_data)
 {
     (void)user_data;
     report_and_abort(exc);
+}
+
+/* Under preemptive suspend a thread is stopped by a signal wherever it is, also inside a raw
+ * (GC-unsafe) internal call holding object pointers in native frames, and objects may move under
+ * it (MONO-FACTS: raw calls rely on not being preempted). Mono 6.8 reads the mode from
+ * MONO_THREADS_SUSPEND only (the older MONO_ENABLE_COOP / MONO_ENABLE_HYBRID_SUSPEND are gone
+ * from this runtime). Returns the reason to refuse, or NULL. */
+static const char *unsafe_suspend_mode(void)
+{
+    const char *mode = getenv("MONO_THREADS_SUSPEND");
+    if (mode && !strcmp(mode, "preemptive"))
+        return "MONO_THREADS_SUSPEND=preemptive is not supported (raw internal calls must not be "
+               "preempted); use hybrid (the default) or coop";
+    return NULL;
 }
 
 /* Lets programs compiled elsewhere find System.MP.dll: the directory of this executable joins
@@ -124,6 +139,10 @@ int main(int argc, char **argv)
     const char *program = argv[first];
     if (access(program, R_OK) != 0)
         return fail("cannot read program '%s'", program);
+
+    const char *refusal = unsafe_suspend_mode();
+    if (refusal)
+        return fail("%s", refusal);
 
     char *gc_params = motor_core_gc_params(getenv("MONO_GC_PARAMS"));
     if (!gc_params || setenv("MONO_GC_PARAMS", gc_params, 1) != 0)

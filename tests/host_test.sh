@@ -80,6 +80,19 @@ check "MP.Abort ends the job with its code" [ $rc -eq 5 ]
 run 60 "$mpiexec" -n 2 "$motor" "$probe" nullref
 check "NullReferenceException is catchable under motor" [ "$(grep -c 'nullref caught' "$out")" -eq 2 ]
 
+# Preemptive suspend stops threads inside raw internal calls: refused at start, one line.
+run 20 env MONO_THREADS_SUSPEND=preemptive "$motor" "$probe" ring
+check "preemptive suspend: motor exits 2" [ $rc -eq 2 ]
+check "preemptive suspend: one line says why" lines 1 "$err"
+check "preemptive suspend: the line names the setting" has "^motor: MONO_THREADS_SUSPEND=preemptive is not supported" "$err"
+run 60 "$mpiexec" -n 2 -genv MONO_THREADS_SUSPEND preemptive "$motor" "$probe" ring
+check "preemptive suspend under mpiexec: job fails without hanging" ended
+check "preemptive suspend under mpiexec: only the reason on stderr" only "^motor: MONO_THREADS_SUSPEND=preemptive is not supported" "$err"
+for mode in hybrid coop; do
+    run 60 "$mpiexec" -n 2 -genv MONO_THREADS_SUSPEND $mode "$motor" "$probe" ring
+    check "$mode suspend accepted by motor" ring_ok
+done
+
 # stock mono, System.MP.dll copied next to the program (no MONO_PATH): System.MP finds
 # libmotorcore.so beside motor on PATH (also through a symbolic link, and in ../lib), through
 # MOTOR_CORE, or says in one line where it looked and what to do.
@@ -122,6 +135,14 @@ check "stock mono: uncaught exception fails the job without hanging" [ $rc -ne 0
 check "stock mono: uncaught exception printed with the rank" has "rank 2: unhandled exception" "$err"
 run 60 "$mpiexec" -n 1 mono "$probe" exit 3
 check "stock mono: exit code" [ $rc -eq 3 ]
+run 60 "$mpiexec" -n 2 -genv MONO_THREADS_SUSPEND preemptive mono "$probe" ring
+check "stock mono, preemptive suspend: job fails without hanging" ended
+check "stock mono, preemptive suspend: System.MP says why" has "System.MP: MONO_THREADS_SUSPEND=preemptive is not supported" "$err"
+check "stock mono, preemptive suspend: no stack trace" lacks "^ *at " "$err"
+for mode in hybrid coop; do
+    run 60 "$mpiexec" -n 2 -genv MONO_THREADS_SUSPEND $mode mono "$probe" ring
+    check "stock mono: $mode suspend accepted" ring_ok
+done
 
 echo "host_test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

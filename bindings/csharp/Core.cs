@@ -31,6 +31,7 @@ namespace System.MP
             lock (gate) {
                 if (ready)
                     return;
+                RefuseUnsafeSuspendMode();
                 // Under stock mono, libucs (loaded with MPICH) would replace Mono's SIGSEGV
                 // handler and turn every NullReferenceException into a crash. The variable must
                 // be set before the library loads, i.e. before InstallNative runs.
@@ -50,6 +51,16 @@ namespace System.MP
                 }
                 ready = true;
             }
+        }
+
+        /// <summary>Under preemptive suspend a thread is stopped by a signal anywhere, also inside
+        /// a raw (GC-unsafe) internal call holding object pointers in native frames, and objects
+        /// may move under it. Mono 6.8 reads the mode from MONO_THREADS_SUSPEND only.</summary>
+        static void RefuseUnsafeSuspendMode()
+        {
+            if (Environment.GetEnvironmentVariable("MONO_THREADS_SUSPEND") == "preemptive")
+                throw new StartupRefusal("System.MP: MONO_THREADS_SUSPEND=preemptive is not supported " +
+                    "(raw internal calls must not be preempted); use hybrid (the default) or coop");
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
@@ -214,6 +225,17 @@ namespace System.MP
                 }
             }
         }
+    }
+
+    /// <summary>System.MP cannot run in this process's configuration (see the message). Its text
+    /// is the whole report: the stack trace says nothing about the configuration, so an
+    /// uncaught one prints as one line.</summary>
+    internal sealed class StartupRefusal : NotSupportedException
+    {
+        internal StartupRefusal(string message) : base(message) { }
+
+        /// <summary>The message alone.</summary>
+        public override string ToString() => Message;
     }
 
     /// <summary>libmotorcore.so cannot be found or loaded; the message says where System.MP
