@@ -80,6 +80,21 @@ check "MP.Abort ends the job with its code" [ $rc -eq 5 ]
 run 60 "$mpiexec" -n 2 "$motor" "$probe" nullref
 check "NullReferenceException is catchable under motor" [ "$(grep -c 'nullref caught' "$out")" -eq 2 ]
 
+# A rank that ends with a non-zero status ends the job with that status, never a hang, while the
+# others wait for it (MPI_Abort; MPI_Finalize would wait for them, and a rank leaving without
+# either makes hydra kill the rest and report 9 or the status at random).
+run 60 "$mpiexec" -n 4 "$motor" "$probe" env-exit 3
+check "Environment.Exit(3) on one rank: job status 3" [ $rc -eq 3 ]
+run 60 "$mpiexec" -n 1 "$motor" "$probe" env-exit 3
+check "Environment.Exit(3), one rank: status 3" [ $rc -eq 3 ]
+check "Environment.Exit(3): ProcessExit handlers registered after System.MP's still run" has "late ProcessExit handler ran on rank 0" "$out"
+run 60 "$mpiexec" -n 2 "$motor" "$probe" env-exit-thread 3
+check "Environment.Exit(3) from a second thread while the main thread waits in MPI: job status 3" [ $rc -eq 3 ]
+run 60 "$mpiexec" -n 3 "$motor" "$probe" return-while-waiting 6
+check "Main returns 6 on one rank while the others wait: job status 6" [ $rc -eq 6 ]
+run 60 "$mpiexec" -n 4 "$motor" "$probe" env-exit-without-mp 4
+check "Environment.Exit(4) before System.MP is used: job status 4" [ $rc -eq 4 ]
+
 # Preemptive suspend stops threads inside raw internal calls: refused at start, one line.
 run 20 env MONO_THREADS_SUSPEND=preemptive "$motor" "$probe" ring
 check "preemptive suspend: motor exits 2" [ $rc -eq 2 ]
@@ -135,6 +150,16 @@ check "stock mono: uncaught exception fails the job without hanging" [ $rc -ne 0
 check "stock mono: uncaught exception printed with the rank" has "rank 2: unhandled exception" "$err"
 run 60 "$mpiexec" -n 1 mono "$probe" exit 3
 check "stock mono: exit code" [ $rc -eq 3 ]
+run 60 "$mpiexec" -n 4 mono "$probe" env-exit 3
+check "stock mono: Environment.Exit(3) on one rank: job status 3" [ $rc -eq 3 ]
+run 60 "$mpiexec" -n 1 mono "$probe" env-exit 3
+check "stock mono: Environment.Exit(3), one rank: status 3" [ $rc -eq 3 ]
+check "stock mono: Environment.Exit(3): ProcessExit handlers registered after System.MP's still run" has "late ProcessExit handler ran on rank 0" "$out"
+run 60 "$mpiexec" -n 2 mono "$probe" env-exit-thread 3
+check "stock mono: Environment.Exit(3) from a second thread while the main thread waits in MPI: job status 3" [ $rc -eq 3 ]
+run 60 "$mpiexec" -n 3 mono "$probe" return-while-waiting 6
+check "stock mono: Main returns 6 on one rank while the others wait: job status 6" [ $rc -eq 6 ]
+
 run 60 "$mpiexec" -n 2 -genv MONO_THREADS_SUSPEND preemptive mono "$probe" ring
 check "stock mono, preemptive suspend: job fails without hanging" ended
 check "stock mono, preemptive suspend: System.MP says why" has "System.MP: MONO_THREADS_SUSPEND=preemptive is not supported" "$err"

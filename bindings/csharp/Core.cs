@@ -1,6 +1,7 @@
 // Core — starts the native core once, before any internal call is compiled.
 using System.Collections.Generic;
 using System.IO;
+using System.Reflection;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -42,8 +43,13 @@ namespace System.MP
                     throw new MPException("System.MP: cannot start the Motor core (code " + rc + ")", rc);
                 Hosted = rc == 1;
                 CreateCommunicators();
+                worldSize = world.Size;
+                // Both hosts: Environment.Exit must end MPI here. Later Mono waits for every other
+                // thread to stop before it exits, and a thread waiting inside MPI never does.
+                processExit = (s, e) => EndProcess(Environment.ExitCode, s, e);
+                AppDomain.CurrentDomain.ProcessExit += processExit;
                 if (!Hosted) {
-                    AppDomain.CurrentDomain.ProcessExit += (s, e) => FinalizeNative();
+                    // motor has its own hook for exceptions no code catches.
                     AppDomain.CurrentDomain.UnhandledException += (s, e) => {
                         Console.Error.WriteLine("System.MP: rank {0}: unhandled exception: {1}", world.Rank, e.ExceptionObject);
                         MP.Abort(1);
@@ -63,6 +69,54 @@ namespace System.MP
                     "(raw internal calls must not be preempted); use hybrid (the default) or coop");
         }
 
+        /// <summary>ProcessExit: Environment.Exit, or (under stock mono) the end of Main. A
+        /// non-zero code from one rank of several ends the whole job through MPI_Abort with that
+        /// code: the other ranks may be waiting for this one, so MPI_Finalize would wait forever.
+        /// A job of one rank ends the process with the code at once, without MPI_Finalize:
+        /// nothing waits for it, another thread may still be inside MPI (finalizing then crashed
+        /// the process), and Mono would wait for that thread forever before exiting. Either way
+        /// the ProcessExit handlers registered after this one run first. Zero finalizes MPI (a
+        /// no-op when the host already did).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void EndProcess(int code, object sender, EventArgs args)
+        {
+            if (code != 0) {
+                RunLaterProcessExitHandlers(sender, args);
+                Console.Out.Flush();
+                Console.Error.Flush();
+                if (worldSize == 1)
+                    Libc.Exit(code);
+                int rc = MPDirect.Abort(MPDirect.WorldHandle(), code);   // returns only on failure
+                Console.Error.WriteLine("System.MP: MPI_Abort failed (code {0}); finalizing instead", rc);
+            }
+            MPDirect.Finalize();
+        }
+
+        static EventHandler processExit;
+
+        /// <summary>Runs the ProcessExit handlers subscribed after ours, which ending the process
+        /// here would otherwise skip (Mono keeps the event in AppDomain's field ProcessExit).</summary>
+        static void RunLaterProcessExitHandlers(object sender, EventArgs args)
+        {
+            var field = typeof(AppDomain).GetField("ProcessExit", BindingFlags.Instance | BindingFlags.NonPublic);
+            if (!(field?.GetValue(AppDomain.CurrentDomain) is EventHandler all))
+                return;
+            bool after = false;
+            foreach (EventHandler handler in all.GetInvocationList()) {
+                if (after) {
+                    try {
+                        handler(sender, args);
+                    } catch (Exception e) {
+                        Console.Error.WriteLine("System.MP: a ProcessExit handler failed: {0}", e.Message);
+                    }
+                } else {
+                    after = handler == processExit;
+                }
+            }
+        }
+
+        static int worldSize;
+
         [MethodImpl(MethodImplOptions.NoInlining)]
         static int InstallNative() { return NativeCore.Ensure(); }
 
@@ -73,9 +127,6 @@ namespace System.MP
             world = new Intracomm(MPDirect.WorldHandle(), false);
             self = new Intracomm(MPDirect.SelfHandle(), false);
         }
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        static void FinalizeNative() { MPDirect.Finalize(); }
 
         /// <summary>Reads text an internal call writes into a byte buffer; fill returns its full length.</summary>
         internal static string Text(Func<byte[], int> fill)
@@ -193,6 +244,12 @@ namespace System.MP
                 }
                 return null;
             }
+        }
+
+        /// <summary>libc's _exit: ends the process at once, without runtime shutdown.</summary>
+        static class Libc
+        {
+            [DllImport("libc", EntryPoint = "_exit")] internal static extern void Exit(int status);
         }
 
         /// <summary>The dynamic loader. libdl.so.2 resolves dlopen on every glibc (since 2.34
