@@ -204,7 +204,7 @@ namespace System.MP
                     // An explicit choice that names nothing is an error, not a reason to pick
                     // some other copy silently.
                     throw new CoreNotFound("System.MP: " + PathVariable + "=" + variable + " names no " +
-                                                   LibraryName + "; " + Hint);
+                                           LibraryName + "; " + Hint);
                 }
                 looked.Add("$" + PathVariable + " (unset)");
 
