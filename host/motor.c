@@ -17,13 +17,17 @@
 #include <mono/metadata/mono-config.h>
 #include <mono/metadata/object.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-static int world_rank;
+static int world_rank, world_size = 1;
+/* Set before motor's own MPI_Abort: MPI_Abort ends in exit(), whose handlers must not abort
+ * again. */
+static volatile sig_atomic_t aborting;
 
 static void usage(FILE *out)
 {
@@ -33,7 +37,10 @@ static void usage(FILE *out)
             "Start it under MPICH: mpiexec.mpich -n N motor program.exe [args...]\n"
             "Compile programs with: mcs -r:System.MP.dll program.cs\n"
             "Environment: MONO_GC_PARAMS is honoured; evacuation-threshold=0 is appended unless\n"
-            "you set that option (old objects then never move and are never pinned).\n");
+            "you set that option (old objects then never move and are never pinned).\n"
+            "MONO_THREADS_SUSPEND may be hybrid (the default) or coop; preemptive is refused.\n"
+            "A rank that ends with a non-zero status (Main's value, Environment.Exit) ends the\n"
+            "whole job with that status.\n");
 }
 
 /* Prints an exception that no managed code caught, then takes the whole job down: the other
@@ -57,6 +64,7 @@ static void report_and_abort(MonoObject *exc)
      * report to be forwarded first. */
     struct timespec pause = {0, 200 * 1000 * 1000};
     nanosleep(&pause, NULL);
+    aborting = 1;
     mpc_abort(mpc_comm_world(), 1);
     _exit(1); /* MPI_Abort does not return; this is for a job of one process without a launcher */
 }
@@ -65,6 +73,54 @@ static void on_unhandled_exception(MonoObject *exc, void *user_data)
 {
     (void)user_data;
     report_and_abort(exc);
+}
+
+/* Ends this rank's part of the job with exit status `code`. A non-zero status from one rank of
+ * several goes through MPI_Abort, so the launcher ends every rank with that status: the others
+ * may be waiting for this one, so MPI_Finalize would hang (and a rank leaving without it makes
+ * hydra kill the rest, reporting 9 or the code at random). A job of one rank just exits with the
+ * code, without MPI_Finalize: nothing waits for it, and another thread may still be inside MPI.
+ * System.MP does the same at ProcessExit, i.e. for Environment.Exit, before Mono stops the
+ * other threads. */
+static void end_mpi(int code)
+{
+    if (aborting || !mpc_is_initialized() || (code != 0 && world_size == 1))
+        return;
+    if (code != 0) {
+        aborting = 1;
+        fflush(stdout); /* MPI_Abort makes the launcher kill the other ranks: keep our output */
+        mpc_abort(mpc_comm_world(), code);
+        _exit(code); /* not reached: MPI_Abort ends the process */
+    }
+    int rc = mpc_finalize();
+    if (rc != MPC_OK && rc != MPC_ERR_NOT_INITIALIZED)
+        fprintf(stderr, "motor: rank %d: MPI_Finalize failed: %s\n", world_rank, mpc_strerror(rc));
+}
+
+/* exit() handler, for a program that calls Environment.Exit(n) without System.MP having
+ * started (System.MP's own ProcessExit handler ends MPI otherwise): Mono then calls exit(n)
+ * after it began shutting down, never returning to main. MPI_Abort's own exit() (MP.Abort, or
+ * System.MP's ProcessExit handler, which runs before Mono marks the shutdown) is left alone, and
+ * so is any exit after MPI was finalized. */
+static void on_process_exit(int status, void *arg)
+{
+    (void)arg;
+    if (mono_runtime_is_shutting_down() && status == mono_environment_exitcode_get())
+        end_mpi(status);
+}
+
+/* Under preemptive suspend a thread is stopped by a signal wherever it is, also inside a raw
+ * (GC-unsafe) internal call holding object pointers in native frames, and objects may move under
+ * it (MONO-FACTS: raw calls rely on not being preempted). Mono 6.8 reads the mode from
+ * MONO_THREADS_SUSPEND only (the older MONO_ENABLE_COOP / MONO_ENABLE_HYBRID_SUSPEND are gone
+ * from this runtime). Returns the reason to refuse, or NULL. */
+static const char *unsafe_suspend_mode(void)
+{
+    const char *mode = getenv("MONO_THREADS_SUSPEND");
+    if (mode && !strcmp(mode, "preemptive"))
+        return "MONO_THREADS_SUSPEND=preemptive is not supported (raw internal calls must not be "
+               "preempted); use hybrid (the default) or coop";
+    return NULL;
 }
 
 /* Lets programs compiled elsewhere find System.MP.dll: the directory of this executable joins
@@ -125,6 +181,10 @@ int main(int argc, char **argv)
     if (access(program, R_OK) != 0)
         return fail("cannot read program '%s'", program);
 
+    const char *refusal = unsafe_suspend_mode();
+    if (refusal)
+        return fail("%s", refusal);
+
     char *gc_params = motor_core_gc_params(getenv("MONO_GC_PARAMS"));
     if (!gc_params || setenv("MONO_GC_PARAMS", gc_params, 1) != 0)
         return fail("%s", "cannot set MONO_GC_PARAMS");
@@ -137,7 +197,15 @@ int main(int argc, char **argv)
     int rc = mpc_init(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     if (rc != MPC_OK)
         return fail("MPI initialisation failed: %s", mpc_strerror(rc));
-    mpc_comm_rank(mpc_comm_world(), &world_rank);
+    if ((rc = mpc_comm_rank(mpc_comm_world(), &world_rank)) != MPC_OK ||
+        (rc = mpc_comm_size(mpc_comm_world(), &world_size)) != MPC_OK) {
+        mpc_finalize();
+        return fail("cannot query MPI_COMM_WORLD: %s", mpc_strerror(rc));
+    }
+    if (on_exit(on_process_exit, NULL) != 0) {
+        mpc_finalize();
+        return fail("%s", "cannot register the exit handler");
+    }
 
     mono_config_parse(NULL);
     MonoDomain *domain = mono_jit_init_version("motor", "v4.0.30319");
@@ -170,9 +238,7 @@ int main(int argc, char **argv)
     if (exit_code == 0)
         exit_code = mono_environment_exitcode_get(); /* Environment.ExitCode for void Main */
 
-    rc = mpc_finalize();
-    if (rc != MPC_OK && rc != MPC_ERR_NOT_INITIALIZED)
-        fprintf(stderr, "motor: rank %d: MPI_Finalize failed: %s\n", world_rank, mpc_strerror(rc));
+    end_mpi(exit_code);
     mono_jit_cleanup(domain);
     return exit_code;
 }

@@ -28,6 +28,10 @@ run() { # run SECONDS COMMAND... ; sets rc
 }
 has() { grep -q -- "$1" "$2"; }
 lines() { [ "$(grep -c . "$2")" -eq "$1" ]; }
+lacks() { ! grep -q -- "$1" "$2"; }
+only() { ! grep -v -q -- "$1" "$2"; }   # every line of the file matches
+ended() { [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]; }   # the job failed, and did not hang
+ring_ok() { [ $rc -eq 0 ] && [ "$(grep -c 'ring ok' "$out")" -eq 2 ]; }
 
 run 20 "$motor" --help
 check "--help exits 0" [ $rc -eq 0 ]
@@ -76,6 +80,65 @@ check "MP.Abort ends the job with its code" [ $rc -eq 5 ]
 run 60 "$mpiexec" -n 2 "$motor" "$probe" nullref
 check "NullReferenceException is catchable under motor" [ "$(grep -c 'nullref caught' "$out")" -eq 2 ]
 
+# A rank that ends with a non-zero status ends the job with that status, never a hang, while the
+# others wait for it (MPI_Abort; MPI_Finalize would wait for them, and a rank leaving without
+# either makes hydra kill the rest and report 9 or the status at random).
+run 60 "$mpiexec" -n 4 "$motor" "$probe" env-exit 3
+check "Environment.Exit(3) on one rank: job status 3" [ $rc -eq 3 ]
+run 60 "$mpiexec" -n 1 "$motor" "$probe" env-exit 3
+check "Environment.Exit(3), one rank: status 3" [ $rc -eq 3 ]
+check "Environment.Exit(3): ProcessExit handlers registered after System.MP's still run" has "late ProcessExit handler ran on rank 0" "$out"
+run 60 "$mpiexec" -n 2 "$motor" "$probe" env-exit-thread 3
+check "Environment.Exit(3) from a second thread while the main thread waits in MPI: job status 3" [ $rc -eq 3 ]
+run 60 "$mpiexec" -n 3 "$motor" "$probe" return-while-waiting 6
+check "Main returns 6 on one rank while the others wait: job status 6" [ $rc -eq 6 ]
+run 60 "$mpiexec" -n 4 "$motor" "$probe" env-exit-without-mp 4
+check "Environment.Exit(4) before System.MP is used: job status 4" [ $rc -eq 4 ]
+
+# Preemptive suspend stops threads inside raw internal calls: refused at start, one line.
+run 20 env MONO_THREADS_SUSPEND=preemptive "$motor" "$probe" ring
+check "preemptive suspend: motor exits 2" [ $rc -eq 2 ]
+check "preemptive suspend: one line says why" lines 1 "$err"
+check "preemptive suspend: the line names the setting" has "^motor: MONO_THREADS_SUSPEND=preemptive is not supported" "$err"
+run 60 "$mpiexec" -n 2 -genv MONO_THREADS_SUSPEND preemptive "$motor" "$probe" ring
+check "preemptive suspend under mpiexec: job fails without hanging" ended
+check "preemptive suspend under mpiexec: only the reason on stderr" only "^motor: MONO_THREADS_SUSPEND=preemptive is not supported" "$err"
+for mode in hybrid coop; do
+    run 60 "$mpiexec" -n 2 -genv MONO_THREADS_SUSPEND $mode "$motor" "$probe" ring
+    check "$mode suspend accepted by motor" ring_ok
+done
+
+# stock mono, System.MP.dll copied next to the program (no MONO_PATH): System.MP finds
+# libmotorcore.so beside motor on PATH (also through a symbolic link, and in ../lib), through
+# MOTOR_CORE, or says in one line where it looked and what to do.
+app=$(mktemp -d)
+trap 'rm -f "$out" "$err"; rm -rf "$app"' EXIT
+mkdir "$app/run" "$app/bin" "$app/prefix" "$app/prefix/bin" "$app/prefix/lib"
+cp "$build/System.MP.dll" "$probe" "$app/run/"
+ln -s "$(readlink -f "$motor")" "$app/bin/motor"
+cp "$motor" "$app/prefix/bin/motor"
+cp "$build/libmotorcore.so" "$app/prefix/lib/"
+copied=$app/run/HostProbe.exe
+nompath=(env -u MONO_PATH -u MOTOR_CORE)   # System.MP.dll only beside the program
+run 60 "${nompath[@]}" PATH="$build:$PATH" "$mpiexec" -n 2 mono "$copied" ring
+check "copied System.MP.dll: core found beside motor on PATH" ring_ok
+run 60 "${nompath[@]}" PATH="$app/bin:$PATH" "$mpiexec" -n 2 mono "$copied" ring
+check "copied System.MP.dll: core found behind a symbolic link to motor" ring_ok
+run 60 "${nompath[@]}" PATH="$app/prefix/bin:$PATH" "$mpiexec" -n 2 mono "$copied" ring
+check "copied System.MP.dll: core found in ../lib of motor's directory" ring_ok
+run 60 "${nompath[@]}" MOTOR_CORE="$build/libmotorcore.so" "$mpiexec" -n 2 mono "$copied" ring
+check "copied System.MP.dll: MOTOR_CORE names the library" ring_ok
+run 60 "${nompath[@]}" MOTOR_CORE="$build" "$mpiexec" -n 2 mono "$copied" ring
+check "copied System.MP.dll: MOTOR_CORE names its directory" ring_ok
+run 60 "${nompath[@]}" PATH=/usr/bin:/bin "$mpiexec" -n 2 mono "$copied" ring
+check "core nowhere: job fails without hanging" ended
+check "core nowhere: the hint says where it looked and what to do" has "System.MP: cannot find libmotorcore.so (looked in $app/run, .*set MOTOR_CORE" "$err"
+check "core nowhere: no DllNotFoundException from the loader" lacks "DllNotFoundException" "$err"
+check "core nowhere: no stack trace" lacks "^ *at " "$err"
+check "core nowhere: the hint is the only text but Mono's own framing" only "System.MP: cannot find libmotorcore.so\\|^Unhandled Exception:\\|^$" "$err"
+run 60 "${nompath[@]}" MOTOR_CORE=/nonexistent/lib "$mpiexec" -n 1 mono "$copied" ring
+check "MOTOR_CORE naming nothing: says so" has "System.MP: MOTOR_CORE=/nonexistent/lib names no libmotorcore.so" "$err"
+
 # stock mono: System.MP installs the core itself (libmotorcore.so beside System.MP.dll)
 export MONO_PATH=$build
 run 60 "$mpiexec" -n 2 mono "$probe" ring
@@ -87,6 +150,24 @@ check "stock mono: uncaught exception fails the job without hanging" [ $rc -ne 0
 check "stock mono: uncaught exception printed with the rank" has "rank 2: unhandled exception" "$err"
 run 60 "$mpiexec" -n 1 mono "$probe" exit 3
 check "stock mono: exit code" [ $rc -eq 3 ]
+run 60 "$mpiexec" -n 4 mono "$probe" env-exit 3
+check "stock mono: Environment.Exit(3) on one rank: job status 3" [ $rc -eq 3 ]
+run 60 "$mpiexec" -n 1 mono "$probe" env-exit 3
+check "stock mono: Environment.Exit(3), one rank: status 3" [ $rc -eq 3 ]
+check "stock mono: Environment.Exit(3): ProcessExit handlers registered after System.MP's still run" has "late ProcessExit handler ran on rank 0" "$out"
+run 60 "$mpiexec" -n 2 mono "$probe" env-exit-thread 3
+check "stock mono: Environment.Exit(3) from a second thread while the main thread waits in MPI: job status 3" [ $rc -eq 3 ]
+run 60 "$mpiexec" -n 3 mono "$probe" return-while-waiting 6
+check "stock mono: Main returns 6 on one rank while the others wait: job status 6" [ $rc -eq 6 ]
+
+run 60 "$mpiexec" -n 2 -genv MONO_THREADS_SUSPEND preemptive mono "$probe" ring
+check "stock mono, preemptive suspend: job fails without hanging" ended
+check "stock mono, preemptive suspend: System.MP says why" has "System.MP: MONO_THREADS_SUSPEND=preemptive is not supported" "$err"
+check "stock mono, preemptive suspend: no stack trace" lacks "^ *at " "$err"
+for mode in hybrid coop; do
+    run 60 "$mpiexec" -n 2 -genv MONO_THREADS_SUSPEND $mode mono "$probe" ring
+    check "stock mono: $mode suspend accepted" ring_ok
+done
 
 echo "host_test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

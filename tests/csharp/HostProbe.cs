@@ -8,6 +8,8 @@ static class HostProbe
 {
     static int Main(string[] args)
     {
+        if (args.Length > 1 && args[0] == "env-exit-without-mp") // System.MP never starts
+            Environment.Exit(int.Parse(args[1]));
         Intracomm world = MP.World;
         switch (args.Length > 0 ? args[0] : "") {
         case "exit":          // Main's return value is the process exit code
@@ -28,6 +30,22 @@ static class HostProbe
         case "abort":
             if (world.Rank == 0) MP.Abort(5);
             world.Recv(new int[1], MP.AnySource, 1);
+            return 0;
+        case "env-exit":      // rank 0 calls Environment.Exit(CODE) while the others wait for it
+            AppDomain.CurrentDomain.ProcessExit += (sender, e) => Console.WriteLine("late ProcessExit handler ran on rank " + world.Rank);
+            if (world.Rank == 0)
+                Environment.Exit(int.Parse(args[1]));
+            world.Recv(new int[1], 0, 1);
+            return 0;
+        case "env-exit-thread": // the same from a second thread, while rank 0's main thread waits too
+            if (world.Rank == 0)
+                new Thread(() => Environment.Exit(int.Parse(args[1]))).Start();
+            world.Recv(new int[1], world.Size - 1, 1);
+            return 0;
+        case "return-while-waiting": // rank 0's Main returns CODE while the others wait for it
+            if (world.Rank == 0)
+                return int.Parse(args[1]);
+            world.Barrier();
             return 0;
         case "nullref":       // Mono's own signal handling survives MPI (UCX) being loaded
             try {
