@@ -123,8 +123,9 @@ static const char *unsafe_suspend_mode(void)
     return NULL;
 }
 
-/* Lets programs compiled elsewhere find System.MP.dll: the directory of this executable joins
- * MONO_PATH (read when the runtime starts). */
+/* Lets programs compiled elsewhere find System.MP.dll: the directory of this executable (the
+ * build tree) and <that>/../<libdir>/motor (an installed tree) join MONO_PATH, which the runtime
+ * reads when it starts. */
 static int add_own_directory_to_mono_path(void)
 {
     char self[4096];
@@ -136,11 +137,15 @@ static int add_own_directory_to_mono_path(void)
     if (slash)
         *slash = '\0';
     const char *old = getenv("MONO_PATH");
-    size_t len = strlen(self) + (old ? strlen(old) : 0) + 2;
+    char installed[4096 + 64];
+    snprintf(installed, sizeof installed, "%s/../%s/motor", self, MOTOR_INSTALL_LIBDIR);
+    int has_installed = access(installed, R_OK | X_OK) == 0; /* Mono warns of missing entries */
+    size_t len = strlen(self) + strlen(installed) + (old ? strlen(old) : 0) + 3;
     char *path = malloc(len);
     if (!path)
         return -1;
-    snprintf(path, len, "%s%s%s", self, old && *old ? ":" : "", old && *old ? old : "");
+    snprintf(path, len, "%s%s%s%s%s", self, has_installed ? ":" : "", has_installed ? installed : "",
+             old && *old ? ":" : "", old && *old ? old : "");
     int rc = setenv("MONO_PATH", path, 1);
     free(path);
     return rc;

@@ -23,7 +23,7 @@ check() { # check DESCRIPTION CONDITION...
     fi
 }
 run() { # run SECONDS COMMAND... ; sets rc
-    timeout "$1" "${@:2}" >"$out" 2>"$err"
+    timeout $(($1 * ${MOTOR_TIMEOUT_SCALE:-1})) "${@:2}" >"$out" 2>"$err"
     rc=$?
 }
 has() { grep -q -- "$1" "$2"; }

@@ -141,8 +141,8 @@ namespace System.MP
         }
 
         /// <summary>Finds libmotorcore.so, loads it and calls motor_core_ensure. Under a host
-        /// the library is already loaded. Otherwise, in this order: beside System.MP.dll,
-        /// $MOTOR_CORE (the library or its directory), beside the first `motor` on PATH (and
+        /// the library is already loaded. Otherwise, in this order: beside System.MP.dll, one
+        /// directory up (the installed layout: System.MP.dll in &lt;libdir&gt;/motor), $MOTOR_CORE (the library or its directory), beside the first `motor` on PATH (and
         /// behind its symbolic link) and in its ../lib, then <see cref="InstallLibDir"/>. The
         /// library is loaded with dlopen and its entry point called through dlsym, so no
         /// DllImport search path is involved.</summary>
@@ -195,6 +195,9 @@ namespace System.MP
                 string own = typeof(Core).Assembly.Location;
                 if (!string.IsNullOrEmpty(own) && Exists(Path.GetDirectoryName(own), looked, out string beside))
                     return beside;
+                // installed: System.MP.dll in <libdir>/motor, the library in <libdir>
+                if (!string.IsNullOrEmpty(own) && Exists(Path.GetDirectoryName(Path.GetDirectoryName(own)), looked, out string up))
+                    return up;
 
                 string variable = Environment.GetEnvironmentVariable(PathVariable);
                 if (!string.IsNullOrEmpty(variable)) {
