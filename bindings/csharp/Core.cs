@@ -5,6 +5,7 @@ using System.Reflection;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
+using System.Threading;
 
 namespace System.MP
 {
@@ -52,6 +53,11 @@ namespace System.MP
                     // motor has its own hook for exceptions no code catches.
                     AppDomain.CurrentDomain.UnhandledException += (s, e) => {
                         Console.Error.WriteLine("System.MP: rank {0}: unhandled exception: {1}", world.Rank, e.ExceptionObject);
+                        Console.Error.Flush();
+                        // MPI_Abort makes the launcher kill every process at once, and hydra was
+                        // seen to drop this process's last output then (under load): an error path
+                        // can spare a moment for the report to be forwarded first, as motor does.
+                        Thread.Sleep(200);
                         MP.Abort(1);
                     };
                 }
