@@ -12,7 +12,17 @@
 typedef struct sd_slot {
     uint32_t offset;
     MonoClass *declared;
+    const char *name; /* the field's path in the instance or element: "Inline.Label" */
 } sd_slot;
+
+/* A reference slot declared by a framework type (sd_is_framework_class): no user can mark it
+ * [Transportable], so a value there would silently arrive null. The writer refuses a graph in
+ * which such a slot holds a reference. */
+typedef struct sd_hidden {
+    uint32_t offset;
+    const char *name;  /* its path in the instance or element: "_items", "Entry.key" */
+    const char *owner; /* the framework type that declares it */
+} sd_hidden;
 
 typedef struct sd_plan {
     MonoClass *klass;
@@ -24,10 +34,13 @@ typedef struct sd_plan {
     uint32_t *all;
     uint32_t nslots;    /* the transportable ones, in layout order */
     sd_slot *slots;
+    uint32_t nhidden;   /* framework-private reference slots (of the instance or element) */
+    sd_hidden *hidden;
     MonoClass *elem_class;
     int polymorphic;    /* class-level [Transportable] */
     int value_type;
     int abstract;       /* abstract class or interface: never instantiated */
+    int framework;      /* sd_is_framework_class */
     MonoVTable *vtable; /* for allocation (one domain) */
     const char *denied; /* why instances never travel (delegates, reflection, OS handles), or NULL */
     char *wire_name;    /* "Full.Name, image" */

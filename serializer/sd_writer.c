@@ -54,7 +54,7 @@ static void element_range(const graph *g, uint32_t i, size_t *first, size_t *n)
     }
 }
 
-static __thread char why_buf[512];
+static __thread char why_buf[1024];
 
 /* The plan of o's class, found through its vtable: no Mono call once the class is known (a
  * Mono call is a safepoint). The first time, the plan is built: the caller checks the epoch. */
@@ -131,23 +131,165 @@ static int64_t record_of(graph *g, MonoObject *o)
     return g->count++;
 }
 
-/* May value (non-null) travel in a slot declared as d? */
-static int admissible(MonoObject *value, const sd_plan *vp, MonoClass *d, const char **why)
+/* The type name of a plan, without the ", image" of its wire name. */
+static int short_len(const sd_plan *p)
 {
+    for (uint32_t i = p->name_len; i-- > 1;)
+        if (p->wire_name[i - 1] == ',' && p->wire_name[i] == ' ')
+            return (int)(i - 1);
+    return (int)p->name_len;
+}
+
+/* How many references record i logs (visit_refs visits them in this order). */
+static size_t refs_logged(const graph *g, uint32_t i)
+{
+    const sd_plan *p = g->plans[i];
+    if (p->kind == SD_OBJECT)
+        return p->nslots;
+    if (p->kind != SD_ARRAY || !p->nslots)
+        return 0;
+    size_t first, n;
+    element_range(g, i, &first, &n);
+    return n * p->nslots;
+}
+
+/* Appends the label of reference k of record i: ".Name", "[e]" or "[e].Name". */
+static void step_label(const graph *g, uint32_t i, size_t k, char *out, size_t cap)
+{
+    const sd_plan *p = g->plans[i];
+    size_t len = strlen(out);
+    if (p->kind == SD_OBJECT) {
+        snprintf(out + len, cap - len, ".%s", p->slots[k].name);
+        return;
+    }
+    size_t first, n;
+    element_range(g, i, &first, &n);
+    const char *name = p->slots[k % p->nslots].name;
+    snprintf(out + len, cap - len, "[%zu]%s%s", first + k / p->nslots, *name ? "." : "", name);
+}
+
+/* How record r is reached from the root ("root.Items[3].Next"), rebuilt from the reference log:
+ * a record is discovered where it first appears there. Only for error messages: it reads plans
+ * and the log, never an object. A long chain keeps its first and last links. */
+static void path_to(const graph *g, uint32_t r, char *out, size_t cap)
+{
+    snprintf(out, cap, "root");
+    if (r == 0)
+        return;
+    uint32_t *parent = malloc(g->count * sizeof *parent);
+    size_t *via = malloc(g->count * sizeof *via);
+    uint32_t *chain = malloc(g->count * sizeof *chain);
+    if (!parent || !via || !chain) {
+        snprintf(out, cap, "(a record the path of which could not be traced: out of memory)");
+        goto done;
+    }
+    memset(parent, 0xff, g->count * sizeof *parent);
+    size_t pos = 0;
+    for (uint32_t i = 0; i < g->count && pos < g->nrefs && parent[r] == UINT32_MAX; i++) {
+        size_t n = refs_logged(g, i);
+        for (size_t k = 0; k < n && pos < g->nrefs; k++, pos++) {
+            int32_t v = g->refs[pos];
+            if (v > 0 && parent[v] == UINT32_MAX) {
+                parent[v] = i;
+                via[v] = k;
+            }
+        }
+    }
+    if (parent[r] == UINT32_MAX)
+        goto done;
+    size_t depth = 0;
+    for (uint32_t at = r; at != 0; at = parent[at])
+        chain[depth++] = at; /* r first, the root's child last */
+    enum { HEAD = 6, TAIL = 8 };
+    for (size_t d = depth; d-- > 0;) {
+        size_t from_root = depth - 1 - d;
+        if (depth > HEAD + TAIL && from_root == HEAD) {
+            size_t len = strlen(out);
+            snprintf(out + len, cap - len, "(+%zu links)", depth - HEAD - TAIL);
+        }
+        if (depth > HEAD + TAIL && from_root >= HEAD && d >= TAIL)
+            continue;
+        step_label(g, parent[chain[d]], via[chain[d]], out, cap);
+    }
+done:
+    free(parent);
+    free(via);
+    free(chain);
+}
+
+/* The first framework-private reference slot of record i that holds a reference (it could not
+ * travel: it would arrive null): its element index (arrays) and slot. 0 when there is none. */
+static int hidden_value(const graph *g, uint32_t i, size_t *elem, const sd_hidden **h)
+{
+    const sd_plan *p = g->plans[i];
+    if (!p->nhidden)
+        return 0;
+    MonoObject *o = g->objs[i];
+    size_t first = 0, n = 1;
+    uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
+    if (p->kind == SD_ARRAY) {
+        element_range(g, i, &first, &n);
+        data = sd_array_data(o) + first * p->data_size;
+    } else if (p->kind != SD_OBJECT) {
+        return 0;
+    }
+    for (size_t e = 0; e < n; e++)
+        for (uint32_t k = 0; k < p->nhidden; k++)
+            if (*(MonoObject **)(data + e * p->data_size + p->hidden[k].offset)) {
+                *elem = first + e;
+                *h = &p->hidden[k];
+                return 1;
+            }
+    return 0;
+}
+
+/* May record r, just discovered, travel in a slot declared as d? Refused: objects that never
+ * travel (denied), objects with framework-private references, which would arrive incomplete
+ * (until the standard collections are carried, this refuses List, Dictionary, Tuple of
+ * references...), and objects of another class than d unless marked [Transportable]. */
+static int admissible(graph *g, uint32_t r, MonoClass *d, const char **why)
+{
+    const sd_plan *vp = g->plans[r];
+    char path[256];
+    size_t elem;
+    const sd_hidden *h;
     if (vp->denied) {
-        snprintf(why_buf, sizeof why_buf, "an object of type %.*s cannot be serialized: %s",
-                 (int)vp->name_len, vp->wire_name, vp->denied);
+        path_to(g, r, path, sizeof path);
+        snprintf(why_buf, sizeof why_buf, "%s: an object of type %.*s cannot be serialized: %s", path,
+                 short_len(vp), vp->wire_name, vp->denied);
+        *why = why_buf;
+        return 0;
+    }
+    if (hidden_value(g, r, &elem, &h)) {
+        path_to(g, r, path, sizeof path);
+        if (vp->kind == SD_ARRAY) {
+            size_t len = strlen(path);
+            snprintf(path + len, sizeof path - len, "[%zu]", elem);
+        }
+        snprintf(why_buf, sizeof why_buf,
+                 "%s (%.*s): the field %s, private to the framework type %s, holds a reference that "
+                 "the structured transport cannot carry (it would arrive null); framework objects "
+                 "with such state (List, Dictionary, a Tuple of references...) cannot travel yet: "
+                 "send their contents as arrays, or leave the field null",
+                 path, short_len(vp), vp->wire_name, h->name, h->owner);
         *why = why_buf;
         return 0;
     }
     if (vp->klass != d && !vp->polymorphic) {
-        (void)value;
-        const sd_plan *dp = sd_plan_for(d);
-        snprintf(why_buf, sizeof why_buf,
-                 "an object of type %.*s sits where %.*s is declared: mark %.*s [Transportable] "
-                 "so that it may travel as a %.*s",
-                 (int)vp->name_len, vp->wire_name, dp ? (int)dp->name_len : 1, dp ? dp->wire_name : "?",
-                 (int)vp->name_len, vp->wire_name, dp ? (int)dp->name_len : 1, dp ? dp->wire_name : "?");
+        path_to(g, r, path, sizeof path);
+        const sd_plan *dp = sd_plan_for(d); /* a Mono call: the write fails anyway */
+        int dn = dp ? short_len(dp) : 1;
+        const char *dname = dp ? dp->wire_name : "?";
+        if (vp->framework)
+            snprintf(why_buf, sizeof why_buf,
+                     "%s: an object of the framework type %.*s sits where %.*s is declared; a "
+                     "framework type travels only in a slot declared as its own type",
+                     path, short_len(vp), vp->wire_name, dn, dname);
+        else
+            snprintf(why_buf, sizeof why_buf,
+                     "%s: an object of type %.*s sits where %.*s is declared: mark %.*s "
+                     "[Transportable] so that it may travel as a %.*s",
+                     path, short_len(vp), vp->wire_name, dn, dname, short_len(vp), vp->wire_name, dn, dname);
         *why = why_buf;
         return 0;
     }
@@ -204,9 +346,9 @@ static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
         *why = g->moved ? NULL : "out of memory";
         return -1;
     }
-    if (r >= before && !admissible(value, g->plans[r], declared, why))
+    g->refs[g->nrefs++] = (int32_t)r; /* logged first: admissible() traces paths in the log */
+    if (r >= before && !admissible(g, (uint32_t)r, declared, why))
         return -1;
-    g->refs[g->nrefs++] = (int32_t)r;
     return 0;
 }
 
@@ -406,8 +548,7 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
     if (root) {
         if (record_of(&g, root) < 0)
             goto done;
-        if (g.plans[0]->denied) {
-            admissible(root, g.plans[0], g.plans[0]->klass, why);
+        if (!admissible(&g, 0, g.plans[0]->klass, why)) {
             rc = MPC_ERR_GRAPH;
             goto done;
         }

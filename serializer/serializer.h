@@ -12,6 +12,11 @@
 /* Tells the serializer which class is System.MP.TransportableAttribute (once, from C#). */
 void sd_set_transportable_attribute(MonoClass *attribute);
 
+/* Is k (or, for an array, its element class) defined by the framework: an assembly named
+ * mscorlib, netstandard, System, System.* (but not System.MP) or Mono.*? Users cannot mark such
+ * a type's fields [Transportable], so its private references can never travel. */
+int sd_is_framework_class(MonoClass *k);
+
 /* A growable native byte buffer. */
 typedef struct sd_buffer {
     uint8_t *data;
