@@ -54,7 +54,9 @@ static void element_range(const graph *g, uint32_t i, size_t *first, size_t *n)
     }
 }
 
-static __thread char why_buf[1024];
+/* (static TLS: libmotorcore.so uses initial-exec variables, and dlopen under stock mono leaves
+ * little room for them; keep thread-locals small) */
+static __thread char why_buf[512];
 
 /* The plan of o's class, found through its vtable: no Mono call once the class is known (a
  * Mono call is a safepoint). The first time, the plan is built: the caller checks the epoch. */
@@ -250,7 +252,7 @@ static int hidden_value(const graph *g, uint32_t i, size_t *elem, const sd_hidde
 static int admissible(graph *g, uint32_t r, MonoClass *d, const char **why)
 {
     const sd_plan *vp = g->plans[r];
-    char path[256];
+    char path[200];
     size_t elem;
     const sd_hidden *h;
     if (vp->denied) {
@@ -267,10 +269,10 @@ static int admissible(graph *g, uint32_t r, MonoClass *d, const char **why)
             snprintf(path + len, sizeof path - len, "[%zu]", elem);
         }
         snprintf(why_buf, sizeof why_buf,
-                 "%s (%.*s): the field %s, private to the framework type %s, holds a reference that "
-                 "the structured transport cannot carry (it would arrive null); framework objects "
-                 "with such state (List, Dictionary, a Tuple of references...) cannot travel yet: "
-                 "send their contents as arrays, or leave the field null",
+                 "%s (%.*s): field %s, private to framework type %s, holds a reference the "
+                 "structured transport cannot carry (it would arrive null); framework objects with "
+                 "such state (List, Dictionary, Tuple of references...) do not travel yet: send "
+                 "their contents as arrays, or leave the field null",
                  path, short_len(vp), vp->wire_name, h->name, h->owner);
         *why = why_buf;
         return 0;
