@@ -6,6 +6,7 @@
 
 #include <mono/metadata/class.h>
 #include <mono/metadata/object.h>
+#include <stdatomic.h>
 
 /* A reference slot that travels: its offset in the instance data (or element) and the
  * declared type of the field. */
@@ -42,6 +43,7 @@ typedef struct sd_plan {
     int abstract;       /* abstract class or interface: never instantiated */
     int framework;      /* sd_is_framework_class */
     MonoVTable *vtable; /* for allocation (one domain) */
+    atomic_int type_initialized; /* the reader ran its type initializers (sd_reader.c) */
     const char *denied; /* why instances never travel (delegates, reflection, OS handles), or NULL */
     char *wire_name;    /* "Full.Name, image" */
     uint32_t name_len;

@@ -113,6 +113,51 @@ static void zero_slots(uint8_t *data, const sd_plan *p)
         memset(data + p->all[s], 0, sizeof(void *));
 }
 
+/* Runs the type initializers of k and of its base classes, as `new` would (k's own first, then
+ * each base's, as the constructor chain reaches them), before any received instance exists.
+ * Through RuntimeHelpers.RunClassConstructor and mono_runtime_invoke: a throwing initializer
+ * comes back as an exception object (mono_runtime_class_init would abort the process). Done
+ * once per class; a failed one is tried again next time and fails the same way (the runtime
+ * remembers). A Mono call that runs managed code: the caller holds no object address. */
+static int run_type_initializers(const sd_plan *p, const char **why)
+{
+    static _Atomic(MonoMethod *) run_method; /* found once; a race finds the same method */
+    if (atomic_load_explicit(&p->type_initialized, memory_order_acquire))
+        return MPC_OK;
+    MonoMethod *run = atomic_load(&run_method);
+    if (!run) {
+        MonoClass *helpers = mono_class_from_name(mono_get_corlib(), "System.Runtime.CompilerServices", "RuntimeHelpers");
+        run = helpers ? mono_class_get_method_from_name(helpers, "RunClassConstructor", 1) : NULL;
+        if (!run) {
+            *why = "RuntimeHelpers.RunClassConstructor not found";
+            return MPC_ERR_RUNTIME;
+        }
+        atomic_store(&run_method, run);
+    }
+    for (MonoClass *k = p->klass; k; k = mono_class_get_parent(k)) {
+        MonoType *handle = mono_class_get_type(k); /* a RuntimeTypeHandle's only field */
+        void *args[1] = {&handle};
+        MonoObject *exc = NULL;
+        mono_runtime_invoke(run, NULL, args, &exc);
+        if (!exc)
+            continue;
+        /* "System.TypeInitializationException: The type initializer for 'X' threw an
+         * exception. ---> Inner: message", the first line of its ToString */
+        MonoObject *exc2 = NULL;
+        MonoString *text = mono_object_to_string(exc, &exc2);
+        char *utf8 = text && !exc2 ? mono_string_to_utf8(text) : NULL;
+        char *name = mono_type_get_name(handle);
+        snprintf(why_buf, sizeof why_buf, "the type initializer of %s failed, so no %s can be received: %.*s",
+                 name ? name : "?", name ? name : "?", utf8 ? (int)strcspn(utf8, "\r\n") : 1, utf8 ? utf8 : "?");
+        mono_free(name);
+        mono_free(utf8);
+        *why = why_buf;
+        return MPC_ERR_SERIALIZATION;
+    }
+    atomic_store_explicit(&((sd_plan *)p)->type_initialized, 1, memory_order_release); /* a cache bit */
+    return MPC_OK;
+}
+
 /* Creates record r's object (no constructor runs) and fills its data; references come later.
  * Allocation may collect: objects made earlier are reached only through the pinned object[]. */
 static MonoObject *create(const sd_plan *p, const sd_record *rec, MonoDomain *domain)
@@ -247,6 +292,12 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
         }
     }
     const uint8_t *records = cur.p;
+    /* type initializers before the first instance exists, as `new` would run them */
+    for (uint32_t t = 0; t < h.type_count; t++)
+        if (plans[t]->kind == SD_OBJECT && (rc = run_type_initializers(plans[t], why)) != MPC_OK)
+            goto done;
+    rc = MPC_ERR_NO_MEMORY;
+    *why = "out of memory";
 
     /* create every object; the object[] keeps them reachable while later ones allocate */
     record_plans = malloc(h.record_count * sizeof *record_plans);
