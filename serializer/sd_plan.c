@@ -148,6 +148,32 @@ static int collect(MonoClass *k, uint32_t base, const char *prefix, slot_lists *
     return 0;
 }
 
+static int by_offset(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The ranges of [0, size) outside the reference slots at offsets all[0..n) (sorted in place).
+ * *runs NULL with *nruns 0 when there is no data; -1 when out of memory. */
+static int data_runs(uint32_t size, uint32_t *all, uint32_t n, sd_run **runs, uint32_t *nruns)
+{
+    qsort(all, n, sizeof *all, by_offset);
+    *nruns = 0;
+    *runs = malloc((n + 1) * sizeof **runs);
+    if (!*runs)
+        return -1;
+    uint32_t at = 0;
+    for (uint32_t i = 0; i <= n; i++) {
+        uint32_t end = i < n ? all[i] : size;
+        if (end > at)
+            (*runs)[(*nruns)++] = (sd_run){at, end - at};
+        if (i < n)
+            at = all[i] + (uint32_t)sizeof(void *);
+    }
+    return 0;
+}
+
 static char *wire_name(MonoClass *k, uint32_t *len)
 {
     char *name = mono_type_get_name(mono_class_get_type(k));
@@ -222,7 +248,10 @@ static void *build(const void *key, void *ctx)
         rc = collect(k, 0, NULL, &l);
     }
     p->wire_name = wire_name(k, &p->name_len);
+    if (!rc && p->kind != SD_STRING)
+        rc = data_runs(p->data_size, l.all, l.nall, &p->runs, &p->nruns);
     if (rc || !p->wire_name) {
+        free(p->runs);
         free(l.all);
         free(l.slots); /* (with the few names made so far: out of memory only) */
         free(l.hidden);

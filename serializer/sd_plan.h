@@ -25,6 +25,11 @@ typedef struct sd_hidden {
     const char *owner; /* the framework type that declares it */
 } sd_hidden;
 
+/* A byte range of an instance or element that holds no reference. */
+typedef struct sd_run {
+    uint32_t offset, length;
+} sd_run;
+
 typedef struct sd_plan {
     MonoClass *klass;
     uint8_t kind;       /* SD_OBJECT, SD_ARRAY, SD_STRING */
@@ -35,6 +40,8 @@ typedef struct sd_plan {
     uint32_t *all;
     uint32_t nslots;    /* the transportable ones, in layout order */
     sd_slot *slots;
+    uint32_t nruns;     /* the data minus every reference slot, in order: what the reader */
+    sd_run *runs;       /* copies from the wire (reference slots never hold wire bytes) */
     uint32_t nhidden;   /* framework-private reference slots (of the instance or element) */
     sd_hidden *hidden;
     MonoClass *elem_class;
