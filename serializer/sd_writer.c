@@ -58,6 +58,25 @@ static void element_range(const graph *g, uint32_t i, size_t *first, size_t *n)
  * little room for them; keep thread-locals small) */
 static __thread char why_buf[512];
 
+/* Every this many records (or references of one array, or bytes of one array's data), a write
+ * checks whether a collection is waiting for it: a bounded wait for the collector. */
+#define RECORDS_PER_GC_CHECK 4096
+#define BYTES_PER_GC_CHECK (1u << 20)
+
+/* Has a collection begun since this attempt started? Then every address is suspect
+ * (g->moved): the attempt stops and the write starts over once the collection has run. */
+static int collection_begun(graph *g)
+{
+    if (g->yield_to_gc && gch_epoch() != g->epoch)
+        g->moved = 1;
+    return g->moved;
+}
+
+static int collection_waiting(graph *g, uint32_t i)
+{
+    return i % RECORDS_PER_GC_CHECK == 0 ? collection_begun(g) : g->moved;
+}
+
 /* The plan of o's class, found through its vtable: no Mono call once the class is known (a
  * Mono call is a safepoint). The first time, the plan is built: the caller checks the epoch. */
 static ptr_map plans_by_vtable = PTR_MAP_INIT;
@@ -330,6 +349,10 @@ static int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
 static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
 {
     const char **why = ctx;
+    if (g->nrefs % RECORDS_PER_GC_CHECK == RECORDS_PER_GC_CHECK - 1 && collection_begun(g)) {
+        *why = NULL; /* not an error: the write starts over */
+        return -1;
+    }
     if (g->nrefs == g->cap_refs) {
         g->cap_refs = g->cap_refs ? 2 * g->cap_refs : 1024;
         int32_t *r = realloc(g->refs, g->cap_refs * sizeof *r);
@@ -438,7 +461,8 @@ static size_t record_bytes(const graph *g, uint32_t i)
     }
 }
 
-static void out_record(graph *g, uint32_t i, sd_buffer *b)
+/* Writes record i; -1 when a collection began in the middle of a large array (g->moved). */
+static int out_record(graph *g, uint32_t i, sd_buffer *b)
 {
     MonoObject *o = g->objs[i];
     const sd_plan *p = g->plans[i];
@@ -446,13 +470,13 @@ static void out_record(graph *g, uint32_t i, sd_buffer *b)
     if (p->kind == SD_OBJECT) {
         out_data(b, (uint8_t *)o + sizeof(MonoObject), p);
         visit_refs(g, i, out_ref, b);
-        return;
+        return 0;
     }
     if (p->kind == SD_STRING) {
         int32_t n = sd_string_length(o);
         out32(b, (uint32_t)n);
         out_bytes(b, sd_string_chars(o), 2 * (size_t)n);
-        return;
+        return 0;
     }
     /* arrays: bounds, then elements. Multi-dimensional arrays keep {length, lower bound} per
      * dimension right after their data (MONO-FACTS); one-dimensional zero-based ones have none. */
@@ -467,7 +491,12 @@ static void out_record(graph *g, uint32_t i, sd_buffer *b)
         out32(b, bounds ? bounds[2 * d + 1] : 0);
     uint8_t *data = array_data(o) + first * p->data_size;
     if (p->element == SD_ELEM_RAW && !p->nall) {
-        out_bytes(b, data, n * p->data_size);
+        size_t bytes = n * p->data_size;
+        for (size_t at = 0; at < bytes; at += BYTES_PER_GC_CHECK) {
+            if (at && collection_begun(g))
+                return -1;
+            out_bytes(b, data + at, bytes - at < BYTES_PER_GC_CHECK ? bytes - at : BYTES_PER_GC_CHECK);
+        }
     } else if (p->element == SD_ELEM_RAW) { /* structs whose references do not travel */
         for (size_t e = 0; e < n; e++)
             out_data(b, data + e * p->data_size, p);
@@ -480,6 +509,7 @@ static void out_record(graph *g, uint32_t i, sd_buffer *b)
                 out_ref(g, *(MonoObject **)(data + e * p->data_size + p->slots[s].offset), NULL, b);
         }
     }
+    return 0;
 }
 
 void sd_buffer_free(sd_buffer *b)
@@ -494,17 +524,20 @@ int sd_write(MonoObject *root, sd_buffer *out, const char **why)
     return sd_write_piece(root, 0, SIZE_MAX, out, why);
 }
 
-static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why,
-                      int *moved, int yield_to_gc);
+static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
+                      const char **why, int *moved, int yield_to_gc);
 
-int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why)
+/* measured non-NULL: only the size is wanted (Measure), nothing is written to out. */
+static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
+                            const char **why)
 {
-    size_t start = out->len;
+    size_t start = out ? out->len : 0;
     enum { ATTEMPTS = 16 };
     for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
         int moved = 0;
-        out->len = start;
-        int rc = write_once(root, first, count, out, why, &moved, attempt < ATTEMPTS - 2);
+        if (out)
+            out->len = start;
+        int rc = write_once(root, first, count, out, measured, why, &moved, attempt < ATTEMPTS - 2);
         if (!moved)
             return rc;
         gch_yield_to_gc(); /* no address is held now: let the collection that stopped us run */
@@ -513,18 +546,19 @@ int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out,
     return MPC_ERR_RUNTIME;
 }
 
-/* Every this many records, a write checks whether a collection is waiting for it. */
-#define RECORDS_PER_GC_CHECK 4096
-
-static int collection_waiting(graph *g, uint32_t i)
+int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why)
 {
-    if (g->yield_to_gc && i % RECORDS_PER_GC_CHECK == 0 && gch_epoch() != g->epoch)
-        g->moved = 1;
-    return g->moved;
+    return write_or_measure(root, first, count, out, NULL, why);
 }
 
-static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why,
-                      int *moved, int yield_to_gc)
+int sd_measure(MonoObject *root, size_t *bytes, const char **why)
+{
+    *bytes = 0;
+    return write_or_measure(root, 0, SIZE_MAX, NULL, bytes, why);
+}
+
+static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
+                      const char **why, int *moved, int yield_to_gc)
 {
     graph g = {0};
     int rc = MPC_ERR_NO_MEMORY;
@@ -579,6 +613,12 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         rc = MPC_ERR_GRAPH;
         goto done;
     }
+    if (measured) {
+        *measured = total;
+        rc = MPC_OK;
+        *why = NULL;
+        goto done;
+    }
     if (reserve(out, total))
         goto done;
     out32(out, SD_MAGIC);
@@ -599,9 +639,8 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         out_bytes(out, p->wire_name, p->name_len);
     }
     for (uint32_t i = 0; i < g.count; i++) {
-        if (collection_waiting(&g, i))
+        if (collection_waiting(&g, i) || out_record(&g, i, out))
             goto done;
-        out_record(&g, i, out);
     }
     rc = MPC_OK;
     *why = NULL;

@@ -30,6 +30,9 @@ void sd_buffer_free(sd_buffer *b);
  * MPC_ERR_NO_MEMORY. */
 int sd_write(MonoObject *root, sd_buffer *out, const char **why);
 
+/* The bytes sd_write would write for the graph under root, without writing them. */
+int sd_measure(MonoObject *root, size_t *bytes, const char **why);
+
 /* Appends one piece of a split representation (FORMAT.md): a whole message whose root is the
  * zero-based array of root's elements [first, first+count) (root a one-dimensional array). */
 int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why);
