@@ -189,10 +189,18 @@ static MonoObject *create(MonoArray *objs, uint32_t i, const sd_plan *p, const s
 {
     MonoObject *o;
     if (p->kind == SD_STRING) {
-        o = (MonoObject *)mono_string_new_utf16(domain, (const mono_unichar2 *)rec->data, (int32_t)rec->elements);
-        if (o)
-            mono_array_setref(objs, i, o);
-        return o;
+        o = (MonoObject *)mono_string_new_size(domain, (int32_t)rec->elements);
+        if (!o)
+            return NULL;
+        mono_array_setref(objs, i, o);
+        size_t bytes = 2 * (size_t)rec->elements;
+        for (size_t at = 0; at < bytes; at += COPY_CHUNK) {
+            if (at)
+                give_way(seen);
+            o = mono_array_get(objs, MonoObject *, i); /* afresh after a chance to collect */
+            memcpy((uint8_t *)sd_string_chars(o) + at, rec->data + at, bytes - at < COPY_CHUNK ? bytes - at : COPY_CHUNK);
+        }
+        return mono_array_get(objs, MonoObject *, i);
     }
     if (p->kind == SD_OBJECT) {
         /* a value type too: an empty box, filled below (no wire bytes in its slots) */

@@ -474,8 +474,14 @@ static int out_record(graph *g, uint32_t i, sd_buffer *b)
     }
     if (p->kind == SD_STRING) {
         int32_t n = sd_string_length(o);
+        size_t bytes = 2 * (size_t)n;
         out32(b, (uint32_t)n);
-        out_bytes(b, sd_string_chars(o), 2 * (size_t)n);
+        for (size_t at = 0; at < bytes; at += BYTES_PER_GC_CHECK) {
+            if (at && collection_begun(g))
+                return -1;
+            out_bytes(b, (const uint8_t *)sd_string_chars(o) + at,
+                      bytes - at < BYTES_PER_GC_CHECK ? bytes - at : BYTES_PER_GC_CHECK);
+        }
         return 0;
     }
     /* arrays: bounds, then elements. Multi-dimensional arrays keep {length, lower bound} per

@@ -161,6 +161,14 @@ static class SdtoSafetyTest
         Check.True(sp.A == A && sp.Hidden == null, "garbage in a boxed struct's slot arrives null");
         GC.Collect();                                                 // a collection scans them all
         Check.True(arr[n - 1].Hidden == null && s.Hidden == null, "and they survive a collection");
+
+        // data copied in chunks arrives whole: a string and an array of a few MiB
+        string text = new string(Enumerable.Range(0, 3 << 20).Select(i => (char)('a' + i % 26)).ToArray()) + "é";
+        byte[] tb = Serializer.Serialize(text);
+        Check.True(Serializer.Deserialize<string>(tb, 0, tb.Length) == text, "a 3 Mi-character string round trip");
+        var big = Enumerable.Range(0, 3 << 20).Select(i => (long)i * 7).ToArray();
+        byte[] bb = Serializer.Serialize(big);
+        Check.True(Serializer.Deserialize<long[]>(bb, 0, bb.Length).SequenceEqual(big), "a 24 MiB long[] round trip");
     }
 
     // ---- item 13: type initializers run before the first received instance exists ----
