@@ -9,8 +9,12 @@
  * is used again and the write starts over (the plans built so far stay cached).
  *
  * A long write would also hold up another thread's collection, which waits for this thread:
- * every few thousand records the write checks whether one was requested, and if so drops its
- * work, lets the collection run and starts over — except on its last attempt, which finishes. */
+ * every few thousand records (references of one array, MiB of one array's data) the write
+ * checks whether one was requested. If every object it recorded is old and old objects never
+ * move in this process (the host's evacuation-threshold=0), it lets the collection run and goes
+ * on; otherwise it drops its work, lets the collection run and starts over — with the graph
+ * promoted, the next attempt usually goes on — except on its last attempt, which finishes
+ * without giving way. */
 #include "serializer.h"
 
 #include "../gc_hooks/gc_hooks.h"
@@ -19,6 +23,8 @@
 #include "sd_layout.h"
 #include "sd_plan.h"
 
+#include <mono/metadata/mono-gc.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +45,11 @@ typedef struct graph {
     size_t nrefs, cap_refs, next_ref;
     uint64_t epoch;               /* collections begun when this attempt started */
     int moved;                    /* a collection began: every address is suspect */
+    int immovable;                /* every object recorded is old or pinned below, and old
+                                   * objects never move here: a collection changes no address
+                                   * the write holds */
+    uint32_t pins[16];            /* GC handles pinning the few young objects of such a write */
+    uint32_t npins;
     int yield_to_gc;              /* give way to a requested collection (all but the last try) */
 } graph;
 
@@ -63,11 +74,26 @@ static __thread char why_buf[512];
 #define RECORDS_PER_GC_CHECK 4096
 #define BYTES_PER_GC_CHECK (1u << 20)
 
-/* Has a collection begun since this attempt started? Then every address is suspect
- * (g->moved): the attempt stops and the write starts over once the collection has run. */
+/* Do old objects move in this process (major collections that evacuate)? Until told, yes. */
+static atomic_int old_generation_moves = 1;
+
+void sd_set_old_generation_moves(int moves) { atomic_store(&old_generation_moves, moves != 0); }
+
+/* Has a collection begun since this attempt started? If every object recorded is old and old
+ * objects never move, the write lets it run and goes on: no address it holds can change, and
+ * the objects stay reachable from the root. Otherwise every address is suspect (g->moved): the
+ * attempt stops and the write starts over once the collection has run — the nursery objects
+ * are old then, so the next attempt usually goes on through collections. */
 static int collection_begun(graph *g)
 {
-    if (g->yield_to_gc && gch_epoch() != g->epoch)
+    if (g->moved || gch_epoch() == g->epoch)
+        return g->moved;
+    if (g->immovable) {
+        gch_yield_to_gc();
+        g->epoch = gch_epoch();
+        return 0;
+    }
+    if (g->yield_to_gc)
         g->moved = 1;
     return g->moved;
 }
@@ -138,11 +164,32 @@ static int64_t record_of(graph *g, MonoObject *o)
         if (!objs || !plans)
             return -1;
     }
+    /* A nursery object moves at the next collection: a few of them (often kept in the nursery
+     * by stale stack words) are pinned, more make the write start over when one comes. Not the
+     * root: an internal call's argument does not move during the call (MONO-FACTS), which
+     * starting over relies on as well. */
+    if (g->immovable && g->count > 0 && mono_gc_get_generation(o) == 0) {
+        uint32_t pin = g->npins < sizeof g->pins / sizeof g->pins[0] ? mono_gchandle_new(o, 1) : 0;
+        if (!pin)
+            g->immovable = 0;
+        else
+            g->pins[g->npins++] = pin;
+        /* mono_gchandle_new makes no GC transition from a GC-unsafe thread (OPI pins the same
+         * way), so o cannot have moved before the pin held; should a collection be under way
+         * anyway, an attempt that may start over does so rather than trust that */
+        if (pin && gch_epoch() != g->epoch && g->yield_to_gc) {
+            g->moved = 1;
+            return -1;
+        }
+    }
     int built = 0;
     const sd_plan *p = plan_of(o, &built);
     if (built && gch_epoch() != g->epoch) {
-        g->moved = 1;
-        return -1;
+        if (!g->immovable) { /* o itself may have moved while the plan was built */
+            g->moved = 1;
+            return -1;
+        }
+        g->epoch = gch_epoch();
     }
     if (!p)
         return -1;
@@ -570,6 +617,7 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
     int rc = MPC_ERR_NO_MEMORY;
     g.epoch = gch_epoch();
     g.yield_to_gc = yield_to_gc;
+    g.immovable = !atomic_load(&old_generation_moves);
     *why = "out of memory";
     if (count != SIZE_MAX) {
         int built = 0;
@@ -653,6 +701,8 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
 done:
     if (g.moved)
         *moved = 1; /* whatever was written used addresses a collection may have changed */
+    for (uint32_t k = 0; k < g.npins; k++)
+        mono_gchandle_free(g.pins[k]);
     free(g.objs);
     free(g.plans);
     free(g.map);

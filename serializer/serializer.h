@@ -17,6 +17,10 @@ void sd_set_transportable_attribute(MonoClass *attribute);
  * a type's fields [Transportable], so its private references can never travel. */
 int sd_is_framework_class(MonoClass *k);
 
+/* Whether old objects can move (major collections evacuate): when they cannot, a write whose
+ * objects are all old lets collections run without starting over. Default: they can. */
+void sd_set_old_generation_moves(int moves);
+
 /* A growable native byte buffer. */
 typedef struct sd_buffer {
     uint8_t *data;
