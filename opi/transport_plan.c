@@ -121,8 +121,14 @@ static transport_plan *build_plan(MonoObject *obj)
                    en);
             free(en);
         } else if (mono_type_is_struct(et)) {
-            char *field = opi_find_reference_field(elem);
-            if (field)
+            MonoClass *owner = NULL;
+            char *field = find_reference_field(elem, &owner);
+            if (field && sd_is_framework_class(owner))
+                reject(p, k,
+                       "its element struct holds a reference in field %s, private state of a "
+                       "framework type, which no transport carries: send its parts as arrays",
+                       field);
+            else if (field)
                 reject(p, k, "its element struct holds a reference in field %s; use OSend", field);
             free(field);
         }

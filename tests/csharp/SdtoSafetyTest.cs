@@ -128,6 +128,9 @@ static class SdtoSafetyTest
         var opi2 = Check.Throws<ArgumentException>(() => world.Send(new ListChild(), next, 41), "OPI Send of a List<int> subclass");
         Check.True(opi2 != null && !opi2.Message.Contains("mark") && opi2.Message.Contains("framework"),
                    "OPI refusal of a user class whose framework base holds the reference: " + opi2?.Message);
+        var opi3 = Check.Throws<ArgumentException>(() => world.Send(new KeyValuePair<string, int>[2], next, 41), "OPI Send of KeyValuePair<string,int>[]");
+        Check.True(opi3 != null && !opi3.Message.Contains("OSend") && opi3.Message.Contains("framework"),
+                   "OPI refusal of an array of framework structs with references: " + opi3?.Message);
     }
 
     // ---- item 11: reference slots never hold wire bytes ----
