@@ -90,7 +90,7 @@ int32_t opi_sd_write(MonoObject *graph, int32_t keep, int32_t *size)
 /* Copies n bytes between native memory and the data of a managed array, a chunk at a time,
  * giving way between chunks to a collection another thread requested (a long raw call must
  * not stall it). The array's address is fetched afresh after each chance to collect. */
-static void copy_giving_way(MonoObject *array, size_t offset, uint8_t *native, size_t n, int to_array)
+static int copy_giving_way(MonoObject *array, size_t offset, uint8_t *native, size_t n, int to_array)
 {
     uint64_t seen = gch_epoch();
     for (size_t at = 0; at < n; at += COPY_CHUNK) {
@@ -99,13 +99,16 @@ static void copy_giving_way(MonoObject *array, size_t offset, uint8_t *native, s
             seen = gch_epoch();
         }
         opi_buffer b;
-        opi_buffer_whole(array, &b); /* succeeded before: an array */
+        int rc = opi_buffer_whole(array, &b); /* succeeded before the copy: the same array */
+        if (rc != MPC_OK)
+            return rc;
         size_t len = n - at < COPY_CHUNK ? n - at : COPY_CHUNK;
         if (to_array)
             memcpy(b.data + offset + at, native + at, len);
         else
             memcpy(native + at, b.data + offset + at, len);
     }
+    return MPC_OK;
 }
 
 int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
@@ -118,9 +121,9 @@ int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
         return MPC_ERR_OFFSET;
     if (!written || written->length > b.bytes - (size_t)offset)
         return MPC_ERR_COUNT;
-    copy_giving_way(dest, (size_t)offset, written->data, written->length, 1);
+    rc = copy_giving_way(dest, (size_t)offset, written->data, written->length, 1);
     hold(&written, NULL);
-    return MPC_OK;
+    return rc;
 }
 
 /* Reads bytes[0..len) as a graph whose root must be a `expected`. */
@@ -145,8 +148,8 @@ int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflecti
     gch_buffer *copy = gch_buffer_take(b.bytes);
     if (!copy)
         return MPC_ERR_NO_MEMORY;
-    copy_giving_way(src, (size_t)offset, copy->data, b.bytes, 0);
-    rc = read_graph(copy->data, b.bytes, expected, result);
+    if ((rc = copy_giving_way(src, (size_t)offset, copy->data, b.bytes, 0)) == MPC_OK)
+        rc = read_graph(copy->data, b.bytes, expected, result);
     gch_buffer_give(copy);
     return rc;
 }
