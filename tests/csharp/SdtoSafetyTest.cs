@@ -294,11 +294,12 @@ static class SdtoSafetyTest
     }
 
     /// <summary>A worker serializes two large arrays, one all 1s and one all 2s, in turn into
-    /// the same buffer; this thread collects and looks at the first and last data byte of the
-    /// buffer at once. Different bytes mean the collection completed in the middle of a copy
-    /// into the buffer, the call still running: only a copy that gives way lets that happen
-    /// (a raw call otherwise holds the collection until it returns). The collection may land in
-    /// another part of the call, so some of the rounds must see it.</summary>
+    /// the same buffer. This thread waits until it sees the copy into the buffer begin (its first
+    /// data byte takes the new value, its last one not yet), collects, and looks at the last
+    /// byte at once: still the old value means the collection completed in the middle of the
+    /// copy, the call still running. Only a copy that gives way lets that happen (a raw call
+    /// otherwise holds the collection until it returns). This thread may notice the copy too
+    /// late on a loaded machine, so some of the rounds, not all, must see it.</summary>
     static void CopyGivesWay()
     {
         const int n = 32 << 20, rounds = 40;
@@ -322,12 +323,17 @@ static class SdtoSafetyTest
         for (int round = 0; round < rounds && failure == null; round++) {
             int target = Volatile.Read(ref calls) + 1;
             while (Volatile.Read(ref calls) < target && failure == null)
-                Thread.Yield();
+                Thread.Yield();                                   // a whole call is done:
+            byte next = (byte)(target % 2 == 0 ? 1 : 2);          // the next one writes this
+            while (Volatile.Read(ref dest[size - n]) != next && Volatile.Read(ref calls) <= target && failure == null)
+                ;                                                 // until its copy begins
+            if (Volatile.Read(ref dest[size - 1]) == next)
+                continue;                                         // noticed too late: done already
             var sw = Stopwatch.StartNew();
             GC.Collect(0);
-            byte last = dest[size - 1], first = dest[size - n];
+            byte last = Volatile.Read(ref dest[size - 1]);
             sw.Stop();
-            if (first != last)
+            if (last != next)
                 seen++;
             waits.Add(sw.Elapsed.TotalMilliseconds.ToString("F1"));
         }
