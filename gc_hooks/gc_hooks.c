@@ -51,6 +51,14 @@ void gch_yield_to_gc(void)
     mono_threads_exit_gc_safe_region_unbalanced(cookie, &mark);
 }
 
+void gch_lock_gc_safe(pthread_mutex_t *m)
+{
+    void *mark = NULL;
+    void *cookie = mono_threads_enter_gc_safe_region_unbalanced(&mark);
+    pthread_mutex_lock(m);
+    mono_threads_exit_gc_safe_region_unbalanced(cookie, &mark); /* may wait for a collection */
+}
+
 uint64_t gch_epoch(void) { return atomic_load_explicit(&gc_epoch, memory_order_acquire); }
 
 /* Each thread owns one block; only the owner writes it, so a relaxed load+store is enough

@@ -4,6 +4,7 @@
 #ifndef GC_HOOKS_H
 #define GC_HOOKS_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "../mpc/mpc.h"
@@ -33,6 +34,10 @@ uint64_t gch_epoch(void);
  * in an internal call) passes through a GC-safe region and is suspended there if needed. The
  * caller must hold no object address outside its stack across this call. */
 void gch_yield_to_gc(void);
+
+/* Locks m, waiting in a GC-safe region (the caller is GC-unsafe, in an internal call): a
+ * collection may stop the holder while it holds m, and must not wait for this thread. */
+void gch_lock_gc_safe(pthread_mutex_t *m);
 
 /* Adds n to a counter. Per-thread storage: no atomic read-modify-write on the hot path. */
 void gch_count(gch_counter c, int64_t n);

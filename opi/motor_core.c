@@ -2,6 +2,8 @@
 #include "motor_core.h"
 
 #include "../gc_hooks/gc_hooks.h"
+#include "../serializer/ptr_map.h"
+#include "../serializer/serializer.h"
 #include "opi_internal.h"
 
 #include <mono/metadata/loader.h>
@@ -53,8 +55,11 @@ static int install_locked(void)
         return rc;
     if (gch_install() != 0)
         return MPC_ERR_RUNTIME;
+    /* plans are built under a lock, calling Mono: wait for that lock GC-safe */
+    ptr_map_set_lock_wait(gch_lock_gc_safe);
     /* What the runtime was started with decides whether small old objects can move. */
     opi_set_old_generation_moves(evacuation_threshold(getenv("MONO_GC_PARAMS")) != 0);
+    sd_set_old_generation_moves(evacuation_threshold(getenv("MONO_GC_PARAMS")) != 0);
     const char *policy = getenv("MOTOR_PIN_POLICY");
     opi_set_pin_every_transfer(policy && strcmp(policy, "every") == 0);
     for (size_t i = 0; i < opi_icall_count; i++)

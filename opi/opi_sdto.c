@@ -67,19 +67,48 @@ int32_t opi_sd_error(MonoObject *buffer)
     return (int32_t)len;
 }
 
-/* keep: hold the bytes for SdCopy (Serialize); 0 gives the buffer back at once (Measure). */
+/* keep: hold the bytes for SdCopy (Serialize); 0 only measures them (Measure). */
 int32_t opi_sd_write(MonoObject *graph, int32_t keep, int32_t *size)
 {
     const char *why = NULL;
     hold(&written, NULL);
-    int rc = write_into(&written, graph, 0, SIZE_MAX, &why);
-    size_t length = written ? written->length : 0;
-    if (!keep || rc != MPC_OK)
+    size_t length = 0;
+    int rc = keep ? write_into(&written, graph, 0, SIZE_MAX, &why) : sd_measure(graph, &length, &why);
+    if (keep && written)
+        length = written->length;
+    if (rc != MPC_OK)
         hold(&written, NULL);
     if (rc == MPC_OK && length > INT32_MAX)
         return keep_why(MPC_ERR_TOO_LARGE, "the serialized graph exceeds 2 GiB");
     *size = rc == MPC_OK ? (int32_t)length : 0;
     return keep_why(rc, why);
+}
+
+/* Bytes copied between two looks at the collection epoch (about a millisecond of memcpy). */
+#define COPY_CHUNK ((size_t)1 << 20)
+
+/* Copies n bytes between native memory and the data of a managed array, a chunk at a time,
+ * giving way between chunks to a collection another thread requested (a long raw call must
+ * not stall it). The array's address is fetched afresh after each chance to collect. */
+static int copy_giving_way(MonoObject *array, size_t offset, uint8_t *native, size_t n, int to_array)
+{
+    uint64_t seen = gch_epoch();
+    for (size_t at = 0; at < n; at += COPY_CHUNK) {
+        if (at && gch_epoch() != seen) {
+            gch_yield_to_gc();
+            seen = gch_epoch();
+        }
+        opi_buffer b;
+        int rc = opi_buffer_whole(array, &b); /* succeeded before the copy: the same array */
+        if (rc != MPC_OK)
+            return rc;
+        size_t len = n - at < COPY_CHUNK ? n - at : COPY_CHUNK;
+        if (to_array)
+            memcpy(b.data + offset + at, native + at, len);
+        else
+            memcpy(native + at, b.data + offset + at, len);
+    }
+    return MPC_OK;
 }
 
 int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
@@ -92,9 +121,9 @@ int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
         return MPC_ERR_OFFSET;
     if (!written || written->length > b.bytes - (size_t)offset)
         return MPC_ERR_COUNT;
-    memcpy(b.data + offset, written->data, written->length);
+    rc = copy_giving_way(dest, (size_t)offset, written->data, written->length, 1);
     hold(&written, NULL);
-    return MPC_OK;
+    return rc;
 }
 
 /* Reads bytes[0..len) as a graph whose root must be a `expected`. */
@@ -119,8 +148,8 @@ int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflecti
     gch_buffer *copy = gch_buffer_take(b.bytes);
     if (!copy)
         return MPC_ERR_NO_MEMORY;
-    memcpy(copy->data, b.data, b.bytes);
-    rc = read_graph(copy->data, b.bytes, expected, result);
+    if ((rc = copy_giving_way(src, (size_t)offset, copy->data, b.bytes, 0)) == MPC_OK)
+        rc = read_graph(copy->data, b.bytes, expected, result);
     gch_buffer_give(copy);
     return rc;
 }

@@ -5,6 +5,7 @@
 
 #include "../serializer/ptr_map.h"
 #include "../serializer/sd_layout.h"
+#include "../serializer/serializer.h"
 
 #include <mono/metadata/appdomain.h>
 #include <mono/metadata/attrdefs.h>
@@ -43,8 +44,8 @@ static char *class_name(MonoClass *k)
 
 /* NULL when instances of k (a class or a struct) hold no references in their instance fields,
  * inherited and nested-struct fields included; otherwise the path of the first field that
- * does, with its type: "inner.name (System.String)". */
-char *opi_find_reference_field(MonoClass *k)
+ * does, with its type: "inner.name (System.String)", and in *owner the class declaring it. */
+static char *find_reference_field(MonoClass *k, MonoClass **owner)
 {
     for (; k; k = mono_class_get_parent(k)) {
         void *iter = NULL;
@@ -57,10 +58,11 @@ char *opi_find_reference_field(MonoClass *k)
                 char *tn = mono_type_get_name(t);
                 char *path = format("%s (%s)", mono_field_get_name(f), tn ? tn : "?");
                 mono_free(tn);
+                *owner = k;
                 return path ? path : strdup("?");
             }
             if (mono_type_is_struct(t)) {
-                char *inner = opi_find_reference_field(mono_class_from_mono_type(t));
+                char *inner = find_reference_field(mono_class_from_mono_type(t), owner);
                 if (inner) {
                     char *path = format("%s.%s", mono_field_get_name(f), inner);
                     free(inner);
@@ -70,6 +72,12 @@ char *opi_find_reference_field(MonoClass *k)
         }
     }
     return NULL;
+}
+
+char *opi_find_reference_field(MonoClass *k)
+{
+    MonoClass *owner;
+    return find_reference_field(k, &owner);
 }
 
 int opi_element_type(MonoClass *k)
@@ -113,8 +121,14 @@ static transport_plan *build_plan(MonoObject *obj)
                    en);
             free(en);
         } else if (mono_type_is_struct(et)) {
-            char *field = opi_find_reference_field(elem);
-            if (field)
+            MonoClass *owner = NULL;
+            char *field = find_reference_field(elem, &owner);
+            if (field && sd_is_framework_class(owner))
+                reject(p, k,
+                       "its element struct holds a reference in field %s, private state of a "
+                       "framework type, which no transport carries: send its parts as arrays",
+                       field);
+            else if (field)
                 reject(p, k, "its element struct holds a reference in field %s; use OSend", field);
             free(field);
         }
@@ -123,9 +137,21 @@ static transport_plan *build_plan(MonoObject *obj)
     } else {
         p->kind = PLAN_OBJECT;
         p->elem_size = (uint32_t)(mono_class_instance_size(k) - (int32_t)sizeof(MonoObject));
-        char *field = opi_find_reference_field(k);
-        if (field)
+        MonoClass *owner = NULL;
+        char *field = find_reference_field(k, &owner);
+        /* a framework type's private field cannot be marked by the user: no such advice */
+        if (field && sd_is_framework_class(owner)) {
+            char *on = class_name(owner);
+            char *detail = format("%s belongs to the framework type %s", field, on ? on : "?");
+            reject(p, k,
+                   "field %s, whose private state holds references: OPI cannot transport it. Send "
+                   "its contents as an array (e.g. ToArray()), by OPI or in a graph for OSend",
+                   detail ? detail : field);
+            free(on);
+            free(detail);
+        } else if (field) {
             reject(p, k, "field %s is a reference; mark it [Transportable] and use OSend", field);
+        }
         free(field);
     }
     return p;

@@ -43,13 +43,28 @@ static void place(struct ptr_map_table *t, const void *key, void *value)
     atomic_store_explicit(&t->slot[i].key, key, memory_order_release);
 }
 
+static _Atomic(void (*)(pthread_mutex_t *)) lock_wait;
+
+void ptr_map_set_lock_wait(void (*wait)(pthread_mutex_t *lock)) { atomic_store(&lock_wait, wait); }
+
+static void lock(pthread_mutex_t *m)
+{
+    if (pthread_mutex_trylock(m) == 0)
+        return;
+    void (*wait)(pthread_mutex_t *) = atomic_load(&lock_wait);
+    if (wait)
+        wait(m);
+    else
+        pthread_mutex_lock(m);
+}
+
 void *ptr_map_get_or_build(ptr_map *m, const void *key, void *(*build)(const void *key, void *ctx),
                            void *ctx)
 {
     void *v = ptr_map_get(m, key);
     if (v)
         return v;
-    pthread_mutex_lock(&m->lock);
+    lock(&m->lock);
     struct ptr_map_table *t = atomic_load(&m->table);
     if (t && (v = find(t, key))) {
         pthread_mutex_unlock(&m->lock);

@@ -19,6 +19,12 @@ typedef struct ptr_map {
 
 #define PTR_MAP_INIT {NULL, PTHREAD_MUTEX_INITIALIZER, 0}
 
+/* How a contended lock is waited for (NULL: pthread_mutex_lock). The runtime glue sets a wait
+ * in a GC-safe region: build() calls Mono, where the builder may be stopped by a collection
+ * while it holds the lock, and a waiter that stayed GC-unsafe would hold that collection up
+ * for ever. */
+void ptr_map_set_lock_wait(void (*wait)(pthread_mutex_t *lock));
+
 /* The value for key, or NULL. */
 void *ptr_map_get(ptr_map *m, const void *key);
 /* The value for key, built by build(key, ctx) the first time (NULL when build fails). */

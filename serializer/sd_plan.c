@@ -10,6 +10,7 @@
 #include <mono/metadata/image.h>
 #include <mono/metadata/metadata.h>
 #include <mono/metadata/reflection.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,13 +31,48 @@ int sd_has_transportable(MonoClass *k, MonoClassField *f)
     return has;
 }
 
+int sd_is_framework_class(MonoClass *k)
+{
+    while (mono_class_get_rank(k) > 0)
+        k = mono_class_get_element_class(k);
+    const char *n = mono_image_get_name(mono_class_get_image(k));
+    if (!n)
+        return 0;
+    if (!strcmp(n, "System.MP"))
+        return 0;
+    return !strcmp(n, "mscorlib") || !strcmp(n, "netstandard") || !strcmp(n, "System") ||
+           !strncmp(n, "System.", 7) || !strncmp(n, "Mono.", 5);
+}
+
 typedef struct slot_lists {
-    uint32_t nall, nslots, cap_all, cap_slots;
+    uint32_t nall, nslots, nhidden, cap_all, cap_slots, cap_hidden;
     uint32_t *all;
     sd_slot *slots;
+    sd_hidden *hidden;
 } slot_lists;
 
-static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int travels)
+static char *type_name(MonoClass *k)
+{
+    char *mono_name = mono_type_get_name(mono_class_get_type(k));
+    char *name = strdup(mono_name ? mono_name : "?");
+    mono_free(mono_name);
+    return name;
+}
+
+/* prefix.name, or name alone at the top; NULL when out of memory. */
+static char *join(const char *prefix, const char *name)
+{
+    size_t n = (prefix ? strlen(prefix) + 1 : 0) + strlen(name) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s%s", prefix ? prefix : "", prefix ? "." : "", name);
+    return s;
+}
+
+/* Records a reference slot: every one in `all`; a travelling one in `slots`; one that a
+ * framework type declares and that does not travel in `hidden` (owner: that type). */
+static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int travels, const char *name,
+                    MonoClass *owner)
 {
     if (l->nall == l->cap_all) {
         l->cap_all = l->cap_all ? 2 * l->cap_all : 8;
@@ -46,6 +82,22 @@ static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int tra
         l->all = a;
     }
     l->all[l->nall++] = offset;
+    if (!travels && owner) {
+        if (l->nhidden == l->cap_hidden) {
+            l->cap_hidden = l->cap_hidden ? 2 * l->cap_hidden : 4;
+            sd_hidden *h = realloc(l->hidden, l->cap_hidden * sizeof *h);
+            if (!h)
+                return -1;
+            l->hidden = h;
+        }
+        char *n = strdup(name), *o = type_name(owner);
+        if (!n || !o) {
+            free(n);
+            free(o);
+            return -1;
+        }
+        l->hidden[l->nhidden++] = (sd_hidden){offset, n, o};
+    }
     if (!travels)
         return 0;
     if (l->nslots == l->cap_slots) {
@@ -55,16 +107,21 @@ static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int tra
             return -1;
         l->slots = s;
     }
-    l->slots[l->nslots++] = (sd_slot){offset, declared};
+    char *n = strdup(name);
+    if (!n)
+        return -1;
+    l->slots[l->nslots++] = (sd_slot){offset, declared, n};
     return 0;
 }
 
-/* Reference slots of an instance of k whose data starts at base (nested structs flattened).
- * A value-type field always travels; a reference field only when marked [Transportable]. */
-static int collect(MonoClass *k, uint32_t base, slot_lists *l)
+/* Reference slots of an instance of k whose data starts at base (nested structs flattened,
+ * their fields named prefix.field). A value-type field always travels; a reference field only
+ * when marked [Transportable]. Plans live as long as the process: names are never freed. */
+static int collect(MonoClass *k, uint32_t base, const char *prefix, slot_lists *l)
 {
     int value_type = mono_class_is_valuetype(k);
     for (MonoClass *c = k; c; c = value_type ? NULL : mono_class_get_parent(c)) {
+        int framework = sd_is_framework_class(c);
         void *iter = NULL;
         MonoClassField *f;
         while ((f = mono_class_get_fields(c, &iter))) {
@@ -72,13 +129,47 @@ static int collect(MonoClass *k, uint32_t base, slot_lists *l)
                 continue;
             MonoType *t = mono_field_get_type(f);
             uint32_t off = base + (uint32_t)mono_field_get_offset(f) - (uint32_t)sizeof(MonoObject);
-            if (mono_type_is_reference(t)) {
-                if (add_slot(l, off, mono_class_from_mono_type(t), sd_has_transportable(c, f)))
+            int rc = 0;
+            if (mono_type_is_reference(t) || mono_type_is_struct(t)) {
+                char *name = join(prefix, mono_field_get_name(f));
+                if (!name)
                     return -1;
-            } else if (mono_type_is_struct(t) && collect(mono_class_from_mono_type(t), off, l)) {
-                return -1;
+                if (mono_type_is_reference(t))
+                    rc = add_slot(l, off, mono_class_from_mono_type(t), sd_has_transportable(c, f), name,
+                                  framework ? c : NULL);
+                else
+                    rc = collect(mono_class_from_mono_type(t), off, name, l);
+                free(name);
             }
+            if (rc)
+                return -1;
         }
+    }
+    return 0;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The ranges of [0, size) outside the reference slots at offsets all[0..n) (sorted in place).
+ * *runs NULL with *nruns 0 when there is no data; -1 when out of memory. */
+static int data_runs(uint32_t size, uint32_t *all, uint32_t n, sd_run **runs, uint32_t *nruns)
+{
+    qsort(all, n, sizeof *all, by_offset);
+    *nruns = 0;
+    *runs = malloc((n + 1) * sizeof **runs);
+    if (!*runs)
+        return -1;
+    uint32_t at = 0;
+    for (uint32_t i = 0; i <= n; i++) {
+        uint32_t end = i < n ? all[i] : size;
+        if (end > at)
+            (*runs)[(*nruns)++] = (sd_run){at, end - at};
+        if (i < n)
+            at = all[i] + (uint32_t)sizeof(void *);
     }
     return 0;
 }
@@ -127,6 +218,7 @@ static void *build(const void *key, void *ctx)
         return NULL;
     p->klass = k;
     p->polymorphic = sd_has_transportable(k, NULL);
+    p->framework = sd_is_framework_class(k);
     p->denied = denied(k);
     p->value_type = mono_class_is_valuetype(k);
     p->abstract = (mono_class_get_flags(k) & (MONO_TYPE_ATTR_ABSTRACT | MONO_TYPE_ATTR_INTERFACE)) != 0;
@@ -143,22 +235,26 @@ static void *build(const void *key, void *ctx)
         if (mono_type_is_reference(mono_class_get_type(e))) {
             p->element = SD_ELEM_REFS;
             p->data_size = 8;
-            rc = add_slot(&l, 0, e, 1); /* arrays of objects travel with their elements */
+            rc = add_slot(&l, 0, e, 1, "", NULL); /* arrays of objects travel with their elements */
         } else {
             p->data_size = (uint32_t)mono_array_element_size(k);
-            rc = collect(e, 0, &l);
+            rc = collect(e, 0, NULL, &l);
             /* on the wire: structs with travelling references, else raw (slots zeroed) */
             p->element = l.nslots ? SD_ELEM_STRUCTS : SD_ELEM_RAW;
         }
     } else {
         p->kind = SD_OBJECT;
         p->data_size = (uint32_t)(mono_class_instance_size(k) - (int32_t)sizeof(MonoObject));
-        rc = collect(k, 0, &l);
+        rc = collect(k, 0, NULL, &l);
     }
     p->wire_name = wire_name(k, &p->name_len);
+    if (!rc && p->kind != SD_STRING)
+        rc = data_runs(p->data_size, l.all, l.nall, &p->runs, &p->nruns);
     if (rc || !p->wire_name) {
+        free(p->runs);
         free(l.all);
-        free(l.slots);
+        free(l.slots); /* (with the few names made so far: out of memory only) */
+        free(l.hidden);
         free(p->wire_name);
         free(p);
         return NULL;
@@ -167,6 +263,8 @@ static void *build(const void *key, void *ctx)
     p->all = l.all;
     p->nslots = l.nslots;
     p->slots = l.slots;
+    p->nhidden = l.nhidden;
+    p->hidden = l.hidden;
     return p;
 }
 

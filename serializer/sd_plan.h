@@ -6,13 +6,29 @@
 
 #include <mono/metadata/class.h>
 #include <mono/metadata/object.h>
+#include <stdatomic.h>
 
 /* A reference slot that travels: its offset in the instance data (or element) and the
  * declared type of the field. */
 typedef struct sd_slot {
     uint32_t offset;
     MonoClass *declared;
+    const char *name; /* the field's path in the instance or element: "Inline.Label" */
 } sd_slot;
+
+/* A reference slot declared by a framework type (sd_is_framework_class): no user can mark it
+ * [Transportable], so a value there would silently arrive null. The writer refuses a graph in
+ * which such a slot holds a reference. */
+typedef struct sd_hidden {
+    uint32_t offset;
+    const char *name;  /* its path in the instance or element: "_items", "Entry.key" */
+    const char *owner; /* the framework type that declares it */
+} sd_hidden;
+
+/* A byte range of an instance or element that holds no reference. */
+typedef struct sd_run {
+    uint32_t offset, length;
+} sd_run;
 
 typedef struct sd_plan {
     MonoClass *klass;
@@ -24,11 +40,17 @@ typedef struct sd_plan {
     uint32_t *all;
     uint32_t nslots;    /* the transportable ones, in layout order */
     sd_slot *slots;
+    uint32_t nruns;     /* the data minus every reference slot, in order: what the reader */
+    sd_run *runs;       /* copies from the wire (reference slots never hold wire bytes) */
+    uint32_t nhidden;   /* framework-private reference slots (of the instance or element) */
+    sd_hidden *hidden;
     MonoClass *elem_class;
     int polymorphic;    /* class-level [Transportable] */
     int value_type;
     int abstract;       /* abstract class or interface: never instantiated */
+    int framework;      /* sd_is_framework_class */
     MonoVTable *vtable; /* for allocation (one domain) */
+    atomic_int type_initialized; /* the reader ran its type initializers (sd_reader.c) */
     const char *denied; /* why instances never travel (delegates, reflection, OS handles), or NULL */
     char *wire_name;    /* "Full.Name, image" */
     uint32_t name_len;

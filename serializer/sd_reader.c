@@ -1,10 +1,14 @@
 /* sd_reader.c — reads a graph (FORMAT.md) safely: the pure-C validator checks the structure
  * first; then every type name is resolved only if API.md's allow-list for the expected type
- * admits it, and checked against this runtime's layout; objects are created without running
- * constructors, kept reachable in a pinned object[] while the rest are made, and linked only
- * to objects assignable to each slot's declared type. Anything else fails the whole read. */
+ * admits it, and checked against this runtime's layout; type initializers run; objects are
+ * created without running constructors, their data copied around the reference slots (never
+ * wire bytes there), kept reachable in a pinned object[] while the rest are made, and linked
+ * only to objects assignable to each slot's declared type. Anything else fails the whole read.
+ * A large read gives way to other threads' collections every few hundred records and every
+ * megabyte copied: it holds no object address but the pinned object[] across those points. */
 #include "serializer.h"
 
+#include "../gc_hooks/gc_hooks.h"
 #include "../mpc/mpc.h"
 #include "sd_layout.h"
 #include "sd_plan.h"
@@ -107,26 +111,104 @@ static int same_layout(const sd_plan *p, const sd_type *t)
            p->data_size == t->data_size && refs == t->ref_count;
 }
 
-static void zero_slots(uint8_t *data, const sd_plan *p)
+/* Runs the type initializers of k and of its base classes, as `new` would (k's own first, then
+ * each base's, as the constructor chain reaches them), before any received instance exists.
+ * Through RuntimeHelpers.RunClassConstructor and mono_runtime_invoke: a throwing initializer
+ * comes back as an exception object (mono_runtime_class_init would abort the process). Done
+ * once per class; a failed one is tried again next time and fails the same way (the runtime
+ * remembers). A Mono call that runs managed code: the caller holds no object address. */
+static int run_type_initializers(const sd_plan *p, const char **why)
 {
-    for (uint32_t s = 0; s < p->nall; s++)
-        memset(data + p->all[s], 0, sizeof(void *));
+    static _Atomic(MonoMethod *) run_method; /* found once; a race finds the same method */
+    if (atomic_load_explicit(&p->type_initialized, memory_order_acquire))
+        return MPC_OK;
+    MonoMethod *run = atomic_load(&run_method);
+    if (!run) {
+        MonoClass *helpers = mono_class_from_name(mono_get_corlib(), "System.Runtime.CompilerServices", "RuntimeHelpers");
+        run = helpers ? mono_class_get_method_from_name(helpers, "RunClassConstructor", 1) : NULL;
+        if (!run) {
+            *why = "RuntimeHelpers.RunClassConstructor not found";
+            return MPC_ERR_RUNTIME;
+        }
+        atomic_store(&run_method, run);
+    }
+    for (MonoClass *k = p->klass; k; k = mono_class_get_parent(k)) {
+        MonoType *handle = mono_class_get_type(k); /* a RuntimeTypeHandle's only field */
+        void *args[1] = {&handle};
+        MonoObject *exc = NULL;
+        mono_runtime_invoke(run, NULL, args, &exc);
+        if (!exc)
+            continue;
+        /* "System.TypeInitializationException: The type initializer for 'X' threw an
+         * exception. ---> Inner: message", the first line of its ToString */
+        MonoObject *exc2 = NULL;
+        MonoString *text = mono_object_to_string(exc, &exc2);
+        char *utf8 = text && !exc2 ? mono_string_to_utf8(text) : NULL;
+        char *name = mono_type_get_name(handle);
+        snprintf(why_buf, sizeof why_buf, "the type initializer of %s failed, so no %s can be received: %.*s",
+                 name ? name : "?", name ? name : "?", utf8 ? (int)strcspn(utf8, "\r\n") : 1, utf8 ? utf8 : "?");
+        mono_free(name);
+        mono_free(utf8);
+        *why = why_buf;
+        return MPC_ERR_SERIALIZATION;
+    }
+    atomic_store_explicit(&((sd_plan *)p)->type_initialized, 1, memory_order_release); /* a cache bit */
+    return MPC_OK;
 }
 
-/* Creates record r's object (no constructor runs) and fills its data; references come later.
- * Allocation may collect: objects made earlier are reached only through the pinned object[]. */
-static MonoObject *create(const sd_plan *p, const sd_record *rec, MonoDomain *domain)
+/* Copies one instance or element from the wire, reference slots excepted: those stay as the
+ * allocation left them (zero) until linking stores a checked object there, so no object is
+ * ever visible to the GC with wire bytes in a reference slot. */
+static void copy_data(uint8_t *to, const uint8_t *from, const sd_plan *p)
 {
-    if (p->kind == SD_STRING)
-        return (MonoObject *)mono_string_new_utf16(domain, (const mono_unichar2 *)rec->data, (int32_t)rec->elements);
-    if (p->kind == SD_OBJECT) {
-        MonoObject *o = p->value_type ? mono_value_box(domain, p->klass, (void *)rec->data)
-                                      : mono_object_new_specific(p->vtable);
+    for (uint32_t r = 0; r < p->nruns; r++)
+        memcpy(to + p->runs[r].offset, from + p->runs[r].offset, p->runs[r].length);
+}
+
+/* Gives way to a collection another thread requested since *seen (the epoch), as every long
+ * internal call must: the caller holds no object address outside the pinned object[]. */
+static void give_way(uint64_t *seen)
+{
+    uint64_t now = gch_epoch();
+    if (now == *seen)
+        return;
+    gch_yield_to_gc();
+    *seen = gch_epoch();
+}
+
+/* Bytes copied between two looks at the collection epoch (about a millisecond of memcpy). */
+#define COPY_CHUNK (1u << 20)
+/* Records created or linked between two looks at the epoch. */
+#define RECORDS_PER_GC_CHECK 256
+
+/* Creates record i's object (no constructor runs), stores it in objs[i] at once, then fills
+ * its data; references come later. Allocation may collect, and a large array is filled in
+ * chunks that give way to collections: every address is fetched from the pinned objs afresh. */
+static MonoObject *create(MonoArray *objs, uint32_t i, const sd_plan *p, const sd_record *rec,
+                          MonoDomain *domain, uint64_t *seen)
+{
+    MonoObject *o;
+    if (p->kind == SD_STRING) {
+        o = (MonoObject *)mono_string_new_size(domain, (int32_t)rec->elements);
         if (!o)
             return NULL;
-        uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
-        memcpy(data, rec->data, p->data_size);
-        zero_slots(data, p);
+        mono_array_setref(objs, i, o);
+        size_t bytes = 2 * (size_t)rec->elements;
+        for (size_t at = 0; at < bytes; at += COPY_CHUNK) {
+            if (at)
+                give_way(seen);
+            o = mono_array_get(objs, MonoObject *, i); /* afresh after a chance to collect */
+            memcpy((uint8_t *)sd_string_chars(o) + at, rec->data + at, bytes - at < COPY_CHUNK ? bytes - at : COPY_CHUNK);
+        }
+        return mono_array_get(objs, MonoObject *, i);
+    }
+    if (p->kind == SD_OBJECT) {
+        /* a value type too: an empty box, filled below (no wire bytes in its slots) */
+        o = mono_object_new_specific(p->vtable);
+        if (!o)
+            return NULL;
+        copy_data((uint8_t *)o + sizeof(MonoObject), rec->data, p); /* no Mono call since new */
+        mono_array_setref(objs, i, o);
         return o;
     }
     uintptr_t lengths[SD_MAX_RANK];
@@ -143,20 +225,24 @@ static MonoObject *create(const sd_plan *p, const sd_record *rec, MonoDomain *do
                                               : mono_array_new_full(domain, p->klass, lengths, zero_based ? NULL : lower);
     if (!a)
         return NULL;
-    uint8_t *data = (uint8_t *)mono_array_addr_with_size(a, 1, 0);
-    if (p->element == SD_ELEM_RAW) {
-        memcpy(data, rec->data, rec->elements * p->data_size);
-        if (p->nall)
-            for (uint64_t e = 0; e < rec->elements; e++)
-                zero_slots(data + e * p->data_size, p);
-    } else if (p->element == SD_ELEM_STRUCTS) {
-        size_t stride = p->data_size + 4u * p->nslots;
-        for (uint64_t e = 0; e < rec->elements; e++) {
-            memcpy(data + e * p->data_size, rec->data + e * stride, p->data_size);
-            zero_slots(data + e * p->data_size, p);
-        }
+    mono_array_setref(objs, i, (MonoObject *)a);
+    if (p->element == SD_ELEM_REFS || !p->data_size)
+        return (MonoObject *)a;
+    size_t stride = p->element == SD_ELEM_STRUCTS ? p->data_size + 4u * p->nslots : p->data_size;
+    size_t per_chunk = COPY_CHUNK / p->data_size ? COPY_CHUNK / p->data_size : 1;
+    for (uint64_t e = 0; e < rec->elements;) {
+        uint64_t n = rec->elements - e < per_chunk ? rec->elements - e : per_chunk;
+        uint8_t *data = sd_array_data(mono_array_get(objs, MonoObject *, i)) + e * p->data_size;
+        if (p->element == SD_ELEM_RAW && !p->nall)
+            memcpy(data, rec->data + e * p->data_size, n * p->data_size);
+        else
+            for (uint64_t k = 0; k < n; k++)
+                copy_data(data + k * p->data_size, rec->data + (e + k) * stride, p);
+        e += n;
+        if (e < rec->elements)
+            give_way(seen);
     }
-    return (MonoObject *)a;
+    return mono_array_get(objs, MonoObject *, i);
 }
 
 /* The address of reference slot s of element e (0 for objects) of record i. Computed afresh for
@@ -189,7 +275,7 @@ static int fits(fit_cache *c, const sd_plan *actual, MonoClass *declared)
 }
 
 static int link_record(MonoArray *objs, const sd_plan *p, const sd_record *rec, uint32_t i,
-                       const sd_plan **record_plans, fit_cache *cache, const char **why)
+                       const sd_plan **record_plans, fit_cache *cache, uint64_t *seen, const char **why)
 {
     if (p->kind == SD_STRING || (p->kind == SD_ARRAY && p->element == SD_ELEM_RAW))
         return MPC_OK;
@@ -208,6 +294,8 @@ static int link_record(MonoArray *objs, const sd_plan *p, const sd_record *rec, 
             /* computed after the check: the store gets current addresses */
             mono_gc_wbarrier_generic_store(slot_address(objs, p, i, e, s), mono_array_get(objs, MonoObject *, idx));
         }
+        if (e % (RECORDS_PER_GC_CHECK * 16) == RECORDS_PER_GC_CHECK * 16 - 1)
+            give_way(seen); /* a large array of references: addresses are fetched per store */
     }
     return MPC_OK;
 }
@@ -247,6 +335,12 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
         }
     }
     const uint8_t *records = cur.p;
+    /* type initializers before the first instance exists, as `new` would run them */
+    for (uint32_t t = 0; t < h.type_count; t++)
+        if (plans[t]->kind == SD_OBJECT && (rc = run_type_initializers(plans[t], why)) != MPC_OK)
+            goto done;
+    rc = MPC_ERR_NO_MEMORY;
+    *why = "out of memory";
 
     /* create every object; the object[] keeps them reachable while later ones allocate */
     record_plans = malloc(h.record_count * sizeof *record_plans);
@@ -258,25 +352,28 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     if (!objs)
         goto done;
     pin = mono_gchandle_new((MonoObject *)objs, 1);
+    uint64_t seen = gch_epoch();
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
         sd_parse_record(&cur, types, h.type_count, &rec);
         record_plans[i] = plans[rec.type_index];
-        MonoObject *o = create(plans[rec.type_index], &rec, domain);
-        if (!o) {
+        if (!create(objs, i, plans[rec.type_index], &rec, domain, &seen)) {
             rc = failf(why, "cannot create an object of type %.*s", (int)plans[rec.type_index]->name_len,
                        plans[rec.type_index]->wire_name);
             goto done;
         }
-        mono_array_setref(objs, i, o);
+        if (i % RECORDS_PER_GC_CHECK == 0)
+            give_way(&seen);
     }
     /* link the references: every target's type is known from its record */
     cur.p = records;
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
         sd_parse_record(&cur, types, h.type_count, &rec);
-        if ((rc = link_record(objs, plans[rec.type_index], &rec, i, record_plans, cache, why)) != MPC_OK)
+        if ((rc = link_record(objs, plans[rec.type_index], &rec, i, record_plans, cache, &seen, why)) != MPC_OK)
             goto done;
+        if (i % RECORDS_PER_GC_CHECK == 0)
+            give_way(&seen);
     }
     if (!mono_object_isinst(mono_array_get(objs, MonoObject *, h.root), expected)) {
         const sd_plan *ep = sd_plan_for(expected);

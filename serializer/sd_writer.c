@@ -9,8 +9,12 @@
  * is used again and the write starts over (the plans built so far stay cached).
  *
  * A long write would also hold up another thread's collection, which waits for this thread:
- * every few thousand records the write checks whether one was requested, and if so drops its
- * work, lets the collection run and starts over — except on its last attempt, which finishes. */
+ * every few thousand records (references of one array, MiB of one array's data) the write
+ * checks whether one was requested. If every object it recorded is old and old objects never
+ * move in this process (the host's evacuation-threshold=0), it lets the collection run and goes
+ * on; otherwise it drops its work, lets the collection run and starts over — with the graph
+ * promoted, the next attempt usually goes on — except on its last attempt, which finishes
+ * without giving way. */
 #include "serializer.h"
 
 #include "../gc_hooks/gc_hooks.h"
@@ -19,6 +23,8 @@
 #include "sd_layout.h"
 #include "sd_plan.h"
 
+#include <mono/metadata/mono-gc.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +45,11 @@ typedef struct graph {
     size_t nrefs, cap_refs, next_ref;
     uint64_t epoch;               /* collections begun when this attempt started */
     int moved;                    /* a collection began: every address is suspect */
+    int immovable;                /* every object recorded is old or pinned below, and old
+                                   * objects never move here: a collection changes no address
+                                   * the write holds */
+    uint32_t pins[16];            /* GC handles pinning the few young objects of such a write */
+    uint32_t npins;
     int yield_to_gc;              /* give way to a requested collection (all but the last try) */
 } graph;
 
@@ -54,7 +65,43 @@ static void element_range(const graph *g, uint32_t i, size_t *first, size_t *n)
     }
 }
 
+/* (static TLS: libmotorcore.so uses initial-exec variables, and dlopen under stock mono leaves
+ * little room for them; keep thread-locals small) */
 static __thread char why_buf[512];
+
+/* Every this many records (or references of one array, or bytes of one array's data), a write
+ * checks whether a collection is waiting for it: a bounded wait for the collector. */
+#define RECORDS_PER_GC_CHECK 4096
+#define BYTES_PER_GC_CHECK (1u << 20)
+
+/* Do old objects move in this process (major collections that evacuate)? Until told, yes. */
+static atomic_int old_generation_moves = 1;
+
+void sd_set_old_generation_moves(int moves) { atomic_store(&old_generation_moves, moves != 0); }
+
+/* Has a collection begun since this attempt started? If every object recorded is old and old
+ * objects never move, the write lets it run and goes on: no address it holds can change, and
+ * the objects stay reachable from the root. Otherwise every address is suspect (g->moved): the
+ * attempt stops and the write starts over once the collection has run — the nursery objects
+ * are old then, so the next attempt usually goes on through collections. */
+static int collection_begun(graph *g)
+{
+    if (g->moved || gch_epoch() == g->epoch)
+        return g->moved;
+    if (g->immovable) {
+        gch_yield_to_gc();
+        g->epoch = gch_epoch();
+        return 0;
+    }
+    if (g->yield_to_gc)
+        g->moved = 1;
+    return g->moved;
+}
+
+static int collection_waiting(graph *g, uint32_t i)
+{
+    return i % RECORDS_PER_GC_CHECK == 0 ? collection_begun(g) : g->moved;
+}
 
 /* The plan of o's class, found through its vtable: no Mono call once the class is known (a
  * Mono call is a safepoint). The first time, the plan is built: the caller checks the epoch. */
@@ -117,11 +164,32 @@ static int64_t record_of(graph *g, MonoObject *o)
         if (!objs || !plans)
             return -1;
     }
+    /* A nursery object moves at the next collection: a few of them (often kept in the nursery
+     * by stale stack words) are pinned, more make the write start over when one comes. Not the
+     * root: an internal call's argument does not move during the call (MONO-FACTS), which
+     * starting over relies on as well. */
+    if (g->immovable && g->count > 0 && mono_gc_get_generation(o) == 0) {
+        uint32_t pin = g->npins < sizeof g->pins / sizeof g->pins[0] ? mono_gchandle_new(o, 1) : 0;
+        if (!pin)
+            g->immovable = 0;
+        else
+            g->pins[g->npins++] = pin;
+        /* mono_gchandle_new makes no GC transition from a GC-unsafe thread (OPI pins the same
+         * way), so o cannot have moved before the pin held; should a collection be under way
+         * anyway, an attempt that may start over does so rather than trust that */
+        if (pin && gch_epoch() != g->epoch && g->yield_to_gc) {
+            g->moved = 1;
+            return -1;
+        }
+    }
     int built = 0;
     const sd_plan *p = plan_of(o, &built);
     if (built && gch_epoch() != g->epoch) {
-        g->moved = 1;
-        return -1;
+        if (!g->immovable) { /* o itself may have moved while the plan was built */
+            g->moved = 1;
+            return -1;
+        }
+        g->epoch = gch_epoch();
     }
     if (!p)
         return -1;
@@ -131,23 +199,165 @@ static int64_t record_of(graph *g, MonoObject *o)
     return g->count++;
 }
 
-/* May value (non-null) travel in a slot declared as d? */
-static int admissible(MonoObject *value, const sd_plan *vp, MonoClass *d, const char **why)
+/* The type name of a plan, without the ", image" of its wire name. */
+static int short_len(const sd_plan *p)
 {
+    for (uint32_t i = p->name_len; i-- > 1;)
+        if (p->wire_name[i - 1] == ',' && p->wire_name[i] == ' ')
+            return (int)(i - 1);
+    return (int)p->name_len;
+}
+
+/* How many references record i logs (visit_refs visits them in this order). */
+static size_t refs_logged(const graph *g, uint32_t i)
+{
+    const sd_plan *p = g->plans[i];
+    if (p->kind == SD_OBJECT)
+        return p->nslots;
+    if (p->kind != SD_ARRAY || !p->nslots)
+        return 0;
+    size_t first, n;
+    element_range(g, i, &first, &n);
+    return n * p->nslots;
+}
+
+/* Appends the label of reference k of record i: ".Name", "[e]" or "[e].Name". */
+static void step_label(const graph *g, uint32_t i, size_t k, char *out, size_t cap)
+{
+    const sd_plan *p = g->plans[i];
+    size_t len = strlen(out);
+    if (p->kind == SD_OBJECT) {
+        snprintf(out + len, cap - len, ".%s", p->slots[k].name);
+        return;
+    }
+    size_t first, n;
+    element_range(g, i, &first, &n);
+    const char *name = p->slots[k % p->nslots].name;
+    snprintf(out + len, cap - len, "[%zu]%s%s", first + k / p->nslots, *name ? "." : "", name);
+}
+
+/* How record r is reached from the root ("root.Items[3].Next"), rebuilt from the reference log:
+ * a record is discovered where it first appears there. Only for error messages: it reads plans
+ * and the log, never an object. A long chain keeps its first and last links. */
+static void path_to(const graph *g, uint32_t r, char *out, size_t cap)
+{
+    snprintf(out, cap, "root");
+    if (r == 0)
+        return;
+    uint32_t *parent = malloc(g->count * sizeof *parent);
+    size_t *via = malloc(g->count * sizeof *via);
+    uint32_t *chain = malloc(g->count * sizeof *chain);
+    if (!parent || !via || !chain) {
+        snprintf(out, cap, "(a record the path of which could not be traced: out of memory)");
+        goto done;
+    }
+    memset(parent, 0xff, g->count * sizeof *parent);
+    size_t pos = 0;
+    for (uint32_t i = 0; i < g->count && pos < g->nrefs && parent[r] == UINT32_MAX; i++) {
+        size_t n = refs_logged(g, i);
+        for (size_t k = 0; k < n && pos < g->nrefs; k++, pos++) {
+            int32_t v = g->refs[pos];
+            if (v > 0 && parent[v] == UINT32_MAX) {
+                parent[v] = i;
+                via[v] = k;
+            }
+        }
+    }
+    if (parent[r] == UINT32_MAX)
+        goto done;
+    size_t depth = 0;
+    for (uint32_t at = r; at != 0; at = parent[at])
+        chain[depth++] = at; /* r first, the root's child last */
+    enum { HEAD = 6, TAIL = 8 };
+    for (size_t d = depth; d-- > 0;) {
+        size_t from_root = depth - 1 - d;
+        if (depth > HEAD + TAIL && from_root == HEAD) {
+            size_t len = strlen(out);
+            snprintf(out + len, cap - len, "(+%zu links)", depth - HEAD - TAIL);
+        }
+        if (depth > HEAD + TAIL && from_root >= HEAD && d >= TAIL)
+            continue;
+        step_label(g, parent[chain[d]], via[chain[d]], out, cap);
+    }
+done:
+    free(parent);
+    free(via);
+    free(chain);
+}
+
+/* The first framework-private reference slot of record i that holds a reference (it could not
+ * travel: it would arrive null): its element index (arrays) and slot. 0 when there is none. */
+static int hidden_value(const graph *g, uint32_t i, size_t *elem, const sd_hidden **h)
+{
+    const sd_plan *p = g->plans[i];
+    if (!p->nhidden)
+        return 0;
+    MonoObject *o = g->objs[i];
+    size_t first = 0, n = 1;
+    uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
+    if (p->kind == SD_ARRAY) {
+        element_range(g, i, &first, &n);
+        data = sd_array_data(o) + first * p->data_size;
+    } else if (p->kind != SD_OBJECT) {
+        return 0;
+    }
+    for (size_t e = 0; e < n; e++)
+        for (uint32_t k = 0; k < p->nhidden; k++)
+            if (*(MonoObject **)(data + e * p->data_size + p->hidden[k].offset)) {
+                *elem = first + e;
+                *h = &p->hidden[k];
+                return 1;
+            }
+    return 0;
+}
+
+/* May record r, just discovered, travel in a slot declared as d? Refused: objects that never
+ * travel (denied), objects with framework-private references, which would arrive incomplete
+ * (until the standard collections are carried, this refuses List, Dictionary, Tuple of
+ * references...), and objects of another class than d unless marked [Transportable]. */
+static int admissible(graph *g, uint32_t r, MonoClass *d, const char **why)
+{
+    const sd_plan *vp = g->plans[r];
+    char path[200];
+    size_t elem;
+    const sd_hidden *h;
     if (vp->denied) {
-        snprintf(why_buf, sizeof why_buf, "an object of type %.*s cannot be serialized: %s",
-                 (int)vp->name_len, vp->wire_name, vp->denied);
+        path_to(g, r, path, sizeof path);
+        snprintf(why_buf, sizeof why_buf, "%s: an object of type %.*s cannot be serialized: %s", path,
+                 short_len(vp), vp->wire_name, vp->denied);
+        *why = why_buf;
+        return 0;
+    }
+    if (hidden_value(g, r, &elem, &h)) {
+        path_to(g, r, path, sizeof path);
+        if (vp->kind == SD_ARRAY) {
+            size_t len = strlen(path);
+            snprintf(path + len, sizeof path - len, "[%zu]", elem);
+        }
+        snprintf(why_buf, sizeof why_buf,
+                 "%s (%.*s): field %s, private to framework type %s, holds a reference the "
+                 "structured transport cannot carry (it would arrive null); framework objects with "
+                 "such state (List, Dictionary, Tuple of references...) do not travel yet: send "
+                 "their contents as arrays, or leave the field null",
+                 path, short_len(vp), vp->wire_name, h->name, h->owner);
         *why = why_buf;
         return 0;
     }
     if (vp->klass != d && !vp->polymorphic) {
-        (void)value;
-        const sd_plan *dp = sd_plan_for(d);
-        snprintf(why_buf, sizeof why_buf,
-                 "an object of type %.*s sits where %.*s is declared: mark %.*s [Transportable] "
-                 "so that it may travel as a %.*s",
-                 (int)vp->name_len, vp->wire_name, dp ? (int)dp->name_len : 1, dp ? dp->wire_name : "?",
-                 (int)vp->name_len, vp->wire_name, dp ? (int)dp->name_len : 1, dp ? dp->wire_name : "?");
+        path_to(g, r, path, sizeof path);
+        const sd_plan *dp = sd_plan_for(d); /* a Mono call: the write fails anyway */
+        int dn = dp ? short_len(dp) : 1;
+        const char *dname = dp ? dp->wire_name : "?";
+        if (vp->framework)
+            snprintf(why_buf, sizeof why_buf,
+                     "%s: an object of the framework type %.*s sits where %.*s is declared; a "
+                     "framework type travels only in a slot declared as its own type",
+                     path, short_len(vp), vp->wire_name, dn, dname);
+        else
+            snprintf(why_buf, sizeof why_buf,
+                     "%s: an object of type %.*s sits where %.*s is declared: mark %.*s "
+                     "[Transportable] so that it may travel as a %.*s",
+                     path, short_len(vp), vp->wire_name, dn, dname, short_len(vp), vp->wire_name, dn, dname);
         *why = why_buf;
         return 0;
     }
@@ -186,6 +396,10 @@ static int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
 static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
 {
     const char **why = ctx;
+    if (g->nrefs % RECORDS_PER_GC_CHECK == RECORDS_PER_GC_CHECK - 1 && collection_begun(g)) {
+        *why = NULL; /* not an error: the write starts over */
+        return -1;
+    }
     if (g->nrefs == g->cap_refs) {
         g->cap_refs = g->cap_refs ? 2 * g->cap_refs : 1024;
         int32_t *r = realloc(g->refs, g->cap_refs * sizeof *r);
@@ -204,9 +418,9 @@ static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
         *why = g->moved ? NULL : "out of memory";
         return -1;
     }
-    if (r >= before && !admissible(value, g->plans[r], declared, why))
+    g->refs[g->nrefs++] = (int32_t)r; /* logged first: admissible() traces paths in the log */
+    if (r >= before && !admissible(g, (uint32_t)r, declared, why))
         return -1;
-    g->refs[g->nrefs++] = (int32_t)r;
     return 0;
 }
 
@@ -294,7 +508,8 @@ static size_t record_bytes(const graph *g, uint32_t i)
     }
 }
 
-static void out_record(graph *g, uint32_t i, sd_buffer *b)
+/* Writes record i; -1 when a collection began in the middle of a large array (g->moved). */
+static int out_record(graph *g, uint32_t i, sd_buffer *b)
 {
     MonoObject *o = g->objs[i];
     const sd_plan *p = g->plans[i];
@@ -302,13 +517,19 @@ static void out_record(graph *g, uint32_t i, sd_buffer *b)
     if (p->kind == SD_OBJECT) {
         out_data(b, (uint8_t *)o + sizeof(MonoObject), p);
         visit_refs(g, i, out_ref, b);
-        return;
+        return 0;
     }
     if (p->kind == SD_STRING) {
         int32_t n = sd_string_length(o);
+        size_t bytes = 2 * (size_t)n;
         out32(b, (uint32_t)n);
-        out_bytes(b, sd_string_chars(o), 2 * (size_t)n);
-        return;
+        for (size_t at = 0; at < bytes; at += BYTES_PER_GC_CHECK) {
+            if (at && collection_begun(g))
+                return -1;
+            out_bytes(b, (const uint8_t *)sd_string_chars(o) + at,
+                      bytes - at < BYTES_PER_GC_CHECK ? bytes - at : BYTES_PER_GC_CHECK);
+        }
+        return 0;
     }
     /* arrays: bounds, then elements. Multi-dimensional arrays keep {length, lower bound} per
      * dimension right after their data (MONO-FACTS); one-dimensional zero-based ones have none. */
@@ -323,7 +544,12 @@ static void out_record(graph *g, uint32_t i, sd_buffer *b)
         out32(b, bounds ? bounds[2 * d + 1] : 0);
     uint8_t *data = array_data(o) + first * p->data_size;
     if (p->element == SD_ELEM_RAW && !p->nall) {
-        out_bytes(b, data, n * p->data_size);
+        size_t bytes = n * p->data_size;
+        for (size_t at = 0; at < bytes; at += BYTES_PER_GC_CHECK) {
+            if (at && collection_begun(g))
+                return -1;
+            out_bytes(b, data + at, bytes - at < BYTES_PER_GC_CHECK ? bytes - at : BYTES_PER_GC_CHECK);
+        }
     } else if (p->element == SD_ELEM_RAW) { /* structs whose references do not travel */
         for (size_t e = 0; e < n; e++)
             out_data(b, data + e * p->data_size, p);
@@ -336,6 +562,7 @@ static void out_record(graph *g, uint32_t i, sd_buffer *b)
                 out_ref(g, *(MonoObject **)(data + e * p->data_size + p->slots[s].offset), NULL, b);
         }
     }
+    return 0;
 }
 
 void sd_buffer_free(sd_buffer *b)
@@ -350,17 +577,20 @@ int sd_write(MonoObject *root, sd_buffer *out, const char **why)
     return sd_write_piece(root, 0, SIZE_MAX, out, why);
 }
 
-static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why,
-                      int *moved, int yield_to_gc);
+static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
+                      const char **why, int *moved, int yield_to_gc);
 
-int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why)
+/* measured non-NULL: only the size is wanted (Measure), nothing is written to out. */
+static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
+                            const char **why)
 {
-    size_t start = out->len;
+    size_t start = out ? out->len : 0;
     enum { ATTEMPTS = 16 };
     for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
         int moved = 0;
-        out->len = start;
-        int rc = write_once(root, first, count, out, why, &moved, attempt < ATTEMPTS - 2);
+        if (out)
+            out->len = start;
+        int rc = write_once(root, first, count, out, measured, why, &moved, attempt < ATTEMPTS - 2);
         if (!moved)
             return rc;
         gch_yield_to_gc(); /* no address is held now: let the collection that stopped us run */
@@ -369,23 +599,25 @@ int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out,
     return MPC_ERR_RUNTIME;
 }
 
-/* Every this many records, a write checks whether a collection is waiting for it. */
-#define RECORDS_PER_GC_CHECK 4096
-
-static int collection_waiting(graph *g, uint32_t i)
+int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why)
 {
-    if (g->yield_to_gc && i % RECORDS_PER_GC_CHECK == 0 && gch_epoch() != g->epoch)
-        g->moved = 1;
-    return g->moved;
+    return write_or_measure(root, first, count, out, NULL, why);
 }
 
-static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why,
-                      int *moved, int yield_to_gc)
+int sd_measure(MonoObject *root, size_t *bytes, const char **why)
+{
+    *bytes = 0;
+    return write_or_measure(root, 0, SIZE_MAX, NULL, bytes, why);
+}
+
+static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
+                      const char **why, int *moved, int yield_to_gc)
 {
     graph g = {0};
     int rc = MPC_ERR_NO_MEMORY;
     g.epoch = gch_epoch();
     g.yield_to_gc = yield_to_gc;
+    g.immovable = !atomic_load(&old_generation_moves);
     *why = "out of memory";
     if (count != SIZE_MAX) {
         int built = 0;
@@ -406,8 +638,7 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
     if (root) {
         if (record_of(&g, root) < 0)
             goto done;
-        if (g.plans[0]->denied) {
-            admissible(root, g.plans[0], g.plans[0]->klass, why);
+        if (!admissible(&g, 0, g.plans[0]->klass, why)) {
             rc = MPC_ERR_GRAPH;
             goto done;
         }
@@ -436,6 +667,12 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         rc = MPC_ERR_GRAPH;
         goto done;
     }
+    if (measured) {
+        *measured = total;
+        rc = MPC_OK;
+        *why = NULL;
+        goto done;
+    }
     if (reserve(out, total))
         goto done;
     out32(out, SD_MAGIC);
@@ -456,15 +693,16 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         out_bytes(out, p->wire_name, p->name_len);
     }
     for (uint32_t i = 0; i < g.count; i++) {
-        if (collection_waiting(&g, i))
+        if (collection_waiting(&g, i) || out_record(&g, i, out))
             goto done;
-        out_record(&g, i, out);
     }
     rc = MPC_OK;
     *why = NULL;
 done:
     if (g.moved)
         *moved = 1; /* whatever was written used addresses a collection may have changed */
+    for (uint32_t k = 0; k < g.npins; k++)
+        mono_gchandle_free(g.pins[k]);
     free(g.objs);
     free(g.plans);
     free(g.map);

@@ -12,6 +12,15 @@
 /* Tells the serializer which class is System.MP.TransportableAttribute (once, from C#). */
 void sd_set_transportable_attribute(MonoClass *attribute);
 
+/* Is k (or, for an array, its element class) defined by the framework: an assembly named
+ * mscorlib, netstandard, System, System.* (but not System.MP) or Mono.*? Users cannot mark such
+ * a type's fields [Transportable], so its private references can never travel. */
+int sd_is_framework_class(MonoClass *k);
+
+/* Whether old objects can move (major collections evacuate): when they cannot, a write whose
+ * objects are all old lets collections run without starting over. Default: they can. */
+void sd_set_old_generation_moves(int moves);
+
 /* A growable native byte buffer. */
 typedef struct sd_buffer {
     uint8_t *data;
@@ -24,6 +33,9 @@ void sd_buffer_free(sd_buffer *b);
  * MPC_ERR_GRAPH with *why naming the object that cannot travel, or
  * MPC_ERR_NO_MEMORY. */
 int sd_write(MonoObject *root, sd_buffer *out, const char **why);
+
+/* The bytes sd_write would write for the graph under root, without writing them. */
+int sd_measure(MonoObject *root, size_t *bytes, const char **why);
 
 /* Appends one piece of a split representation (FORMAT.md): a whole message whose root is the
  * zero-based array of root's elements [first, first+count) (root a one-dimensional array). */
