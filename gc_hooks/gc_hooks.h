@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "../mpc/mpc.h"
+#include "mpc.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,9 +5,9 @@
  * Order matters: GC parameters are set before the runtime starts (they are read once);
  * MPI is initialised before Mono so UCX's signal handlers are replaced by Mono's; the core is
  * installed before any managed code is compiled (internal calls bind at JIT time). */
-#include "../mpc/mpc.h"
-#include "../gc_hooks/mono_private.h"
-#include "../opi/motor_core.h"
+#include "mpc.h"
+#include "mono_private.h"
+#include "motor_core.h"
 
 #include <mono/jit/jit.h>
 #include <mono/metadata/appdomain.h>

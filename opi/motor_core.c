@@ -1,9 +1,9 @@
 /* motor_core.c — installing the core into a running Mono: internal calls, GC hooks, policy. */
 #include "motor_core.h"
 
-#include "../gc_hooks/gc_hooks.h"
-#include "../serializer/ptr_map.h"
-#include "../serializer/serializer.h"
+#include "gc_hooks.h"
+#include "ptr_map.h"
+#include "serializer.h"
 #include "opi_internal.h"
 
 #include <mono/metadata/loader.h>

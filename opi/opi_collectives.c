@@ -5,7 +5,7 @@
  * operator triggers from inside MPI. */
 #include "opi_icalls.h"
 
-#include "../gc_hooks/gc_hooks.h"
+#include "gc_hooks.h"
 
 /* A whole transportable array: its bytes and plan. */
 static int array_arg(MonoObject *a, opi_buffer *b, const transport_plan **plan)

@@ -4,7 +4,7 @@
  * through opi_complete / opi_probe_wait / opi_run_gc_safe. */
 #include "opi_icalls.h"
 
-#include "../gc_hooks/gc_hooks.h"
+#include "gc_hooks.h"
 
 #include <stdarg.h>
 #include <stdio.h>

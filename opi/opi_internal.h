@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../mpc/mpc.h"
+#include "mpc.h"
 #include "icall_table.h"
 
 /* ---- transport plans (transport_plan.c) ---- */

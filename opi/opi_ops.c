@@ -5,7 +5,7 @@
  * applies the C# delegate element-wise over the raw vectors. */
 #include "opi_icalls.h"
 
-#include "../gc_hooks/gc_hooks.h"
+#include "gc_hooks.h"
 
 #include <ffi.h>
 #include <mono/metadata/appdomain.h>

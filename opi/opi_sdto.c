@@ -5,8 +5,8 @@
  * pre-announcement), received into a pooled buffer, validated, then read. */
 #include "opi_icalls.h"
 
-#include "../gc_hooks/gc_hooks.h"
-#include "../serializer/serializer.h"
+#include "gc_hooks.h"
+#include "serializer.h"
 
 #include <mono/metadata/class.h>
 #include <stdlib.h>

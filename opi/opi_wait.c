@@ -10,13 +10,13 @@
  * every other thread — proceeds. */
 #include "opi_internal.h"
 
-#include "../gc_hooks/gc_hooks.h"
-#include "../gc_hooks/mono_private.h"
+#include "gc_hooks.h"
+#include "mono_private.h"
 
 #include <mono/metadata/mono-gc.h>
 #include <time.h>
 
-#include "../serializer/sd_layout.h"
+#include "layout.h"
 
 /* SGen puts objects larger than this in the large-object space, which never moves. */
 #define LOS_THRESHOLD 8000
@@ -45,7 +45,7 @@ static size_t size_lower_bound(MonoObject *obj)
 {
     const transport_plan *p = opi_plan_for(obj);
     if (p && p->kind == PLAN_ARRAY)
-        return sd_array_data_offset + sd_array_length(obj) * (size_t)p->elem_size;
+        return rt_array_data_offset + rt_array_length(obj) * (size_t)p->elem_size;
     if (p && p->kind == PLAN_OBJECT)
         return sizeof(MonoObject) + p->elem_size;
     return mono_object_get_size(obj);

@@ -3,9 +3,9 @@
  * MONO-FACTS), then found in O(1): a thread-local last-hit, else a lock-free hash lookup. */
 #include "opi_internal.h"
 
-#include "../serializer/ptr_map.h"
-#include "../serializer/sd_layout.h"
-#include "../serializer/serializer.h"
+#include "ptr_map.h"
+#include "layout.h"
+#include "serializer.h"
 
 #include <mono/metadata/appdomain.h>
 #include <mono/metadata/attrdefs.h>
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int opi_layout_init(void) { return sd_layout_init() ? MPC_ERR_RUNTIME : MPC_OK; }
+int opi_layout_init(void) { return rt_layout_init() ? MPC_ERR_RUNTIME : MPC_OK; }
 
 static char *format(const char *fmt, ...)
 {
@@ -185,8 +185,8 @@ int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
         return MPC_ERR_NO_MEMORY;
     switch (p->kind) {
     case PLAN_ARRAY:
-        out->data = (char *)sd_array_data(obj);
-        out->bytes = sd_array_length(obj) * (size_t)p->elem_size;
+        out->data = (char *)rt_array_data(obj);
+        out->bytes = rt_array_length(obj) * (size_t)p->elem_size;
         out->elem_size = p->elem_size;
         return MPC_OK;
     case PLAN_OBJECT:
@@ -210,12 +210,12 @@ int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffe
         return MPC_ERR_NOT_TRANSPORTABLE;
     if (p->kind != PLAN_ARRAY || p->rank != 1)
         return MPC_ERR_NOT_1D_ARRAY;
-    size_t length = sd_array_length(array);
+    size_t length = rt_array_length(array);
     if (offset < 0 || (size_t)offset > length)
         return MPC_ERR_OFFSET;
     if (count < 0 || (size_t)count > length - (size_t)offset)
         return MPC_ERR_COUNT;
-    out->data = (char *)sd_array_data(array) + (size_t)offset * p->elem_size;
+    out->data = (char *)rt_array_data(array) + (size_t)offset * p->elem_size;
     out->bytes = (size_t)count * p->elem_size;
     out->elem_size = p->elem_size;
     return MPC_OK;

@@ -8,9 +8,9 @@
  * megabyte copied: it holds no object address but the pinned object[] across those points. */
 #include "serializer.h"
 
-#include "../gc_hooks/gc_hooks.h"
-#include "../mpc/mpc.h"
-#include "sd_layout.h"
+#include "gc_hooks.h"
+#include "mpc.h"
+#include "layout.h"
 #include "sd_plan.h"
 
 #include <mono/metadata/metadata.h>
@@ -198,7 +198,7 @@ static MonoObject *create(MonoArray *objs, uint32_t i, const sd_plan *p, const s
             if (at)
                 give_way(seen);
             o = mono_array_get(objs, MonoObject *, i); /* afresh after a chance to collect */
-            memcpy((uint8_t *)sd_string_chars(o) + at, rec->data + at, bytes - at < COPY_CHUNK ? bytes - at : COPY_CHUNK);
+            memcpy((uint8_t *)rt_string_chars(o) + at, rec->data + at, bytes - at < COPY_CHUNK ? bytes - at : COPY_CHUNK);
         }
         return mono_array_get(objs, MonoObject *, i);
     }
@@ -232,7 +232,7 @@ static MonoObject *create(MonoArray *objs, uint32_t i, const sd_plan *p, const s
     size_t per_chunk = COPY_CHUNK / p->data_size ? COPY_CHUNK / p->data_size : 1;
     for (uint64_t e = 0; e < rec->elements;) {
         uint64_t n = rec->elements - e < per_chunk ? rec->elements - e : per_chunk;
-        uint8_t *data = sd_array_data(mono_array_get(objs, MonoObject *, i)) + e * p->data_size;
+        uint8_t *data = rt_array_data(mono_array_get(objs, MonoObject *, i)) + e * p->data_size;
         if (p->element == SD_ELEM_RAW && !p->nall)
             memcpy(data, rec->data + e * p->data_size, n * p->data_size);
         else
@@ -250,7 +250,7 @@ static MonoObject *create(MonoArray *objs, uint32_t i, const sd_plan *p, const s
 static void **slot_address(MonoArray *objs, const sd_plan *p, uint32_t i, uint64_t e, uint32_t s)
 {
     MonoObject *o = mono_array_get(objs, MonoObject *, i);
-    uint8_t *data = p->kind == SD_OBJECT ? (uint8_t *)o + sizeof(MonoObject) : sd_array_data(o);
+    uint8_t *data = p->kind == SD_OBJECT ? (uint8_t *)o + sizeof(MonoObject) : rt_array_data(o);
     return (void **)(data + e * p->data_size + p->slots[s].offset);
 }
 

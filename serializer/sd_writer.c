@@ -17,10 +17,10 @@
  * without giving way. */
 #include "serializer.h"
 
-#include "../gc_hooks/gc_hooks.h"
-#include "../mpc/mpc.h"
+#include "gc_hooks.h"
+#include "mpc.h"
 #include "ptr_map.h"
-#include "sd_layout.h"
+#include "layout.h"
 #include "sd_plan.h"
 
 #include <mono/metadata/mono-gc.h>
@@ -61,7 +61,7 @@ static void element_range(const graph *g, uint32_t i, size_t *first, size_t *n)
         *n = g->win_count;
     } else {
         *first = 0;
-        *n = sd_array_length(g->objs[i]);
+        *n = rt_array_length(g->objs[i]);
     }
 }
 
@@ -297,7 +297,7 @@ static int hidden_value(const graph *g, uint32_t i, size_t *elem, const sd_hidde
     uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
     if (p->kind == SD_ARRAY) {
         element_range(g, i, &first, &n);
-        data = sd_array_data(o) + first * p->data_size;
+        data = rt_array_data(o) + first * p->data_size;
     } else if (p->kind != SD_OBJECT) {
         return 0;
     }
@@ -364,7 +364,7 @@ static int admissible(graph *g, uint32_t r, MonoClass *d, const char **why)
     return 1;
 }
 
-static uint8_t *array_data(MonoObject *a) { return sd_array_data(a); }
+static uint8_t *array_data(MonoObject *a) { return rt_array_data(a); }
 
 /* Each reference of record i (through slots, or array elements). */
 typedef int (*ref_visitor)(graph *g, MonoObject *value, MonoClass *declared, void *ctx);
@@ -498,7 +498,7 @@ static size_t record_bytes(const graph *g, uint32_t i)
     case SD_OBJECT:
         return 4 + p->data_size + 4ull * p->nslots;
     case SD_STRING:
-        return 8 + 2ull * (size_t)sd_string_length(o);
+        return 8 + 2ull * (size_t)rt_string_length(o);
     default: {
         size_t first, n;
         element_range(g, i, &first, &n);
@@ -520,13 +520,13 @@ static int out_record(graph *g, uint32_t i, sd_buffer *b)
         return 0;
     }
     if (p->kind == SD_STRING) {
-        int32_t n = sd_string_length(o);
+        int32_t n = rt_string_length(o);
         size_t bytes = 2 * (size_t)n;
         out32(b, (uint32_t)n);
         for (size_t at = 0; at < bytes; at += BYTES_PER_GC_CHECK) {
             if (at && collection_begun(g))
                 return -1;
-            out_bytes(b, (const uint8_t *)sd_string_chars(o) + at,
+            out_bytes(b, (const uint8_t *)rt_string_chars(o) + at,
                       bytes - at < BYTES_PER_GC_CHECK ? bytes - at : BYTES_PER_GC_CHECK);
         }
         return 0;
@@ -627,7 +627,7 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
             return MPC_OK;
         }
         if (!rp || rp->kind != SD_ARRAY || rp->rank != 1 ||
-            first + count > sd_array_length(root)) {
+            first + count > rt_array_length(root)) {
             *why = "a piece must be a range of a one-dimensional array";
             return MPC_ERR_GRAPH;
         }

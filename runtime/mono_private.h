@@ -1,8 +1,8 @@
 /* mono_private.h — Mono 6.8 functions that libmonosgen exports but whose headers Debian does
  * not install (mono/utils/mono-threads-api.h). Signatures as in the runtime's sources;
  * verified on this platform (MONO-FACTS "Runtime and headers"). */
-#ifndef OPI_MONO_PRIVATE_H
-#define OPI_MONO_PRIVATE_H
+#ifndef RT_MONO_PRIVATE_H
+#define RT_MONO_PRIVATE_H
 
 void *mono_threads_enter_gc_safe_region_unbalanced(void **stackpointer);
 void mono_threads_exit_gc_safe_region_unbalanced(void *cookie, void **stackpointer);

@@ -1,0 +1,34 @@
+/* layout.h (runtime/) — where Mono keeps array lengths and data and string lengths and characters,
+ * learnt from the running runtime at start-up (MonoArray and MonoString are opaque). Reading
+ * them directly matters beyond speed: every exported Mono function may be a safepoint, where
+ * another thread's collection can move objects under a caller that keeps addresses outside
+ * the stack (the serializer's work list). */
+#ifndef RT_LAYOUT_H
+#define RT_LAYOUT_H
+
+#include <mono/metadata/object.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern size_t rt_array_data_offset, rt_array_length_offset;
+extern size_t rt_string_length_offset, rt_string_chars_offset;
+
+/* Learns the offsets from sample objects; fails rather than guessing. 0 on success. */
+int rt_layout_init(void);
+
+/* Total element count (all dimensions). */
+static inline size_t rt_array_length(const MonoObject *a)
+{
+    return *(const uint32_t *)((const char *)a + rt_array_length_offset);
+}
+static inline uint8_t *rt_array_data(MonoObject *a) { return (uint8_t *)a + rt_array_data_offset; }
+static inline int32_t rt_string_length(const MonoObject *s)
+{
+    return *(const int32_t *)((const char *)s + rt_string_length_offset);
+}
+static inline const uint16_t *rt_string_chars(const MonoObject *s)
+{
+    return (const uint16_t *)((const char *)s + rt_string_chars_offset);
+}
+
+#endif
