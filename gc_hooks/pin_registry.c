@@ -183,11 +183,9 @@ int64_t gch_transfers_live(void)
 /* Has MPI finished this transfer? Does not complete the request. */
 static int finished(record *r)
 {
-    int flag = 0;
-    MPI_Status st;
-    if (MPI_Request_get_status(r->req, &flag, &st) != MPI_SUCCESS)
-        return 1; /* a failed request has completed */
-    return flag;
+    int done = 0;
+    mpc_request_done(r->req, &done); /* a failed request counts as completed */
+    return done;
 }
 
 void gch_transfers_sweep(void)
@@ -211,9 +209,8 @@ void gch_transfers_sweep(void)
         if (r->state == ACTIVE && r->owner && !mono_gchandle_get_target(r->owner))
             r->state = ABANDONED; /* its Request was collected */
         if (r->state == ABANDONED && finished(r)) {
-            int flag;
-            MPI_Status st;
-            MPI_Test(&r->req, &flag, &st); /* completes and frees the request */
+            int done;
+            mpc_test(&r->req, &done, NULL); /* completes and frees the request (its error has no reader) */
             free_record(i, &b, GCH_PINS_RELEASED_BY_GC);
         } else if (r->state == ACTIVE && r->handle && finished(r)) {
             /* the record stays until Wait/Test completes the request; the object is free to

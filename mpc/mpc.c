@@ -262,6 +262,16 @@ int mpc_wait(mpc_request *req, mpc_status *status)
 
 int mpc_cancel(mpc_request *req) { return MPI_Cancel(req); }
 
+int mpc_request_done(mpc_request req, int *done)
+{
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MPI_Request_get_status(req, done, &st);
+    if (rc != MPI_SUCCESS)
+        *done = 1; /* a failed request has completed */
+    return rc == MPI_SUCCESS ? MPC_OK : request_error(rc, &st);
+}
+
 int mpc_probe(int source, int tag, mpc_comm comm, mpc_status *status)
 {
     MPI_Status st = {0};
@@ -278,6 +288,28 @@ int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *statu
     if (rc == MPI_SUCCESS && *found && status)
         mpc_status_from_probe(&st, status);
     return rc;
+}
+
+int mpc_improbe(int source, int tag, mpc_comm comm, int *found, mpc_message *msg, mpc_status *status)
+{
+    MPI_Status st = {0};
+    int rc = MPI_Improbe(source_to_mpi(source), tag_to_mpi(tag), comm, found, msg, &st);
+    if (rc == MPI_SUCCESS && *found && status)
+        mpc_status_from_probe(&st, status);
+    return rc;
+}
+
+int mpc_mrecv(void *buf, size_t bytes, mpc_message *msg, mpc_status *status)
+{
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MPC_FITS_INT(bytes) ? MPI_Mrecv(buf, (int)bytes, MPI_BYTE, msg, &st)
+                                 : MPI_Mrecv_c(buf, (MPI_Count)bytes, MPI_BYTE, msg, &st);
+    if (rc != MPI_SUCCESS)
+        return request_error(rc, &st);
+    if (status)
+        mpc_status_from_mpi(&st, status);
+    return MPC_OK;
 }
 
 int mpc_barrier(mpc_comm comm) { return MPI_Barrier(comm); }
@@ -343,3 +375,38 @@ int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type
         return MPI_Scan(sendbuf, recvbuf, (int)count, type, op, comm);
     return MPI_Scan_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm);
 }
+
+int mpc_scatterv(const void *sendbuf, const MPI_Count *counts, const MPI_Count *displs, void *recvbuf,
+                 size_t recvbytes, int root, mpc_comm comm)
+{
+    return MPI_Scatterv_c(sendbuf, counts, displs, MPI_BYTE, recvbuf, (MPI_Count)recvbytes, MPI_BYTE, root, comm);
+}
+
+int mpc_gatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
+                const MPI_Count *displs, int root, mpc_comm comm)
+{
+    return MPI_Gatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs, MPI_BYTE, root, comm);
+}
+
+int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
+                   const MPI_Count *displs, mpc_comm comm)
+{
+    return MPI_Allgatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs, MPI_BYTE, comm);
+}
+
+/* ---- user operators ---- */
+
+int mpc_op_create(MPI_User_function *fn, int commutative, MPI_Op *op) { return MPI_Op_create(fn, commutative, op); }
+int mpc_op_free(MPI_Op *op) { return MPI_Op_free(op); }
+
+int mpc_type_bytes(size_t bytes, MPI_Datatype *type)
+{
+    if (!MPC_FITS_INT(bytes))
+        return MPC_ERR_TOO_LARGE;
+    int rc = MPI_Type_contiguous((int)bytes, MPI_BYTE, type);
+    if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(type)) != MPI_SUCCESS)
+        MPI_Type_free(type);
+    return rc;
+}
+
+int mpc_type_free(MPI_Datatype *type) { return MPI_Type_free(type); }

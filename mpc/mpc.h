@@ -21,6 +21,7 @@ extern "C" {
 
 typedef MPI_Comm mpc_comm;
 typedef MPI_Request mpc_request;
+typedef MPI_Message mpc_message;
 
 /* Wildcards as System.MP spells them; mpc translates to MPI's values. */
 #define MPC_ANY_SOURCE (-1)
@@ -113,9 +114,16 @@ MPC_API int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int se
 MPC_API int mpc_test(mpc_request *req, int *done, mpc_status *status);
 MPC_API int mpc_wait(mpc_request *req, mpc_status *status);
 MPC_API int mpc_cancel(mpc_request *req);
+/* Whether the request has completed, without completing it (MPI_Request_get_status): a failed
+ * request counts as completed. */
+MPC_API int mpc_request_done(mpc_request req, int *done);
 
 MPC_API int mpc_probe(int source, int tag, mpc_comm comm, mpc_status *status);
 MPC_API int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *status);
+/* Matched probe: a found message is *msg's alone, received with mpc_mrecv (buf may be NULL and
+ * bytes 0 to discard it: the truncation error is then expected). */
+MPC_API int mpc_improbe(int source, int tag, mpc_comm comm, int *found, mpc_message *msg, mpc_status *status);
+MPC_API int mpc_mrecv(void *buf, size_t bytes, mpc_message *msg, mpc_status *status);
 
 MPC_API int mpc_barrier(mpc_comm comm);
 MPC_API int mpc_ibarrier(mpc_comm comm, mpc_request *req);
@@ -134,6 +142,20 @@ MPC_API int mpc_allreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_
                   mpc_comm comm);
 MPC_API int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
              mpc_comm comm);
+/* Byte-wise v-collectives; counts and displacements in bytes, per rank (large counts). */
+MPC_API int mpc_scatterv(const void *sendbuf, const MPI_Count *counts, const MPI_Count *displs, void *recvbuf,
+                         size_t recvbytes, int root, mpc_comm comm);
+MPC_API int mpc_gatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
+                        const MPI_Count *displs, int root, mpc_comm comm);
+MPC_API int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
+                           const MPI_Count *displs, mpc_comm comm);
+
+/* User reduction operators and the datatype of their elements. */
+MPC_API int mpc_op_create(MPI_User_function *fn, int commutative, MPI_Op *op);
+MPC_API int mpc_op_free(MPI_Op *op);
+/* A committed datatype of `bytes` contiguous bytes (a struct element), freed by mpc_type_free. */
+MPC_API int mpc_type_bytes(size_t bytes, MPI_Datatype *type);
+MPC_API int mpc_type_free(MPI_Datatype *type);
 
 /* Converts an MPI_Status of a completed request into an mpc_status (cancelled as
  * MPI_Test_cancelled says). */

@@ -44,19 +44,9 @@ static int fill_status_from_mpc(opi_status *out, const mpc_status *s, uint32_t e
     return s->bytes % elem_size == 0 ? MPC_OK : MPC_ERR_PARTIAL_ELEMENT;
 }
 
-int opi_fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_size)
+int opi_fill_status(opi_status *out, const mpc_status *st, uint32_t elem_size)
 {
-    mpc_status s;
-    mpc_status_from_mpi(st, &s);
-    return fill_status_from_mpc(out, &s, elem_size);
-}
-
-/* A probe's status: Count == Bytes == the message's size, never cancelled. */
-static void fill_probe_status(opi_status *out, const MPI_Status *st)
-{
-    mpc_status s;
-    mpc_status_from_probe(st, &s);
-    fill_status_from_mpc(out, &s, 1);
+    return fill_status_from_mpc(out, st, elem_size);
 }
 
 /* ---- runtime, errors, introspection ---- */
@@ -250,8 +240,8 @@ int32_t opi_barrier(int32_t comm)
 static int send_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t dest,
                        int32_t tag, int32_t mode)
 {
-    MPI_Request req;
-    MPI_Status st;
+    mpc_request req;
+    mpc_status st;
     int rc = mode == OPI_SEND_SYNCHRONOUS ? mpc_issend(b->data, b->bytes, dest, tag, comm, &req)
                                           : mpc_isend(b->data, b->bytes, dest, tag, comm, &req);
     if (rc != MPC_OK)
@@ -263,8 +253,8 @@ static int send_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
 static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t source,
                        int32_t tag, opi_status *status)
 {
-    MPI_Request req;
-    MPI_Status st;
+    mpc_request req;
+    mpc_status st;
     int rc = mpc_irecv(b->data, b->bytes, source, tag, comm, &req);
     if (rc != MPC_OK)
         return rc;
@@ -342,8 +332,8 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
     const char *s = sb->data, *r = rb->data;
     if (sb->bytes > 0 && rb->bytes > 0 && s < r + rb->bytes && r < s + sb->bytes)
         return MPC_ERR_SAME_OBJECT;
-    MPI_Request req[2];
-    MPI_Status st[2];
+    mpc_request req[2];
+    mpc_status st[2];
     MonoObject *objs[2] = {recv_obj, send_obj};
     int nobjs = send_obj == recv_obj ? 1 : 2;
     int rc;
@@ -362,7 +352,7 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
         return rc;
     if ((rc = mpc_isend(sb->data, sb->bytes, dest, send_tag, comm, &req[1])) != MPC_OK) {
         /* the receive is posted into recv_obj: it must not outlive this call */
-        MPI_Cancel(&req[0]);
+        mpc_cancel(&req[0]);
         opi_complete(req, 1, objs, 1, st);
         return rc;
     }
@@ -403,13 +393,13 @@ int32_t opi_sendrecv_range(int32_t comm, int32_t size, MonoObject *send_array, i
 
 int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_status *status)
 {
-    MPI_Status st = {0}; /* MPICH's probe leaves the cancel bit as it finds it */
+    mpc_status st; /* a probe's: Count == Bytes == the message's size, never cancelled */
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_source(size, source, tag)))
         return rc;
-    rc = opi_probe_wait(mpi_source(source), mpi_tag(tag), comm, &st, NULL);
+    rc = opi_probe_wait(source, tag, comm, &st, NULL);
     if (rc == MPC_OK)
-        fill_probe_status(status, &st);
+        fill_status_from_mpc(status, &st, 1);
     return rc;
 }
 
@@ -431,18 +421,16 @@ int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
 /* ---- non-blocking point-to-point and requests ---- */
 
 /* Status of a completed send: what was sent (MPI defines no source or count for sends). */
-static void fill_send_status(opi_status *out, const MPI_Status *st, const gch_transfer_info *info)
+static void fill_send_status(opi_status *out, const mpc_status *s, const gch_transfer_info *info)
 {
-    mpc_status s;
-    mpc_status_from_mpi(st, &s);
     out->source = -1;
     out->tag = info->tag;
     out->bytes = info->bytes;
     out->count = info->elem_size ? (int32_t)(info->bytes / info->elem_size) : 1;
-    out->cancelled = s.cancelled;
+    out->cancelled = s->cancelled;
 }
 
-static int fill_request_status(opi_status *out, const MPI_Status *st, const gch_transfer_info *info)
+static int fill_request_status(opi_status *out, const mpc_status *st, const gch_transfer_info *info)
 {
     if (!info->is_send)
         return opi_fill_status(out, st, info->elem_size);
@@ -457,8 +445,8 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
                           int32_t tag, int is_send, int32_t mode, MonoObject *owner, int64_t *id,
                           opi_status *status)
 {
-    MPI_Request req;
-    MPI_Status st;
+    mpc_request req;
+    mpc_status st;
     uint32_t early_pin = 0; /* MOTOR_PIN_POLICY=every: pinned before the transfer starts */
     if (opi_pin_every_transfer()) {
         early_pin = mono_gchandle_new(obj, 1);
@@ -477,9 +465,8 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
     gch_count(GCH_OPERATIONS, 1);
     gch_transfer_info info = {b->elem_size, is_send, tag, (int64_t)b->bytes};
     int done = 0;
-    st.MPI_ERROR = MPI_SUCCESS;
-    rc = MPI_Test(&req, &done, &st);
-    if (rc != MPI_SUCCESS || done) {
+    rc = mpc_test(&req, &done, &st);
+    if (rc != MPC_OK || done) {
         /* Finished at once. An error (e.g. truncation by a message already waiting) belongs
          * to the completion, as in MPI: Wait/Test raise it. */
         if (early_pin) {
@@ -489,8 +476,7 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
             gch_count(GCH_PINS_AVOIDED, 1);
         }
         *id = -1;
-        status->error = rc != MPI_SUCCESS ? (st.MPI_ERROR != MPI_SUCCESS ? st.MPI_ERROR : rc)
-                                          : fill_request_status(status, &st, &info);
+        status->error = rc != MPC_OK ? rc : fill_request_status(status, &st, &info);
         return MPC_OK;
     }
     int pinned = early_pin || opi_may_move(obj);
@@ -559,8 +545,8 @@ int32_t opi_irecv_range(int32_t comm, int32_t size, MonoObject *array, int32_t o
 
 int32_t opi_request_wait(int64_t id, opi_status *status)
 {
-    MPI_Request req;
-    MPI_Status st;
+    mpc_request req;
+    mpc_status st;
     gch_transfer_info info;
     int rc = gch_transfer_acquire(id, &req, &info);
     if (rc != MPC_OK)
@@ -573,19 +559,15 @@ int32_t opi_request_wait(int64_t id, opi_status *status)
 
 int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
 {
-    MPI_Request req;
-    MPI_Status st;
+    mpc_request req;
+    mpc_status st;
     gch_transfer_info info;
     int rc = gch_transfer_acquire(id, &req, &info);
     if (rc != MPC_OK)
         return rc;
     int done = 0;
-    st.MPI_ERROR = MPI_SUCCESS;
-    rc = MPI_Test(&req, &done, &st);
-    if (rc != MPI_SUCCESS) { /* the request failed, and so completed */
-        done = 1;
-        rc = st.MPI_ERROR != MPI_SUCCESS ? st.MPI_ERROR : rc;
-    }
+    if ((rc = mpc_test(&req, &done, &st)) != MPC_OK)
+        done = 1; /* the request failed, and so completed */
     gch_transfer_release(id, done);
     *completed = done;
     return done && rc == MPC_OK ? fill_request_status(status, &st, &info) : rc;

@@ -65,12 +65,12 @@ bool opi_pin_every_transfer(void);
  * nobjs <= OPI_MAX_OBJECTS). Generation-aware deferred pinning: polls while no collection is
  * coming; once it must let the GC run, pins what could move and waits in a GC-safe region.
  * Returns the first error; every request is complete on return. */
-int opi_complete(MPI_Request *reqs, int nreqs, MonoObject **objs, int nobjs, MPI_Status *statuses);
+int opi_complete(mpc_request *reqs, int nreqs, MonoObject **objs, int nobjs, mpc_status *statuses);
 
 
-/* Blocks until a message matching (source, tag) — MPI's wildcards — is waiting; GC-friendly.
- * With msg, the probe is matched (MPI_Improbe): the message is then *msg's alone. */
-int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status, MPI_Message *msg);
+/* Blocks until a message matching (source, tag) — System.MP's wildcards — is waiting;
+ * GC-friendly. With msg, the probe is matched: the message is then *msg's alone. */
+int opi_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg);
 
 /* Runs a blocking MPI call GC-safe, so that collections and other threads proceed while it
  * blocks; the buffers it uses lie in objs[0..nobjs) (NULL entries: none, nobjs <=
@@ -104,8 +104,6 @@ static inline int check_dest(int32_t size, int32_t dest, int32_t tag)
     return MPC_OK;
 }
 
-static inline int mpi_source(int32_t source) { return source == MPC_ANY_SOURCE ? MPI_ANY_SOURCE : source; }
-static inline int mpi_tag(int32_t tag) { return tag == MPC_ANY_TAG ? MPI_ANY_TAG : tag; }
 
 static inline int check_comm(int32_t comm) { return comm == MPI_COMM_NULL ? MPC_ERR_COMM_NULL : MPC_OK; }
 static inline int check_root(int32_t size, int32_t root)
@@ -166,7 +164,7 @@ typedef struct opi_status {
 
 /* Fills a managed Status from a completed receive (count = bytes / elem_size); returns
  * MPC_ERR_PARTIAL_ELEMENT when the bytes are not a whole number of elements. */
-int opi_fill_status(opi_status *out, const MPI_Status *st, uint32_t elem_size);
+int opi_fill_status(opi_status *out, const mpc_status *st, uint32_t elem_size);
 
 /* The table MOTOR_ICALLS expands to (icall_table.c). */
 typedef struct opi_icall {

@@ -113,9 +113,7 @@ static void user_op_entry(ffi_cif *cif, void *ret, void **args, void *data)
 static MPI_Datatype struct_datatype(uint32_t size)
 {
     MPI_Datatype t;
-    if (MPI_Type_contiguous((int)size, MPI_BYTE, &t) != MPI_SUCCESS || MPI_Type_commit(&t) != MPI_SUCCESS)
-        return MPI_DATATYPE_NULL;
-    return t;
+    return mpc_type_bytes(size, &t) == MPC_OK ? t : MPI_DATATYPE_NULL;
 }
 
 int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t commutative,
@@ -156,7 +154,7 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
     u->datatype = dt;
     int rc = MPC_ERR_RUNTIME;
     if (ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, code_ptr) != FFI_OK ||
-        (rc = MPI_Op_create((MPI_User_function *)code_ptr, commutative != 0, &u->op)) != MPI_SUCCESS) {
+        (rc = mpc_op_create((MPI_User_function *)code_ptr, commutative != 0, &u->op)) != MPC_OK) {
         ffi_closure_free(u->closure);
         free(u);
         return rc;
@@ -171,7 +169,7 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
         user_op **g = realloc(user_ops, (size_t)grown * sizeof *g);
         if (!g) {
             pthread_mutex_unlock(&ops_lock);
-            MPI_Op_free(&u->op);
+            mpc_op_free(&u->op);
             mono_gchandle_free(u->combiner);
             ffi_closure_free(u->closure);
             free(u);
@@ -201,9 +199,9 @@ int32_t opi_op_free(int32_t code)
     if (!u)
         return MPC_OK;
     if (mpc_is_initialized()) {
-        MPI_Op_free(&u->op);
+        mpc_op_free(&u->op);
         if (primitive_datatype(opi_element_type(u->elem_class)) == MPI_DATATYPE_NULL)
-            MPI_Type_free(&u->datatype);
+            mpc_type_free(&u->datatype);
     }
     mono_gchandle_free(u->combiner);
     /* Collectives complete before their call returns, so no running one can still use it. */

@@ -158,9 +158,9 @@ struct native_transfer {
     void *buf;
     size_t bytes;
     int peer, tag;
-    MPI_Comm comm;
-    MPI_Message *msg;
-    MPI_Status *st;
+    mpc_comm comm;
+    mpc_message *msg;
+    mpc_status *st;
 };
 
 static int do_send(void *arg)
@@ -172,9 +172,7 @@ static int do_send(void *arg)
 static int do_mrecv(void *arg)
 {
     struct native_transfer *t = arg;
-    int n = t->bytes <= INT32_MAX ? (int)t->bytes : 0;
-    return t->bytes <= INT32_MAX ? MPI_Mrecv(t->buf, n, MPI_BYTE, t->msg, t->st)
-                                 : MPI_Mrecv_c(t->buf, (MPI_Count)t->bytes, MPI_BYTE, t->msg, t->st);
+    return mpc_mrecv(t->buf, t->bytes, t->msg, t->st);
 }
 
 int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, int32_t tag)
@@ -201,15 +199,13 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
         return rc;
     if (!expected)
         return MPC_ERR_NULL_ARGUMENT;
-    MPI_Status st;
-    MPI_Message msg;
-    if ((rc = opi_probe_wait(mpi_source(source), mpi_tag(tag), comm, &st, &msg)) != MPC_OK)
+    mpc_status s, st;
+    mpc_message msg;
+    if ((rc = opi_probe_wait(source, tag, comm, &s, &msg)) != MPC_OK)
         return rc;
-    mpc_status s;
-    mpc_status_from_mpi(&st, &s);
     gch_buffer *b = gch_buffer_take((size_t)s.bytes);
-    if (!b) { /* the matched message must still be taken off the queue */
-        MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    if (!b) { /* the matched message must still be taken off the queue (truncated: expected) */
+        mpc_mrecv(NULL, 0, &msg, NULL);
         return MPC_ERR_NO_MEMORY;
     }
     gch_count(GCH_OPERATIONS, 1);
@@ -288,9 +284,9 @@ static int do_v(void *arg)
 {
     struct v_args *a = arg;
     switch (a->kind) {
-    case 0: return MPI_Scatterv_c(a->send, a->counts, a->displs, MPI_BYTE, a->recv, a->count, MPI_BYTE, a->root, a->comm);
-    case 1: return MPI_Gatherv_c(a->send, a->count, MPI_BYTE, a->recv, a->counts, a->displs, MPI_BYTE, a->root, a->comm);
-    default: return MPI_Allgatherv_c(a->send, a->count, MPI_BYTE, a->recv, a->counts, a->displs, MPI_BYTE, a->comm);
+    case 0: return mpc_scatterv(a->send, a->counts, a->displs, a->recv, (size_t)a->count, a->root, a->comm);
+    case 1: return mpc_gatherv(a->send, (size_t)a->count, a->recv, a->counts, a->displs, a->root, a->comm);
+    default: return mpc_allgatherv(a->send, (size_t)a->count, a->recv, a->counts, a->displs, a->comm);
     }
 }
 
@@ -306,9 +302,9 @@ static int do_sizes(void *arg)
 {
     struct sizes_args *a = arg;
     switch (a->kind) {
-    case 0: return MPI_Scatter(a->all, 1, MPI_INT64_T, &a->mine, 1, MPI_INT64_T, a->root, a->comm);
-    case 1: return MPI_Gather(&a->mine, 1, MPI_INT64_T, a->all, 1, MPI_INT64_T, a->root, a->comm);
-    default: return MPI_Allgather(&a->mine, 1, MPI_INT64_T, a->all, 1, MPI_INT64_T, a->comm);
+    case 0: return mpc_scatter(a->all, &a->mine, sizeof a->mine, a->root, a->comm);
+    case 1: return mpc_gather(&a->mine, a->all, sizeof a->mine, a->root, a->comm);
+    default: return mpc_allgather(&a->mine, a->all, sizeof a->mine, a->comm);
     }
 }
 

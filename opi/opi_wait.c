@@ -134,8 +134,8 @@ static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, 
 }
 
 struct request_set {
-    MPI_Request *reqs;
-    MPI_Status *st;
+    mpc_request *reqs;
+    mpc_status *st;
     int n;
     int first_error;
 };
@@ -150,11 +150,10 @@ static int poll_requests(void *ctx)
         if (rs->reqs[i] == MPI_REQUEST_NULL)
             continue;
         int done = 0;
-        rs->st[i].MPI_ERROR = MPI_SUCCESS;
-        int rc = MPI_Test(&rs->reqs[i], &done, &rs->st[i]);
-        if (rc != MPI_SUCCESS) {
-            if (rs->first_error == MPI_SUCCESS)
-                rs->first_error = rs->st[i].MPI_ERROR != MPI_SUCCESS ? rs->st[i].MPI_ERROR : rc;
+        int rc = mpc_test(&rs->reqs[i], &done, &rs->st[i]);
+        if (rc != MPC_OK) {
+            if (rs->first_error == MPC_OK)
+                rs->first_error = rc;
             rs->reqs[i] = MPI_REQUEST_NULL;
             done = 1;
         }
@@ -163,18 +162,18 @@ static int poll_requests(void *ctx)
     return running;
 }
 
-int opi_complete(MPI_Request *reqs, int nreqs, MonoObject **objs, int nobjs, MPI_Status *statuses)
+int opi_complete(mpc_request *reqs, int nreqs, MonoObject **objs, int nobjs, mpc_status *statuses)
 {
-    struct request_set rs = {reqs, statuses, nreqs, MPI_SUCCESS};
+    struct request_set rs = {reqs, statuses, nreqs, MPC_OK};
     wait_deferred(poll_requests, &rs, objs, nobjs);
     return rs.first_error;
 }
 
 struct probe {
     int source, tag;
-    MPI_Comm comm;
-    MPI_Status *st;
-    MPI_Message *msg; /* matched probe when set */
+    mpc_comm comm;
+    mpc_status *st;
+    mpc_message *msg; /* matched probe when set */
     int error;
 };
 
@@ -182,18 +181,18 @@ static int poll_probe(void *ctx)
 {
     struct probe *pr = ctx;
     int found = 0;
-    int rc = pr->msg ? MPI_Improbe(pr->source, pr->tag, pr->comm, &found, pr->msg, pr->st)
-                     : MPI_Iprobe(pr->source, pr->tag, pr->comm, &found, pr->st);
-    if (rc != MPI_SUCCESS) {
+    int rc = pr->msg ? mpc_improbe(pr->source, pr->tag, pr->comm, &found, pr->msg, pr->st)
+                     : mpc_iprobe(pr->source, pr->tag, pr->comm, &found, pr->st);
+    if (rc != MPC_OK) {
         pr->error = rc;
         return 0;
     }
     return !found;
 }
 
-int opi_probe_wait(int source, int tag, MPI_Comm comm, MPI_Status *status, MPI_Message *msg)
+int opi_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg)
 {
-    struct probe pr = {source, tag, comm, status, msg, MPI_SUCCESS};
+    struct probe pr = {source, tag, comm, status, msg, MPC_OK};
     wait_deferred(poll_probe, &pr, NULL, 0);
     return pr.error;
 }

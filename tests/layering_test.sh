@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # layering_test.sh BUILD_DIR — the layers include each other's headers by name only, so the build's
 # per-layer include directories decide what a layer may see (CMakeLists.txt): a relative include
-# ("../x/y.h") would step around them. Also: the core exports only its public headers' API.
+# ("../x/y.h") would step around them. Also: only mpc/ calls MPI, and the core exports only its
+# public headers' API.
 set -u
 b=$1
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,6 +11,14 @@ relative=$(cd "$src" && grep -n '#include "\.\./' mpc/*.[ch] runtime/*.[ch] gc_h
 if [ -n "$relative" ]; then
     echo "FAIL: relative includes step around the layers' include directories:"
     echo "$relative"
+    failed=$((failed + 1))
+fi
+# mpc/ is the one door to MPI: no other layer calls an MPI function
+calls=$(cd "$src" && grep -nE '\bP?MPI_[A-Z][A-Za-z_]*[[:space:]]*\(' runtime/*.[ch] gc_hooks/*.[ch] serializer/*.[ch] opi/*.[ch] host/*.c |
+        grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)')
+if [ -n "$calls" ]; then
+    echo "FAIL: MPI called outside mpc/:"
+    echo "$calls"
     failed=$((failed + 1))
 fi
 # every exported symbol is declared by a public header (mpc.h with MPC_API, motor_core.h)
