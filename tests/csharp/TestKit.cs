@@ -39,6 +39,16 @@ static class Check
         return null;
     }
 
+    /// <summary>Finish, once every rank has checked that no pin outlived its transfer.</summary>
+    public static int FinishWithNoPinLeft(string name)
+    {
+        MP.World.Barrier();
+        MPStats s = MP.Stats;
+        Equal(0L, s.PinsLive, "no live pins at the end");
+        Equal(s.PinsTaken, s.PinsReleasedByWait + s.PinsReleasedByGC, "every pin released");
+        return Finish(name);
+    }
+
     public static int Finish(string name)
     {
         Intracomm world = MP.World;
