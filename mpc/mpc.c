@@ -8,8 +8,6 @@
 static int granted_thread_level = -1;
 static int tag_upper_bound = 32767; /* MPI guarantees at least this; replaced at init */
 
-static int source_to_mpi(int source) { return source == MPC_ANY_SOURCE ? MPI_ANY_SOURCE : source; }
-static int tag_to_mpi(int tag) { return tag == MPC_ANY_TAG ? MPI_ANY_TAG : tag; }
 
 /* Byte counts above INT_MAX go through the MPI-4 large-count (_c) entry points. */
 #define MPC_FITS_INT(bytes) ((bytes) <= (size_t)INT_MAX)
@@ -154,8 +152,8 @@ int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_st
 {
     MPI_Status st;
     int rc = MPC_FITS_INT(bytes)
-        ? MPI_Recv(buf, (int)bytes, MPI_BYTE, source_to_mpi(source), tag_to_mpi(tag), comm, &st)
-        : MPI_Recv_c(buf, (MPI_Count)bytes, MPI_BYTE, source_to_mpi(source), tag_to_mpi(tag), comm, &st);
+        ? MPI_Recv(buf, (int)bytes, MPI_BYTE, source, tag, comm, &st)
+        : MPI_Recv_c(buf, (MPI_Count)bytes, MPI_BYTE, source, tag, comm, &st);
     if (rc == MPI_SUCCESS && status)
         mpc_status_from_mpi(&st, status);
     return rc;
@@ -178,8 +176,8 @@ int mpc_issend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, 
 int mpc_irecv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_request *req)
 {
     if (MPC_FITS_INT(bytes))
-        return MPI_Irecv(buf, (int)bytes, MPI_BYTE, source_to_mpi(source), tag_to_mpi(tag), comm, req);
-    return MPI_Irecv_c(buf, (MPI_Count)bytes, MPI_BYTE, source_to_mpi(source), tag_to_mpi(tag), comm, req);
+        return MPI_Irecv(buf, (int)bytes, MPI_BYTE, source, tag, comm, req);
+    return MPI_Irecv_c(buf, (MPI_Count)bytes, MPI_BYTE, source, tag, comm, req);
 }
 
 int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
@@ -190,11 +188,11 @@ int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
     int rc;
     if (MPC_FITS_INT(sendbytes) && MPC_FITS_INT(recvbytes))
         rc = MPI_Sendrecv(sendbuf, (int)sendbytes, MPI_BYTE, dest, sendtag, recvbuf, (int)recvbytes,
-                          MPI_BYTE, source_to_mpi(source), tag_to_mpi(recvtag), comm, &st);
+                          MPI_BYTE, source, recvtag, comm, &st);
     else
         rc = MPI_Sendrecv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, dest, sendtag, recvbuf,
-                            (MPI_Count)recvbytes, MPI_BYTE, source_to_mpi(source),
-                            tag_to_mpi(recvtag), comm, &st);
+                            (MPI_Count)recvbytes, MPI_BYTE, source,
+                            recvtag, comm, &st);
     if (rc == MPI_SUCCESS && status)
         mpc_status_from_mpi(&st, status);
     return rc;
@@ -275,7 +273,7 @@ int mpc_request_done(mpc_request req, int *done)
 int mpc_probe(int source, int tag, mpc_comm comm, mpc_status *status)
 {
     MPI_Status st = {0};
-    int rc = MPI_Probe(source_to_mpi(source), tag_to_mpi(tag), comm, &st);
+    int rc = MPI_Probe(source, tag, comm, &st);
     if (rc == MPI_SUCCESS && status)
         mpc_status_from_probe(&st, status);
     return rc;
@@ -284,7 +282,7 @@ int mpc_probe(int source, int tag, mpc_comm comm, mpc_status *status)
 int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *status)
 {
     MPI_Status st = {0};
-    int rc = MPI_Iprobe(source_to_mpi(source), tag_to_mpi(tag), comm, found, &st);
+    int rc = MPI_Iprobe(source, tag, comm, found, &st);
     if (rc == MPI_SUCCESS && *found && status)
         mpc_status_from_probe(&st, status);
     return rc;
@@ -293,7 +291,7 @@ int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *statu
 int mpc_improbe(int source, int tag, mpc_comm comm, int *found, mpc_message *msg, mpc_status *status)
 {
     MPI_Status st = {0};
-    int rc = MPI_Improbe(source_to_mpi(source), tag_to_mpi(tag), comm, found, msg, &st);
+    int rc = MPI_Improbe(source, tag, comm, found, msg, &st);
     if (rc == MPI_SUCCESS && *found && status)
         mpc_status_from_probe(&st, status);
     return rc;

@@ -23,9 +23,6 @@ typedef MPI_Comm mpc_comm;
 typedef MPI_Request mpc_request;
 typedef MPI_Message mpc_message;
 
-/* Wildcards as System.MP spells them; mpc translates to MPI's values. */
-#define MPC_ANY_SOURCE (-1)
-#define MPC_ANY_TAG (-1)
 
 /* The one error list: X(NAME, code, message) gives MPC_ERR_NAME. Positive values are MPI error
  * codes, passed through, not listed here. */
@@ -99,7 +96,8 @@ MPC_API int mpc_comm_dup(mpc_comm comm, mpc_comm *out);
 MPC_API int mpc_comm_split(mpc_comm comm, int color, int key, mpc_comm *out);
 MPC_API int mpc_comm_free(mpc_comm *comm);
 
-/* Point-to-point on contiguous bytes. Ranks and tags use MPC_ANY_* wildcards. */
+/* Point-to-point on contiguous bytes. Sources and tags take MPI's wildcards (MPI_ANY_SOURCE,
+ * MPI_ANY_TAG). */
 MPC_API int mpc_send(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm);
 MPC_API int mpc_ssend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm);
 MPC_API int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_status *status);

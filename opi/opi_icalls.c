@@ -290,7 +290,7 @@ int32_t opi_recv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, in
     opi_buffer b;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) ||
-        (rc = check_source(size, source, tag)))
+        (rc = check_source(size, &source, &tag)))
         return rc;
     return recv_buffer(comm, &b, obj, source, tag, status);
 }
@@ -301,7 +301,7 @@ int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int32_t of
     opi_buffer b;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
-        (rc = check_source(size, source, tag)))
+        (rc = check_source(size, &source, &tag)))
         return rc;
     return recv_buffer(comm, &b, array, source, tag, status);
 }
@@ -310,7 +310,7 @@ struct blocking_sendrecv {
     const opi_buffer *sb;
     int32_t dest, send_tag;
     const opi_buffer *rb;
-    int32_t source, recv_tag; /* MPC wildcards, as mpc_irecv takes them */
+    int32_t source, recv_tag; /* MPI wildcards (check_source translated them) */
     MPI_Comm comm;
     mpc_status *st;
 };
@@ -369,7 +369,7 @@ int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t d
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(send_obj, &sb)) ||
         (rc = opi_buffer_whole(recv_obj, &rb)) || (rc = check_dest(size, dest, send_tag)) ||
-        (rc = check_source(size, source, recv_tag)))
+        (rc = check_source(size, &source, &recv_tag)))
         return rc;
     if (send_obj == recv_obj)
         return MPC_ERR_SAME_OBJECT;
@@ -385,7 +385,7 @@ int32_t opi_sendrecv_range(int32_t comm, int32_t size, MonoObject *send_array, i
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_range(send_array, send_offset, send_count, &sb)) ||
         (rc = opi_buffer_range(recv_array, recv_offset, recv_count, &rb)) ||
-        (rc = check_dest(size, dest, send_tag)) || (rc = check_source(size, source, recv_tag)))
+        (rc = check_dest(size, dest, send_tag)) || (rc = check_source(size, &source, &recv_tag)))
         return rc;
     return sendrecv_buffers(comm, &sb, send_array, dest, send_tag, &rb, recv_array, source, recv_tag,
                             status);
@@ -395,7 +395,7 @@ int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_s
 {
     mpc_status st; /* a probe's: Count == Bytes == the message's size, never cancelled */
     int rc;
-    if ((rc = check_comm(comm)) || (rc = check_source(size, source, tag)))
+    if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
         return rc;
     rc = opi_probe_wait(source, tag, comm, &st, NULL);
     if (rc == MPC_OK)
@@ -408,7 +408,7 @@ int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
 {
     mpc_status st;
     int rc, flag = 0;
-    if ((rc = check_comm(comm)) || (rc = check_source(size, source, tag)))
+    if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
         return rc;
     if ((rc = mpc_iprobe(source, tag, comm, &flag, &st)) != MPC_OK)
         return rc;
@@ -526,7 +526,7 @@ int32_t opi_irecv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, i
     opi_buffer b;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) ||
-        (rc = check_source(size, source, tag)))
+        (rc = check_source(size, &source, &tag)))
         return rc;
     return start_transfer(comm, &b, obj, source, tag, 0, 0, owner, id, status);
 }
@@ -538,7 +538,7 @@ int32_t opi_irecv_range(int32_t comm, int32_t size, MonoObject *array, int32_t o
     opi_buffer b;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
-        (rc = check_source(size, source, tag)))
+        (rc = check_source(size, &source, &tag)))
         return rc;
     return start_transfer(comm, &b, array, source, tag, 0, 0, owner, id, status);
 }

@@ -68,7 +68,7 @@ bool opi_pin_every_transfer(void);
 int opi_complete(mpc_request *reqs, int nreqs, MonoObject **objs, int nobjs, mpc_status *statuses);
 
 
-/* Blocks until a message matching (source, tag) — System.MP's wildcards — is waiting;
+/* Blocks until a message matching (source, tag) — MPI's wildcards, as check_source leaves them — is waiting;
  * GC-friendly. With msg, the probe is matched: the message is then *msg's alone. */
 int opi_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg);
 
@@ -86,12 +86,22 @@ int opi_run_gc_safe_immovable(opi_blocking_fn fn, void *arg, MonoObject **objs, 
 
 /* ---- argument checks shared by the internal calls ---- */
 
-static inline int check_source(int32_t size, int32_t source, int32_t tag)
+/* System.MP's wildcards (MP.AnySource, MP.AnyTag). */
+#define OPI_ANY_SOURCE (-1)
+#define OPI_ANY_TAG (-1)
+
+/* Checks a receive's source and tag, and turns System.MP's wildcards into MPI's: the one place
+ * where they are translated (mpc takes MPI's values). */
+static inline int check_source(int32_t size, int32_t *source, int32_t *tag)
 {
-    if (source != MPC_ANY_SOURCE && (source < 0 || source >= size))
+    if (*source != OPI_ANY_SOURCE && (*source < 0 || *source >= size))
         return MPC_ERR_SOURCE;
-    if (tag != MPC_ANY_TAG && (tag < 0 || tag > mpc_tag_ub()))
+    if (*tag != OPI_ANY_TAG && (*tag < 0 || *tag > mpc_tag_ub()))
         return MPC_ERR_TAG;
+    if (*source == OPI_ANY_SOURCE)
+        *source = MPI_ANY_SOURCE;
+    if (*tag == OPI_ANY_TAG)
+        *tag = MPI_ANY_TAG;
     return MPC_OK;
 }
 

@@ -195,7 +195,7 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
                   MonoReflectionType *expected, MonoObject **result, opi_status *status)
 {
     int rc;
-    if ((rc = check_comm(comm)) || (rc = check_source(size, source, tag)))
+    if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
         return rc;
     if (!expected)
         return MPC_ERR_NULL_ARGUMENT;

@@ -49,14 +49,14 @@ static void test_point_to_point(void)
 
     /* sendrecv with wildcards */
     int a = rank, b = -1;
-    CHECK(mpc_sendrecv(&a, sizeof a, next, 4, &b, sizeof b, MPC_ANY_SOURCE, MPC_ANY_TAG,
+    CHECK(mpc_sendrecv(&a, sizeof a, next, 4, &b, sizeof b, MPI_ANY_SOURCE, MPI_ANY_TAG,
                        mpc_comm_world(), &st) == MPC_OK, "sendrecv");
     CHECK(b == prev && st.source == prev && st.tag == 4, "sendrecv wildcards report source and tag");
 
     /* probe / iprobe, then blocking recv; issend completes once matched */
     int found = 1;
     CHECK(mpc_barrier(mpc_comm_world()) == MPC_OK, "barrier");
-    CHECK(mpc_iprobe(MPC_ANY_SOURCE, 5, mpc_comm_world(), &found, &st) == MPC_OK && !found,
+    CHECK(mpc_iprobe(MPI_ANY_SOURCE, 5, mpc_comm_world(), &found, &st) == MPC_OK && !found,
           "iprobe finds nothing");
     CHECK(mpc_barrier(mpc_comm_world()) == MPC_OK, "barrier");
     long v = 42 + rank, w = 0;
@@ -80,7 +80,7 @@ static void test_point_to_point(void)
     CHECK(mpc_irecv(&b, sizeof b, prev, 9, mpc_comm_world(), &rreq) == MPC_OK, "irecv for ssend");
     CHECK(mpc_ssend(&a, sizeof a, next, 9, mpc_comm_world()) == MPC_OK, "ssend");
     CHECK(mpc_wait(&rreq, &st) == MPC_OK && b == prev, "ssend delivered");
-    CHECK(mpc_irecv(&b, sizeof b, MPC_ANY_SOURCE, 31000, mpc_comm_world(), &rreq) == MPC_OK, "irecv nobody matches");
+    CHECK(mpc_irecv(&b, sizeof b, MPI_ANY_SOURCE, 31000, mpc_comm_world(), &rreq) == MPC_OK, "irecv nobody matches");
     CHECK(mpc_cancel(&rreq) == MPC_OK, "cancel");
     CHECK(mpc_wait(&rreq, &st) == MPC_OK && st.cancelled, "a cancelled receive reports it");
     CHECK(mpc_ibarrier(mpc_comm_world(), &sreq) == MPC_OK && mpc_wait(&sreq, NULL) == MPC_OK, "ibarrier");
