@@ -68,8 +68,9 @@ bool opi_pin_every_transfer(void);
 int opi_complete(mpc_request *reqs, int nreqs, MonoObject **objs, int nobjs, mpc_status *statuses);
 
 
-/* Blocks until a message matching (source, tag) — MPI's wildcards, as check_source leaves them — is waiting;
- * GC-friendly. With msg, the probe is matched: the message is then *msg's alone. */
+/* Blocks until a message matching (source, tag) — MPI's wildcards, as check_source leaves
+ * them — is waiting; GC-friendly. With msg, the probe is matched: the message is then *msg's
+ * alone. */
 int opi_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg);
 
 /* Runs a blocking MPI call GC-safe, so that collections and other threads proceed while it
