@@ -5,6 +5,7 @@
 
 #include "ptr_map.h"
 #include "layout.h"
+#include "names.h"
 #include "serializer.h"
 
 #include <mono/metadata/appdomain.h>
@@ -32,14 +33,6 @@ static char *format(const char *fmt, ...)
         va_end(ap);
     }
     return s;
-}
-
-static char *class_name(MonoClass *k)
-{
-    char *mono_name = mono_type_get_name(mono_class_get_type(k));
-    char *name = strdup(mono_name ? mono_name : "?");
-    mono_free(mono_name);
-    return name;
 }
 
 /* NULL when instances of k (a class or a struct) hold no references in their instance fields,
@@ -89,7 +82,7 @@ int opi_element_type(MonoClass *k)
 
 static void reject(transport_plan *p, MonoClass *k, const char *fmt, const char *detail)
 {
-    char *name = class_name(k);
+    char *name = rt_class_name(k);
     char *why = format(fmt, detail);
     p->kind = PLAN_REJECTED;
     p->reason = format("type '%s' cannot be passed to an OPI call: %s", name, why ? why : "?");
@@ -113,7 +106,7 @@ static transport_plan *build_plan(MonoObject *obj)
         p->elem_class = elem;
         p->elem_type = opi_element_type(elem);
         if (mono_type_is_reference(et)) {
-            char *en = class_name(elem);
+            char *en = rt_class_name(elem);
             reject(p, k,
                    mono_class_get_rank(elem) > 0
                        ? "its elements are arrays (%s); send each inner array on its own, or use OSend"
@@ -141,7 +134,7 @@ static transport_plan *build_plan(MonoObject *obj)
         char *field = find_reference_field(k, &owner);
         /* a framework type's private field cannot be marked by the user: no such advice */
         if (field && sd_is_framework_class(owner)) {
-            char *on = class_name(owner);
+            char *on = rt_class_name(owner);
             char *detail = format("%s belongs to the framework type %s", field, on ? on : "?");
             reject(p, k,
                    "field %s, whose private state holds references: OPI cannot transport it. Send "

@@ -3,6 +3,7 @@
  * per class; looked up without locks. */
 #include "sd_plan.h"
 
+#include "names.h"
 #include "ptr_map.h"
 
 #include <mono/metadata/appdomain.h>
@@ -51,12 +52,17 @@ typedef struct slot_lists {
     sd_hidden *hidden;
 } slot_lists;
 
-static char *type_name(MonoClass *k)
+/* Room for one more of n items of `size` bytes in items (capacity *cap, the first growth to
+ * `first`): items itself, or a larger copy; NULL when out of memory (items is then unchanged). */
+static void *reserve(void *items, uint32_t n, uint32_t *cap, size_t size, uint32_t first)
 {
-    char *mono_name = mono_type_get_name(mono_class_get_type(k));
-    char *name = strdup(mono_name ? mono_name : "?");
-    mono_free(mono_name);
-    return name;
+    if (n < *cap)
+        return items;
+    uint32_t grown = *cap ? 2 * *cap : first;
+    void *more = realloc(items, (size_t)grown * size);
+    if (more)
+        *cap = grown;
+    return more;
 }
 
 /* prefix.name, or name alone at the top; NULL when out of memory. */
@@ -74,23 +80,17 @@ static char *join(const char *prefix, const char *name)
 static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int travels, const char *name,
                     MonoClass *owner)
 {
-    if (l->nall == l->cap_all) {
-        l->cap_all = l->cap_all ? 2 * l->cap_all : 8;
-        uint32_t *a = realloc(l->all, l->cap_all * sizeof *a);
-        if (!a)
-            return -1;
-        l->all = a;
-    }
+    uint32_t *a = reserve(l->all, l->nall, &l->cap_all, sizeof *a, 8);
+    if (!a)
+        return -1;
+    l->all = a;
     l->all[l->nall++] = offset;
     if (!travels && owner) {
-        if (l->nhidden == l->cap_hidden) {
-            l->cap_hidden = l->cap_hidden ? 2 * l->cap_hidden : 4;
-            sd_hidden *h = realloc(l->hidden, l->cap_hidden * sizeof *h);
-            if (!h)
-                return -1;
-            l->hidden = h;
-        }
-        char *n = strdup(name), *o = type_name(owner);
+        sd_hidden *h = reserve(l->hidden, l->nhidden, &l->cap_hidden, sizeof *h, 4);
+        if (!h)
+            return -1;
+        l->hidden = h;
+        char *n = strdup(name), *o = rt_class_name(owner);
         if (!n || !o) {
             free(n);
             free(o);
@@ -100,13 +100,10 @@ static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int tra
     }
     if (!travels)
         return 0;
-    if (l->nslots == l->cap_slots) {
-        l->cap_slots = l->cap_slots ? 2 * l->cap_slots : 8;
-        sd_slot *s = realloc(l->slots, l->cap_slots * sizeof *s);
-        if (!s)
-            return -1;
-        l->slots = s;
-    }
+    sd_slot *s = reserve(l->slots, l->nslots, &l->cap_slots, sizeof *s, 8);
+    if (!s)
+        return -1;
+    l->slots = s;
     char *n = strdup(name);
     if (!n)
         return -1;
