@@ -8,20 +8,20 @@
 #include "gc_hooks.h"
 
 /* A whole transportable array: its bytes and plan. */
-static int array_arg(MonoObject *a, opi_buffer *b, const transport_plan **plan)
+static int array_arg(MonoObject *a, opi_buffer *b, const rt_class_plan **plan)
 {
     int rc = opi_buffer_whole(a, b);
     if (rc != MPC_OK)
         return rc;
     *plan = opi_plan_for(a);
-    return (*plan)->kind == PLAN_ARRAY ? MPC_OK : MPC_ERR_NOT_TRANSPORTABLE;
+    return (*plan)->shape == RT_ARRAY ? MPC_OK : MPC_ERR_NOT_TRANSPORTABLE;
 }
 
 /* Two arrays of one collective: both transportable, same element type, not the same array. */
 static int array_pair(MonoObject *send, MonoObject *recv, opi_buffer *sb, opi_buffer *rb,
-                      const transport_plan **plan)
+                      const rt_class_plan **plan)
 {
-    const transport_plan *rp;
+    const rt_class_plan *rp;
     int rc;
     if ((rc = array_arg(send, sb, plan)) || (rc = array_arg(recv, rb, &rp)))
         return rc;
@@ -98,7 +98,7 @@ static int32_t scatter_gather(int gather, int32_t comm, int32_t size, int32_t ra
                               MonoObject *whole, MonoObject *part, int32_t root)
 {
     opi_buffer wb = {0}, pb;
-    const transport_plan *plan;
+    const rt_class_plan *plan;
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
         return rc;
@@ -132,7 +132,7 @@ int32_t opi_gather(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
 int32_t opi_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv)
 {
     opi_buffer sb, rb;
-    const transport_plan *plan;
+    const rt_class_plan *plan;
     int rc;
     if ((rc = check_comm(comm)) || (rc = array_pair(send, recv, &sb, &rb, &plan)))
         return rc;
@@ -144,11 +144,11 @@ int32_t opi_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *
 int32_t opi_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv)
 {
     opi_buffer sb, rb;
-    const transport_plan *plan;
+    const rt_class_plan *plan;
     int rc;
     if ((rc = check_comm(comm)) || (rc = array_pair(send, recv, &sb, &rb, &plan)))
         return rc;
-    if (rb.bytes != sb.bytes || (sb.bytes / plan->elem_size) % (size_t)size != 0)
+    if (rb.bytes != sb.bytes || (sb.bytes / plan->data_size) % (size_t)size != 0)
         return MPC_ERR_LENGTH;
     size_t per_rank = sb.bytes / (size_t)size;
     return collective((struct collective){ALLTOALL, sb.data, rb.data, per_rank, 0, 0, 0, comm}, send, recv);
@@ -159,7 +159,7 @@ static int32_t reduction(enum collective_kind kind, int32_t comm, int32_t size, 
                          MonoObject *send, MonoObject *recv, int32_t op_code, int32_t root)
 {
     opi_buffer sb, rb;
-    const transport_plan *plan;
+    const rt_class_plan *plan;
     MPI_Op op;
     MPI_Datatype dt;
     int rc;
@@ -181,7 +181,7 @@ static int32_t reduction(enum collective_kind kind, int32_t comm, int32_t size, 
     if (rc != MPC_OK || (rc = opi_op_resolve(op_code, plan, &op, &dt)) != MPC_OK)
         return rc;
     const void *sendbuf = send == recv ? MPI_IN_PLACE : sb.data;
-    struct collective c = {kind, sendbuf, rb.data, sb.bytes / plan->elem_size, dt, op, root, comm};
+    struct collective c = {kind, sendbuf, rb.data, sb.bytes / plan->data_size, dt, op, root, comm};
     return collective(c, send == recv ? NULL : send, recv);
 }
 

@@ -103,8 +103,8 @@ int32_t opi_error_class(int32_t code) { return mpc_error_class(code); }
 
 int32_t opi_transport_error(MonoObject *obj, MonoObject *buffer)
 {
-    const transport_plan *p = obj ? opi_plan_for(obj) : NULL;
-    return put_text(buffer, p && p->reason ? p->reason : "");
+    const rt_class_plan *p = obj ? opi_plan_for(obj) : NULL;
+    return put_text(buffer, p && p->raw_refusal ? p->raw_refusal : "");
 }
 
 int32_t opi_thread_level(void) { return mpc_thread_level(); }

@@ -7,34 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "class_plan.h"
 #include "mpc.h"
 #include "icall_table.h"
 
-/* ---- transport plans (transport_plan.c) ---- */
-
-typedef enum plan_kind { PLAN_OBJECT, PLAN_ARRAY, PLAN_REJECTED } plan_kind;
-
-/* What OPI needs to know about one class, computed once and cached (the runtime-side
- * equivalent of Motor's transportable bit). */
-typedef struct transport_plan {
-    MonoVTable *vtable;
-    plan_kind kind;
-    uint32_t rank;      /* arrays: number of dimensions */
-    uint32_t elem_size; /* arrays: bytes per element; objects: bytes of instance data */
-    MonoClass *elem_class; /* arrays: the element class (type equality across arguments) */
-    int elem_type;         /* arrays: MONO_TYPE_* of the element, enums as their base type;
-                              MONO_TYPE_VALUETYPE for structs */
-    char *reason;       /* PLAN_REJECTED: why, naming the type and the offending field */
-} transport_plan;
+/* ---- the bytes of a transfer (opi_buffers.c) ---- */
 
 /* Learns the array layout from the running runtime; fails rather than guessing. */
 int opi_layout_init(void);
-/* The plan of obj's class (non-NULL obj); NULL only when out of memory. */
-const transport_plan *opi_plan_for(MonoObject *obj);
-/* The MONO_TYPE_* an element of class k is reduced as (enums: their base type). */
-int opi_element_type(MonoClass *k);
-/* NULL when instances of k hold no references; otherwise the offending field (malloc'd). */
-char *opi_find_reference_field(MonoClass *k);
+/* The plan of obj's class (non-NULL obj); NULL only when out of memory. OPI moves an instance
+ * as raw bytes only when plan->raw_refusal is NULL. */
+const rt_class_plan *opi_plan_for(MonoObject *obj);
 
 /* The bytes an OPI transfer reads or writes in place. */
 typedef struct opi_buffer {
@@ -146,7 +129,7 @@ enum { OPI_BUILTIN_OPS(OPI_OP_ENUM) OP_BUILTINS };
 
 /* The MPI operator and datatype for reducing arrays of plan's element type with operator code
  * (System.MP.Op's numbering); MPC_ERR_OP when MPI does not define it for that type. */
-int opi_op_resolve(int32_t code, const transport_plan *elements, MPI_Op *op, MPI_Datatype *dt);
+int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_Datatype *dt);
 
 /* ---- internal calls (opi_icalls.h, icall_table.c) ---- */
 

@@ -125,13 +125,12 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
     if (cif_status != FFI_OK)
         return MPC_ERR_RUNTIME;
     MonoClass *k = mono_class_from_mono_type(mono_reflection_type_get_type(element));
-    int t = opi_element_type(k);
-    MPI_Datatype dt = primitive_datatype(t);
+    const rt_class_plan *plan = rt_plan_for_class(k);
+    if (!plan)
+        return MPC_ERR_NO_MEMORY;
+    MPI_Datatype dt = primitive_datatype(plan->elem_type);
     if (dt == MPI_DATATYPE_NULL) {
-        char *field = opi_find_reference_field(k);
-        int ok = !field && mono_class_is_valuetype(k);
-        free(field);
-        if (!ok)
+        if (!plan->value_type || plan->nall)
             return MPC_ERR_NOT_TRANSPORTABLE;
         uint32_t align;
         dt = struct_datatype((uint32_t)mono_class_value_size(k, &align));
@@ -200,7 +199,7 @@ int32_t opi_op_free(int32_t code)
         return MPC_OK;
     if (mpc_is_initialized()) {
         mpc_op_free(&u->op);
-        if (primitive_datatype(opi_element_type(u->elem_class)) == MPI_DATATYPE_NULL)
+        if (primitive_datatype(rt_plan_for_class(u->elem_class)->elem_type) == MPI_DATATYPE_NULL)
             mpc_type_free(&u->datatype);
     }
     mono_gchandle_free(u->combiner);
@@ -210,7 +209,7 @@ int32_t opi_op_free(int32_t code)
     return MPC_OK;
 }
 
-int opi_op_resolve(int32_t code, const transport_plan *elements, MPI_Op *op, MPI_Datatype *dt)
+int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_Datatype *dt)
 {
     if (code >= 0 && code < OP_BUILTINS) {
         *dt = primitive_datatype(elements->elem_type);

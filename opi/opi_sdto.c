@@ -53,7 +53,7 @@ int32_t opi_sd_init(MonoReflectionType *attribute)
     MonoClass *k = class_of(attribute);
     if (!k)
         return MPC_ERR_NULL_ARGUMENT;
-    sd_set_transportable_attribute(k);
+    rt_set_transportable_attribute(k);
     return MPC_OK;
 }
 

@@ -43,11 +43,11 @@ bool opi_pin_every_transfer(void) { return pin_every_transfer; }
  * bound above the threshold means the object really is in the large-object space. */
 static size_t size_lower_bound(MonoObject *obj)
 {
-    const transport_plan *p = opi_plan_for(obj);
-    if (p && p->kind == PLAN_ARRAY)
-        return rt_array_data_offset + rt_array_length(obj) * (size_t)p->elem_size;
-    if (p && p->kind == PLAN_OBJECT)
-        return sizeof(MonoObject) + p->elem_size;
+    const rt_class_plan *p = opi_plan_for(obj);
+    if (p && p->shape == RT_ARRAY)
+        return rt_array_data_offset + rt_array_length(obj) * (size_t)p->data_size;
+    if (p && p->shape == RT_OBJECT)
+        return sizeof(MonoObject) + p->data_size;
     return mono_object_get_size(obj);
 }
 

@@ -17,6 +17,9 @@ int rt_layout_init(void)
     MonoString *s = mono_string_new(domain, "layout probe");
     if (!a || !b || !m || !s)
         return -1;
+    if (rt_vtable_class(((MonoObject *)m)->vtable) != mono_object_get_class((MonoObject *)m) ||
+        rt_vtable_class(((MonoObject *)s)->vtable) != mono_get_string_class())
+        return -1;
     rt_array_data_offset = (size_t)(mono_array_addr_with_size(a, 1, 0) - (char *)a);
     if ((size_t)(mono_array_addr_with_size(m, 8, 0) - (char *)m) != rt_array_data_offset)
         return -1;

@@ -6,6 +6,7 @@
 #ifndef RT_LAYOUT_H
 #define RT_LAYOUT_H
 
+#include <mono/metadata/class.h>
 #include <mono/metadata/object.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,10 @@ extern size_t rt_string_length_offset, rt_string_chars_offset;
 
 /* Learns the offsets from sample objects; fails rather than guessing. 0 on success. */
 int rt_layout_init(void);
+
+/* The class of a vtable: MonoVTable starts with it (checked by rt_layout_init). Reading it is
+ * no Mono call, so no safepoint, unlike mono_object_get_class. */
+static inline MonoClass *rt_vtable_class(const MonoVTable *vtable) { return *(MonoClass *const *)vtable; }
 
 /* Total element count (all dimensions). */
 static inline size_t rt_array_length(const MonoObject *a)

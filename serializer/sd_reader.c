@@ -11,7 +11,8 @@
 #include "gc_hooks.h"
 #include "mpc.h"
 #include "layout.h"
-#include "sd_plan.h"
+#include "class_plan.h"
+#include "sd_wire.h"
 
 #include <mono/metadata/metadata.h>
 
@@ -34,11 +35,11 @@ static int failf(const char **why, const char *fmt, int n, const char *s)
 
 /* The allow-list R: grows from the expected type through travelling slots and array elements. */
 typedef struct allowed {
-    const sd_plan **plans;
+    const rt_class_plan **plans;
     uint32_t n, cap;
 } allowed;
 
-static int in_allowed(const allowed *r, const sd_plan *p)
+static int in_allowed(const allowed *r, const rt_class_plan *p)
 {
     for (uint32_t i = 0; i < r->n; i++)
         if (r->plans[i] == p)
@@ -48,14 +49,14 @@ static int in_allowed(const allowed *r, const sd_plan *p)
 
 static int allow(allowed *r, MonoClass *k)
 {
-    const sd_plan *p = sd_plan_for(k);
+    const rt_class_plan *p = rt_plan_for_class(k);
     if (!p)
         return -1;
     if (in_allowed(r, p))
         return 0;
     if (r->n == r->cap) {
         r->cap = r->cap ? 2 * r->cap : 32;
-        const sd_plan **g = realloc(r->plans, r->cap * sizeof *g);
+        const rt_class_plan **g = realloc(r->plans, r->cap * sizeof *g);
         if (!g)
             return -1;
         r->plans = g;
@@ -71,7 +72,7 @@ static int allow(allowed *r, MonoClass *k)
 
 /* A class named on the wire that is not in R may still come if marked [Transportable] and
  * assignable to a type in R (API.md). Only simple names "Ns.Name, image" are looked up. */
-static const sd_plan *polymorphic(allowed *r, const sd_type *t)
+static const rt_class_plan *polymorphic(allowed *r, const sd_type *t)
 {
     char name[SD_MAX_NAME + 1];
     memcpy(name, t->name, t->name_len);
@@ -86,7 +87,7 @@ static const sd_plan *polymorphic(allowed *r, const sd_type *t)
     char *dot = strrchr(name, '.');
     MonoClass *k = dot ? (*dot = '\0', mono_class_from_name(image, name, dot + 1))
                        : mono_class_from_name(image, "", name);
-    const sd_plan *p = k ? sd_plan_for(k) : NULL;
+    const rt_class_plan *p = k ? rt_plan_for_class(k) : NULL;
     if (!p || !p->polymorphic)
         return NULL;
     for (uint32_t i = 0; i < r->n; i++)
@@ -95,20 +96,19 @@ static const sd_plan *polymorphic(allowed *r, const sd_type *t)
     return NULL;
 }
 
-static const sd_plan *resolve(allowed *r, const sd_type *t)
+static const rt_class_plan *resolve(allowed *r, const sd_type *t)
 {
     for (uint32_t i = 0; i < r->n; i++)
-        if (r->plans[i]->name_len == t->name_len && !memcmp(r->plans[i]->wire_name, t->name, t->name_len))
+        if (r->plans[i]->qualified_name_len == t->name_len && !memcmp(r->plans[i]->qualified_name, t->name, t->name_len))
             return r->plans[i];
     return polymorphic(r, t);
 }
 
 /* Does this runtime lay the type out as the message says? */
-static int same_layout(const sd_plan *p, const sd_type *t)
+static int same_layout(const rt_class_plan *p, const sd_type *t)
 {
-    uint32_t refs = p->kind == SD_ARRAY && p->element == SD_ELEM_REFS ? 1 : p->nslots;
-    return p->kind == t->kind && p->rank == t->rank && p->element == t->element &&
-           p->data_size == t->data_size && refs == t->ref_count;
+    return sd_wire_kind(p) == t->kind && p->rank == t->rank && sd_wire_element(p) == t->element &&
+           p->data_size == t->data_size && sd_wire_ref_count(p) == t->ref_count;
 }
 
 /* Runs the type initializers of k and of its base classes, as `new` would (k's own first, then
@@ -117,7 +117,7 @@ static int same_layout(const sd_plan *p, const sd_type *t)
  * comes back as an exception object (mono_runtime_class_init would abort the process). Done
  * once per class; a failed one is tried again next time and fails the same way (the runtime
  * remembers). A Mono call that runs managed code: the caller holds no object address. */
-static int run_type_initializers(const sd_plan *p, const char **why)
+static int run_type_initializers(const rt_class_plan *p, const char **why)
 {
     static _Atomic(MonoMethod *) run_method; /* found once; a race finds the same method */
     if (atomic_load_explicit(&p->type_initialized, memory_order_acquire))
@@ -152,14 +152,14 @@ static int run_type_initializers(const sd_plan *p, const char **why)
         *why = why_buf;
         return MPC_ERR_SERIALIZATION;
     }
-    atomic_store_explicit(&((sd_plan *)p)->type_initialized, 1, memory_order_release); /* a cache bit */
+    atomic_store_explicit(&((rt_class_plan *)p)->type_initialized, 1, memory_order_release); /* a cache bit */
     return MPC_OK;
 }
 
 /* Copies one instance or element from the wire, reference slots excepted: those stay as the
  * allocation left them (zero) until linking stores a checked object there, so no object is
  * ever visible to the GC with wire bytes in a reference slot. */
-static void copy_data(uint8_t *to, const uint8_t *from, const sd_plan *p)
+static void copy_data(uint8_t *to, const uint8_t *from, const rt_class_plan *p)
 {
     for (uint32_t r = 0; r < p->nruns; r++)
         memcpy(to + p->runs[r].offset, from + p->runs[r].offset, p->runs[r].length);
@@ -184,11 +184,11 @@ static void give_way(uint64_t *seen)
 /* Creates record i's object (no constructor runs), stores it in objs[i] at once, then fills
  * its data; references come later. Allocation may collect, and a large array is filled in
  * chunks that give way to collections: every address is fetched from the pinned objs afresh. */
-static MonoObject *create(MonoArray *objs, uint32_t i, const sd_plan *p, const sd_record *rec,
+static MonoObject *create(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
                           MonoDomain *domain, uint64_t *seen)
 {
     MonoObject *o;
-    if (p->kind == SD_STRING) {
+    if (p->shape == RT_STRING) {
         o = (MonoObject *)mono_string_new_size(domain, (int32_t)rec->elements);
         if (!o)
             return NULL;
@@ -202,7 +202,7 @@ static MonoObject *create(MonoArray *objs, uint32_t i, const sd_plan *p, const s
         }
         return mono_array_get(objs, MonoObject *, i);
     }
-    if (p->kind == SD_OBJECT) {
+    if (p->shape == RT_OBJECT) {
         /* a value type too: an empty box, filled below (no wire bytes in its slots) */
         o = mono_object_new_specific(p->vtable);
         if (!o)
@@ -226,14 +226,14 @@ static MonoObject *create(MonoArray *objs, uint32_t i, const sd_plan *p, const s
     if (!a)
         return NULL;
     mono_array_setref(objs, i, (MonoObject *)a);
-    if (p->element == SD_ELEM_REFS || !p->data_size)
+    if (p->element == RT_ELEM_REFS || !p->data_size)
         return (MonoObject *)a;
-    size_t stride = p->element == SD_ELEM_STRUCTS ? p->data_size + 4u * p->nslots : p->data_size;
+    size_t stride = p->element == RT_ELEM_STRUCTS ? p->data_size + 4u * p->nslots : p->data_size;
     size_t per_chunk = COPY_CHUNK / p->data_size ? COPY_CHUNK / p->data_size : 1;
     for (uint64_t e = 0; e < rec->elements;) {
         uint64_t n = rec->elements - e < per_chunk ? rec->elements - e : per_chunk;
         uint8_t *data = rt_array_data(mono_array_get(objs, MonoObject *, i)) + e * p->data_size;
-        if (p->element == SD_ELEM_RAW && !p->nall)
+        if (p->element == RT_ELEM_RAW && !p->nall)
             memcpy(data, rec->data + e * p->data_size, n * p->data_size);
         else
             for (uint64_t k = 0; k < n; k++)
@@ -247,22 +247,22 @@ static MonoObject *create(MonoArray *objs, uint32_t i, const sd_plan *p, const s
 
 /* The address of reference slot s of element e (0 for objects) of record i. Computed afresh for
  * every store: the assignability check before it may let a collection move the objects. */
-static void **slot_address(MonoArray *objs, const sd_plan *p, uint32_t i, uint64_t e, uint32_t s)
+static void **slot_address(MonoArray *objs, const rt_class_plan *p, uint32_t i, uint64_t e, uint32_t s)
 {
     MonoObject *o = mono_array_get(objs, MonoObject *, i);
-    uint8_t *data = p->kind == SD_OBJECT ? (uint8_t *)o + sizeof(MonoObject) : rt_array_data(o);
+    uint8_t *data = p->shape == RT_OBJECT ? (uint8_t *)o + sizeof(MonoObject) : rt_array_data(o);
     return (void **)(data + e * p->data_size + p->slots[s].offset);
 }
 
 /* Is an object of plan `actual` assignable to `declared`? Types are few, references many: one
  * class check per (record type, slot class) pair, remembered in a small cache. */
 typedef struct fit_cache {
-    const sd_plan *actual[64];
+    const rt_class_plan *actual[64];
     MonoClass *declared[64];
     int fits[64];
 } fit_cache;
 
-static int fits(fit_cache *c, const sd_plan *actual, MonoClass *declared)
+static int fits(fit_cache *c, const rt_class_plan *actual, MonoClass *declared)
 {
     size_t h = (((uintptr_t)actual >> 4) ^ ((uintptr_t)declared >> 4)) & 63;
     if (c->actual[h] == actual && c->declared[h] == declared)
@@ -274,22 +274,22 @@ static int fits(fit_cache *c, const sd_plan *actual, MonoClass *declared)
     return ok;
 }
 
-static int link_record(MonoArray *objs, const sd_plan *p, const sd_record *rec, uint32_t i,
-                       const sd_plan **record_plans, fit_cache *cache, uint64_t *seen, const char **why)
+static int link_record(MonoArray *objs, const rt_class_plan *p, const sd_record *rec, uint32_t i,
+                       const rt_class_plan **record_plans, fit_cache *cache, uint64_t *seen, const char **why)
 {
-    if (p->kind == SD_STRING || (p->kind == SD_ARRAY && p->element == SD_ELEM_RAW))
+    if (p->shape == RT_STRING || (p->shape == RT_ARRAY && p->element == RT_ELEM_RAW))
         return MPC_OK;
-    uint64_t groups = p->kind == SD_OBJECT ? 1 : rec->elements;
-    size_t stride = p->kind == SD_OBJECT ? 0 : p->element == SD_ELEM_REFS ? 4 : p->data_size + 4u * p->nslots;
+    uint64_t groups = p->shape == RT_OBJECT ? 1 : rec->elements;
+    size_t stride = p->shape == RT_OBJECT ? 0 : p->element == RT_ELEM_REFS ? 4 : p->data_size + 4u * p->nslots;
     for (uint64_t e = 0; e < groups; e++) {
         for (uint32_t s = 0; s < p->nslots; s++) {
             int32_t idx = sd_i32(rec->refs + e * stride + 4 * s);
             if (idx < 0)
                 continue;
             if (!fits(cache, record_plans[idx], p->slots[s].declared)) {
-                const sd_plan *dp = sd_plan_for(p->slots[s].declared);
+                const rt_class_plan *dp = rt_plan_for_class(p->slots[s].declared);
                 return failf(why, "a reference points to an object that is not a %.*s",
-                             dp ? (int)dp->name_len : 1, dp ? dp->wire_name : "?");
+                             dp ? (int)dp->qualified_name_len : 1, dp ? dp->qualified_name : "?");
             }
             /* computed after the check: the store gets current addresses */
             mono_gc_wbarrier_generic_store(slot_address(objs, p, i, e, s), mono_array_get(objs, MonoObject *, idx));
@@ -311,10 +311,10 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
 
     int rc = MPC_ERR_NO_MEMORY;
     allowed r = {0};
-    const sd_plan **plans = calloc(h.type_count, sizeof *plans);
+    const rt_class_plan **plans = calloc(h.type_count, sizeof *plans);
     sd_type *types = calloc(h.type_count, sizeof *types);
     uint32_t pin = 0;
-    const sd_plan **record_plans = NULL;
+    const rt_class_plan **record_plans = NULL;
     fit_cache *cache = NULL;
     *why = "out of memory";
     if (!plans || !types || allow(&r, expected))
@@ -337,7 +337,7 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     const uint8_t *records = cur.p;
     /* type initializers before the first instance exists, as `new` would run them */
     for (uint32_t t = 0; t < h.type_count; t++)
-        if (plans[t]->kind == SD_OBJECT && (rc = run_type_initializers(plans[t], why)) != MPC_OK)
+        if (plans[t]->shape == RT_OBJECT && (rc = run_type_initializers(plans[t], why)) != MPC_OK)
             goto done;
     rc = MPC_ERR_NO_MEMORY;
     *why = "out of memory";
@@ -358,8 +358,8 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
         sd_parse_record(&cur, types, h.type_count, &rec);
         record_plans[i] = plans[rec.type_index];
         if (!create(objs, i, plans[rec.type_index], &rec, domain, &seen)) {
-            rc = failf(why, "cannot create an object of type %.*s", (int)plans[rec.type_index]->name_len,
-                       plans[rec.type_index]->wire_name);
+            rc = failf(why, "cannot create an object of type %.*s", (int)plans[rec.type_index]->qualified_name_len,
+                       plans[rec.type_index]->qualified_name);
             goto done;
         }
         if (i % RECORDS_PER_GC_CHECK == 0)
@@ -376,8 +376,8 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
             give_way(&seen);
     }
     if (!mono_object_isinst(mono_array_get(objs, MonoObject *, h.root), expected)) {
-        const sd_plan *ep = sd_plan_for(expected);
-        rc = failf(why, "the root is not a %.*s", ep ? (int)ep->name_len : 1, ep ? ep->wire_name : "?");
+        const rt_class_plan *ep = rt_plan_for_class(expected);
+        rc = failf(why, "the root is not a %.*s", ep ? (int)ep->qualified_name_len : 1, ep ? ep->qualified_name : "?");
         goto done;
     }
     *result = mono_array_get(objs, MonoObject *, h.root); /* fetched after the check: it may move */

@@ -19,9 +19,9 @@
 
 #include "gc_hooks.h"
 #include "mpc.h"
-#include "ptr_map.h"
 #include "layout.h"
-#include "sd_plan.h"
+#include "class_plan.h"
+#include "sd_wire.h"
 
 #include <mono/metadata/mono-gc.h>
 #include <stdatomic.h>
@@ -32,11 +32,11 @@
 /* object -> record index, open addressing */
 typedef struct graph {
     MonoObject **objs;
-    const sd_plan **plans;
+    const rt_class_plan **plans;
     uint32_t count, cap;
     uint32_t *map; /* index + 1, 0 = empty */
     size_t mask;
-    const sd_plan **types;
+    const rt_class_plan **types;
     uint32_t ntypes, cap_types;
     uint32_t *type_of; /* record -> type index */
     size_t win_first, win_count; /* the window of the root array written (a split piece) */
@@ -103,26 +103,6 @@ static int collection_waiting(graph *g, uint32_t i)
     return i % RECORDS_PER_GC_CHECK == 0 ? collection_begun(g) : g->moved;
 }
 
-/* The plan of o's class, found through its vtable: no Mono call once the class is known (a
- * Mono call is a safepoint). The first time, the plan is built: the caller checks the epoch. */
-static ptr_map plans_by_vtable = PTR_MAP_INIT;
-
-static void *known_plan(const void *vtable, void *plan)
-{
-    (void)vtable;
-    return plan;
-}
-
-static const sd_plan *plan_of(MonoObject *o, int *built)
-{
-    const sd_plan *p = ptr_map_get(&plans_by_vtable, o->vtable);
-    if (p)
-        return p;
-    *built = 1; /* Mono was called: a safepoint */
-    p = sd_plan_for(mono_object_get_class(o));
-    return p ? ptr_map_get_or_build(&plans_by_vtable, o->vtable, known_plan, (void *)p) : NULL;
-}
-
 static size_t hash(const void *p) { return ((uintptr_t)p >> 3) * 0x9E3779B97F4A7C15ull; }
 
 static int grow_map(graph *g)
@@ -156,7 +136,7 @@ static int64_t record_of(graph *g, MonoObject *o)
     if (g->count == g->cap) {
         g->cap = g->cap ? 2 * g->cap : 256;
         MonoObject **objs = realloc(g->objs, g->cap * sizeof *objs);
-        const sd_plan **plans = realloc(g->plans, g->cap * sizeof *plans);
+        const rt_class_plan **plans = realloc(g->plans, g->cap * sizeof *plans);
         if (objs)
             g->objs = objs;
         if (plans)
@@ -183,7 +163,7 @@ static int64_t record_of(graph *g, MonoObject *o)
         }
     }
     int built = 0;
-    const sd_plan *p = plan_of(o, &built);
+    const rt_class_plan *p = rt_plan_of(o, &built);
     if (built && gch_epoch() != g->epoch) {
         if (!g->immovable) { /* o itself may have moved while the plan was built */
             g->moved = 1;
@@ -200,21 +180,21 @@ static int64_t record_of(graph *g, MonoObject *o)
 }
 
 /* The type name of a plan, without the ", image" of its wire name. */
-static int short_len(const sd_plan *p)
+static int short_len(const rt_class_plan *p)
 {
-    for (uint32_t i = p->name_len; i-- > 1;)
-        if (p->wire_name[i - 1] == ',' && p->wire_name[i] == ' ')
+    for (uint32_t i = p->qualified_name_len; i-- > 1;)
+        if (p->qualified_name[i - 1] == ',' && p->qualified_name[i] == ' ')
             return (int)(i - 1);
-    return (int)p->name_len;
+    return (int)p->qualified_name_len;
 }
 
 /* How many references record i logs (visit_refs visits them in this order). */
 static size_t refs_logged(const graph *g, uint32_t i)
 {
-    const sd_plan *p = g->plans[i];
-    if (p->kind == SD_OBJECT)
+    const rt_class_plan *p = g->plans[i];
+    if (p->shape == RT_OBJECT)
         return p->nslots;
-    if (p->kind != SD_ARRAY || !p->nslots)
+    if (p->shape != RT_ARRAY || !p->nslots)
         return 0;
     size_t first, n;
     element_range(g, i, &first, &n);
@@ -224,9 +204,9 @@ static size_t refs_logged(const graph *g, uint32_t i)
 /* Appends the label of reference k of record i: ".Name", "[e]" or "[e].Name". */
 static void step_label(const graph *g, uint32_t i, size_t k, char *out, size_t cap)
 {
-    const sd_plan *p = g->plans[i];
+    const rt_class_plan *p = g->plans[i];
     size_t len = strlen(out);
-    if (p->kind == SD_OBJECT) {
+    if (p->shape == RT_OBJECT) {
         snprintf(out + len, cap - len, ".%s", p->slots[k].name);
         return;
     }
@@ -287,18 +267,18 @@ done:
 
 /* The first framework-private reference slot of record i that holds a reference (it could not
  * travel: it would arrive null): its element index (arrays) and slot. 0 when there is none. */
-static int hidden_value(const graph *g, uint32_t i, size_t *elem, const sd_hidden **h)
+static int hidden_value(const graph *g, uint32_t i, size_t *elem, const rt_hidden_slot **h)
 {
-    const sd_plan *p = g->plans[i];
+    const rt_class_plan *p = g->plans[i];
     if (!p->nhidden)
         return 0;
     MonoObject *o = g->objs[i];
     size_t first = 0, n = 1;
     uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
-    if (p->kind == SD_ARRAY) {
+    if (p->shape == RT_ARRAY) {
         element_range(g, i, &first, &n);
         data = rt_array_data(o) + first * p->data_size;
-    } else if (p->kind != SD_OBJECT) {
+    } else if (p->shape != RT_OBJECT) {
         return 0;
     }
     for (size_t e = 0; e < n; e++)
@@ -317,20 +297,20 @@ static int hidden_value(const graph *g, uint32_t i, size_t *elem, const sd_hidde
  * references...), and objects of another class than d unless marked [Transportable]. */
 static int admissible(graph *g, uint32_t r, MonoClass *d, const char **why)
 {
-    const sd_plan *vp = g->plans[r];
+    const rt_class_plan *vp = g->plans[r];
     char path[200];
     size_t elem;
-    const sd_hidden *h;
+    const rt_hidden_slot *h;
     if (vp->denied) {
         path_to(g, r, path, sizeof path);
         snprintf(why_buf, sizeof why_buf, "%s: an object of type %.*s cannot be serialized: %s", path,
-                 short_len(vp), vp->wire_name, vp->denied);
+                 short_len(vp), vp->qualified_name, vp->denied);
         *why = why_buf;
         return 0;
     }
     if (hidden_value(g, r, &elem, &h)) {
         path_to(g, r, path, sizeof path);
-        if (vp->kind == SD_ARRAY) {
+        if (vp->shape == RT_ARRAY) {
             size_t len = strlen(path);
             snprintf(path + len, sizeof path - len, "[%zu]", elem);
         }
@@ -339,25 +319,25 @@ static int admissible(graph *g, uint32_t r, MonoClass *d, const char **why)
                  "structured transport cannot carry (it would arrive null); framework objects with "
                  "such state (List, Dictionary, Tuple of references...) do not travel yet: send "
                  "their contents as arrays, or leave the field null",
-                 path, short_len(vp), vp->wire_name, h->name, h->owner);
+                 path, short_len(vp), vp->qualified_name, h->name, h->owner);
         *why = why_buf;
         return 0;
     }
     if (vp->klass != d && !vp->polymorphic) {
         path_to(g, r, path, sizeof path);
-        const sd_plan *dp = sd_plan_for(d); /* a Mono call: the write fails anyway */
+        const rt_class_plan *dp = rt_plan_for_class(d); /* a Mono call: the write fails anyway */
         int dn = dp ? short_len(dp) : 1;
-        const char *dname = dp ? dp->wire_name : "?";
+        const char *dname = dp ? dp->qualified_name : "?";
         if (vp->framework)
             snprintf(why_buf, sizeof why_buf,
                      "%s: an object of the framework type %.*s sits where %.*s is declared; a "
                      "framework type travels only in a slot declared as its own type",
-                     path, short_len(vp), vp->wire_name, dn, dname);
+                     path, short_len(vp), vp->qualified_name, dn, dname);
         else
             snprintf(why_buf, sizeof why_buf,
                      "%s: an object of type %.*s sits where %.*s is declared: mark %.*s "
                      "[Transportable] so that it may travel as a %.*s",
-                     path, short_len(vp), vp->wire_name, dn, dname, short_len(vp), vp->wire_name, dn, dname);
+                     path, short_len(vp), vp->qualified_name, dn, dname, short_len(vp), vp->qualified_name, dn, dname);
         *why = why_buf;
         return 0;
     }
@@ -372,13 +352,13 @@ typedef int (*ref_visitor)(graph *g, MonoObject *value, MonoClass *declared, voi
 static int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
 {
     MonoObject *o = g->objs[i];
-    const sd_plan *p = g->plans[i];
-    if (p->kind == SD_OBJECT) {
+    const rt_class_plan *p = g->plans[i];
+    if (p->shape == RT_OBJECT) {
         uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
         for (uint32_t s = 0; s < p->nslots; s++)
             if (fn(g, *(MonoObject **)(data + p->slots[s].offset), p->slots[s].declared, ctx))
                 return -1;
-    } else if (p->kind == SD_ARRAY && p->nslots) {
+    } else if (p->shape == RT_ARRAY && p->nslots) {
         size_t first, n;
         element_range(g, i, &first, &n);
         uint8_t *data = array_data(o) + first * p->data_size;
@@ -424,7 +404,7 @@ static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
     return 0;
 }
 
-static int type_index_of(graph *g, const sd_plan *p, uint32_t *index)
+static int type_index_of(graph *g, const rt_class_plan *p, uint32_t *index)
 {
     for (uint32_t t = 0; t < g->ntypes; t++)
         if (g->types[t] == p) {
@@ -433,7 +413,7 @@ static int type_index_of(graph *g, const sd_plan *p, uint32_t *index)
         }
     if (g->ntypes == g->cap_types) {
         g->cap_types = g->cap_types ? 2 * g->cap_types : 16;
-        const sd_plan **t = realloc(g->types, g->cap_types * sizeof *t);
+        const rt_class_plan **t = realloc(g->types, g->cap_types * sizeof *t);
         if (!t)
             return -1;
         g->types = t;
@@ -473,7 +453,7 @@ static void out_bytes(sd_buffer *b, const void *p, size_t n)
 }
 
 /* Instance or element data with every reference slot zeroed. */
-static void out_data(sd_buffer *b, const uint8_t *data, const sd_plan *p)
+static void out_data(sd_buffer *b, const uint8_t *data, const rt_class_plan *p)
 {
     uint8_t *at = b->data + b->len;
     out_bytes(b, data, p->data_size);
@@ -493,16 +473,16 @@ static int out_ref(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
 static size_t record_bytes(const graph *g, uint32_t i)
 {
     MonoObject *o = g->objs[i];
-    const sd_plan *p = g->plans[i];
-    switch (p->kind) {
-    case SD_OBJECT:
+    const rt_class_plan *p = g->plans[i];
+    switch (p->shape) {
+    case RT_OBJECT:
         return 4 + p->data_size + 4ull * p->nslots;
-    case SD_STRING:
+    case RT_STRING:
         return 8 + 2ull * (size_t)rt_string_length(o);
     default: {
         size_t first, n;
         element_range(g, i, &first, &n);
-        size_t per = p->element == SD_ELEM_REFS ? 4 : p->data_size + 4ull * p->nslots;
+        size_t per = p->element == RT_ELEM_REFS ? 4 : p->data_size + 4ull * p->nslots;
         return 4 + 8ull * p->rank + n * per;
     }
     }
@@ -512,14 +492,14 @@ static size_t record_bytes(const graph *g, uint32_t i)
 static int out_record(graph *g, uint32_t i, sd_buffer *b)
 {
     MonoObject *o = g->objs[i];
-    const sd_plan *p = g->plans[i];
+    const rt_class_plan *p = g->plans[i];
     out32(b, g->type_of[i]);
-    if (p->kind == SD_OBJECT) {
+    if (p->shape == RT_OBJECT) {
         out_data(b, (uint8_t *)o + sizeof(MonoObject), p);
         visit_refs(g, i, out_ref, b);
         return 0;
     }
-    if (p->kind == SD_STRING) {
+    if (p->shape == RT_STRING) {
         int32_t n = rt_string_length(o);
         size_t bytes = 2 * (size_t)n;
         out32(b, (uint32_t)n);
@@ -543,17 +523,17 @@ static int out_record(graph *g, uint32_t i, sd_buffer *b)
     for (uint32_t d = 0; d < p->rank; d++)
         out32(b, bounds ? bounds[2 * d + 1] : 0);
     uint8_t *data = array_data(o) + first * p->data_size;
-    if (p->element == SD_ELEM_RAW && !p->nall) {
+    if (p->element == RT_ELEM_RAW && !p->nall) {
         size_t bytes = n * p->data_size;
         for (size_t at = 0; at < bytes; at += BYTES_PER_GC_CHECK) {
             if (at && collection_begun(g))
                 return -1;
             out_bytes(b, data + at, bytes - at < BYTES_PER_GC_CHECK ? bytes - at : BYTES_PER_GC_CHECK);
         }
-    } else if (p->element == SD_ELEM_RAW) { /* structs whose references do not travel */
+    } else if (p->element == RT_ELEM_RAW) { /* structs whose references do not travel */
         for (size_t e = 0; e < n; e++)
             out_data(b, data + e * p->data_size, p);
-    } else if (p->element == SD_ELEM_REFS) {
+    } else if (p->element == RT_ELEM_REFS) {
         visit_refs(g, i, out_ref, b);
     } else {
         for (size_t e = 0; e < n; e++) {
@@ -621,12 +601,12 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
     *why = "out of memory";
     if (count != SIZE_MAX) {
         int built = 0;
-        const sd_plan *rp = root ? plan_of(root, &built) : NULL;
+        const rt_class_plan *rp = root ? rt_plan_of(root, &built) : NULL;
         if (built && gch_epoch() != g.epoch) {
             *moved = 1;
             return MPC_OK;
         }
-        if (!rp || rp->kind != SD_ARRAY || rp->rank != 1 ||
+        if (!rp || rp->shape != RT_ARRAY || rp->rank != 1 ||
             first + count > rt_array_length(root)) {
             *why = "a piece must be a range of a one-dimensional array";
             return MPC_ERR_GRAPH;
@@ -659,7 +639,7 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
     }
     size_t total = SD_HEADER_BYTES;
     for (uint32_t t = 0; t < g.ntypes; t++)
-        total += 16 + g.types[t]->name_len;
+        total += 16 + g.types[t]->qualified_name_len;
     for (uint32_t i = 0; i < g.count; i++)
         total += record_bytes(&g, i);
     if (g.ntypes > SD_MAX_TYPES) {
@@ -684,13 +664,13 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
     out32(out, (uint32_t)total);
     out32(out, (uint32_t)((uint64_t)total >> 32));
     for (uint32_t t = 0; t < g.ntypes; t++) {
-        const sd_plan *p = g.types[t];
-        uint8_t head[4] = {p->kind, p->rank, p->element, 0};
+        const rt_class_plan *p = g.types[t];
+        uint8_t head[4] = {sd_wire_kind(p), p->rank, sd_wire_element(p), 0};
         out_bytes(out, head, 4);
         out32(out, p->data_size);
-        out32(out, p->kind == SD_ARRAY && p->element == SD_ELEM_REFS ? 1 : p->nslots);
-        out32(out, p->name_len);
-        out_bytes(out, p->wire_name, p->name_len);
+        out32(out, sd_wire_ref_count(p));
+        out32(out, p->qualified_name_len);
+        out_bytes(out, p->qualified_name, p->qualified_name_len);
     }
     for (uint32_t i = 0; i < g.count; i++) {
         if (collection_waiting(&g, i) || out_record(&g, i, out))

@@ -9,14 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Tells the serializer which class is System.MP.TransportableAttribute (once, from C#). */
-void sd_set_transportable_attribute(MonoClass *attribute);
-
-/* Is k (or, for an array, its element class) defined by the framework: an assembly named
- * mscorlib, netstandard, System, System.* (but not System.MP) or Mono.*? Users cannot mark such
- * a type's fields [Transportable], so its private references can never travel. */
-int sd_is_framework_class(MonoClass *k);
-
 /* Whether old objects can move (major collections evacuate): when they cannot, a write whose
  * objects are all old lets collections run without starting over. Default: they can. */
 void sd_set_old_generation_moves(int moves);

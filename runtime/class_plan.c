@@ -1,0 +1,371 @@
+/* class_plan.c — see class_plan.h. One build per class: the field walk records every reference
+ * slot with its path and declaring class; the zero-copy path's refusal and the serializer's
+ * travelling slots, data runs and framework-private slots all come from that one walk. */
+#include "class_plan.h"
+
+#include "layout.h"
+#include "names.h"
+#include "ptr_map.h"
+
+#include <mono/metadata/appdomain.h>
+#include <mono/metadata/attrdefs.h>
+#include <mono/metadata/image.h>
+#include <mono/metadata/metadata.h>
+#include <mono/metadata/reflection.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static MonoClass *transportable_attribute;
+static ptr_map plans = PTR_MAP_INIT; /* MonoClass -> rt_class_plan: the one cache */
+static __thread const rt_class_plan *last_plan __attribute__((tls_model("initial-exec")));
+
+void rt_set_transportable_attribute(MonoClass *attribute) { transportable_attribute = attribute; }
+
+int rt_has_transportable(MonoClass *k, MonoClassField *f)
+{
+    if (!transportable_attribute)
+        return 0;
+    MonoCustomAttrInfo *info = f ? mono_custom_attrs_from_field(k, f) : mono_custom_attrs_from_class(k);
+    if (!info)
+        return 0;
+    int has = mono_custom_attrs_has_attr(info, transportable_attribute);
+    mono_custom_attrs_free(info);
+    return has;
+}
+
+int rt_is_framework_class(MonoClass *k)
+{
+    while (mono_class_get_rank(k) > 0)
+        k = mono_class_get_element_class(k);
+    const char *n = mono_image_get_name(mono_class_get_image(k));
+    if (!n)
+        return 0;
+    if (!strcmp(n, "System.MP"))
+        return 0;
+    return !strcmp(n, "mscorlib") || !strcmp(n, "netstandard") || !strcmp(n, "System") ||
+           !strncmp(n, "System.", 7) || !strncmp(n, "Mono.", 5);
+}
+
+static char *format(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s) {
+        va_start(ap, fmt);
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+/* The first reference slot met in declaration order (most derived class first): the field a
+ * refusal names. */
+typedef struct first_reference {
+    char *path;        /* "inner.name (System.String)" */
+    MonoClass *owner;  /* the class (or struct) declaring it */
+} first_reference;
+
+typedef struct slot_lists {
+    uint32_t nall, nslots, nhidden, cap_all, cap_slots, cap_hidden;
+    uint32_t *all;
+    rt_slot *slots;
+    rt_hidden_slot *hidden;
+    first_reference first;
+} slot_lists;
+
+/* Room for one more of n items of `size` bytes in items (capacity *cap, the first growth to
+ * `first`): items itself, or a larger copy; NULL when out of memory (items is then unchanged). */
+static void *reserve(void *items, uint32_t n, uint32_t *cap, size_t size, uint32_t first)
+{
+    if (n < *cap)
+        return items;
+    uint32_t grown = *cap ? 2 * *cap : first;
+    void *more = realloc(items, (size_t)grown * size);
+    if (more)
+        *cap = grown;
+    return more;
+}
+
+/* prefix.name, or name alone at the top; NULL when out of memory. */
+static char *join(const char *prefix, const char *name)
+{
+    size_t n = (prefix ? strlen(prefix) + 1 : 0) + strlen(name) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s%s", prefix ? prefix : "", prefix ? "." : "", name);
+    return s;
+}
+
+/* Records a reference slot declared by owner: every one in `all`; a travelling one in `slots`;
+ * one that a framework type declares and that does not travel in `hidden`. */
+static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int travels, const char *name,
+                    MonoClass *owner, int framework)
+{
+    if (!l->first.path) {
+        char *type = rt_class_name(declared);
+        l->first = (first_reference){format("%s (%s)", name, type ? type : "?"), owner};
+        free(type);
+        if (!l->first.path)
+            return -1;
+    }
+    uint32_t *a = reserve(l->all, l->nall, &l->cap_all, sizeof *a, 8);
+    if (!a)
+        return -1;
+    l->all = a;
+    l->all[l->nall++] = offset;
+    if (!travels && framework) {
+        rt_hidden_slot *h = reserve(l->hidden, l->nhidden, &l->cap_hidden, sizeof *h, 4);
+        if (!h)
+            return -1;
+        l->hidden = h;
+        char *n = strdup(name), *o = rt_class_name(owner);
+        if (!n || !o) {
+            free(n);
+            free(o);
+            return -1;
+        }
+        l->hidden[l->nhidden++] = (rt_hidden_slot){offset, n, o};
+    }
+    if (!travels)
+        return 0;
+    rt_slot *s = reserve(l->slots, l->nslots, &l->cap_slots, sizeof *s, 8);
+    if (!s)
+        return -1;
+    l->slots = s;
+    char *n = strdup(name);
+    if (!n)
+        return -1;
+    l->slots[l->nslots++] = (rt_slot){offset, declared, n};
+    return 0;
+}
+
+/* Reference slots of an instance of k whose data starts at base (nested structs flattened,
+ * their fields named prefix.field). A value-type field always travels; a reference field only
+ * when marked [Transportable]. Plans live as long as the process: names are never freed. */
+static int collect(MonoClass *k, uint32_t base, const char *prefix, slot_lists *l)
+{
+    int value_type = mono_class_is_valuetype(k);
+    for (MonoClass *c = k; c; c = value_type ? NULL : mono_class_get_parent(c)) {
+        int framework = rt_is_framework_class(c);
+        void *iter = NULL;
+        MonoClassField *f;
+        while ((f = mono_class_get_fields(c, &iter))) {
+            if (mono_field_get_flags(f) & MONO_FIELD_ATTR_STATIC)
+                continue;
+            MonoType *t = mono_field_get_type(f);
+            uint32_t off = base + (uint32_t)mono_field_get_offset(f) - (uint32_t)sizeof(MonoObject);
+            int rc = 0;
+            if (mono_type_is_reference(t) || mono_type_is_struct(t)) {
+                char *name = join(prefix, mono_field_get_name(f));
+                if (!name)
+                    return -1;
+                if (mono_type_is_reference(t))
+                    rc = add_slot(l, off, mono_class_from_mono_type(t), rt_has_transportable(c, f), name, c,
+                                  framework);
+                else
+                    rc = collect(mono_class_from_mono_type(t), off, name, l);
+                free(name);
+            }
+            if (rc)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The ranges of [0, size) outside the reference slots at offsets all[0..n) (sorted in place).
+ * -1 when out of memory. */
+static int data_runs(uint32_t size, uint32_t *all, uint32_t n, rt_run **runs, uint32_t *nruns)
+{
+    qsort(all, n, sizeof *all, by_offset);
+    *nruns = 0;
+    *runs = malloc((n + 1) * sizeof **runs);
+    if (!*runs)
+        return -1;
+    uint32_t at = 0;
+    for (uint32_t i = 0; i <= n; i++) {
+        uint32_t end = i < n ? all[i] : size;
+        if (end > at)
+            (*runs)[(*nruns)++] = (rt_run){at, end - at};
+        if (i < n)
+            at = all[i] + (uint32_t)sizeof(void *);
+    }
+    return 0;
+}
+
+static char *qualified_name(MonoClass *k, uint32_t *len)
+{
+    char *name = mono_type_get_name(mono_class_get_type(k));
+    const char *image = mono_image_get_name(mono_class_get_image(k));
+    char *s = format("%s, %s", name ? name : "?", image ? image : "?");
+    if (s)
+        *len = (uint32_t)strlen(s);
+    mono_free(name);
+    return s;
+}
+
+/* Objects whose meaning is tied to this process: a received one could run or touch anything. */
+static const char *denied(MonoClass *k)
+{
+    static const struct { const char *ns, *name, *why; } deny[] = {
+        {"System", "Delegate", "delegates point at code"},
+        {"System.Reflection", "MemberInfo", "reflection objects describe this process"},
+        {"System.Runtime.ConstrainedExecution", "CriticalFinalizerObject", "it owns an OS handle"},
+        {"System.Threading", "WaitHandle", "it owns an OS handle"},
+        {"System", "IntPtr", "pointers are meaningless elsewhere"},
+    };
+    for (size_t i = 0; i < sizeof deny / sizeof deny[0]; i++) {
+        MonoClass *d = mono_class_from_name(mono_get_corlib(), deny[i].ns, deny[i].name);
+        if (d && (k == d || mono_class_is_subclass_of(k, d, 0)))
+            return deny[i].why;
+    }
+    return NULL;
+}
+
+static int element_type(MonoClass *k)
+{
+    if (mono_class_is_enum(k))
+        k = mono_class_from_mono_type(mono_class_enum_basetype(k));
+    return mono_type_get_type(mono_class_get_type(k));
+}
+
+/* "type 'T' cannot be passed to an OPI call: <why>", why formatted from fmt and detail. */
+static const char *refuse(MonoClass *k, const char *fmt, const char *detail)
+{
+    char *name = rt_class_name(k);
+    char *why = format(fmt, detail ? detail : "?");
+    char *text = format("type '%s' cannot be passed to an OPI call: %s", name ? name : "?", why ? why : "?");
+    free(name);
+    free(why);
+    return text ? text : "out of memory describing the type";
+}
+
+/* Why OPI's zero-copy path cannot move instances of the planned class as raw bytes, or NULL.
+ * first: the first reference slot of the instance or (arrays) of the element. */
+static const char *raw_refusal(const rt_class_plan *p, const first_reference *first)
+{
+    MonoClass *k = p->klass;
+    if (p->shape == RT_STRING)
+        return refuse(k, "%s", "strings are immutable; send a char[] or use OSend");
+    if (p->shape == RT_ARRAY && p->element == RT_ELEM_REFS) {
+        char *en = rt_class_name(p->elem_class);
+        const char *why = refuse(k,
+                                 mono_class_get_rank(p->elem_class) > 0
+                                     ? "its elements are arrays (%s); send each inner array on its own, or use OSend"
+                                     : "its elements are references (%s); use OSend for object graphs",
+                                 en);
+        free(en);
+        return why;
+    }
+    if (!first->path)
+        return NULL;
+    /* a framework type's private field cannot be marked by the user: no such advice */
+    int framework = rt_is_framework_class(first->owner);
+    if (p->shape == RT_ARRAY)
+        return refuse(k,
+                      framework ? "its element struct holds a reference in field %s, private state of a "
+                                  "framework type, which no transport carries: send its parts as arrays"
+                                : "its element struct holds a reference in field %s; use OSend",
+                      first->path);
+    if (!framework)
+        return refuse(k, "field %s is a reference; mark it [Transportable] and use OSend", first->path);
+    char *on = rt_class_name(first->owner);
+    char *detail = format("%s belongs to the framework type %s", first->path, on ? on : "?");
+    const char *why = refuse(k,
+                             "field %s, whose private state holds references: OPI cannot transport it. Send "
+                             "its contents as an array (e.g. ToArray()), by OPI or in a graph for OSend",
+                             detail ? detail : first->path);
+    free(on);
+    free(detail);
+    return why;
+}
+
+static void *build(const void *key, void *ctx)
+{
+    (void)ctx;
+    MonoClass *k = (MonoClass *)key;
+    rt_class_plan *p = calloc(1, sizeof *p);
+    slot_lists l = {0};
+    if (!p)
+        return NULL;
+    p->klass = k;
+    p->polymorphic = rt_has_transportable(k, NULL);
+    p->framework = rt_is_framework_class(k);
+    p->denied = denied(k);
+    p->value_type = mono_class_is_valuetype(k);
+    p->abstract = (mono_class_get_flags(k) & (MONO_TYPE_ATTR_ABSTRACT | MONO_TYPE_ATTR_INTERFACE)) != 0;
+    p->vtable = p->abstract ? NULL : mono_class_vtable(mono_domain_get(), k);
+    int rc = 0;
+    if (k == mono_get_string_class()) {
+        p->shape = RT_STRING;
+        p->data_size = 2;
+        p->elem_type = element_type(k);
+    } else if (mono_class_get_rank(k) > 0) {
+        MonoClass *e = mono_class_get_element_class(k);
+        p->shape = RT_ARRAY;
+        p->rank = (uint8_t)mono_class_get_rank(k);
+        p->elem_class = e;
+        p->elem_type = element_type(e);
+        p->data_size = (uint32_t)mono_array_element_size(k);
+        if (mono_type_is_reference(mono_class_get_type(e))) {
+            p->element = RT_ELEM_REFS;
+            rc = add_slot(&l, 0, e, 1, "", NULL, 0); /* arrays of objects travel with their elements */
+        } else {
+            rc = collect(e, 0, NULL, &l);
+            /* structs with travelling references, else raw (their reference slots read null) */
+            p->element = l.nslots ? RT_ELEM_STRUCTS : RT_ELEM_RAW;
+        }
+    } else {
+        p->shape = RT_OBJECT;
+        p->data_size = (uint32_t)(mono_class_instance_size(k) - (int32_t)sizeof(MonoObject));
+        p->elem_type = element_type(k);
+        rc = collect(k, 0, NULL, &l);
+    }
+    p->qualified_name = qualified_name(k, &p->qualified_name_len);
+    if (!rc && p->shape != RT_STRING)
+        rc = data_runs(p->data_size, l.all, l.nall, &p->runs, &p->nruns);
+    if (!rc)
+        p->raw_refusal = raw_refusal(p, &l.first);
+    free(l.first.path);
+    if (rc || !p->qualified_name) {
+        free(p->runs);
+        free(l.all);
+        free(l.slots); /* (with the few names made so far: out of memory only) */
+        free(l.hidden);
+        free(p->qualified_name);
+        free(p);
+        return NULL;
+    }
+    p->nall = l.nall;
+    p->all = l.all;
+    p->nslots = l.nslots;
+    p->slots = l.slots;
+    p->nhidden = l.nhidden;
+    p->hidden = l.hidden;
+    return p;
+}
+
+const rt_class_plan *rt_plan_for_class(MonoClass *k) { return ptr_map_get_or_build(&plans, k, build, NULL); }
+
+const rt_class_plan *rt_plan_known(MonoObject *obj)
+{
+    const rt_class_plan *p = last_plan;
+    if (p && p->vtable == obj->vtable)
+        return p;
+    /* MonoVTable starts with its class (checked by rt_layout_init): no Mono call, no safepoint */
+    p = ptr_map_get(&plans, rt_vtable_class(obj->vtable));
+    if (p && p->vtable == obj->vtable) /* (another domain's vtable would not match: no last hit) */
+        last_plan = p;
+    return p;
+}
