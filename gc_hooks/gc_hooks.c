@@ -44,14 +44,14 @@ int gch_install(void)
     return 0;
 }
 
-void gch_yield_to_gc(void)
+RT_HOLDS_STACK_MARK void gch_yield_to_gc(void)
 {
     void *mark = NULL;
     void *cookie = mono_threads_enter_gc_safe_region_unbalanced(&mark);
     mono_threads_exit_gc_safe_region_unbalanced(cookie, &mark);
 }
 
-void gch_lock_gc_safe(pthread_mutex_t *m)
+RT_HOLDS_STACK_MARK void gch_lock_gc_safe(pthread_mutex_t *m)
 {
     void *mark = NULL;
     void *cookie = mono_threads_enter_gc_safe_region_unbalanced(&mark);

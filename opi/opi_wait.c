@@ -96,7 +96,7 @@ static int64_t monotonic_ns(void)
 
 /* Waits until poll() reports nothing left running (poll returns the number still running).
  * objs[0..nobjs) are the objects whose data MPI reads or writes meanwhile. */
-static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, int nobjs)
+RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, int nobjs)
 {
     uint32_t pins[OPI_MAX_OBJECTS] = {0};
     MonoObject *anchor[OPI_MAX_OBJECTS] = {NULL};
@@ -198,7 +198,7 @@ int opi_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_m
 }
 
 /* fn(arg) in a GC-safe region whose stack mark is the anchor array (see wait_deferred). */
-static int run_in_region(opi_blocking_fn fn, void *arg, MonoObject **anchor)
+RT_HOLDS_STACK_MARK static int run_in_region(opi_blocking_fn fn, void *arg, MonoObject **anchor)
 {
     void *cookie = mono_threads_enter_gc_safe_region_unbalanced((void **)anchor);
     int rc = fn(arg);
@@ -206,7 +206,7 @@ static int run_in_region(opi_blocking_fn fn, void *arg, MonoObject **anchor)
     return rc;
 }
 
-int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
+RT_HOLDS_STACK_MARK int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
 {
     uint32_t pins[OPI_MAX_OBJECTS] = {0};
     MonoObject *anchor[OPI_MAX_OBJECTS + 1] = {NULL};
@@ -216,7 +216,7 @@ int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
     return rc;
 }
 
-int opi_run_gc_safe_immovable(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
+RT_HOLDS_STACK_MARK int opi_run_gc_safe_immovable(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
 {
     MonoObject *anchor[OPI_MAX_OBJECTS + 1] = {NULL};
     for (int i = 0; i < nobjs; i++)

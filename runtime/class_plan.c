@@ -188,7 +188,8 @@ static int by_offset(const void *a, const void *b)
  * -1 when out of memory. */
 static int data_runs(uint32_t size, uint32_t *all, uint32_t n, rt_run **runs, uint32_t *nruns)
 {
-    qsort(all, n, sizeof *all, by_offset);
+    if (n > 1) /* (qsort of no slots: all may be NULL) */
+        qsort(all, n, sizeof *all, by_offset);
     *nruns = 0;
     *runs = malloc((n + 1) * sizeof **runs);
     if (!*runs)
