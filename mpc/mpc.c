@@ -96,7 +96,7 @@ int mpc_processor_name(char *buf, size_t size)
     char name[MPI_MAX_PROCESSOR_NAME];
     int len = 0;
     if (!buf || size == 0)
-        return MPC_ERR_NULL_ARGUMENT;
+        return MPI_ERR_ARG; /* MPI's own code for a bad argument: mpc speaks MPI's vocabulary */
     int rc = MPI_Get_processor_name(name, &len);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -14,7 +14,7 @@ static int array_arg(MonoObject *a, opi_buffer *b, const transport_plan **plan)
     if (rc != MPC_OK)
         return rc;
     *plan = opi_plan_for(a);
-    return (*plan)->kind == PLAN_ARRAY ? MPC_OK : MPC_ERR_NOT_TRANSPORTABLE;
+    return (*plan)->kind == PLAN_ARRAY ? MPC_OK : OPI_ERR_NOT_TRANSPORTABLE;
 }
 
 /* Two arrays of one collective: both transportable, same element type, not the same array. */
@@ -26,8 +26,8 @@ static int array_pair(MonoObject *send, MonoObject *recv, opi_buffer *sb, opi_bu
     if ((rc = array_arg(send, sb, plan)) || (rc = array_arg(recv, rb, &rp)))
         return rc;
     if ((*plan)->elem_class != rp->elem_class)
-        return MPC_ERR_TYPE_MISMATCH;
-    return send == recv ? MPC_ERR_ALIAS : MPC_OK;
+        return OPI_ERR_TYPE_MISMATCH;
+    return send == recv ? OPI_ERR_ALIAS : MPC_OK;
 }
 
 enum collective_kind { BCAST, SCATTER, GATHER, ALLGATHER, ALLTOALL, REDUCE, ALLREDUCE, SCAN };
@@ -56,7 +56,7 @@ static int run_collective(void *arg)
     case ALLREDUCE: return mpc_allreduce(c->send, c->recv, c->n, c->dt, c->op, c->comm);
     case SCAN: return mpc_scan(c->send, c->recv, c->n, c->dt, c->op, c->comm);
     }
-    return MPC_ERR_RUNTIME;
+    return RT_ERR_RUNTIME;
 }
 
 int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm)
@@ -106,7 +106,7 @@ static int32_t scatter_gather(int gather, int32_t comm, int32_t size, int32_t ra
         if ((rc = array_pair(whole, part, &wb, &pb, &plan)))
             return rc;
         if (wb.bytes != pb.bytes * (size_t)size)
-            return MPC_ERR_LENGTH;
+            return OPI_ERR_LENGTH;
     } else if ((rc = array_arg(part, &pb, &plan))) {
         return rc;
     } else {
@@ -137,7 +137,7 @@ int32_t opi_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *
     if ((rc = check_comm(comm)) || (rc = array_pair(send, recv, &sb, &rb, &plan)))
         return rc;
     if (rb.bytes != sb.bytes * (size_t)size)
-        return MPC_ERR_LENGTH;
+        return OPI_ERR_LENGTH;
     return collective((struct collective){ALLGATHER, sb.data, rb.data, sb.bytes, 0, 0, 0, comm}, send, recv);
 }
 
@@ -149,7 +149,7 @@ int32_t opi_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *r
     if ((rc = check_comm(comm)) || (rc = array_pair(send, recv, &sb, &rb, &plan)))
         return rc;
     if (rb.bytes != sb.bytes || (sb.bytes / plan->elem_size) % (size_t)size != 0)
-        return MPC_ERR_LENGTH;
+        return OPI_ERR_LENGTH;
     size_t per_rank = sb.bytes / (size_t)size;
     return collective((struct collective){ALLTOALL, sb.data, rb.data, per_rank, 0, 0, 0, comm}, send, recv);
 }
@@ -168,10 +168,10 @@ static int32_t reduction(enum collective_kind kind, int32_t comm, int32_t size, 
     int needs_recv = kind != REDUCE || rank == root;
     if (needs_recv) {
         rc = array_pair(send, recv, &sb, &rb, &plan);
-        if (rc == MPC_ERR_ALIAS)
+        if (rc == OPI_ERR_ALIAS)
             rc = MPC_OK; /* MPI_IN_PLACE */
         if (rc == MPC_OK && rb.bytes != sb.bytes)
-            rc = MPC_ERR_LENGTH;
+            rc = OPI_ERR_LENGTH;
     } else {
         rc = array_arg(send, &sb, &plan);
         recv = NULL;

@@ -5,6 +5,7 @@
 #include "opi_icalls.h"
 
 #include "gc_hooks.h"
+#include "motor_core.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,7 +42,7 @@ static int fill_status_from_mpc(opi_status *out, const mpc_status *s, uint32_t e
     }
     int64_t n = s->bytes / elem_size;
     out->count = n > INT32_MAX ? INT32_MAX : (int32_t)n;
-    return s->bytes % elem_size == 0 ? MPC_OK : MPC_ERR_PARTIAL_ELEMENT;
+    return s->bytes % elem_size == 0 ? MPC_OK : OPI_ERR_PARTIAL_ELEMENT;
 }
 
 int opi_fill_status(opi_status *out, const mpc_status *st, uint32_t elem_size)
@@ -80,7 +81,7 @@ int32_t opi_contract(MonoObject *buffer)
     for (size_t i = 0; i < opi_icall_count; i++)
         bad |= append(&text, &length, "icall %s %s\n", opi_icall_table[i].name, opi_icall_table[i].signature);
 #define LINE_ERROR(name, code, message) bad |= append(&text, &length, "error %s %d\n", #name, code);
-    MPC_ERRORS(LINE_ERROR)
+    MOTOR_ERRORS(LINE_ERROR)
 #undef LINE_ERROR
 #define LINE_STAT(name) bad |= append(&text, &length, "stat %s %d\n", #name, STAT_##name);
     OPI_STATS(LINE_STAT)
@@ -98,7 +99,7 @@ int32_t opi_contract(MonoObject *buffer)
     return rc;
 }
 
-int32_t opi_error_string(int32_t code, MonoObject *buffer) { return put_text(buffer, mpc_strerror(code)); }
+int32_t opi_error_string(int32_t code, MonoObject *buffer) { return put_text(buffer, motor_core_strerror(code)); }
 int32_t opi_error_class(int32_t code) { return mpc_error_class(code); }
 
 int32_t opi_transport_error(MonoObject *obj, MonoObject *buffer)
@@ -147,7 +148,7 @@ int32_t opi_stats(MonoObject *values)
     if (rc != MPC_OK)
         return rc;
     if (b.bytes < STAT_COUNT * sizeof(int64_t))
-        return MPC_ERR_COUNT;
+        return OPI_ERR_COUNT;
     int64_t c[GCH_COUNTER_COUNT];
     gch_snapshot(c);
     int64_t *v = (int64_t *)b.data;
@@ -331,7 +332,7 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
 {
     const char *s = sb->data, *r = rb->data;
     if (sb->bytes > 0 && rb->bytes > 0 && s < r + rb->bytes && r < s + sb->bytes)
-        return MPC_ERR_SAME_OBJECT;
+        return OPI_ERR_SAME_OBJECT;
     mpc_request req[2];
     mpc_status st[2];
     MonoObject *objs[2] = {recv_obj, send_obj};
@@ -372,7 +373,7 @@ int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t d
         (rc = check_source(size, &source, &recv_tag)))
         return rc;
     if (send_obj == recv_obj)
-        return MPC_ERR_SAME_OBJECT;
+        return OPI_ERR_SAME_OBJECT;
     return sendrecv_buffers(comm, &sb, send_obj, dest, send_tag, &rb, recv_obj, source, recv_tag, status);
 }
 

@@ -9,6 +9,7 @@
 
 #include "mpc.h"
 #include "icall_table.h"
+#include "opi_errors.h"
 
 /* ---- transport plans (transport_plan.c) ---- */
 
@@ -43,7 +44,7 @@ typedef struct opi_buffer {
     uint32_t elem_size; /* for Status.Count */
 } opi_buffer;
 
-/* Whole transportable object; MPC_ERR_NULL_ARGUMENT / MPC_ERR_NOT_TRANSPORTABLE otherwise. */
+/* Whole transportable object; OPI_ERR_NULL_ARGUMENT / OPI_ERR_NOT_TRANSPORTABLE otherwise. */
 int opi_buffer_whole(MonoObject *obj, opi_buffer *out);
 /* [offset, offset+count) of a 1-D transportable array, bounds-checked. */
 int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffer *out);
@@ -145,7 +146,7 @@ enum { OPI_BUILTIN_OPS(OPI_OP_ENUM) OP_BUILTINS };
 #undef OPI_OP_ENUM
 
 /* The MPI operator and datatype for reducing arrays of plan's element type with operator code
- * (System.MP.Op's numbering); MPC_ERR_OP when MPI does not define it for that type. */
+ * (System.MP.Op's numbering); OPI_ERR_OP when MPI does not define it for that type. */
 int opi_op_resolve(int32_t code, const transport_plan *elements, MPI_Op *op, MPI_Datatype *dt);
 
 /* ---- internal calls (opi_icalls.h, icall_table.c) ---- */
@@ -174,7 +175,7 @@ typedef struct opi_status {
 } opi_status;
 
 /* Fills a managed Status from a completed receive (count = bytes / elem_size); returns
- * MPC_ERR_PARTIAL_ELEMENT when the bytes are not a whole number of elements. */
+ * OPI_ERR_PARTIAL_ELEMENT when the bytes are not a whole number of elements. */
 int opi_fill_status(opi_status *out, const mpc_status *st, uint32_t elem_size);
 
 /* The table MOTOR_ICALLS expands to (icall_table.c). */

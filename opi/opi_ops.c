@@ -120,10 +120,10 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
                       int32_t *code)
 {
     if (!element || !combiner)
-        return MPC_ERR_NULL_ARGUMENT;
+        return OPI_ERR_NULL_ARGUMENT;
     pthread_once(&cif_once, prepare_cif);
     if (cif_status != FFI_OK)
-        return MPC_ERR_RUNTIME;
+        return RT_ERR_RUNTIME;
     MonoClass *k = mono_class_from_mono_type(mono_reflection_type_get_type(element));
     int t = opi_element_type(k);
     MPI_Datatype dt = primitive_datatype(t);
@@ -132,17 +132,17 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
         int ok = !field && mono_class_is_valuetype(k);
         free(field);
         if (!ok)
-            return MPC_ERR_NOT_TRANSPORTABLE;
+            return OPI_ERR_NOT_TRANSPORTABLE;
         uint32_t align;
         dt = struct_datatype((uint32_t)mono_class_value_size(k, &align));
         if (dt == MPI_DATATYPE_NULL)
-            return MPC_ERR_RUNTIME;
+            return RT_ERR_RUNTIME;
     }
     /* the trampoline: the concrete Combiner<T>.Apply of this combiner */
     MonoClass *ck = mono_object_get_class(combiner);
     MonoMethod *apply = mono_class_get_method_from_name(ck, "Apply", 3);
     if (!apply)
-        return MPC_ERR_RUNTIME;
+        return RT_ERR_RUNTIME;
     user_op *u = calloc(1, sizeof *u);
     void *code_ptr = NULL;
     if (!u || !(u->closure = ffi_closure_alloc(sizeof(ffi_closure), &code_ptr))) {
@@ -152,7 +152,7 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
     u->thunk = (apply_thunk)mono_method_get_unmanaged_thunk(apply);
     u->elem_class = k;
     u->datatype = dt;
-    int rc = MPC_ERR_RUNTIME;
+    int rc = RT_ERR_RUNTIME;
     if (ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, code_ptr) != FFI_OK ||
         (rc = mpc_op_create((MPI_User_function *)code_ptr, commutative != 0, &u->op)) != MPC_OK) {
         ffi_closure_free(u->closure);
@@ -215,11 +215,11 @@ int opi_op_resolve(int32_t code, const transport_plan *elements, MPI_Op *op, MPI
     if (code >= 0 && code < OP_BUILTINS) {
         *dt = primitive_datatype(elements->elem_type);
         if (*dt == MPI_DATATYPE_NULL || !family_allowed(builtins[code].family, elements->elem_type))
-            return MPC_ERR_OP;
+            return OPI_ERR_OP;
         *op = builtins[code].op;
         return MPC_OK;
     }
-    int rc = MPC_ERR_OP;
+    int rc = OPI_ERR_OP;
     pthread_mutex_lock(&ops_lock);
     int32_t i = code - USER_OP_BASE;
     user_op *u = i >= 0 && i < user_op_capacity ? user_ops[i] : NULL;

@@ -52,7 +52,7 @@ int32_t opi_sd_init(MonoReflectionType *attribute)
 {
     MonoClass *k = class_of(attribute);
     if (!k)
-        return MPC_ERR_NULL_ARGUMENT;
+        return OPI_ERR_NULL_ARGUMENT;
     sd_set_transportable_attribute(k);
     return MPC_OK;
 }
@@ -118,9 +118,9 @@ int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
     if (rc != MPC_OK)
         return rc;
     if (offset < 0 || (size_t)offset > b.bytes)
-        return MPC_ERR_OFFSET;
+        return OPI_ERR_OFFSET;
     if (!written || written->length > b.bytes - (size_t)offset)
-        return MPC_ERR_COUNT;
+        return OPI_ERR_COUNT;
     rc = copy_giving_way(dest, (size_t)offset, written->data, written->length, 1);
     hold(&written, NULL);
     return rc;
@@ -131,7 +131,7 @@ static int read_graph(const uint8_t *bytes, size_t len, MonoReflectionType *expe
 {
     MonoClass *k = class_of(expected);
     if (!k)
-        return MPC_ERR_NULL_ARGUMENT;
+        return OPI_ERR_NULL_ARGUMENT;
     const char *why = NULL;
     int rc = sd_read(bytes, len, k, result, &why);
     return keep_why(rc, why);
@@ -198,7 +198,7 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
     if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
         return rc;
     if (!expected)
-        return MPC_ERR_NULL_ARGUMENT;
+        return OPI_ERR_NULL_ARGUMENT;
     mpc_status s, st;
     mpc_message msg;
     if ((rc = opi_probe_wait(source, tag, comm, &s, &msg)) != MPC_OK)
@@ -225,7 +225,7 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
     if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
         return rc;
     if (!expected)
-        return MPC_ERR_NULL_ARGUMENT;
+        return OPI_ERR_NULL_ARGUMENT;
     /* the root's write may fail; the others must still learn that: size -1 tells them */
     uint64_t bytes = (uint64_t)-1;
     const char *why = NULL;
@@ -237,7 +237,7 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
     if ((rc = opi_native_bcast(&bytes, sizeof bytes, root, comm)) != MPC_OK)
         goto done;
     if (bytes == (uint64_t)-1) {
-        rc = rank == root ? keep_why(wrote, why) : keep_why(MPC_ERR_GRAPH, "the root could not serialize the graph");
+        rc = rank == root ? keep_why(wrote, why) : keep_why(SD_ERR_GRAPH, "the root could not serialize the graph");
         goto done;
     }
     if (!b && !(b = gch_buffer_take((size_t)bytes))) {
@@ -260,7 +260,7 @@ int32_t opi_sd_read_incoming(int64_t offset, int64_t count, MonoReflectionType *
                              MonoObject **result)
 {
     if (!received || offset < 0 || count < 0 || (uint64_t)offset + (uint64_t)count > received->length)
-        return MPC_ERR_COUNT;
+        return OPI_ERR_COUNT;
     return read_graph(received->data + offset, (size_t)count, expected, result);
 }
 
@@ -338,7 +338,7 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_root(size, root)) ||
         (rc = opi_buffer_whole(sizes_out, &sb)) || sb.bytes < (size_t)size * 8)
-        return rc ? rc : MPC_ERR_COUNT;
+        return rc ? rc : OPI_ERR_COUNT;
     piece_table pt;
     const char *why = NULL;
     int wrote = MPC_OK;
@@ -357,7 +357,7 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
             size_t first = (size_t)r * base + ((size_t)r < extra ? (size_t)r : extra);
             size_t count = base + ((size_t)r < extra);
             size_t before = out ? out->length : 0;
-            wrote = array ? write_into(&out, array, first, count, &why) : MPC_ERR_NULL_ARGUMENT;
+            wrote = array ? write_into(&out, array, first, count, &why) : OPI_ERR_NULL_ARGUMENT;
             all[r] = wrote == MPC_OK ? (int64_t)(out->length - before) : -1;
             displs[r] = (MPI_Count)before;
             counts[r] = (MPI_Count)all[r];
@@ -371,7 +371,7 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
     if ((rc = opi_run_gc_safe(do_sizes, &s, NULL, 0)) != MPC_OK)
         goto done;
     if (s.mine < 0) {
-        rc = rank == root ? keep_why(wrote, why) : keep_why(MPC_ERR_GRAPH, "the root could not serialize the array");
+        rc = rank == root ? keep_why(wrote, why) : keep_why(SD_ERR_GRAPH, "the root could not serialize the array");
         goto done;
     }
     if (!(received = gch_buffer_take((size_t)s.mine)))
@@ -396,11 +396,11 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
     int rc;
     if ((rc = check_comm(comm)) || (!all_ranks && (rc = check_root(size, root))) ||
         (rc = opi_buffer_whole(sizes_out, &sb)) || sb.bytes < (size_t)size * 8)
-        return rc ? rc : MPC_ERR_COUNT;
+        return rc ? rc : OPI_ERR_COUNT;
     const char *why = NULL;
     gch_buffer *out = NULL;
     hold(&received, NULL);
-    int wrote = piece ? write_into(&out, piece, 0, SIZE_MAX, &why) : MPC_ERR_NULL_ARGUMENT;
+    int wrote = piece ? write_into(&out, piece, 0, SIZE_MAX, &why) : OPI_ERR_NULL_ARGUMENT;
     int64_t mine = wrote == MPC_OK ? (int64_t)out->length : -1;
     piece_table pt;
     if ((rc = pieces_alloc(&pt, size)) != MPC_OK)
@@ -431,7 +431,7 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
         goto done;
     }
     if (receives && failed) {
-        rc = keep_why(MPC_ERR_GRAPH, "another rank could not serialize its piece");
+        rc = keep_why(SD_ERR_GRAPH, "another rank could not serialize its piece");
         goto done;
     }
     if (receives) {

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int opi_layout_init(void) { return rt_layout_init() ? MPC_ERR_RUNTIME : MPC_OK; }
+int opi_layout_init(void) { return rt_layout_init() ? RT_ERR_RUNTIME : MPC_OK; }
 
 static char *format(const char *fmt, ...)
 {
@@ -172,7 +172,7 @@ const transport_plan *opi_plan_for(MonoObject *obj)
 int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
 {
     if (!obj)
-        return MPC_ERR_NULL_ARGUMENT;
+        return OPI_ERR_NULL_ARGUMENT;
     const transport_plan *p = opi_plan_for(obj);
     if (!p)
         return MPC_ERR_NO_MEMORY;
@@ -188,26 +188,26 @@ int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
         out->elem_size = p->elem_size;
         return MPC_OK;
     default:
-        return MPC_ERR_NOT_TRANSPORTABLE;
+        return OPI_ERR_NOT_TRANSPORTABLE;
     }
 }
 
 int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffer *out)
 {
     if (!array)
-        return MPC_ERR_NULL_ARGUMENT;
+        return OPI_ERR_NULL_ARGUMENT;
     const transport_plan *p = opi_plan_for(array);
     if (!p)
         return MPC_ERR_NO_MEMORY;
     if (p->kind == PLAN_REJECTED)
-        return MPC_ERR_NOT_TRANSPORTABLE;
+        return OPI_ERR_NOT_TRANSPORTABLE;
     if (p->kind != PLAN_ARRAY || p->rank != 1)
-        return MPC_ERR_NOT_1D_ARRAY;
+        return OPI_ERR_NOT_1D_ARRAY;
     size_t length = rt_array_length(array);
     if (offset < 0 || (size_t)offset > length)
-        return MPC_ERR_OFFSET;
+        return OPI_ERR_OFFSET;
     if (count < 0 || (size_t)count > length - (size_t)offset)
-        return MPC_ERR_COUNT;
+        return OPI_ERR_COUNT;
     out->data = (char *)rt_array_data(array) + (size_t)offset * p->elem_size;
     out->bytes = (size_t)count * p->elem_size;
     out->elem_size = p->elem_size;

@@ -9,7 +9,6 @@
 #include "serializer.h"
 
 #include "gc_hooks.h"
-#include "mpc.h"
 #include "layout.h"
 #include "sd_plan.h"
 
@@ -29,7 +28,7 @@ static int failf(const char **why, const char *fmt, int n, const char *s)
 {
     snprintf(why_buf, sizeof why_buf, fmt, n, s);
     *why = why_buf;
-    return MPC_ERR_SERIALIZATION;
+    return SD_ERR_SERIALIZATION;
 }
 
 /* The allow-list R: grows from the expected type through travelling slots and array elements. */
@@ -128,7 +127,7 @@ static int run_type_initializers(const sd_plan *p, const char **why)
         run = helpers ? mono_class_get_method_from_name(helpers, "RunClassConstructor", 1) : NULL;
         if (!run) {
             *why = "RuntimeHelpers.RunClassConstructor not found";
-            return MPC_ERR_RUNTIME;
+            return RT_ERR_RUNTIME;
         }
         atomic_store(&run_method, run);
     }
@@ -150,7 +149,7 @@ static int run_type_initializers(const sd_plan *p, const char **why)
         mono_free(name);
         mono_free(utf8);
         *why = why_buf;
-        return MPC_ERR_SERIALIZATION;
+        return SD_ERR_SERIALIZATION;
     }
     atomic_store_explicit(&((sd_plan *)p)->type_initialized, 1, memory_order_release); /* a cache bit */
     return MPC_OK;
@@ -305,7 +304,7 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     sd_header h;
     *result = NULL;
     if (sd_validate(buf, len, &h, why))
-        return MPC_ERR_SERIALIZATION;
+        return SD_ERR_SERIALIZATION;
     if (h.root < 0)
         return MPC_OK; /* the null graph */
 

@@ -18,7 +18,6 @@
 #include "serializer.h"
 
 #include "gc_hooks.h"
-#include "mpc.h"
 #include "ptr_map.h"
 #include "layout.h"
 #include "sd_plan.h"
@@ -596,7 +595,7 @@ static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buf
         gch_yield_to_gc(); /* no address is held now: let the collection that stopped us run */
     }
     *why = "collections kept interrupting the write";
-    return MPC_ERR_RUNTIME;
+    return RT_ERR_RUNTIME;
 }
 
 int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why)
@@ -629,7 +628,7 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         if (!rp || rp->kind != SD_ARRAY || rp->rank != 1 ||
             first + count > rt_array_length(root)) {
             *why = "a piece must be a range of a one-dimensional array";
-            return MPC_ERR_GRAPH;
+            return SD_ERR_GRAPH;
         }
         g.windowed = 1;
         g.win_first = first;
@@ -639,14 +638,14 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         if (record_of(&g, root) < 0)
             goto done;
         if (!admissible(&g, 0, g.plans[0]->klass, why)) {
-            rc = MPC_ERR_GRAPH;
+            rc = SD_ERR_GRAPH;
             goto done;
         }
         for (uint32_t i = 0; i < g.count; i++) {
             if (collection_waiting(&g, i))
                 goto done;
             if (visit_refs(&g, i, discover, why)) {
-                rc = *why && strcmp(*why, "out of memory") ? MPC_ERR_GRAPH : MPC_ERR_NO_MEMORY;
+                rc = *why && strcmp(*why, "out of memory") ? SD_ERR_GRAPH : MPC_ERR_NO_MEMORY;
                 goto done;
             }
         }
@@ -664,7 +663,7 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         total += record_bytes(&g, i);
     if (g.ntypes > SD_MAX_TYPES) {
         *why = "the graph holds more than 4096 types";
-        rc = MPC_ERR_GRAPH;
+        rc = SD_ERR_GRAPH;
         goto done;
     }
     if (measured) {

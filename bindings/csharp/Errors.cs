@@ -26,15 +26,21 @@ namespace System.MP
 
     internal static class Errors
     {
-        // The codes of MPC_ERRORS in mpc/mpc.h, named alike (MPC_ERR_NOT_1D_ARRAY is Not1dArray);
-        // ContractTest checks every name and value.
-        internal const int NotTransportable = -8;
-        internal const int NotInitialized = -1, NullArgument = -2, Dest = -3, Source = -4, Tag = -5,
-                  Offset = -6, Count = -7, Not1dArray = -9,
-                  SameObject = -10, CommNull = -11, Root = -12, TooLarge = -13, NoMemory = -14,
-                  Runtime = -15, Request = -16, Op = -17, TypeMismatch = -18, Length = -19, Alias = -20,
-                  Serialization = -21, Graph = -22,
-                  PartialElement = -23;   // an MPException (the message's element type differs): the default case
+        // The one error list (MOTOR_ERRORS in opi/opi_errors.h), each layer's codes in its own
+        // range, named alike (OPI_ERR_NOT_1D_ARRAY is Not1dArray); ContractTest checks every name
+        // and value.
+        // mpc (mpc/mpc_errors.h): MPI's vocabulary
+        internal const int NotInitialized = -1, Dest = -2, Source = -3, Tag = -4, Root = -5, CommNull = -6,
+                  TooLarge = -7, NoMemory = -8, Request = -9;
+        // the managed runtime (runtime/rt_errors.h)
+        internal const int Runtime = -100;
+        // the serializer (serializer/sd_errors.h)
+        internal const int Serialization = -200, Graph = -201;
+        // OPI (opi/opi_errors.h): objects and arrays
+        internal const int NullArgument = -300, Offset = -301, Count = -302, NotTransportable = -303,
+                  Not1dArray = -304, SameObject = -305, Op = -306, TypeMismatch = -307, Length = -308,
+                  Alias = -309,
+                  PartialElement = -310;   // an MPException (the message's element type differs): the default case
 
         internal static void Check(int code)
         {
