@@ -35,7 +35,8 @@ typedef struct mpc_status {
     int64_t bytes;
 } mpc_status;
 
-/* Describes any code this layer or MPI returns. Thread-safe (thread-local buffer). */
+/* Describes any code this layer or MPI returns. Thread-safe: MPI's text lives in a per-thread
+ * buffer (no static TLS), valid until the thread's next call. */
 MPC_API const char *mpc_strerror(int code);
 /* The MPI error class of a positive code, 0 for MPC_OK, the code itself for mpc_err codes. */
 MPC_API int mpc_error_class(int code);

@@ -99,14 +99,32 @@ int32_t opi_contract(MonoObject *buffer)
     return rc;
 }
 
-int32_t opi_error_string(int32_t code, MonoObject *buffer) { return put_text(buffer, motor_core_strerror(code)); }
-int32_t opi_error_class(int32_t code) { return mpc_error_class(code); }
-
-int32_t opi_transport_error(MonoObject *obj, MonoObject *buffer)
+/* What System.MP builds the exception of a failed call from, called right after that call
+ * returned code on this thread: "argument\ndetail", from the thread's error record when it
+ * holds code (argument may be empty), else "\n" and the code's own message (MPI's text for
+ * MPI's codes). The record is emptied once its text fits the buffer, so that it is reported
+ * once; a buffer too small (the full length returned) leaves it for a second call. */
+int32_t opi_last_error(int32_t code, MonoObject *buffer)
 {
-    const transport_plan *p = obj ? opi_plan_for(obj) : NULL;
-    return put_text(buffer, p && p->reason ? p->reason : "");
+    const char *argument = NULL, *detail = NULL;
+    int recorded = error_last(code, &argument, &detail);
+    if (!argument)
+        argument = "";
+    if (!detail)
+        detail = motor_core_strerror(code);
+    size_t a = strlen(argument), d = strlen(detail), len = a + 1 + d;
+    opi_buffer b;
+    if (buffer && opi_buffer_whole(buffer, &b) == MPC_OK && b.bytes >= len) {
+        memcpy(b.data, argument, a);
+        b.data[a] = '\n';
+        memcpy(b.data + a + 1, detail, d);
+        if (recorded)
+            error_clear();
+    }
+    return (int32_t)len;
 }
+
+int32_t opi_error_class(int32_t code) { return mpc_error_class(code); }
 
 int32_t opi_thread_level(void) { return mpc_thread_level(); }
 int32_t opi_world_handle(void) { return mpc_comm_world(); }

@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mpc.h"
+#include "error_record.h"
 #include "icall_table.h"
+#include "mpc.h"
 #include "opi_errors.h"
 
 /* ---- transport plans (transport_plan.c) ---- */

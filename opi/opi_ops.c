@@ -6,6 +6,7 @@
 #include "opi_icalls.h"
 
 #include "gc_hooks.h"
+#include "names.h"
 
 #include <ffi.h>
 #include <mono/metadata/appdomain.h>
@@ -130,6 +131,14 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
     if (dt == MPI_DATATYPE_NULL) {
         char *field = opi_find_reference_field(k);
         int ok = !field && mono_class_is_valuetype(k);
+        if (!ok) {
+            char *name = rt_class_name(k);
+            error_record(OPI_ERR_NOT_TRANSPORTABLE, NULL,
+                         "%s %s%s: a reduction operator works on primitive types and structs without references",
+                         name ? name : "?", field ? "holds a reference in field " : "is not a value type",
+                         field ? field : "");
+            free(name);
+        }
         free(field);
         if (!ok)
             return OPI_ERR_NOT_TRANSPORTABLE;

@@ -188,7 +188,8 @@ int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
         out->elem_size = p->elem_size;
         return MPC_OK;
     default:
-        return OPI_ERR_NOT_TRANSPORTABLE;
+        return error_record(OPI_ERR_NOT_TRANSPORTABLE, NULL, "%s",
+                            p->reason ? p->reason : "the type cannot be passed to an OPI call");
     }
 }
 
@@ -200,7 +201,8 @@ int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffe
     if (!p)
         return MPC_ERR_NO_MEMORY;
     if (p->kind == PLAN_REJECTED)
-        return OPI_ERR_NOT_TRANSPORTABLE;
+        return error_record(OPI_ERR_NOT_TRANSPORTABLE, NULL, "%s",
+                            p->reason ? p->reason : "the type cannot be passed to an OPI call");
     if (p->kind != PLAN_ARRAY || p->rank != 1)
         return OPI_ERR_NOT_1D_ARRAY;
     size_t length = rt_array_length(array);

@@ -42,54 +42,46 @@ namespace System.MP
                   Alias = -309,
                   PartialElement = -310;   // an MPException (the message's element type differs): the default case
 
+        /// <param name="code">what an internal call returned (0: success, nothing thrown)</param>
         internal static void Check(int code)
         {
             if (code != 0)
-                throw Make(code, null);
+                throw Make(code);
         }
 
-        /// <param name="code">a core error code (0: success, nothing thrown)</param>
-        /// <param name="subject">the object a NotTransportable code is about</param>
-        internal static void Check(int code, object subject)
-        {
-            if (code != 0)
-                throw Make(code, subject);
-        }
-
-        /// <summary>The serializer's own account of its last failure on this thread, if any.</summary>
+        /// <summary>The exception for an internal call that just returned code (non-zero), built
+        /// from this thread's error record: the failing layer's account, with the argument it is
+        /// about and the values involved. Call it right after the failing call, before any other
+        /// internal call on this thread: the next failure replaces the record.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        static string SerializerText(string fallback)
+        internal static Exception Make(int code)
         {
-            string why = Core.Text(b => MPDirect.SdError(b));
-            return why.Length > 0 ? why : fallback;
-        }
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        static Exception Make(int code, object subject)
-        {
-            string text = Core.Text(b => MPDirect.ErrorString(code, b));
+            string record = Core.Text(b => MPDirect.LastError(code, b));
+            int cut = record.IndexOf('\n');
+            string argument = cut > 0 ? record.Substring(0, cut) : null;
+            string text = record.Substring(cut + 1);
             switch (code) {
-            case NullArgument: return new ArgumentNullException("obj", text);
-            case Dest: return new ArgumentOutOfRangeException("dest", text);
-            case Source: return new ArgumentOutOfRangeException("source", text);
-            case Tag: return new ArgumentOutOfRangeException("tag", text + " (0 to " + MP.TagUpperBound + ")");
-            case Offset: return new ArgumentOutOfRangeException("offset", text);
-            case Count: return new ArgumentOutOfRangeException("count", text);
-            case Root: return new ArgumentOutOfRangeException("root", text);
-            case NotTransportable: return new ArgumentException(Core.Text(b => MPDirect.TransportError(subject, b)));
+            case NullArgument: return new ArgumentNullException(argument ?? "obj", text);
+            case Dest: return new ArgumentOutOfRangeException(argument ?? "dest", text);
+            case Source: return new ArgumentOutOfRangeException(argument ?? "source", text);
+            case Tag: return new ArgumentOutOfRangeException(argument ?? "tag", text + " (0 to " + MP.TagUpperBound + ")");
+            case Offset: return new ArgumentOutOfRangeException(argument ?? "offset", text);
+            case Count: return new ArgumentOutOfRangeException(argument ?? "count", text);
+            case Root: return new ArgumentOutOfRangeException(argument ?? "root", text);
+            case NotTransportable:
             case Op:
             case TypeMismatch:
             case Length:
             case Alias:
             case Not1dArray:
             case SameObject:
-            case TooLarge: return new ArgumentException(text);
+            case TooLarge: return new ArgumentException(text, argument);
             case CommNull: return new ObjectDisposedException("Comm", text);
             case NotInitialized: return new InvalidOperationException("System.MP: " + text);
             case NoMemory: return new OutOfMemoryException(text);
             case Request: return new InvalidOperationException("System.MP: " + text);
-            case Serialization: return new MPSerializationException("System.MP: " + SerializerText(text));
-            case Graph: return new ArgumentException("System.MP: " + SerializerText(text));
+            case Serialization: return new MPSerializationException("System.MP: " + text);
+            case Graph: return new ArgumentException("System.MP: " + text, argument);
             default:
                 return new MPException(code > 0 ? text : "System.MP: " + text,
                                        code > 0 ? MPDirect.ErrorClass(code) : code);
