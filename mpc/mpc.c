@@ -22,7 +22,8 @@ static const char *const mpc_messages[] = {
 };
 
 /* MPI's text goes to the thread's scratch buffer: no static TLS (see error_record.h). */
-_Static_assert(ERROR_SCRATCH_BYTES >= MPI_MAX_ERROR_STRING, "MPI_Error_string needs MPI_MAX_ERROR_STRING bytes");
+_Static_assert(ERROR_SCRATCH_BYTES >= MPI_MAX_ERROR_STRING,
+               "MPI_Error_string needs MPI_MAX_ERROR_STRING bytes");
 
 const char *mpc_strerror(int code)
 {
@@ -30,7 +31,8 @@ const char *mpc_strerror(int code)
         return mpc_messages[-code];
     char *buf = error_scratch();
     if (!buf)
-        return code < 0 ? "unknown error (out of memory describing it)" : "MPI error (out of memory describing it)";
+        return code < 0 ? "unknown error (out of memory describing it)"
+                        : "MPI error (out of memory describing it)";
     if (code < 0) {
         snprintf(buf, ERROR_SCRATCH_BYTES, "unknown mpc error %d", code);
         return buf;
@@ -64,7 +66,8 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
     int init = 0, fin = 0, rc;
     MPI_Finalized(&fin);
     if (fin)
-        return error_record(MPC_ERR_NOT_INITIALIZED, NULL, "MPI has been finalised: it cannot be initialised again");
+        return error_record(MPC_ERR_NOT_INITIALIZED, NULL,
+                            "MPI has been finalised: it cannot be initialised again");
     MPI_Initialized(&init);
     if (!init) {
         rc = MPI_Init_thread(argc, argv, required, &granted_thread_level);
@@ -90,7 +93,8 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
 int mpc_finalize(void)
 {
     if (!mpc_is_initialized())
-        return error_record(MPC_ERR_NOT_INITIALIZED, NULL, "MPI is not initialised, or has been finalised already");
+        return error_record(MPC_ERR_NOT_INITIALIZED, NULL,
+                            "MPI is not initialised, or has been finalised already");
     return MPI_Finalize();
 }
 
@@ -407,7 +411,8 @@ int mpc_op_free(MPI_Op *op) { return MPI_Op_free(op); }
 int mpc_type_bytes(size_t bytes, MPI_Datatype *type)
 {
     if (!MPC_FITS_INT(bytes))
-        return error_record(MPC_ERR_TOO_LARGE, NULL, "an element of %zu bytes is more than MPI's int count can describe", bytes);
+        return error_record(MPC_ERR_TOO_LARGE, NULL,
+                            "an element of %zu bytes is more than MPI's int count can describe", bytes);
     int rc = MPI_Type_contiguous((int)bytes, MPI_BYTE, type);
     if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(type)) != MPI_SUCCESS)
         MPI_Type_free(type);

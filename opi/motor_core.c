@@ -54,7 +54,7 @@ static int install_locked(void)
     if (rc != MPC_OK)
         return rc;
     if (gch_install() != 0)
-        return RT_ERR_RUNTIME;
+        return error_record(RT_ERR_RUNTIME, NULL, "the GC event hook could not be installed");
     /* plans are built under a lock, calling Mono: wait for that lock GC-safe */
     ptr_map_set_lock_wait(gch_lock_gc_safe);
     /* What the runtime was started with decides whether small old objects can move. */

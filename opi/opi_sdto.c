@@ -46,7 +46,8 @@ int32_t opi_sd_init(MonoReflectionType *attribute)
 {
     MonoClass *k = class_of(attribute);
     if (!k)
-        return error_record(OPI_ERR_NULL_ARGUMENT, "transportableAttribute", "transportableAttribute is null");
+        return error_record(OPI_ERR_NULL_ARGUMENT, "transportableAttribute",
+                            "transportableAttribute is null");
     sd_set_transportable_attribute(k);
     return MPC_OK;
 }
@@ -56,14 +57,16 @@ int32_t opi_sd_write(MonoObject *graph, int32_t keep, int32_t *size)
 {
     hold(&written, NULL);
     size_t length = 0;
-    int rc = keep ? write_into(&written, graph, 0, SIZE_MAX, "graph") : error_blame(sd_measure(graph, &length), "graph");
+    int rc = keep ? write_into(&written, graph, 0, SIZE_MAX, "graph")
+                  : error_blame(sd_measure(graph, &length), "graph");
     if (keep && written)
         length = written->length;
     if (rc != MPC_OK)
         hold(&written, NULL);
     if (rc == MPC_OK && length > INT32_MAX)
-        return error_record(MPC_ERR_TOO_LARGE, "graph", "the serialized graph takes %zu bytes; a byte[] holds at most %d",
-                            length, INT32_MAX);
+        return error_record(MPC_ERR_TOO_LARGE, "graph",
+                            "the serialized graph takes %zu bytes; a byte[] holds at most %d", length,
+                            INT32_MAX);
     *size = rc == MPC_OK ? (int32_t)length : 0;
     return rc;
 }
@@ -102,11 +105,13 @@ int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
     if (rc != MPC_OK)
         return rc;
     if (offset < 0 || (size_t)offset > b.bytes)
-        return error_record(OPI_ERR_OFFSET, "offset", "offset %d is outside 0..%zu, the length of buffer", offset, b.bytes);
+        return error_record(OPI_ERR_OFFSET, "offset", "offset %d is outside 0..%zu, the length of buffer",
+                            offset, b.bytes);
     if (!written)
         return error_record(OPI_ERR_COUNT, "buffer", "no serialized graph is waiting to be copied");
     if (written->length > b.bytes - (size_t)offset)
-        return error_record(OPI_ERR_COUNT, "buffer", "the graph needs %zu bytes; %zu are left in buffer after offset %d",
+        return error_record(OPI_ERR_COUNT, "buffer",
+                            "the graph needs %zu bytes; %zu are left in buffer after offset %d",
                             written->length, b.bytes - (size_t)offset, offset);
     rc = copy_giving_way(dest, (size_t)offset, written->data, written->length, 1);
     hold(&written, NULL);
@@ -132,7 +137,8 @@ int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflecti
     /* the reader allocates, and the byte[] could move: read from a native copy */
     gch_buffer *copy = gch_buffer_take(b.bytes);
     if (!copy)
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a copy of %zu serialized bytes", b.bytes);
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a copy of %zu serialized bytes",
+                            b.bytes);
     if ((rc = copy_giving_way(src, (size_t)offset, copy->data, b.bytes, 0)) == MPC_OK)
         rc = read_graph(copy->data, b.bytes, expected, result);
     gch_buffer_give(copy);
@@ -182,7 +188,7 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
     if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
         return rc;
     if (!expected)
-        return OPI_ERR_NULL_ARGUMENT;
+        return error_record(OPI_ERR_NULL_ARGUMENT, "expected", "the expected type is null");
     mpc_status s, st;
     mpc_message msg;
     if ((rc = opi_probe_wait(source, tag, comm, &s, &msg)) != MPC_OK)
@@ -190,7 +196,8 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
     gch_buffer *b = gch_buffer_take((size_t)s.bytes);
     if (!b) { /* the matched message must still be taken off the queue (truncated: expected) */
         mpc_mrecv(NULL, 0, &msg, NULL);
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received graph of %lld bytes", (long long)s.bytes);
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received graph of %lld bytes",
+                            (long long)s.bytes);
     }
     gch_count(GCH_OPERATIONS, 1);
     struct native_transfer t = {b->data, (size_t)s.bytes, 0, 0, comm, &msg, &st};
@@ -209,7 +216,7 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
     if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
         return rc;
     if (!expected)
-        return OPI_ERR_NULL_ARGUMENT;
+        return error_record(OPI_ERR_NULL_ARGUMENT, "expected", "the expected type is null");
     /* the root's write may fail; the others must still learn that: size -1 tells them */
     uint64_t bytes = (uint64_t)-1;
     int wrote = MPC_OK;
@@ -220,12 +227,15 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
     if ((rc = opi_native_bcast(&bytes, sizeof bytes, root, comm)) != MPC_OK)
         goto done;
     if (bytes == (uint64_t)-1) { /* the root's own record still says why */
-        rc = rank == root ? wrote : error_record(SD_ERR_GRAPH, NULL, "the root (rank %d) could not serialize the graph", root);
+        rc = rank == root
+                 ? wrote
+                 : error_record(SD_ERR_GRAPH, NULL, "the root (rank %d) could not serialize the graph", root);
         goto done;
     }
     if (!b && !(b = gch_buffer_take((size_t)bytes))) {
         /* (the root's data broadcast then fails on this rank only) */
-        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a broadcast graph of %llu bytes", (unsigned long long)bytes);
+        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a broadcast graph of %llu bytes",
+                          (unsigned long long)bytes);
         goto done;
     }
     if ((rc = opi_native_bcast(b->data, (size_t)bytes, root, comm)) == MPC_OK)
@@ -244,7 +254,8 @@ int32_t opi_sd_read_incoming(int64_t offset, int64_t count, MonoReflectionType *
                              MonoObject **result)
 {
     if (!received || offset < 0 || count < 0 || (uint64_t)offset + (uint64_t)count > received->length)
-        return error_record(OPI_ERR_COUNT, "count", "the piece at %lld of %lld bytes lies outside the %zu bytes received",
+        return error_record(OPI_ERR_COUNT, "count",
+                            "the piece at %lld of %lld bytes lies outside the %zu bytes received",
                             (long long)offset, (long long)count, received ? received->length : 0);
     return read_graph(received->data + offset, (size_t)count, expected, result);
 }
@@ -314,8 +325,8 @@ static int check_sizes(const opi_buffer *sizes, int32_t size)
 {
     if (sizes->bytes >= (size_t)size * sizeof(int64_t))
         return MPC_OK;
-    return error_record(OPI_ERR_COUNT, "sizes", "sizes holds %zu bytes; %d ranks need %zu",
-                        sizes->bytes, size, (size_t)size * sizeof(int64_t));
+    return error_record(OPI_ERR_COUNT, "sizes", "sizes holds %zu bytes; %d ranks need %zu", sizes->bytes,
+                        size, (size_t)size * sizeof(int64_t));
 }
 
 static void pieces_free(piece_table *t)
@@ -366,11 +377,14 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
     if ((rc = opi_run_gc_safe(do_sizes, &s, NULL, 0)) != MPC_OK)
         goto done;
     if (s.mine < 0) { /* the root's own record still says why */
-        rc = rank == root ? wrote : error_record(SD_ERR_GRAPH, NULL, "the root (rank %d) could not serialize the array", root);
+        rc = rank == root
+                 ? wrote
+                 : error_record(SD_ERR_GRAPH, NULL, "the root (rank %d) could not serialize the array", root);
         goto done;
     }
     if (!(received = gch_buffer_take((size_t)s.mine))) {
-        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a piece of %lld bytes", (long long)s.mine);
+        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a piece of %lld bytes",
+                          (long long)s.mine);
         goto done;
     }
     struct v_args v = {0, out ? out->data : NULL, received->data, (MPI_Count)s.mine, counts, displs, root, comm};

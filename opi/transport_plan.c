@@ -18,7 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int opi_layout_init(void) { return rt_layout_init() ? RT_ERR_RUNTIME : MPC_OK; }
+int opi_layout_init(void)
+{
+    if (rt_layout_init())
+        return error_record(RT_ERR_RUNTIME, NULL,
+                            "the array layout of this Mono runtime could not be learned");
+    return MPC_OK;
+}
 
 static char *format(const char *fmt, ...)
 {
@@ -169,47 +175,61 @@ const transport_plan *opi_plan_for(MonoObject *obj)
     return p;
 }
 
-int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
+/* The plan of an argument named name (C#), or the recorded reason why there is none. */
+static int argument_plan(MonoObject *obj, const char *name, const transport_plan **plan)
 {
     if (!obj)
-        return OPI_ERR_NULL_ARGUMENT;
-    const transport_plan *p = opi_plan_for(obj);
-    if (!p)
-        return MPC_ERR_NO_MEMORY;
-    switch (p->kind) {
-    case PLAN_ARRAY:
-        out->data = (char *)rt_array_data(obj);
-        out->bytes = rt_array_length(obj) * (size_t)p->elem_size;
-        out->elem_size = p->elem_size;
-        return MPC_OK;
-    case PLAN_OBJECT:
-        out->data = (char *)obj + sizeof(MonoObject);
-        out->bytes = p->elem_size;
-        out->elem_size = p->elem_size;
-        return MPC_OK;
-    default:
-        return error_record(OPI_ERR_NOT_TRANSPORTABLE, NULL, "%s",
-                            p->reason ? p->reason : "the type cannot be passed to an OPI call");
-    }
+        return error_record(OPI_ERR_NULL_ARGUMENT, name, "%s must not be null", name);
+    if (!(*plan = opi_plan_for(obj)))
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a transport plan");
+    if ((*plan)->kind == PLAN_REJECTED)
+        return error_record(OPI_ERR_NOT_TRANSPORTABLE, name, "%s",
+                            (*plan)->reason ? (*plan)->reason : "the type cannot be passed to an OPI call");
+    return MPC_OK;
 }
 
-int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffer *out)
+int opi_buffer_whole_as(MonoObject *obj, const char *name, opi_buffer *out)
 {
-    if (!array)
-        return OPI_ERR_NULL_ARGUMENT;
-    const transport_plan *p = opi_plan_for(array);
-    if (!p)
-        return MPC_ERR_NO_MEMORY;
-    if (p->kind == PLAN_REJECTED)
-        return error_record(OPI_ERR_NOT_TRANSPORTABLE, NULL, "%s",
-                            p->reason ? p->reason : "the type cannot be passed to an OPI call");
-    if (p->kind != PLAN_ARRAY || p->rank != 1)
+    const transport_plan *p;
+    int rc = argument_plan(obj, name, &p);
+    if (rc != MPC_OK)
+        return rc;
+    if (p->kind == PLAN_ARRAY) {
+        out->data = (char *)rt_array_data(obj);
+        out->bytes = rt_array_length(obj) * (size_t)p->elem_size;
+    } else {
+        out->data = (char *)obj + sizeof(MonoObject);
+        out->bytes = p->elem_size;
+    }
+    out->elem_size = p->elem_size;
+    return MPC_OK;
+}
+
+int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count, const opi_range_names *names,
+                        opi_buffer *out)
+{
+    const transport_plan *p;
+    int rc = argument_plan(array, names->array, &p);
+    if (rc != MPC_OK)
+        return rc;
+    if (p->kind != PLAN_ARRAY || p->rank != 1) {
+        char *type = rt_class_name(mono_object_get_class(array));
+        error_record(OPI_ERR_NOT_1D_ARRAY, names->array,
+                     "%s and %s apply to one-dimensional arrays only; %s is a %s", names->offset,
+                     names->count, names->array, type ? type : "?");
+        free(type);
         return OPI_ERR_NOT_1D_ARRAY;
+    }
     size_t length = rt_array_length(array);
     if (offset < 0 || (size_t)offset > length)
-        return OPI_ERR_OFFSET;
-    if (count < 0 || (size_t)count > length - (size_t)offset)
-        return OPI_ERR_COUNT;
+        return error_record(OPI_ERR_OFFSET, names->offset, "%s %d is outside 0..%zu, the length of %s",
+                            names->offset, offset, length, names->array);
+    if (count < 0)
+        return error_record(OPI_ERR_COUNT, names->count, "%s %d is negative", names->count, count);
+    if ((size_t)count > length - (size_t)offset)
+        return error_record(OPI_ERR_COUNT, names->count,
+                            "%s %d from %s %d passes the end of %s (length %zu: %zu fit)", names->count,
+                            count, names->offset, offset, names->array, length, length - (size_t)offset);
     out->data = (char *)rt_array_data(array) + (size_t)offset * p->elem_size;
     out->bytes = (size_t)count * p->elem_size;
     out->elem_size = p->elem_size;

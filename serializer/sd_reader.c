@@ -124,7 +124,8 @@ static int run_type_initializers(const sd_plan *p)
         MonoClass *helpers = mono_class_from_name(mono_get_corlib(), "System.Runtime.CompilerServices", "RuntimeHelpers");
         run = helpers ? mono_class_get_method_from_name(helpers, "RunClassConstructor", 1) : NULL;
         if (!run)
-            return error_record(RT_ERR_RUNTIME, NULL, "RuntimeHelpers.RunClassConstructor not found, so no type initializer can run");
+            return error_record(RT_ERR_RUNTIME, NULL,
+                                "RuntimeHelpers.RunClassConstructor not found, so no type initializer can run");
         atomic_store(&run_method, run);
     }
     for (MonoClass *k = p->klass; k; k = mono_class_get_parent(k)) {
@@ -140,8 +141,9 @@ static int run_type_initializers(const sd_plan *p)
         MonoString *text = mono_object_to_string(exc, &exc2);
         char *utf8 = text && !exc2 ? mono_string_to_utf8(text) : NULL;
         char *name = mono_type_get_name(handle);
-        error_record(SD_ERR_SERIALIZATION, NULL, "the type initializer of %s failed, so no %s can be received: %.*s",
-                     name ? name : "?", name ? name : "?", utf8 ? (int)strcspn(utf8, "\r\n") : 1, utf8 ? utf8 : "?");
+        error_record(SD_ERR_SERIALIZATION, NULL,
+                     "the type initializer of %s failed, so no %s can be received: %.*s", name ? name : "?",
+                     name ? name : "?", utf8 ? (int)strcspn(utf8, "\r\n") : 1, utf8 ? utf8 : "?");
         mono_free(name);
         mono_free(utf8);
         return SD_ERR_SERIALIZATION;
@@ -282,8 +284,8 @@ static int link_record(MonoArray *objs, const sd_plan *p, const sd_record *rec, 
                 continue;
             if (!fits(cache, record_plans[idx], p->slots[s].declared)) {
                 const sd_plan *dp = sd_plan_for(p->slots[s].declared);
-                return failf("a reference points to an object that is not a %.*s",
-                             dp ? (int)dp->name_len : 1, dp ? dp->wire_name : "?");
+                return failf("a reference points to an object that is not a %.*s", dp ? (int)dp->name_len : 1,
+                             dp ? dp->wire_name : "?");
             }
             /* computed after the check: the store gets current addresses */
             mono_gc_wbarrier_generic_store(slot_address(objs, p, i, e, s), mono_array_get(objs, MonoObject *, idx));
@@ -323,8 +325,9 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
             goto done;
         }
         if (plans[t]->denied || !same_layout(plans[t], &types[t]) || plans[t]->abstract || !plans[t]->vtable) {
-            rc = failf("type %.*s cannot be created from this message (layout differs, abstract, or never travels)",
-                       (int)types[t].name_len, types[t].name);
+            rc = failf(
+                "type %.*s cannot be created from this message (layout differs, abstract, or never travels)",
+                (int)types[t].name_len, types[t].name);
             goto done;
         }
     }
@@ -377,7 +380,8 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     rc = MPC_OK;
 done:
     if (rc == MPC_ERR_NO_MEMORY)
-        error_record(rc, NULL, "out of memory reading a graph of %u objects of %u types", h.record_count, h.type_count);
+        error_record(rc, NULL, "out of memory reading a graph of %u objects of %u types", h.record_count,
+                     h.type_count);
     if (pin)
         mono_gchandle_free(pin);
     free(record_plans);

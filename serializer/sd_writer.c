@@ -351,7 +351,8 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
             error_record(SD_ERR_GRAPH, NULL,
                          "%s: an object of type %.*s sits where %.*s is declared: mark %.*s "
                          "[Transportable] so that it may travel as a %.*s",
-                         path, short_len(vp), vp->wire_name, dn, dname, short_len(vp), vp->wire_name, dn, dname);
+                         path, short_len(vp), vp->wire_name, dn, dname, short_len(vp), vp->wire_name, dn,
+                         dname);
         return 0;
     }
     return 1;
@@ -591,7 +592,8 @@ static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buf
             return rc;
         gch_yield_to_gc(); /* no address is held now: let the collection that stopped us run */
     }
-    return error_record(RT_ERR_RUNTIME, NULL, "collections kept interrupting the write (%d attempts)", ATTEMPTS);
+    return error_record(RT_ERR_RUNTIME, NULL, "collections kept interrupting the write (%d attempts)",
+                        ATTEMPTS);
 }
 
 int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out)
@@ -620,8 +622,7 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
             *moved = 1;
             return MPC_OK;
         }
-        if (!rp || rp->kind != SD_ARRAY || rp->rank != 1 ||
-            first + count > rt_array_length(root))
+        if (!rp || rp->kind != SD_ARRAY || rp->rank != 1 || first + count > rt_array_length(root))
             return error_record(SD_ERR_GRAPH, NULL, "a piece must be a range of a one-dimensional array");
         g.windowed = 1;
         g.win_first = first;

@@ -61,13 +61,13 @@ namespace System.MP
             string argument = cut > 0 ? record.Substring(0, cut) : null;
             string text = record.Substring(cut + 1);
             switch (code) {
-            case NullArgument: return new ArgumentNullException(argument ?? "obj", text);
-            case Dest: return new ArgumentOutOfRangeException(argument ?? "dest", text);
-            case Source: return new ArgumentOutOfRangeException(argument ?? "source", text);
-            case Tag: return new ArgumentOutOfRangeException(argument ?? "tag", text + " (0 to " + MP.TagUpperBound + ")");
-            case Offset: return new ArgumentOutOfRangeException(argument ?? "offset", text);
-            case Count: return new ArgumentOutOfRangeException(argument ?? "count", text);
-            case Root: return new ArgumentOutOfRangeException(argument ?? "root", text);
+            case NullArgument: return new ArgumentNullException(argument, text);
+            case Dest:
+            case Source:
+            case Tag:
+            case Offset:
+            case Count:
+            case Root: return new ArgumentOutOfRangeException(argument, text);
             case NotTransportable:
             case Op:
             case TypeMismatch:
