@@ -101,7 +101,7 @@ static int copy_giving_way(MonoObject *array, size_t offset, uint8_t *native, si
 int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
 {
     opi_buffer b;
-    int rc = opi_buffer_whole(dest, &b);
+    int rc = opi_buffer_whole_as(dest, "buffer", &b);
     if (rc != MPC_OK)
         return rc;
     if (offset < 0 || (size_t)offset > b.bytes)
@@ -131,7 +131,7 @@ int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflecti
                     MonoObject **result)
 {
     opi_buffer b;
-    int rc = opi_buffer_range(src, offset, count, &b);
+    int rc = opi_buffer_range_as(src, offset, count, &(opi_range_names){"buffer", "offset", "count"}, &b);
     if (rc != MPC_OK)
         return rc;
     /* the reader allocates, and the byte[] could move: read from a native copy */
@@ -343,8 +343,8 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
 {
     opi_buffer sb;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = check_root(size, root)) || (rc = opi_buffer_whole(sizes_out, &sb)) ||
-        (rc = check_sizes(&sb, size)))
+    if ((rc = check_comm(comm)) || (rc = check_root(size, root)) ||
+        (rc = opi_buffer_whole_as(sizes_out, "sizes", &sb)) || (rc = check_sizes(&sb, size)))
         return rc;
     piece_table pt;
     int wrote = MPC_OK;
@@ -406,7 +406,7 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
     opi_buffer sb;
     int rc;
     if ((rc = check_comm(comm)) || (!all_ranks && (rc = check_root(size, root))) ||
-        (rc = opi_buffer_whole(sizes_out, &sb)) || (rc = check_sizes(&sb, size)))
+        (rc = opi_buffer_whole_as(sizes_out, "sizes", &sb)) || (rc = check_sizes(&sb, size)))
         return rc;
     gch_buffer *out = NULL;
     hold(&received, NULL);

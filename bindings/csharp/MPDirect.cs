@@ -1,7 +1,8 @@
 // MPDirect — the internal calls of the Motor core. One extern per entry of
 // opi/icall_table.h, which gives each one's C signature (ContractTest checks that both lists
 // agree, name by name and parameter by parameter). Codes returned are turned into exceptions
-// by Errors.Check only.
+// by Errors only (Check, or Make where the exception is raised later), from the thread's error
+// record (LastError).
 //
 // Internal calls bind when their caller is JIT-compiled; under stock mono the core registers
 // them at the first use of System.MP, so every method that calls one is NoInlining (it must
