@@ -11,6 +11,8 @@
  * take the mutex; it skips the sweep on a thread already inside MPI or this registry. */
 #include "gc_hooks.h"
 
+#include "error_record.h"
+
 #include <mono/metadata/object.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -154,8 +156,13 @@ int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info)
         *info = records[i].info;
         rc = MPC_OK;
     }
+    int busy = rc != MPC_OK && i >= 0 && records[i].state == ACQUIRED;
     leave();
-    return rc;
+    if (rc == MPC_OK)
+        return rc;
+    return error_record(rc, NULL,
+                        busy ? "another thread is waiting on or testing this request at the same moment"
+                             : "the request has completed already");
 }
 
 void gch_transfer_release(int64_t id, int completed)

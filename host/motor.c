@@ -220,7 +220,7 @@ int main(int argc, char **argv)
     }
     if ((rc = motor_core_install()) != MPC_OK) {
         mpc_finalize();
-        return fail("cannot install the message-passing core: %s", mpc_strerror(rc));
+        return fail("cannot install the message-passing core: %s", motor_core_strerror(rc));
     }
     mono_install_unhandled_exception_hook(on_unhandled_exception, NULL);
 

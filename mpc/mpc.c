@@ -1,6 +1,8 @@
 /* mpc.c — the Message Passing Core over MPICH. See mpc.h. */
 #include "mpc.h"
 
+#include "error_record.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,18 +21,25 @@ static const char *const mpc_messages[] = {
 #undef MPC_ERR_MESSAGE
 };
 
+/* MPI's text goes to the thread's scratch buffer: no static TLS (see error_record.h). */
+_Static_assert(ERROR_SCRATCH_BYTES >= MPI_MAX_ERROR_STRING,
+               "MPI_Error_string needs MPI_MAX_ERROR_STRING bytes");
+
 const char *mpc_strerror(int code)
 {
-    static _Thread_local char buf[MPI_MAX_ERROR_STRING + 32];
     if (code <= 0 && code >= MPC_ERR_LAST)
         return mpc_messages[-code];
+    char *buf = error_scratch();
+    if (!buf)
+        return code < 0 ? "unknown error (out of memory describing it)"
+                        : "MPI error (out of memory describing it)";
     if (code < 0) {
-        snprintf(buf, sizeof buf, "unknown mpc error %d", code);
+        snprintf(buf, ERROR_SCRATCH_BYTES, "unknown mpc error %d", code);
         return buf;
     }
     int len = 0;
     if (MPI_Error_string(code, buf, &len) != MPI_SUCCESS)
-        snprintf(buf, sizeof buf, "MPI error %d", code);
+        snprintf(buf, ERROR_SCRATCH_BYTES, "MPI error %d", code);
     return buf;
 }
 
@@ -57,7 +66,8 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
     int init = 0, fin = 0, rc;
     MPI_Finalized(&fin);
     if (fin)
-        return MPC_ERR_NOT_INITIALIZED;
+        return error_record(MPC_ERR_NOT_INITIALIZED, NULL,
+                            "MPI has been finalised: it cannot be initialised again");
     MPI_Initialized(&init);
     if (!init) {
         rc = MPI_Init_thread(argc, argv, required, &granted_thread_level);
@@ -83,7 +93,8 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
 int mpc_finalize(void)
 {
     if (!mpc_is_initialized())
-        return MPC_ERR_NOT_INITIALIZED;
+        return error_record(MPC_ERR_NOT_INITIALIZED, NULL,
+                            "MPI is not initialised, or has been finalised already");
     return MPI_Finalize();
 }
 
@@ -96,7 +107,7 @@ int mpc_processor_name(char *buf, size_t size)
     char name[MPI_MAX_PROCESSOR_NAME];
     int len = 0;
     if (!buf || size == 0)
-        return MPC_ERR_NULL_ARGUMENT;
+        return MPI_ERR_ARG; /* MPI's own code for a bad argument: mpc speaks MPI's vocabulary */
     int rc = MPI_Get_processor_name(name, &len);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -128,7 +139,7 @@ int mpc_comm_split(mpc_comm comm, int color, int key, mpc_comm *out)
 int mpc_comm_free(mpc_comm *comm)
 {
     if (*comm == MPI_COMM_NULL)
-        return MPC_ERR_COMM_NULL;
+        return error_record(MPC_ERR_COMM_NULL, NULL, "the communicator has been freed already");
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return MPC_OK; /* predefined communicators are never freed */
     return MPI_Comm_free(comm);
@@ -400,7 +411,8 @@ int mpc_op_free(MPI_Op *op) { return MPI_Op_free(op); }
 int mpc_type_bytes(size_t bytes, MPI_Datatype *type)
 {
     if (!MPC_FITS_INT(bytes))
-        return MPC_ERR_TOO_LARGE;
+        return error_record(MPC_ERR_TOO_LARGE, NULL,
+                            "an element of %zu bytes is more than MPI's int count can describe", bytes);
     int rc = MPI_Type_contiguous((int)bytes, MPI_BYTE, type);
     if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(type)) != MPI_SUCCESS)
         MPI_Type_free(type);

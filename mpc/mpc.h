@@ -1,10 +1,13 @@
 /* mpc.h — the Message Passing Core: a thin C layer over MPICH.
  *
  * Knows MPI, knows nothing of Mono; usable from plain C programs. Every function returns
- * MPC_OK (0), one of the negative mpc_err codes, or a positive MPI error code passed through
- * unchanged (communicators use MPI_ERRORS_RETURN). mpc_strerror describes any of them. */
+ * MPC_OK (0), one of the negative mpc_err codes (mpc_errors.h), or a positive MPI error code
+ * passed through unchanged (communicators use MPI_ERRORS_RETURN). mpc_strerror describes any of
+ * them. */
 #ifndef MPC_H
 #define MPC_H
+
+#include "mpc_errors.h"
 
 #include <mpi.h>
 #include <stddef.h>
@@ -23,44 +26,6 @@ typedef MPI_Comm mpc_comm;
 typedef MPI_Request mpc_request;
 typedef MPI_Message mpc_message;
 
-
-/* The one error list: X(NAME, code, message) gives MPC_ERR_NAME. Positive values are MPI error
- * codes, passed through, not listed here. */
-#define MPC_ERRORS(X) \
-    X(NOT_INITIALIZED, -1, "MPI is not initialised or has been finalised") \
-    X(NULL_ARGUMENT, -2, "a required object is null") \
-    X(DEST, -3, "destination rank out of range") \
-    X(SOURCE, -4, "source rank out of range") \
-    X(TAG, -5, "tag out of range") \
-    X(OFFSET, -6, "offset outside the array") \
-    X(COUNT, -7, "count negative or past the end of the array") \
-    X(NOT_TRANSPORTABLE, -8, "object is not transportable") \
-    X(NOT_1D_ARRAY, -9, "offset and count apply to one-dimensional arrays only") \
-    X(SAME_OBJECT, -10, "send and receive buffers must not overlap (different objects or disjoint ranges)") \
-    X(COMM_NULL, -11, "communicator has been freed") \
-    X(ROOT, -12, "root rank out of range") \
-    X(TOO_LARGE, -13, "message too large") \
-    X(NO_MEMORY, -14, "out of memory") \
-    X(RUNTIME, -15, "the managed runtime refused the operation") \
-    X(REQUEST, -16, "request already completed, or in use by another thread") \
-    X(OP, -17, "the reduction operator is not defined for this element type") \
-    X(TYPE_MISMATCH, -18, "send and receive arrays must have the same element type") \
-    X(LENGTH, -19, "array lengths do not match the communicator size") \
-    X(ALIAS, -20, "send and receive arrays must be different arrays here") \
-    X(SERIALIZATION, -21, "the bytes are not a valid serialized graph") \
-    X(GRAPH, -22, "the object graph cannot be serialized") \
-    X(PARTIAL_ELEMENT, -23, "the message is not a whole number of elements of the receiving array (sender and receiver element types differ)")
-
-typedef enum mpc_err {
-    MPC_OK = 0,
-#define MPC_ERR_ENUM(name, code, message) MPC_ERR_##name = code,
-    MPC_ERRORS(MPC_ERR_ENUM)
-#undef MPC_ERR_ENUM
-#define MPC_ERR_ONE(name, code, message) +1
-    MPC_ERR_LAST = -(0 MPC_ERRORS(MPC_ERR_ONE)) /* codes run from -1 down to this one, no gap */
-#undef MPC_ERR_ONE
-} mpc_err;
-
 /* Outcome of a receive or probe. bytes is the size of the matched message. */
 typedef struct mpc_status {
     int32_t source;
@@ -70,7 +35,8 @@ typedef struct mpc_status {
     int64_t bytes;
 } mpc_status;
 
-/* Describes any code this layer or MPI returns. Thread-safe (thread-local buffer). */
+/* Describes any code this layer or MPI returns. Thread-safe: MPI's text lives in a per-thread
+ * buffer (no static TLS), valid until the thread's next call. */
 MPC_API const char *mpc_strerror(int code);
 /* The MPI error class of a positive code, 0 for MPC_OK, the code itself for mpc_err codes. */
 MPC_API int mpc_error_class(int code);

@@ -24,9 +24,8 @@
 
 #define MOTOR_ICALLS(X) \
     X(Contract, opi_contract, IC_I32, (IC_OBJ)) \
-    X(ErrorString, opi_error_string, IC_I32, (IC_I32, IC_OBJ)) \
+    X(LastError, opi_last_error, IC_I32, (IC_I32, IC_OBJ)) \
     X(ErrorClass, opi_error_class, IC_I32, (IC_I32)) \
-    X(TransportError, opi_transport_error, IC_I32, (IC_OBJ, IC_OBJ)) \
     X(ThreadLevel, opi_thread_level, IC_I32, (void)) \
     X(WorldHandle, opi_world_handle, IC_I32, (void)) \
     X(SelfHandle, opi_self_handle, IC_I32, (void)) \
@@ -71,7 +70,6 @@
     X(OpCreate, opi_op_create, IC_I32, (IC_TYPE, IC_OBJ, IC_I32, IC_I32_REF)) \
     X(OpFree, opi_op_free, IC_I32, (IC_I32)) \
     X(SdInit, opi_sd_init, IC_I32, (IC_TYPE)) \
-    X(SdError, opi_sd_error, IC_I32, (IC_OBJ)) \
     X(SdWrite, opi_sd_write, IC_I32, (IC_OBJ, IC_I32, IC_I32_REF)) \
     X(SdCopy, opi_sd_copy, IC_I32, (IC_OBJ, IC_I32)) \
     X(SdRead, opi_sd_read, IC_I32, (IC_OBJ, IC_I32, IC_I32, IC_TYPE, IC_OBJ_REF)) \

@@ -54,7 +54,7 @@ static int install_locked(void)
     if (rc != MPC_OK)
         return rc;
     if (gch_install() != 0)
-        return MPC_ERR_RUNTIME;
+        return error_record(RT_ERR_RUNTIME, NULL, "the GC event hook could not be installed");
     /* plans are built under a lock, calling Mono: wait for that lock GC-safe */
     ptr_map_set_lock_wait(gch_lock_gc_safe);
     /* What the runtime was started with decides whether small old objects can move. */
@@ -90,3 +90,13 @@ int motor_core_ensure(void)
 }
 
 int motor_core_installed(void) { return installed; }
+
+const char *motor_core_strerror(int code)
+{
+    switch (code) { /* a code taken twice in the one list is a duplicate case: no build */
+#define MOTOR_ERROR_CASE(name, value, message) case value: return message;
+        MOTOR_ERRORS(MOTOR_ERROR_CASE)
+#undef MOTOR_ERROR_CASE
+    }
+    return mpc_strerror(code); /* 0, MPI's codes, unknown ones */
+}

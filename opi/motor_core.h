@@ -23,7 +23,7 @@ MOTOR_CORE_API char *motor_core_gc_params(const char *user_params);
 
 /* For a host, after MPI_Init_thread (or mpc_init) and mono_jit_init, before running code:
  * registers the internal calls and the GC hooks, reads the effective GC parameters.
- * Returns 0 or an mpc error code (mpc_strerror describes it). Call once. */
+ * Returns 0 or an error code (motor_core_strerror describes it). Call once. */
 MOTOR_CORE_API int motor_core_install(void);
 
 /* Called by System.MP.dll (P/Invoke) before its first internal call. Returns 1 when a host
@@ -33,6 +33,10 @@ MOTOR_CORE_API int motor_core_ensure(void);
 
 /* 1 after motor_core_install / motor_core_ensure succeeded. */
 MOTOR_CORE_API int motor_core_installed(void);
+
+/* Describes any code the core returns: every layer's own (the one error list, opi_errors.h),
+ * 0, and MPI's, as mpc_strerror does. The text stays valid until the thread's next call. */
+MOTOR_CORE_API const char *motor_core_strerror(int code);
 
 #ifdef __cplusplus
 }

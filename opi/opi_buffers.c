@@ -1,10 +1,20 @@
 /* opi_buffers.c — where an OPI transfer's bytes are: a whole object or array, or a range of a
- * one-dimensional array, as the class plan (runtime/class_plan.h) allows. */
+ * one-dimensional array, as the class plan (runtime/class_plan.h) allows. A refused argument is
+ * recorded with the C# parameter it came from. */
 #include "opi_internal.h"
 
 #include "layout.h"
+#include "names.h"
+#include "rt_errors.h"
 
-int opi_layout_init(void) { return rt_layout_init() ? MPC_ERR_RUNTIME : MPC_OK; }
+#include <stdlib.h>
+
+int opi_layout_init(void)
+{
+    if (rt_layout_init())
+        return error_record(RT_ERR_RUNTIME, NULL, "the array layout of this Mono runtime could not be learned");
+    return MPC_OK;
+}
 
 const rt_class_plan *opi_plan_for(MonoObject *obj)
 {
@@ -12,15 +22,24 @@ const rt_class_plan *opi_plan_for(MonoObject *obj)
     return rt_plan_of(obj, &built); /* OPI keeps no address across the build */
 }
 
-int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
+/* The plan of an argument named name (C#), or the recorded reason why there is none. */
+static int argument_plan(MonoObject *obj, const char *name, const rt_class_plan **plan)
 {
     if (!obj)
-        return MPC_ERR_NULL_ARGUMENT;
-    const rt_class_plan *p = opi_plan_for(obj);
-    if (!p)
-        return MPC_ERR_NO_MEMORY;
-    if (p->raw_refusal)
-        return MPC_ERR_NOT_TRANSPORTABLE;
+        return error_record(OPI_ERR_NULL_ARGUMENT, name, "%s must not be null", name);
+    if (!(*plan = opi_plan_for(obj)))
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a class plan");
+    if ((*plan)->raw_refusal)
+        return error_record(OPI_ERR_NOT_TRANSPORTABLE, name, "%s", (*plan)->raw_refusal);
+    return MPC_OK;
+}
+
+int opi_buffer_whole_as(MonoObject *obj, const char *name, opi_buffer *out)
+{
+    const rt_class_plan *p;
+    int rc = argument_plan(obj, name, &p);
+    if (rc != MPC_OK)
+        return rc;
     if (p->shape == RT_ARRAY) {
         out->data = (char *)rt_array_data(obj);
         out->bytes = rt_array_length(obj) * (size_t)p->data_size;
@@ -32,22 +51,30 @@ int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
     return MPC_OK;
 }
 
-int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffer *out)
+int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count, const opi_range_names *names,
+                        opi_buffer *out)
 {
-    if (!array)
-        return MPC_ERR_NULL_ARGUMENT;
-    const rt_class_plan *p = opi_plan_for(array);
-    if (!p)
-        return MPC_ERR_NO_MEMORY;
-    if (p->raw_refusal)
-        return MPC_ERR_NOT_TRANSPORTABLE;
-    if (p->shape != RT_ARRAY || p->rank != 1)
-        return MPC_ERR_NOT_1D_ARRAY;
+    const rt_class_plan *p;
+    int rc = argument_plan(array, names->array, &p);
+    if (rc != MPC_OK)
+        return rc;
+    if (p->shape != RT_ARRAY || p->rank != 1) {
+        char *type = rt_class_name(p->klass);
+        error_record(OPI_ERR_NOT_1D_ARRAY, names->array, "%s and %s apply to one-dimensional arrays only; %s is a %s",
+                     names->offset, names->count, names->array, type ? type : "?");
+        free(type);
+        return OPI_ERR_NOT_1D_ARRAY;
+    }
     size_t length = rt_array_length(array);
     if (offset < 0 || (size_t)offset > length)
-        return MPC_ERR_OFFSET;
-    if (count < 0 || (size_t)count > length - (size_t)offset)
-        return MPC_ERR_COUNT;
+        return error_record(OPI_ERR_OFFSET, names->offset, "%s %d is outside 0..%zu, the length of %s",
+                            names->offset, offset, length, names->array);
+    if (count < 0)
+        return error_record(OPI_ERR_COUNT, names->count, "%s %d is negative", names->count, count);
+    if ((size_t)count > length - (size_t)offset)
+        return error_record(OPI_ERR_COUNT, names->count,
+                            "%s %d from %s %d passes the end of %s (length %zu: %zu fit)", names->count,
+                            count, names->offset, offset, names->array, length, length - (size_t)offset);
     out->data = (char *)rt_array_data(array) + (size_t)offset * p->data_size;
     out->bytes = (size_t)count * p->data_size;
     out->elem_size = p->data_size;

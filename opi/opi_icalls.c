@@ -5,6 +5,8 @@
 #include "opi_icalls.h"
 
 #include "gc_hooks.h"
+#include "layout.h"
+#include "motor_core.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,12 +43,49 @@ static int fill_status_from_mpc(opi_status *out, const mpc_status *s, uint32_t e
     }
     int64_t n = s->bytes / elem_size;
     out->count = n > INT32_MAX ? INT32_MAX : (int32_t)n;
-    return s->bytes % elem_size == 0 ? MPC_OK : MPC_ERR_PARTIAL_ELEMENT;
+    if (s->bytes % elem_size == 0)
+        return MPC_OK;
+    return error_record(OPI_ERR_PARTIAL_ELEMENT, NULL,
+                        "the message of %lld bytes is not a whole number of the receive buffer's %u-byte "
+                        "elements (%lld = %lld x %u + %lld): the sender's element type differs",
+                        (long long)s->bytes, elem_size, (long long)s->bytes, (long long)n, elem_size,
+                        (long long)(s->bytes % elem_size));
 }
 
 int opi_fill_status(opi_status *out, const mpc_status *st, uint32_t elem_size)
 {
     return fill_status_from_mpc(out, st, elem_size);
+}
+
+int opi_rank_error(int code, const char *argument, int32_t rank, int32_t size)
+{
+    return error_record(code, argument, "%s %d is outside 0..%d of a communicator of size %d%s", argument,
+                        rank, size - 1, size, code == MPC_ERR_SOURCE ? ", and is not MP.AnySource (-1)" : "");
+}
+
+int opi_tag_error(const char *argument, int32_t tag, int wildcard_allowed)
+{
+    return error_record(MPC_ERR_TAG, argument, "%s %d is outside 0..%d (0..MP.TagUpperBound)%s", argument,
+                        tag, mpc_tag_ub(), wildcard_allowed ? ", and is not MP.AnyTag (-1)" : "");
+}
+
+/* MPI names neither the message's size nor who sent it when a receive truncates (MPICH's own
+ * text says "Message truncated" and the status holds no count), and the message is consumed:
+ * what is known is the buffer's size, so that and the way to learn the size are reported. */
+int opi_receive_failed(int rc, const char *what, size_t bytes, uint32_t elem_size)
+{
+    if (rc <= 0 || mpc_error_class(rc) != MPI_ERR_TRUNCATE)
+        return rc;
+    if (elem_size > 1 && bytes != elem_size) /* an array: in elements too */
+        return error_record(rc, NULL,
+                            "message truncated: it is longer than the %zu bytes (%zu elements of %u bytes) %s "
+                            "holds, and MPI does not tell a truncated message's size (Probe first to learn "
+                            "it). MPI: %s",
+                            bytes, bytes / elem_size, elem_size, what, mpc_strerror(rc));
+    return error_record(rc, NULL,
+                        "message truncated: it is longer than the %zu bytes %s holds, and MPI does not tell "
+                        "a truncated message's size (Probe first to learn it). MPI: %s",
+                        bytes, what, mpc_strerror(rc));
 }
 
 /* ---- runtime, errors, introspection ---- */
@@ -80,7 +119,7 @@ int32_t opi_contract(MonoObject *buffer)
     for (size_t i = 0; i < opi_icall_count; i++)
         bad |= append(&text, &length, "icall %s %s\n", opi_icall_table[i].name, opi_icall_table[i].signature);
 #define LINE_ERROR(name, code, message) bad |= append(&text, &length, "error %s %d\n", #name, code);
-    MPC_ERRORS(LINE_ERROR)
+    MOTOR_ERRORS(LINE_ERROR)
 #undef LINE_ERROR
 #define LINE_STAT(name) bad |= append(&text, &length, "stat %s %d\n", #name, STAT_##name);
     OPI_STATS(LINE_STAT)
@@ -93,19 +132,38 @@ int32_t opi_contract(MonoObject *buffer)
     LINE_FIELD(source) LINE_FIELD(tag) LINE_FIELD(count) LINE_FIELD(cancelled) LINE_FIELD(bytes)
     LINE_FIELD(error) LINE_FIELD(reserved)
 #undef LINE_FIELD
-    int32_t rc = bad ? MPC_ERR_NO_MEMORY : put_text(buffer, text);
+    int32_t rc = bad ? error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory writing the contract")
+                     : put_text(buffer, text);
     free(text);
     return rc;
 }
 
-int32_t opi_error_string(int32_t code, MonoObject *buffer) { return put_text(buffer, mpc_strerror(code)); }
-int32_t opi_error_class(int32_t code) { return mpc_error_class(code); }
-
-int32_t opi_transport_error(MonoObject *obj, MonoObject *buffer)
+/* What System.MP builds the exception of a failed call from, called right after that call
+ * returned code on this thread: "argument\ndetail", from the thread's error record when it
+ * holds code (argument may be empty), else "\n" and the code's own message (MPI's text for
+ * MPI's codes). The record is emptied once its text fits the buffer, so that it is reported
+ * once; a buffer too small (the full length returned) leaves it for a second call. */
+int32_t opi_last_error(int32_t code, MonoObject *buffer)
 {
-    const rt_class_plan *p = obj ? opi_plan_for(obj) : NULL;
-    return put_text(buffer, p && p->raw_refusal ? p->raw_refusal : "");
+    const char *argument = NULL, *detail = NULL;
+    int recorded = error_last(code, &argument, &detail);
+    if (!argument)
+        argument = "";
+    if (!detail)
+        detail = motor_core_strerror(code);
+    size_t a = strlen(argument), d = strlen(detail), len = a + 1 + d;
+    opi_buffer b;
+    if (buffer && opi_buffer_whole(buffer, &b) == MPC_OK && b.bytes >= len) {
+        memcpy(b.data, argument, a);
+        b.data[a] = '\n';
+        memcpy(b.data + a + 1, detail, d);
+        if (recorded)
+            error_clear();
+    }
+    return (int32_t)len;
 }
+
+int32_t opi_error_class(int32_t code) { return mpc_error_class(code); }
 
 int32_t opi_thread_level(void) { return mpc_thread_level(); }
 int32_t opi_world_handle(void) { return mpc_comm_world(); }
@@ -143,11 +201,12 @@ int32_t opi_finalize(void) { return opi_run_gc_safe(do_finalize, NULL, NULL, 0);
 int32_t opi_stats(MonoObject *values)
 {
     opi_buffer b;
-    int rc = opi_buffer_whole(values, &b);
+    int rc = opi_buffer_whole_as(values, "values", &b);
     if (rc != MPC_OK)
         return rc;
     if (b.bytes < STAT_COUNT * sizeof(int64_t))
-        return MPC_ERR_COUNT;
+        return error_record(OPI_ERR_COUNT, "values", "values holds %zu bytes; the %d counters need %zu",
+                            b.bytes, STAT_COUNT, STAT_COUNT * sizeof(int64_t));
     int64_t c[GCH_COUNTER_COUNT];
     gch_snapshot(c);
     int64_t *v = (int64_t *)b.data;
@@ -260,7 +319,8 @@ static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
         return rc;
     gch_count(GCH_OPERATIONS, 1);
     rc = opi_complete(&req, 1, &obj, 1, &st);
-    return rc == MPC_OK ? opi_fill_status(status, &st, b->elem_size) : rc;
+    return rc == MPC_OK ? opi_fill_status(status, &st, b->elem_size)
+                        : opi_receive_failed(rc, "the receive buffer", b->bytes, b->elem_size);
 }
 
 int32_t opi_send(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
@@ -330,8 +390,15 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
                                 int32_t source, int32_t recv_tag, opi_status *status)
 {
     const char *s = sb->data, *r = rb->data;
-    if (sb->bytes > 0 && rb->bytes > 0 && s < r + rb->bytes && r < s + sb->bytes)
-        return MPC_ERR_SAME_OBJECT;
+    if (sb->bytes > 0 && rb->bytes > 0 && s < r + rb->bytes && r < s + sb->bytes) {
+        /* ranges of one array (different objects never overlap): say which elements */
+        const char *base = (const char *)rt_array_data(send_obj);
+        size_t e = sb->elem_size ? sb->elem_size : 1;
+        return error_record(OPI_ERR_SAME_OBJECT, "recvOffset",
+                            "the send range [%zu, %zu) and the receive range [%zu, %zu) of one array overlap",
+                            (size_t)(s - base) / e, (size_t)(s - base + sb->bytes) / e,
+                            (size_t)(r - base) / e, (size_t)(r - base + rb->bytes) / e);
+    }
     mpc_request req[2];
     mpc_status st[2];
     MonoObject *objs[2] = {recv_obj, send_obj};
@@ -346,7 +413,8 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
         struct blocking_sendrecv a = {sb, dest, send_tag, rb, source, recv_tag, comm, &received};
         gch_count(GCH_OPERATIONS, 2);
         rc = opi_run_gc_safe_immovable(run_sendrecv, &a, objs, nobjs);
-        return rc == MPC_OK ? fill_status_from_mpc(status, &received, rb->elem_size) : rc;
+        return rc == MPC_OK ? fill_status_from_mpc(status, &received, rb->elem_size)
+                            : opi_receive_failed(rc, "the receive buffer", rb->bytes, rb->elem_size);
     }
     if ((rc = mpc_irecv(rb->data, rb->bytes, source, recv_tag, comm, &req[0])) != MPC_OK)
         return rc;
@@ -358,7 +426,8 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
     }
     gch_count(GCH_OPERATIONS, 2);
     rc = opi_complete(req, 2, objs, nobjs, st);
-    return rc == MPC_OK ? opi_fill_status(status, &st[0], rb->elem_size) : rc;
+    return rc == MPC_OK ? opi_fill_status(status, &st[0], rb->elem_size)
+                        : opi_receive_failed(rc, "the receive buffer", rb->bytes, rb->elem_size);
 }
 
 int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t dest,
@@ -367,12 +436,15 @@ int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t d
 {
     opi_buffer sb, rb;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(send_obj, &sb)) ||
-        (rc = opi_buffer_whole(recv_obj, &rb)) || (rc = check_dest(size, dest, send_tag)) ||
-        (rc = check_source(size, &source, &recv_tag)))
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole_as(send_obj, "sendObj", &sb)) ||
+        (rc = opi_buffer_whole_as(recv_obj, "recvObj", &rb)) ||
+        (rc = check_dest_as(size, dest, send_tag, "sendTag")) ||
+        (rc = check_source_as(size, &source, &recv_tag, "recvTag")))
         return rc;
     if (send_obj == recv_obj)
-        return MPC_ERR_SAME_OBJECT;
+        return error_record(OPI_ERR_SAME_OBJECT, "recvObj",
+                            "sendObj and recvObj are the same object; Sendrecv needs two (or disjoint ranges of "
+                            "one array)");
     return sendrecv_buffers(comm, &sb, send_obj, dest, send_tag, &rb, recv_obj, source, recv_tag, status);
 }
 
@@ -383,9 +455,13 @@ int32_t opi_sendrecv_range(int32_t comm, int32_t size, MonoObject *send_array, i
 {
     opi_buffer sb, rb;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = opi_buffer_range(send_array, send_offset, send_count, &sb)) ||
-        (rc = opi_buffer_range(recv_array, recv_offset, recv_count, &rb)) ||
-        (rc = check_dest(size, dest, send_tag)) || (rc = check_source(size, &source, &recv_tag)))
+    if ((rc = check_comm(comm)) ||
+        (rc = opi_buffer_range_as(send_array, send_offset, send_count,
+                                  &(opi_range_names){"sendArray", "sendOffset", "sendCount"}, &sb)) ||
+        (rc = opi_buffer_range_as(recv_array, recv_offset, recv_count,
+                                  &(opi_range_names){"recvArray", "recvOffset", "recvCount"}, &rb)) ||
+        (rc = check_dest_as(size, dest, send_tag, "sendTag")) ||
+        (rc = check_source_as(size, &source, &recv_tag, "recvTag")))
         return rc;
     return sendrecv_buffers(comm, &sb, send_array, dest, send_tag, &rb, recv_array, source, recv_tag,
                             status);
@@ -476,7 +552,8 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
             gch_count(GCH_PINS_AVOIDED, 1);
         }
         *id = -1;
-        status->error = rc != MPC_OK ? rc : fill_request_status(status, &st, &info);
+        status->error = rc != MPC_OK ? opi_receive_failed(rc, "the receive buffer", b->bytes, b->elem_size)
+                                     : fill_request_status(status, &st, &info);
         return MPC_OK;
     }
     int pinned = early_pin || opi_may_move(obj);
@@ -492,7 +569,8 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
         if (pinned)
             gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
         *id = -1;
-        status->error = err != MPC_OK ? err : fill_request_status(status, &st, &info);
+        status->error = err != MPC_OK ? opi_receive_failed(err, "the receive buffer", b->bytes, b->elem_size)
+                                      : fill_request_status(status, &st, &info);
         return MPC_OK;
     }
     return MPC_OK;
@@ -554,7 +632,8 @@ int32_t opi_request_wait(int64_t id, opi_status *status)
     /* No object to pin here: the registry's handle already protects it. */
     rc = opi_complete(&req, 1, NULL, 0, &st);
     gch_transfer_release(id, 1);
-    return rc == MPC_OK ? fill_request_status(status, &st, &info) : rc;
+    return rc == MPC_OK ? fill_request_status(status, &st, &info)
+                        : opi_receive_failed(rc, "the receive buffer", (size_t)info.bytes, info.elem_size);
 }
 
 int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
@@ -570,7 +649,9 @@ int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
         done = 1; /* the request failed, and so completed */
     gch_transfer_release(id, done);
     *completed = done;
-    return done && rc == MPC_OK ? fill_request_status(status, &st, &info) : rc;
+    if (rc != MPC_OK)
+        return opi_receive_failed(rc, "the receive buffer", (size_t)info.bytes, info.elem_size);
+    return done ? fill_request_status(status, &st, &info) : MPC_OK;
 }
 
 int32_t opi_request_cancel(int64_t id)

@@ -8,8 +8,10 @@
 #include <stdint.h>
 
 #include "class_plan.h"
-#include "mpc.h"
+#include "error_record.h"
 #include "icall_table.h"
+#include "mpc.h"
+#include "opi_errors.h"
 
 /* ---- the bytes of a transfer (opi_buffers.c) ---- */
 
@@ -26,10 +28,27 @@ typedef struct opi_buffer {
     uint32_t elem_size; /* for Status.Count */
 } opi_buffer;
 
-/* Whole transportable object; MPC_ERR_NULL_ARGUMENT / MPC_ERR_NOT_TRANSPORTABLE otherwise. */
-int opi_buffer_whole(MonoObject *obj, opi_buffer *out);
+/* The C# parameters a range comes from: the array, its offset and its count. A failed check
+ * names them in the error record (ParamName, and the message). */
+typedef struct opi_range_names {
+    const char *array, *offset, *count;
+} opi_range_names;
+
+/* Whole transportable object; OPI_ERR_NULL_ARGUMENT / OPI_ERR_NOT_TRANSPORTABLE otherwise,
+ * recorded as about name, the C# parameter obj came from. */
+int opi_buffer_whole_as(MonoObject *obj, const char *name, opi_buffer *out);
 /* [offset, offset+count) of a 1-D transportable array, bounds-checked. */
-int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffer *out);
+int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count, const opi_range_names *names,
+                        opi_buffer *out);
+/* The same for the usual parameter names: obj; array, offset, count. */
+static inline int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
+{
+    return opi_buffer_whole_as(obj, "obj", out);
+}
+static inline int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffer *out)
+{
+    return opi_buffer_range_as(array, offset, count, &(opi_range_names){"array", "offset", "count"}, out);
+}
 
 /* ---- the wait policy (opi_wait.c) ---- */
 
@@ -74,36 +93,57 @@ int opi_run_gc_safe_immovable(opi_blocking_fn fn, void *arg, MonoObject **objs, 
 #define OPI_ANY_SOURCE (-1)
 #define OPI_ANY_TAG (-1)
 
-/* Checks a receive's source and tag, and turns System.MP's wildcards into MPI's: the one place
- * where they are translated (mpc takes MPI's values). */
-static inline int check_source(int32_t size, int32_t *source, int32_t *tag)
+/* Record a refused rank (code MPC_ERR_DEST, _SOURCE or _ROOT) or tag, with the value and the
+ * valid range, as about argument (opi_icalls.c). Return the code. */
+int opi_rank_error(int code, const char *argument, int32_t rank, int32_t size);
+int opi_tag_error(const char *argument, int32_t tag, int wildcard_allowed);
+
+/* Checks a receive's source and tag (whose C# parameter is tag_name), and turns System.MP's
+ * wildcards into MPI's: the one place where they are translated (mpc takes MPI's values). */
+static inline int check_source_as(int32_t size, int32_t *source, int32_t *tag, const char *tag_name)
 {
     if (*source != OPI_ANY_SOURCE && (*source < 0 || *source >= size))
-        return MPC_ERR_SOURCE;
+        return opi_rank_error(MPC_ERR_SOURCE, "source", *source, size);
     if (*tag != OPI_ANY_TAG && (*tag < 0 || *tag > mpc_tag_ub()))
-        return MPC_ERR_TAG;
+        return opi_tag_error(tag_name, *tag, 1);
     if (*source == OPI_ANY_SOURCE)
         *source = MPI_ANY_SOURCE;
     if (*tag == OPI_ANY_TAG)
         *tag = MPI_ANY_TAG;
     return MPC_OK;
 }
+static inline int check_source(int32_t size, int32_t *source, int32_t *tag)
+{
+    return check_source_as(size, source, tag, "tag");
+}
 
-static inline int check_dest(int32_t size, int32_t dest, int32_t tag)
+static inline int check_dest_as(int32_t size, int32_t dest, int32_t tag, const char *tag_name)
 {
     if (dest < 0 || dest >= size)
-        return MPC_ERR_DEST;
+        return opi_rank_error(MPC_ERR_DEST, "dest", dest, size);
     if (tag < 0 || tag > mpc_tag_ub())
-        return MPC_ERR_TAG;
+        return opi_tag_error(tag_name, tag, 0);
     return MPC_OK;
 }
+static inline int check_dest(int32_t size, int32_t dest, int32_t tag)
+{
+    return check_dest_as(size, dest, tag, "tag");
+}
 
-
-static inline int check_comm(int32_t comm) { return comm == MPI_COMM_NULL ? MPC_ERR_COMM_NULL : MPC_OK; }
+static inline int check_comm(int32_t comm)
+{
+    if (comm != MPI_COMM_NULL)
+        return MPC_OK;
+    return error_record(MPC_ERR_COMM_NULL, NULL, "the communicator has been disposed");
+}
 static inline int check_root(int32_t size, int32_t root)
 {
-    return root < 0 || root >= size ? MPC_ERR_ROOT : MPC_OK;
+    return root < 0 || root >= size ? opi_rank_error(MPC_ERR_ROOT, "root", root, size) : MPC_OK;
 }
+
+/* Records what a failed receive's MPI error means when MPI reports a truncation: the message
+ * was longer than the bytes (elements of elem_size) that `what` holds. Returns rc. */
+int opi_receive_failed(int rc, const char *what, size_t bytes, uint32_t elem_size);
 
 /* Broadcasts native memory (no managed object involved), GC-safe. */
 int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm);
@@ -128,7 +168,7 @@ enum { OPI_BUILTIN_OPS(OPI_OP_ENUM) OP_BUILTINS };
 #undef OPI_OP_ENUM
 
 /* The MPI operator and datatype for reducing arrays of plan's element type with operator code
- * (System.MP.Op's numbering); MPC_ERR_OP when MPI does not define it for that type. */
+ * (System.MP.Op's numbering); OPI_ERR_OP when MPI does not define it for that type. */
 int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_Datatype *dt);
 
 /* ---- internal calls (opi_icalls.h, icall_table.c) ---- */
@@ -157,7 +197,7 @@ typedef struct opi_status {
 } opi_status;
 
 /* Fills a managed Status from a completed receive (count = bytes / elem_size); returns
- * MPC_ERR_PARTIAL_ELEMENT when the bytes are not a whole number of elements. */
+ * OPI_ERR_PARTIAL_ELEMENT when the bytes are not a whole number of elements. */
 int opi_fill_status(opi_status *out, const mpc_status *st, uint32_t elem_size);
 
 /* The table MOTOR_ICALLS expands to (icall_table.c). */

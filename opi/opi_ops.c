@@ -6,6 +6,7 @@
 #include "opi_icalls.h"
 
 #include "gc_hooks.h"
+#include "names.h"
 
 #include <ffi.h>
 #include <mono/metadata/appdomain.h>
@@ -21,8 +22,9 @@ enum op_family { ARITHMETIC, LOGICAL, BITWISE };
 static const struct {
     MPI_Op op;
     enum op_family family;
+    const char *name; /* for messages */
 } builtins[OP_BUILTINS] = {
-#define OPI_OP_ENTRY(name, mpi_op, family) [OP_##name] = {mpi_op, family},
+#define OPI_OP_ENTRY(name, mpi_op, family) [OP_##name] = {mpi_op, family, #mpi_op},
     OPI_BUILTIN_OPS(OPI_OP_ENTRY)
 #undef OPI_OP_ENTRY
 };
@@ -120,43 +122,56 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
                       int32_t *code)
 {
     if (!element || !combiner)
-        return MPC_ERR_NULL_ARGUMENT;
+        return error_record(OPI_ERR_NULL_ARGUMENT, NULL, "the operator's element type or function is null");
     pthread_once(&cif_once, prepare_cif);
     if (cif_status != FFI_OK)
-        return MPC_ERR_RUNTIME;
+        return error_record(RT_ERR_RUNTIME, NULL, "libffi cannot describe the operator's calls (status %d)",
+                            cif_status);
     MonoClass *k = mono_class_from_mono_type(mono_reflection_type_get_type(element));
     const rt_class_plan *plan = rt_plan_for_class(k);
     if (!plan)
         return MPC_ERR_NO_MEMORY;
     MPI_Datatype dt = primitive_datatype(plan->elem_type);
     if (dt == MPI_DATATYPE_NULL) {
-        if (!plan->value_type || plan->nall)
-            return MPC_ERR_NOT_TRANSPORTABLE;
+        const char *field = plan->first_reference;
+        if (field || !plan->value_type) {
+            char *name = rt_class_name(k);
+            error_record(OPI_ERR_NOT_TRANSPORTABLE, NULL,
+                         "%s %s%s: a reduction operator works on primitive types and structs without "
+                         "references",
+                         name ? name : "?", field ? "holds a reference in field " : "is not a value type",
+                         field ? field : "");
+            free(name);
+            return OPI_ERR_NOT_TRANSPORTABLE;
+        }
         uint32_t align;
-        dt = struct_datatype((uint32_t)mono_class_value_size(k, &align));
+        int32_t bytes = mono_class_value_size(k, &align);
+        dt = struct_datatype((uint32_t)bytes);
         if (dt == MPI_DATATYPE_NULL)
-            return MPC_ERR_RUNTIME;
+            return error_record(RT_ERR_RUNTIME, NULL, "MPI refused a datatype for a struct of %d bytes",
+                                bytes);
     }
     /* the trampoline: the concrete Combiner<T>.Apply of this combiner */
     MonoClass *ck = mono_object_get_class(combiner);
     MonoMethod *apply = mono_class_get_method_from_name(ck, "Apply", 3);
     if (!apply)
-        return MPC_ERR_RUNTIME;
+        return error_record(RT_ERR_RUNTIME, NULL, "the operator's class has no Apply method");
     user_op *u = calloc(1, sizeof *u);
     void *code_ptr = NULL;
     if (!u || !(u->closure = ffi_closure_alloc(sizeof(ffi_closure), &code_ptr))) {
         free(u);
-        return MPC_ERR_NO_MEMORY;
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a user operator's closure");
     }
     u->thunk = (apply_thunk)mono_method_get_unmanaged_thunk(apply);
     u->elem_class = k;
     u->datatype = dt;
-    int rc = MPC_ERR_RUNTIME;
+    int rc = RT_ERR_RUNTIME;
     if (ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, code_ptr) != FFI_OK ||
         (rc = mpc_op_create((MPI_User_function *)code_ptr, commutative != 0, &u->op)) != MPC_OK) {
         ffi_closure_free(u->closure);
         free(u);
-        return rc;
+        return rc == RT_ERR_RUNTIME ? error_record(rc, NULL, "libffi could not prepare the operator's closure")
+                                    : rc;
     }
     u->combiner = mono_gchandle_new(combiner, 0);
     pthread_mutex_lock(&ops_lock);
@@ -172,7 +187,7 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
             mono_gchandle_free(u->combiner);
             ffi_closure_free(u->closure);
             free(u);
-            return MPC_ERR_NO_MEMORY;
+            return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the table of user operators");
         }
         for (int32_t j = user_op_capacity; j < grown; j++)
             g[j] = NULL;
@@ -209,24 +224,50 @@ int32_t opi_op_free(int32_t code)
     return MPC_OK;
 }
 
+/* Records that operator `op` (its name) is not defined for the element class, and why. */
+static int op_refused(const char *op, MonoClass *element, const char *why)
+{
+    char *name = rt_class_name(element);
+    error_record(OPI_ERR_OP, "op", "%s is not defined for %s elements: %s", op, name ? name : "?", why);
+    free(name);
+    return OPI_ERR_OP;
+}
+
 int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_Datatype *dt)
 {
+    static const char *const families[] = {
+        [ARITHMETIC] = "arithmetic operators take numbers",
+        [LOGICAL] = "logical operators take bool and integer types",
+        [BITWISE] = "bitwise operators take integer types",
+    };
     if (code >= 0 && code < OP_BUILTINS) {
         *dt = primitive_datatype(elements->elem_type);
-        if (*dt == MPI_DATATYPE_NULL || !family_allowed(builtins[code].family, elements->elem_type))
-            return MPC_ERR_OP;
+        if (*dt == MPI_DATATYPE_NULL)
+            return op_refused(builtins[code].name, elements->elem_class,
+                              "MPI's operators take primitive types; make one for a struct with Op.Create");
+        if (!family_allowed(builtins[code].family, elements->elem_type))
+            return op_refused(builtins[code].name, elements->elem_class, families[builtins[code].family]);
         *op = builtins[code].op;
         return MPC_OK;
     }
-    int rc = MPC_ERR_OP;
     pthread_mutex_lock(&ops_lock);
     int32_t i = code - USER_OP_BASE;
     user_op *u = i >= 0 && i < user_op_capacity ? user_ops[i] : NULL;
+    MonoClass *made_for = u ? u->elem_class : NULL;
     if (u && u->elem_class == elements->elem_class) {
         *op = u->op;
         *dt = u->datatype;
-        rc = MPC_OK;
     }
     pthread_mutex_unlock(&ops_lock);
-    return rc;
+    if (!made_for)
+        return error_record(OPI_ERR_OP, "op", "operator %d is not a live operator (it was disposed)", code);
+    if (made_for != elements->elem_class) {
+        char *made = rt_class_name(made_for), *given = rt_class_name(elements->elem_class);
+        error_record(OPI_ERR_OP, "op", "the user operator is not defined for %s elements: it was made for %s",
+                     given ? given : "?", made ? made : "?");
+        free(made);
+        free(given);
+        return OPI_ERR_OP;
+    }
+    return MPC_OK;
 }

@@ -14,7 +14,6 @@
 
 static __thread gch_buffer *written;  /* SdWrite's result, until SdCopy */
 static __thread gch_buffer *received; /* pieces of a split collective, until SdRelease */
-static __thread const char *last_why;
 
 /* Swaps a thread's held buffer for b (NULL: none), giving the old one back to the pool. */
 static void hold(gch_buffer **slot, gch_buffer *b)
@@ -23,24 +22,19 @@ static void hold(gch_buffer **slot, gch_buffer *b)
     *slot = b;
 }
 
-/* Writes the graph, or a piece of it, appended to the pooled buffer *b (taken when NULL). */
-static int write_into(gch_buffer **b, MonoObject *root, size_t first, size_t count, const char **why)
+/* Writes the graph, or a piece of it, appended to the pooled buffer *b (taken when NULL). On
+ * failure the serializer's record says why; the graph came from the C# argument `argument`. */
+static int write_into(gch_buffer **b, MonoObject *root, size_t first, size_t count, const char *argument)
 {
     if (!*b && !(*b = gch_buffer_take(4096)))
-        return MPC_ERR_NO_MEMORY;
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a serialization buffer");
     sd_buffer out = {(*b)->data, (*b)->length, (*b)->capacity};
-    int rc = count == SIZE_MAX && out.len == 0 ? sd_write(root, &out, why)
-                                               : sd_write_piece(root, first, count, &out, why);
+    int rc = count == SIZE_MAX && out.len == 0 ? sd_write(root, &out)
+                                               : sd_write_piece(root, first, count, &out);
     (*b)->data = out.data;
     (*b)->length = out.len;
     (*b)->capacity = out.cap;
-    return rc;
-}
-
-static int keep_why(int rc, const char *why)
-{
-    last_why = why;
-    return rc;
+    return error_blame(rc, argument);
 }
 
 static MonoClass *class_of(MonoReflectionType *t)
@@ -52,36 +46,29 @@ int32_t opi_sd_init(MonoReflectionType *attribute)
 {
     MonoClass *k = class_of(attribute);
     if (!k)
-        return MPC_ERR_NULL_ARGUMENT;
+        return error_record(OPI_ERR_NULL_ARGUMENT, "transportableAttribute",
+                            "transportableAttribute is null");
     rt_set_transportable_attribute(k);
     return MPC_OK;
-}
-
-int32_t opi_sd_error(MonoObject *buffer)
-{
-    opi_buffer b;
-    const char *text = last_why ? last_why : "";
-    size_t len = strlen(text);
-    if (buffer && opi_buffer_whole(buffer, &b) == MPC_OK)
-        memcpy(b.data, text, len < b.bytes ? len : b.bytes);
-    return (int32_t)len;
 }
 
 /* keep: hold the bytes for SdCopy (Serialize); 0 only measures them (Measure). */
 int32_t opi_sd_write(MonoObject *graph, int32_t keep, int32_t *size)
 {
-    const char *why = NULL;
     hold(&written, NULL);
     size_t length = 0;
-    int rc = keep ? write_into(&written, graph, 0, SIZE_MAX, &why) : sd_measure(graph, &length, &why);
+    int rc = keep ? write_into(&written, graph, 0, SIZE_MAX, "graph")
+                  : error_blame(sd_measure(graph, &length), "graph");
     if (keep && written)
         length = written->length;
     if (rc != MPC_OK)
         hold(&written, NULL);
     if (rc == MPC_OK && length > INT32_MAX)
-        return keep_why(MPC_ERR_TOO_LARGE, "the serialized graph exceeds 2 GiB");
+        return error_record(MPC_ERR_TOO_LARGE, "graph",
+                            "the serialized graph takes %zu bytes; a byte[] holds at most %d", length,
+                            INT32_MAX);
     *size = rc == MPC_OK ? (int32_t)length : 0;
-    return keep_why(rc, why);
+    return rc;
 }
 
 /* Bytes copied between two looks at the collection epoch (about a millisecond of memcpy). */
@@ -114,13 +101,18 @@ static int copy_giving_way(MonoObject *array, size_t offset, uint8_t *native, si
 int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
 {
     opi_buffer b;
-    int rc = opi_buffer_whole(dest, &b);
+    int rc = opi_buffer_whole_as(dest, "buffer", &b);
     if (rc != MPC_OK)
         return rc;
     if (offset < 0 || (size_t)offset > b.bytes)
-        return MPC_ERR_OFFSET;
-    if (!written || written->length > b.bytes - (size_t)offset)
-        return MPC_ERR_COUNT;
+        return error_record(OPI_ERR_OFFSET, "offset", "offset %d is outside 0..%zu, the length of buffer",
+                            offset, b.bytes);
+    if (!written)
+        return error_record(OPI_ERR_COUNT, "buffer", "no serialized graph is waiting to be copied");
+    if (written->length > b.bytes - (size_t)offset)
+        return error_record(OPI_ERR_COUNT, "buffer",
+                            "the graph needs %zu bytes; %zu are left in buffer after offset %d",
+                            written->length, b.bytes - (size_t)offset, offset);
     rc = copy_giving_way(dest, (size_t)offset, written->data, written->length, 1);
     hold(&written, NULL);
     return rc;
@@ -131,23 +123,22 @@ static int read_graph(const uint8_t *bytes, size_t len, MonoReflectionType *expe
 {
     MonoClass *k = class_of(expected);
     if (!k)
-        return MPC_ERR_NULL_ARGUMENT;
-    const char *why = NULL;
-    int rc = sd_read(bytes, len, k, result, &why);
-    return keep_why(rc, why);
+        return error_record(OPI_ERR_NULL_ARGUMENT, "expected", "the expected type is null");
+    return sd_read(bytes, len, k, result);
 }
 
 int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflectionType *expected,
                     MonoObject **result)
 {
     opi_buffer b;
-    int rc = opi_buffer_range(src, offset, count, &b);
+    int rc = opi_buffer_range_as(src, offset, count, &(opi_range_names){"buffer", "offset", "count"}, &b);
     if (rc != MPC_OK)
         return rc;
     /* the reader allocates, and the byte[] could move: read from a native copy */
     gch_buffer *copy = gch_buffer_take(b.bytes);
     if (!copy)
-        return MPC_ERR_NO_MEMORY;
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a copy of %zu serialized bytes",
+                            b.bytes);
     if ((rc = copy_giving_way(src, (size_t)offset, copy->data, b.bytes, 0)) == MPC_OK)
         rc = read_graph(copy->data, b.bytes, expected, result);
     gch_buffer_give(copy);
@@ -180,15 +171,14 @@ int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, i
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_dest(size, dest, tag)))
         return rc;
-    const char *why = NULL;
     gch_buffer *b = NULL;
-    if ((rc = write_into(&b, graph, 0, SIZE_MAX, &why)) == MPC_OK) {
+    if ((rc = write_into(&b, graph, 0, SIZE_MAX, "graph")) == MPC_OK) {
         gch_count(GCH_OPERATIONS, 1);
         struct native_transfer t = {b->data, b->length, dest, tag, comm, NULL, NULL};
         rc = opi_run_gc_safe(do_send, &t, NULL, 0); /* native memory: nothing to pin */
     }
     gch_buffer_give(b);
-    return keep_why(rc, why);
+    return rc;
 }
 
 int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
@@ -198,7 +188,7 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
     if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
         return rc;
     if (!expected)
-        return MPC_ERR_NULL_ARGUMENT;
+        return error_record(OPI_ERR_NULL_ARGUMENT, "expected", "the expected type is null");
     mpc_status s, st;
     mpc_message msg;
     if ((rc = opi_probe_wait(source, tag, comm, &s, &msg)) != MPC_OK)
@@ -206,7 +196,8 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
     gch_buffer *b = gch_buffer_take((size_t)s.bytes);
     if (!b) { /* the matched message must still be taken off the queue (truncated: expected) */
         mpc_mrecv(NULL, 0, &msg, NULL);
-        return MPC_ERR_NO_MEMORY;
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received graph of %lld bytes",
+                            (long long)s.bytes);
     }
     gch_count(GCH_OPERATIONS, 1);
     struct native_transfer t = {b->data, (size_t)s.bytes, 0, 0, comm, &msg, &st};
@@ -225,23 +216,26 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
     if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
         return rc;
     if (!expected)
-        return MPC_ERR_NULL_ARGUMENT;
+        return error_record(OPI_ERR_NULL_ARGUMENT, "expected", "the expected type is null");
     /* the root's write may fail; the others must still learn that: size -1 tells them */
     uint64_t bytes = (uint64_t)-1;
-    const char *why = NULL;
     int wrote = MPC_OK;
     gch_buffer *b = NULL;
-    if (rank == root && (wrote = write_into(&b, graph, 0, SIZE_MAX, &why)) == MPC_OK)
+    if (rank == root && (wrote = write_into(&b, graph, 0, SIZE_MAX, "graph")) == MPC_OK)
         bytes = b->length;
     gch_count(GCH_OPERATIONS, 1);
     if ((rc = opi_native_bcast(&bytes, sizeof bytes, root, comm)) != MPC_OK)
         goto done;
-    if (bytes == (uint64_t)-1) {
-        rc = rank == root ? keep_why(wrote, why) : keep_why(MPC_ERR_GRAPH, "the root could not serialize the graph");
+    if (bytes == (uint64_t)-1) { /* the root's own record still says why */
+        rc = rank == root
+                 ? wrote
+                 : error_record(SD_ERR_GRAPH, NULL, "the root (rank %d) could not serialize the graph", root);
         goto done;
     }
     if (!b && !(b = gch_buffer_take((size_t)bytes))) {
-        rc = MPC_ERR_NO_MEMORY; /* (the root's data broadcast then fails on this rank only) */
+        /* (the root's data broadcast then fails on this rank only) */
+        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a broadcast graph of %llu bytes",
+                          (unsigned long long)bytes);
         goto done;
     }
     if ((rc = opi_native_bcast(b->data, (size_t)bytes, root, comm)) == MPC_OK)
@@ -260,7 +254,9 @@ int32_t opi_sd_read_incoming(int64_t offset, int64_t count, MonoReflectionType *
                              MonoObject **result)
 {
     if (!received || offset < 0 || count < 0 || (uint64_t)offset + (uint64_t)count > received->length)
-        return MPC_ERR_COUNT;
+        return error_record(OPI_ERR_COUNT, "count",
+                            "the piece at %lld of %lld bytes lies outside the %zu bytes received",
+                            (long long)offset, (long long)count, received ? received->length : 0);
     return read_graph(received->data + offset, (size_t)count, expected, result);
 }
 
@@ -319,7 +315,18 @@ static int pieces_alloc(piece_table *t, int32_t size)
     t->all = calloc((size_t)size, sizeof *t->all);
     t->counts = calloc((size_t)size, sizeof *t->counts);
     t->displs = calloc((size_t)size, sizeof *t->displs);
-    return t->all && t->counts && t->displs ? MPC_OK : MPC_ERR_NO_MEMORY;
+    if (t->all && t->counts && t->displs)
+        return MPC_OK;
+    return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the piece sizes of %d ranks", size);
+}
+
+/* The sizes array the caller reads the pieces' sizes from: one long per rank. */
+static int check_sizes(const opi_buffer *sizes, int32_t size)
+{
+    if (sizes->bytes >= (size_t)size * sizeof(int64_t))
+        return MPC_OK;
+    return error_record(OPI_ERR_COUNT, "sizes", "sizes holds %zu bytes; %d ranks need %zu", sizes->bytes,
+                        size, (size_t)size * sizeof(int64_t));
 }
 
 static void pieces_free(piece_table *t)
@@ -337,16 +344,14 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
     opi_buffer sb;
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_root(size, root)) ||
-        (rc = opi_buffer_whole(sizes_out, &sb)) || sb.bytes < (size_t)size * 8)
-        return rc ? rc : MPC_ERR_COUNT;
+        (rc = opi_buffer_whole_as(sizes_out, "sizes", &sb)) || (rc = check_sizes(&sb, size)))
+        return rc;
     piece_table pt;
-    const char *why = NULL;
     int wrote = MPC_OK;
     gch_buffer *out = NULL;
     hold(&received, NULL);
     if ((rc = pieces_alloc(&pt, size)) != MPC_OK)
         goto done;
-    rc = MPC_ERR_NO_MEMORY;
     int64_t *all = pt.all;
     MPI_Count *counts = pt.counts, *displs = pt.displs;
     if (rank == root) {
@@ -357,7 +362,8 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
             size_t first = (size_t)r * base + ((size_t)r < extra ? (size_t)r : extra);
             size_t count = base + ((size_t)r < extra);
             size_t before = out ? out->length : 0;
-            wrote = array ? write_into(&out, array, first, count, &why) : MPC_ERR_NULL_ARGUMENT;
+            wrote = array ? write_into(&out, array, first, count, "array")
+                          : error_record(OPI_ERR_NULL_ARGUMENT, "array", "the root's array is null");
             all[r] = wrote == MPC_OK ? (int64_t)(out->length - before) : -1;
             displs[r] = (MPI_Count)before;
             counts[r] = (MPI_Count)all[r];
@@ -370,12 +376,17 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
     struct sizes_args s = {0, all, 0, root, comm};
     if ((rc = opi_run_gc_safe(do_sizes, &s, NULL, 0)) != MPC_OK)
         goto done;
-    if (s.mine < 0) {
-        rc = rank == root ? keep_why(wrote, why) : keep_why(MPC_ERR_GRAPH, "the root could not serialize the array");
+    if (s.mine < 0) { /* the root's own record still says why */
+        rc = rank == root
+                 ? wrote
+                 : error_record(SD_ERR_GRAPH, NULL, "the root (rank %d) could not serialize the array", root);
         goto done;
     }
-    if (!(received = gch_buffer_take((size_t)s.mine)))
+    if (!(received = gch_buffer_take((size_t)s.mine))) {
+        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a piece of %lld bytes",
+                          (long long)s.mine);
         goto done;
+    }
     struct v_args v = {0, out ? out->data : NULL, received->data, (MPI_Count)s.mine, counts, displs, root, comm};
     if ((rc = opi_run_gc_safe(do_v, &v, NULL, 0)) != MPC_OK)
         goto done;
@@ -395,17 +406,16 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
     opi_buffer sb;
     int rc;
     if ((rc = check_comm(comm)) || (!all_ranks && (rc = check_root(size, root))) ||
-        (rc = opi_buffer_whole(sizes_out, &sb)) || sb.bytes < (size_t)size * 8)
-        return rc ? rc : MPC_ERR_COUNT;
-    const char *why = NULL;
+        (rc = opi_buffer_whole_as(sizes_out, "sizes", &sb)) || (rc = check_sizes(&sb, size)))
+        return rc;
     gch_buffer *out = NULL;
     hold(&received, NULL);
-    int wrote = piece ? write_into(&out, piece, 0, SIZE_MAX, &why) : MPC_ERR_NULL_ARGUMENT;
+    int wrote = piece ? write_into(&out, piece, 0, SIZE_MAX, "piece")
+                      : error_record(OPI_ERR_NULL_ARGUMENT, "piece", "piece is null");
     int64_t mine = wrote == MPC_OK ? (int64_t)out->length : -1;
     piece_table pt;
     if ((rc = pieces_alloc(&pt, size)) != MPC_OK)
         goto done;
-    rc = MPC_ERR_NO_MEMORY;
     int64_t *all = pt.all;
     MPI_Count *counts = pt.counts, *displs = pt.displs;
     gch_count(GCH_OPERATIONS, 1);
@@ -420,18 +430,20 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
         displs[r] = (MPI_Count)total;
         total += (size_t)counts[r];
     }
-    if (receives && !(received = gch_buffer_take(total)))
+    if (receives && !(received = gch_buffer_take(total))) {
+        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for %zu bytes of pieces", total);
         goto done;
+    }
     struct v_args v = {all_ranks ? 2 : 1, out ? out->data : NULL, received ? received->data : NULL,
                        mine < 0 ? 0 : (MPI_Count)mine, counts, displs, root, comm};
     if ((rc = opi_run_gc_safe(do_v, &v, NULL, 0)) != MPC_OK)
         goto done;
-    if (wrote != MPC_OK) {
-        rc = keep_why(wrote, why);
+    if (wrote != MPC_OK) { /* the serializer's record still says why */
+        rc = wrote;
         goto done;
     }
     if (receives && failed) {
-        rc = keep_why(MPC_ERR_GRAPH, "another rank could not serialize its piece");
+        rc = error_record(SD_ERR_GRAPH, NULL, "another rank could not serialize its piece");
         goto done;
     }
     if (receives) {

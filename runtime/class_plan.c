@@ -338,13 +338,14 @@ static void *build(const void *key, void *ctx)
         rc = data_runs(p->data_size, l.all, l.nall, &p->runs, &p->nruns);
     if (!rc)
         p->raw_refusal = raw_refusal(p, &l.first);
-    free(l.first.path);
+    p->first_reference = l.first.path; /* (kept for the plan's life, as the slot names are) */
     if (rc || !p->qualified_name) {
         free(p->runs);
         free(l.all);
         free(l.slots); /* (with the few names made so far: out of memory only) */
         free(l.hidden);
         free(p->qualified_name);
+        free(l.first.path);
         free(p);
         return NULL;
     }

@@ -65,6 +65,8 @@ typedef struct rt_class_plan {
     int framework;       /* rt_is_framework_class */
     const char *denied;  /* why instances never travel in a graph (delegates, reflection, OS
                             handles), or NULL */
+    const char *first_reference; /* the first reference slot in declaration order, for messages:
+                                    "inner.name (System.String)"; NULL when there is none */
     const char *raw_refusal; /* why OPI cannot move instances as raw bytes (naming the type and
                                 the offending field), or NULL when it can */
     char *qualified_name;    /* "Full.Name, image" */

@@ -8,8 +8,8 @@
  * megabyte copied: it holds no object address but the pinned object[] across those points. */
 #include "serializer.h"
 
+#include "error_record.h"
 #include "gc_hooks.h"
-#include "mpc.h"
 #include "layout.h"
 #include "class_plan.h"
 #include "sd_wire.h"
@@ -24,13 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static __thread char why_buf[512];
-
-static int failf(const char **why, const char *fmt, int n, const char *s)
+/* Fails the read: the thread's error record says why. */
+static int failf(const char *fmt, int n, const char *s)
 {
-    snprintf(why_buf, sizeof why_buf, fmt, n, s);
-    *why = why_buf;
-    return MPC_ERR_SERIALIZATION;
+    return error_record(SD_ERR_SERIALIZATION, NULL, fmt, n, s);
 }
 
 /* The allow-list R: grows from the expected type through travelling slots and array elements. */
@@ -117,7 +114,7 @@ static int same_layout(const rt_class_plan *p, const sd_type *t)
  * comes back as an exception object (mono_runtime_class_init would abort the process). Done
  * once per class; a failed one is tried again next time and fails the same way (the runtime
  * remembers). A Mono call that runs managed code: the caller holds no object address. */
-static int run_type_initializers(const rt_class_plan *p, const char **why)
+static int run_type_initializers(const rt_class_plan *p)
 {
     static _Atomic(MonoMethod *) run_method; /* found once; a race finds the same method */
     if (atomic_load_explicit(&p->type_initialized, memory_order_acquire))
@@ -126,10 +123,9 @@ static int run_type_initializers(const rt_class_plan *p, const char **why)
     if (!run) {
         MonoClass *helpers = mono_class_from_name(mono_get_corlib(), "System.Runtime.CompilerServices", "RuntimeHelpers");
         run = helpers ? mono_class_get_method_from_name(helpers, "RunClassConstructor", 1) : NULL;
-        if (!run) {
-            *why = "RuntimeHelpers.RunClassConstructor not found";
-            return MPC_ERR_RUNTIME;
-        }
+        if (!run)
+            return error_record(RT_ERR_RUNTIME, NULL,
+                                "RuntimeHelpers.RunClassConstructor not found, so no type initializer can run");
         atomic_store(&run_method, run);
     }
     for (MonoClass *k = p->klass; k; k = mono_class_get_parent(k)) {
@@ -145,12 +141,12 @@ static int run_type_initializers(const rt_class_plan *p, const char **why)
         MonoString *text = mono_object_to_string(exc, &exc2);
         char *utf8 = text && !exc2 ? mono_string_to_utf8(text) : NULL;
         char *name = mono_type_get_name(handle);
-        snprintf(why_buf, sizeof why_buf, "the type initializer of %s failed, so no %s can be received: %.*s",
-                 name ? name : "?", name ? name : "?", utf8 ? (int)strcspn(utf8, "\r\n") : 1, utf8 ? utf8 : "?");
+        error_record(SD_ERR_SERIALIZATION, NULL,
+                     "the type initializer of %s failed, so no %s can be received: %.*s", name ? name : "?",
+                     name ? name : "?", utf8 ? (int)strcspn(utf8, "\r\n") : 1, utf8 ? utf8 : "?");
         mono_free(name);
         mono_free(utf8);
-        *why = why_buf;
-        return MPC_ERR_SERIALIZATION;
+        return SD_ERR_SERIALIZATION;
     }
     atomic_store_explicit(&((rt_class_plan *)p)->type_initialized, 1, memory_order_release); /* a cache bit */
     return MPC_OK;
@@ -275,7 +271,7 @@ static int fits(fit_cache *c, const rt_class_plan *actual, MonoClass *declared)
 }
 
 static int link_record(MonoArray *objs, const rt_class_plan *p, const sd_record *rec, uint32_t i,
-                       const rt_class_plan **record_plans, fit_cache *cache, uint64_t *seen, const char **why)
+                       const rt_class_plan **record_plans, fit_cache *cache, uint64_t *seen)
 {
     if (p->shape == RT_STRING || (p->shape == RT_ARRAY && p->element == RT_ELEM_RAW))
         return MPC_OK;
@@ -288,8 +284,8 @@ static int link_record(MonoArray *objs, const rt_class_plan *p, const sd_record 
                 continue;
             if (!fits(cache, record_plans[idx], p->slots[s].declared)) {
                 const rt_class_plan *dp = rt_plan_for_class(p->slots[s].declared);
-                return failf(why, "a reference points to an object that is not a %.*s",
-                             dp ? (int)dp->qualified_name_len : 1, dp ? dp->qualified_name : "?");
+                return failf("a reference points to an object that is not a %.*s", dp ? (int)dp->qualified_name_len : 1,
+                             dp ? dp->qualified_name : "?");
             }
             /* computed after the check: the store gets current addresses */
             mono_gc_wbarrier_generic_store(slot_address(objs, p, i, e, s), mono_array_get(objs, MonoObject *, idx));
@@ -300,12 +296,13 @@ static int link_record(MonoArray *objs, const rt_class_plan *p, const sd_record 
     return MPC_OK;
 }
 
-int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **result, const char **why)
+int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **result)
 {
     sd_header h;
+    const char *why;
     *result = NULL;
-    if (sd_validate(buf, len, &h, why))
-        return MPC_ERR_SERIALIZATION;
+    if (sd_validate(buf, len, &h, &why))
+        return error_record(SD_ERR_SERIALIZATION, NULL, "%s", why);
     if (h.root < 0)
         return MPC_OK; /* the null graph */
 
@@ -316,7 +313,6 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     uint32_t pin = 0;
     const rt_class_plan **record_plans = NULL;
     fit_cache *cache = NULL;
-    *why = "out of memory";
     if (!plans || !types || allow(&r, expected))
         goto done;
     sd_cursor cur = {buf + SD_HEADER_BYTES, buf + len, NULL};
@@ -324,23 +320,23 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
         sd_parse_type(&cur, &types[t]); /* cannot fail: validated */
         plans[t] = resolve(&r, &types[t]);
         if (!plans[t]) {
-            rc = failf(why, "the message names type %.*s, which is not allowed for the expected type",
+            rc = failf("the message names type %.*s, which is not allowed for the expected type",
                        (int)types[t].name_len, types[t].name);
             goto done;
         }
         if (plans[t]->denied || !same_layout(plans[t], &types[t]) || plans[t]->abstract || !plans[t]->vtable) {
-            rc = failf(why, "type %.*s cannot be created from this message (layout differs, abstract, or never travels)",
-                       (int)types[t].name_len, types[t].name);
+            rc = failf(
+                "type %.*s cannot be created from this message (layout differs, abstract, or never travels)",
+                (int)types[t].name_len, types[t].name);
             goto done;
         }
     }
     const uint8_t *records = cur.p;
     /* type initializers before the first instance exists, as `new` would run them */
     for (uint32_t t = 0; t < h.type_count; t++)
-        if (plans[t]->shape == RT_OBJECT && (rc = run_type_initializers(plans[t], why)) != MPC_OK)
+        if (plans[t]->shape == RT_OBJECT && (rc = run_type_initializers(plans[t])) != MPC_OK)
             goto done;
     rc = MPC_ERR_NO_MEMORY;
-    *why = "out of memory";
 
     /* create every object; the object[] keeps them reachable while later ones allocate */
     record_plans = malloc(h.record_count * sizeof *record_plans);
@@ -358,7 +354,7 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
         sd_parse_record(&cur, types, h.type_count, &rec);
         record_plans[i] = plans[rec.type_index];
         if (!create(objs, i, plans[rec.type_index], &rec, domain, &seen)) {
-            rc = failf(why, "cannot create an object of type %.*s", (int)plans[rec.type_index]->qualified_name_len,
+            rc = failf("cannot create an object of type %.*s", (int)plans[rec.type_index]->qualified_name_len,
                        plans[rec.type_index]->qualified_name);
             goto done;
         }
@@ -370,20 +366,22 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
         sd_parse_record(&cur, types, h.type_count, &rec);
-        if ((rc = link_record(objs, plans[rec.type_index], &rec, i, record_plans, cache, &seen, why)) != MPC_OK)
+        if ((rc = link_record(objs, plans[rec.type_index], &rec, i, record_plans, cache, &seen)) != MPC_OK)
             goto done;
         if (i % RECORDS_PER_GC_CHECK == 0)
             give_way(&seen);
     }
     if (!mono_object_isinst(mono_array_get(objs, MonoObject *, h.root), expected)) {
         const rt_class_plan *ep = rt_plan_for_class(expected);
-        rc = failf(why, "the root is not a %.*s", ep ? (int)ep->qualified_name_len : 1, ep ? ep->qualified_name : "?");
+        rc = failf("the root is not a %.*s", ep ? (int)ep->qualified_name_len : 1, ep ? ep->qualified_name : "?");
         goto done;
     }
     *result = mono_array_get(objs, MonoObject *, h.root); /* fetched after the check: it may move */
-    *why = NULL;
     rc = MPC_OK;
 done:
+    if (rc == MPC_ERR_NO_MEMORY)
+        error_record(rc, NULL, "out of memory reading a graph of %u objects of %u types", h.record_count,
+                     h.type_count);
     if (pin)
         mono_gchandle_free(pin);
     free(record_plans);

@@ -17,8 +17,8 @@
  * without giving way. */
 #include "serializer.h"
 
+#include "error_record.h"
 #include "gc_hooks.h"
-#include "mpc.h"
 #include "layout.h"
 #include "class_plan.h"
 #include "sd_wire.h"
@@ -64,10 +64,6 @@ static void element_range(const graph *g, uint32_t i, size_t *first, size_t *n)
         *n = rt_array_length(g->objs[i]);
     }
 }
-
-/* (static TLS: libmotorcore.so uses initial-exec variables, and dlopen under stock mono leaves
- * little room for them; keep thread-locals small) */
-static __thread char why_buf[512];
 
 /* Every this many records (or references of one array, or bytes of one array's data), a write
  * checks whether a collection is waiting for it: a bounded wait for the collector. */
@@ -295,7 +291,7 @@ static int hidden_value(const graph *g, uint32_t i, size_t *elem, const rt_hidde
  * travel (denied), objects with framework-private references, which would arrive incomplete
  * (until the standard collections are carried, this refuses List, Dictionary, Tuple of
  * references...), and objects of another class than d unless marked [Transportable]. */
-static int admissible(graph *g, uint32_t r, MonoClass *d, const char **why)
+static int admissible(graph *g, uint32_t r, MonoClass *d)
 {
     const rt_class_plan *vp = g->plans[r];
     char path[200];
@@ -303,9 +299,8 @@ static int admissible(graph *g, uint32_t r, MonoClass *d, const char **why)
     const rt_hidden_slot *h;
     if (vp->denied) {
         path_to(g, r, path, sizeof path);
-        snprintf(why_buf, sizeof why_buf, "%s: an object of type %.*s cannot be serialized: %s", path,
-                 short_len(vp), vp->qualified_name, vp->denied);
-        *why = why_buf;
+        error_record(SD_ERR_GRAPH, NULL, "%s: an object of type %.*s cannot be serialized: %s", path,
+                     short_len(vp), vp->qualified_name, vp->denied);
         return 0;
     }
     if (hidden_value(g, r, &elem, &h)) {
@@ -314,13 +309,12 @@ static int admissible(graph *g, uint32_t r, MonoClass *d, const char **why)
             size_t len = strlen(path);
             snprintf(path + len, sizeof path - len, "[%zu]", elem);
         }
-        snprintf(why_buf, sizeof why_buf,
-                 "%s (%.*s): field %s, private to framework type %s, holds a reference the "
-                 "structured transport cannot carry (it would arrive null); framework objects with "
-                 "such state (List, Dictionary, Tuple of references...) do not travel yet: send "
-                 "their contents as arrays, or leave the field null",
-                 path, short_len(vp), vp->qualified_name, h->name, h->owner);
-        *why = why_buf;
+        error_record(SD_ERR_GRAPH, NULL,
+                     "%s (%.*s): field %s, private to framework type %s, holds a reference the "
+                     "structured transport cannot carry (it would arrive null); framework objects with "
+                     "such state (List, Dictionary, Tuple of references...) do not travel yet: send "
+                     "their contents as arrays, or leave the field null",
+                     path, short_len(vp), vp->qualified_name, h->name, h->owner);
         return 0;
     }
     if (vp->klass != d && !vp->polymorphic) {
@@ -329,16 +323,16 @@ static int admissible(graph *g, uint32_t r, MonoClass *d, const char **why)
         int dn = dp ? short_len(dp) : 1;
         const char *dname = dp ? dp->qualified_name : "?";
         if (vp->framework)
-            snprintf(why_buf, sizeof why_buf,
-                     "%s: an object of the framework type %.*s sits where %.*s is declared; a "
-                     "framework type travels only in a slot declared as its own type",
-                     path, short_len(vp), vp->qualified_name, dn, dname);
+            error_record(SD_ERR_GRAPH, NULL,
+                         "%s: an object of the framework type %.*s sits where %.*s is declared; a "
+                         "framework type travels only in a slot declared as its own type",
+                         path, short_len(vp), vp->qualified_name, dn, dname);
         else
-            snprintf(why_buf, sizeof why_buf,
-                     "%s: an object of type %.*s sits where %.*s is declared: mark %.*s "
-                     "[Transportable] so that it may travel as a %.*s",
-                     path, short_len(vp), vp->qualified_name, dn, dname, short_len(vp), vp->qualified_name, dn, dname);
-        *why = why_buf;
+            error_record(SD_ERR_GRAPH, NULL,
+                         "%s: an object of type %.*s sits where %.*s is declared: mark %.*s "
+                         "[Transportable] so that it may travel as a %.*s",
+                         path, short_len(vp), vp->qualified_name, dn, dname, short_len(vp), vp->qualified_name, dn,
+                         dname);
         return 0;
     }
     return 1;
@@ -372,19 +366,21 @@ static int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
 }
 
 /* Numbers a reference's target (adding it as a record when new) and logs the number: output
- * visits references in the same order and needs no second lookup. */
+ * visits references in the same order and needs no second lookup. On failure *(int *)ctx says
+ * why: SD_ERR_GRAPH (recorded), MPC_ERR_NO_MEMORY, or MPC_OK when a collection began (not an
+ * error: the write starts over). */
 static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
 {
-    const char **why = ctx;
+    int *failure = ctx;
     if (g->nrefs % RECORDS_PER_GC_CHECK == RECORDS_PER_GC_CHECK - 1 && collection_begun(g)) {
-        *why = NULL; /* not an error: the write starts over */
+        *failure = MPC_OK;
         return -1;
     }
     if (g->nrefs == g->cap_refs) {
         g->cap_refs = g->cap_refs ? 2 * g->cap_refs : 1024;
         int32_t *r = realloc(g->refs, g->cap_refs * sizeof *r);
         if (!r) {
-            *why = "out of memory";
+            *failure = MPC_ERR_NO_MEMORY;
             return -1;
         }
         g->refs = r;
@@ -395,12 +391,14 @@ static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
     }
     int64_t before = g->count, r = record_of(g, value);
     if (r < 0) {
-        *why = g->moved ? NULL : "out of memory";
+        *failure = g->moved ? MPC_OK : MPC_ERR_NO_MEMORY;
         return -1;
     }
     g->refs[g->nrefs++] = (int32_t)r; /* logged first: admissible() traces paths in the log */
-    if (r >= before && !admissible(g, (uint32_t)r, declared, why))
+    if (r >= before && !admissible(g, (uint32_t)r, declared)) {
+        *failure = SD_ERR_GRAPH;
         return -1;
+    }
     return 0;
 }
 
@@ -551,18 +549,17 @@ void sd_buffer_free(sd_buffer *b)
     *b = (sd_buffer){0};
 }
 
-int sd_write(MonoObject *root, sd_buffer *out, const char **why)
+int sd_write(MonoObject *root, sd_buffer *out)
 {
     out->len = 0;
-    return sd_write_piece(root, 0, SIZE_MAX, out, why);
+    return sd_write_piece(root, 0, SIZE_MAX, out);
 }
 
 static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
-                      const char **why, int *moved, int yield_to_gc);
+                      int *moved, int yield_to_gc);
 
 /* measured non-NULL: only the size is wanted (Measure), nothing is written to out. */
-static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
-                            const char **why)
+static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured)
 {
     size_t start = out ? out->len : 0;
     enum { ATTEMPTS = 16 };
@@ -570,35 +567,34 @@ static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buf
         int moved = 0;
         if (out)
             out->len = start;
-        int rc = write_once(root, first, count, out, measured, why, &moved, attempt < ATTEMPTS - 2);
+        int rc = write_once(root, first, count, out, measured, &moved, attempt < ATTEMPTS - 2);
         if (!moved)
             return rc;
         gch_yield_to_gc(); /* no address is held now: let the collection that stopped us run */
     }
-    *why = "collections kept interrupting the write";
-    return MPC_ERR_RUNTIME;
+    return error_record(RT_ERR_RUNTIME, NULL, "collections kept interrupting the write (%d attempts)",
+                        ATTEMPTS);
 }
 
-int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why)
+int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out)
 {
-    return write_or_measure(root, first, count, out, NULL, why);
+    return write_or_measure(root, first, count, out, NULL);
 }
 
-int sd_measure(MonoObject *root, size_t *bytes, const char **why)
+int sd_measure(MonoObject *root, size_t *bytes)
 {
     *bytes = 0;
-    return write_or_measure(root, 0, SIZE_MAX, NULL, bytes, why);
+    return write_or_measure(root, 0, SIZE_MAX, NULL, bytes);
 }
 
 static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
-                      const char **why, int *moved, int yield_to_gc)
+                      int *moved, int yield_to_gc)
 {
     graph g = {0};
     int rc = MPC_ERR_NO_MEMORY;
     g.epoch = gch_epoch();
     g.yield_to_gc = yield_to_gc;
     g.immovable = !atomic_load(&old_generation_moves);
-    *why = "out of memory";
     if (count != SIZE_MAX) {
         int built = 0;
         const rt_class_plan *rp = root ? rt_plan_of(root, &built) : NULL;
@@ -606,11 +602,8 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
             *moved = 1;
             return MPC_OK;
         }
-        if (!rp || rp->shape != RT_ARRAY || rp->rank != 1 ||
-            first + count > rt_array_length(root)) {
-            *why = "a piece must be a range of a one-dimensional array";
-            return MPC_ERR_GRAPH;
-        }
+        if (!rp || rp->shape != RT_ARRAY || rp->rank != 1 || first + count > rt_array_length(root))
+            return error_record(SD_ERR_GRAPH, NULL, "a piece must be a range of a one-dimensional array");
         g.windowed = 1;
         g.win_first = first;
         g.win_count = count;
@@ -618,15 +611,16 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
     if (root) {
         if (record_of(&g, root) < 0)
             goto done;
-        if (!admissible(&g, 0, g.plans[0]->klass, why)) {
-            rc = MPC_ERR_GRAPH;
+        if (!admissible(&g, 0, g.plans[0]->klass)) {
+            rc = SD_ERR_GRAPH;
             goto done;
         }
         for (uint32_t i = 0; i < g.count; i++) {
             if (collection_waiting(&g, i))
                 goto done;
-            if (visit_refs(&g, i, discover, why)) {
-                rc = *why && strcmp(*why, "out of memory") ? MPC_ERR_GRAPH : MPC_ERR_NO_MEMORY;
+            int failure = MPC_ERR_NO_MEMORY;
+            if (visit_refs(&g, i, discover, &failure)) {
+                rc = failure == MPC_OK ? MPC_ERR_NO_MEMORY : failure; /* MPC_OK: moved, starts over */
                 goto done;
             }
         }
@@ -643,14 +637,13 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
     for (uint32_t i = 0; i < g.count; i++)
         total += record_bytes(&g, i);
     if (g.ntypes > SD_MAX_TYPES) {
-        *why = "the graph holds more than 4096 types";
-        rc = MPC_ERR_GRAPH;
+        rc = error_record(SD_ERR_GRAPH, NULL, "the graph holds %u types, more than the %d a message may name",
+                          g.ntypes, SD_MAX_TYPES);
         goto done;
     }
     if (measured) {
         *measured = total;
         rc = MPC_OK;
-        *why = NULL;
         goto done;
     }
     if (reserve(out, total))
@@ -677,10 +670,11 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
             goto done;
     }
     rc = MPC_OK;
-    *why = NULL;
 done:
     if (g.moved)
         *moved = 1; /* whatever was written used addresses a collection may have changed */
+    else if (rc == MPC_ERR_NO_MEMORY)
+        error_record(rc, NULL, "out of memory writing a graph (%u objects found)", g.count);
     for (uint32_t k = 0; k < g.npins; k++)
         mono_gchandle_free(g.pins[k]);
     free(g.objs);

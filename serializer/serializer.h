@@ -5,6 +5,10 @@
 #ifndef SERIALIZER_H
 #define SERIALIZER_H
 
+#include "mpc_errors.h" /* the shared codes: MPC_OK, MPC_ERR_NO_MEMORY */
+#include "rt_errors.h"
+#include "sd_errors.h"
+
 #include <mono/metadata/object.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,22 +25,25 @@ typedef struct sd_buffer {
 
 void sd_buffer_free(sd_buffer *b);
 
-/* Writes the graph under root (NULL: the null graph) into out (reset first). Returns MPC_OK, or
- * MPC_ERR_GRAPH with *why naming the object that cannot travel, or
- * MPC_ERR_NO_MEMORY. */
-int sd_write(MonoObject *root, sd_buffer *out, const char **why);
+/* On failure each function below returns the code and leaves the thread's error record
+ * (error_record.h) saying why, naming the object that cannot travel or what is wrong with the
+ * bytes. */
+
+/* Writes the graph under root (NULL: the null graph) into out (reset first). Returns MPC_OK,
+ * SD_ERR_GRAPH for a graph that cannot travel, MPC_ERR_NO_MEMORY, or RT_ERR_RUNTIME when
+ * collections kept interrupting the write. */
+int sd_write(MonoObject *root, sd_buffer *out);
 
 /* The bytes sd_write would write for the graph under root, without writing them. */
-int sd_measure(MonoObject *root, size_t *bytes, const char **why);
+int sd_measure(MonoObject *root, size_t *bytes);
 
 /* Appends one piece of a split representation (FORMAT.md): a whole message whose root is the
  * zero-based array of root's elements [first, first+count) (root a one-dimensional array). */
-int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out, const char **why);
+int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out);
 
 /* Reads a message whose root must be assignable to expected. On success *result is the root
- * (NULL for the null graph). MPC_ERR_SERIALIZATION with *why for anything invalid, hostile or
- * not allowed for expected; no object of a type outside the allow-list is ever created. */
-int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **result,
-            const char **why);
+ * (NULL for the null graph). SD_ERR_SERIALIZATION for anything invalid, hostile or not
+ * allowed for expected; no object of a type outside the allow-list is ever created. */
+int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **result);
 
 #endif

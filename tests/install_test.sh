@@ -25,7 +25,7 @@ sums() { [ "$(grep -c "sum 3$" "$work/out")" -eq 2 ]; }
 check "cmake --install into a fresh prefix" cmake --install "$b" --prefix "$prefix"
 libdir=$(cd "$prefix" && ls -d lib*/motor | head -1 | xargs dirname)
 for f in bin/motor "$libdir/libmotorcore.so" "$libdir/motor/System.MP.dll" "$libdir/motor/System.MP.xml" \
-         include/motor/mpc.h include/motor/motor_core.h "$libdir/pkgconfig/motor.pc"; do
+         include/motor/mpc.h include/motor/mpc_errors.h include/motor/motor_core.h "$libdir/pkgconfig/motor.pc"; do
     check "installed: $f" test -s "$prefix/$f"
 done
 

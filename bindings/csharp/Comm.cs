@@ -33,22 +33,22 @@ namespace System.MP
         /// <summary>Sends a transportable object (see API.md, Terms) in place.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Send(object obj, int dest, int tag) =>
-            Errors.Check(MPDirect.Send(handle, size, obj, dest, tag, Standard), obj);
+            Errors.Check(MPDirect.Send(handle, size, obj, dest, tag, Standard));
 
         /// <summary>Sends array[offset .. offset+count) of a one-dimensional array.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Send(Array array, int offset, int count, int dest, int tag) =>
-            Errors.Check(MPDirect.SendRange(handle, size, array, offset, count, dest, tag, Standard), array);
+            Errors.Check(MPDirect.SendRange(handle, size, array, offset, count, dest, tag, Standard));
 
         /// <summary>Synchronous send: returns once the receiver has started receiving.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Ssend(object obj, int dest, int tag) =>
-            Errors.Check(MPDirect.Send(handle, size, obj, dest, tag, Synchronous), obj);
+            Errors.Check(MPDirect.Send(handle, size, obj, dest, tag, Synchronous));
 
         /// <summary>Synchronous send of array[offset .. offset+count).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Ssend(Array array, int offset, int count, int dest, int tag) =>
-            Errors.Check(MPDirect.SendRange(handle, size, array, offset, count, dest, tag, Synchronous), array);
+            Errors.Check(MPDirect.SendRange(handle, size, array, offset, count, dest, tag, Synchronous));
 
         /// <summary>Receives into the object's data in place. A longer message raises MPException
         /// (truncation) and nothing outside the object is written; so does a message that is not
@@ -60,7 +60,7 @@ namespace System.MP
         {
             RefuseBoxed(obj, nameof(obj));
             var st = new StatusData();
-            Errors.Check(MPDirect.Recv(handle, size, obj, source, tag, ref st), obj);
+            Errors.Check(MPDirect.Recv(handle, size, obj, source, tag, ref st));
             return new Status(ref st);
         }
 
@@ -69,7 +69,7 @@ namespace System.MP
         public Status Recv(Array array, int offset, int count, int source, int tag)
         {
             var st = new StatusData();
-            Errors.Check(MPDirect.RecvRange(handle, size, array, offset, count, source, tag, ref st), array);
+            Errors.Check(MPDirect.RecvRange(handle, size, array, offset, count, source, tag, ref st));
             return new Status(ref st);
         }
 
@@ -79,8 +79,7 @@ namespace System.MP
         {
             RefuseBoxed(recvObj, nameof(recvObj));
             var st = new StatusData();
-            int rc = MPDirect.Sendrecv(handle, size, sendObj, dest, sendTag, recvObj, source, recvTag, ref st);
-            Errors.Check(rc, rc == Errors.NotTransportable && IsTransportable(sendObj) ? recvObj : sendObj);
+            Errors.Check(MPDirect.Sendrecv(handle, size, sendObj, dest, sendTag, recvObj, source, recvTag, ref st));
             return new Status(ref st);
         }
 
@@ -97,9 +96,8 @@ namespace System.MP
                             Array recvArray, int recvOffset, int recvCount, int source, int recvTag)
         {
             var st = new StatusData();
-            int rc = MPDirect.SendrecvRange(handle, size, sendArray, sendOffset, sendCount, dest, sendTag,
-                                            recvArray, recvOffset, recvCount, source, recvTag, ref st);
-            Errors.Check(rc, rc == Errors.NotTransportable && IsTransportable(sendArray) ? recvArray : sendArray);
+            Errors.Check(MPDirect.SendrecvRange(handle, size, sendArray, sendOffset, sendCount, dest, sendTag,
+                                                recvArray, recvOffset, recvCount, source, recvTag, ref st));
             return st.Count;
         }
 
@@ -116,7 +114,7 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Isend(handle, size, obj, dest, tag, Standard, request, out id, ref st), obj);
+            Errors.Check(MPDirect.Isend(handle, size, obj, dest, tag, Standard, request, out id, ref st));
             return request.Started(id, ref st);
         }
 
@@ -127,7 +125,7 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.IsendRange(handle, size, array, offset, count, dest, tag, Standard, request, out id, ref st), array);
+            Errors.Check(MPDirect.IsendRange(handle, size, array, offset, count, dest, tag, Standard, request, out id, ref st));
             return request.Started(id, ref st);
         }
 
@@ -138,7 +136,7 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Isend(handle, size, obj, dest, tag, Synchronous, request, out id, ref st), obj);
+            Errors.Check(MPDirect.Isend(handle, size, obj, dest, tag, Synchronous, request, out id, ref st));
             return request.Started(id, ref st);
         }
 
@@ -150,7 +148,7 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Irecv(handle, size, obj, source, tag, request, out id, ref st), obj);
+            Errors.Check(MPDirect.Irecv(handle, size, obj, source, tag, request, out id, ref st));
             return request.Started(id, ref st);
         }
 
@@ -162,7 +160,7 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.IrecvRange(handle, size, array, offset, count, source, tag, request, out id, ref st), array);
+            Errors.Check(MPDirect.IrecvRange(handle, size, array, offset, count, source, tag, request, out id, ref st));
             return request.Started(id, ref st);
         }
 
@@ -275,9 +273,6 @@ namespace System.MP
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         static int ReadNullHandle() => MPDirect.CommNullHandle();
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        internal static bool IsTransportable(object obj) => obj != null && MPDirect.TransportError(obj, null) == 0;
     }
 
     /// <summary>A communicator within one group of ranks: point-to-point plus collectives.
@@ -312,7 +307,7 @@ namespace System.MP
         {
             if (Rank != root)
                 RefuseBoxed(obj, nameof(obj));
-            Errors.Check(MPDirect.Bcast(handle, Size, obj, root), obj);
+            Errors.Check(MPDirect.Bcast(handle, Size, obj, root));
         }
 
         /// <summary>The root's value replaces value on every rank.</summary>
@@ -328,29 +323,29 @@ namespace System.MP
         /// other rank.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Bcast(Array array, int offset, int count, int root) =>
-            Errors.Check(MPDirect.BcastRange(handle, Size, array, offset, count, root), array);
+            Errors.Check(MPDirect.BcastRange(handle, Size, array, offset, count, root));
 
         /// <summary>The root's sendArray (Size times recvArray's length) is cut into Size equal
         /// parts, part i to rank i.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Scatter(Array sendArray, Array recvArray, int root) =>
-            Errors.Check(MPDirect.Scatter(handle, Size, Rank, sendArray, recvArray, root), Subject(sendArray, recvArray));
+            Errors.Check(MPDirect.Scatter(handle, Size, Rank, sendArray, recvArray, root));
 
         /// <summary>Every rank's sendArray lands, in rank order, in the root's recvArray (Size times as long).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Gather(Array sendArray, Array recvArray, int root) =>
-            Errors.Check(MPDirect.Gather(handle, Size, Rank, sendArray, recvArray, root), Subject(sendArray, recvArray));
+            Errors.Check(MPDirect.Gather(handle, Size, Rank, sendArray, recvArray, root));
 
         /// <summary>Every rank's sendArray lands, in rank order, in every rank's recvArray (Size
         /// times as long).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Allgather(Array sendArray, Array recvArray) =>
-            Errors.Check(MPDirect.Allgather(handle, Size, sendArray, recvArray), Subject(sendArray, recvArray));
+            Errors.Check(MPDirect.Allgather(handle, Size, sendArray, recvArray));
 
         /// <summary>Both arrays hold Size equal blocks; block j of rank i goes to block i of rank j.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Alltoall(Array sendArray, Array recvArray) =>
-            Errors.Check(MPDirect.Alltoall(handle, Size, sendArray, recvArray), Subject(sendArray, recvArray));
+            Errors.Check(MPDirect.Alltoall(handle, Size, sendArray, recvArray));
 
         /// <summary>Element-wise reduction into the root's recvArray (the same array as
         /// sendArray reduces in place).</summary>
@@ -359,7 +354,7 @@ namespace System.MP
         {
             Usable(op);
             int rc = MPDirect.Reduce(handle, Size, Rank, sendArray, recvArray, op.Code, root);
-            Reduced(rc, op, sendArray, recvArray);
+            Reduced(rc, op);
         }
 
         /// <summary>Element-wise reduction whose result every rank receives (the same array as
@@ -369,7 +364,7 @@ namespace System.MP
         {
             Usable(op);
             int rc = MPDirect.Allreduce(handle, Size, sendArray, recvArray, op.Code);
-            Reduced(rc, op, sendArray, recvArray);
+            Reduced(rc, op);
         }
 
         /// <summary>The reduction of one value over all ranks.</summary>
@@ -387,7 +382,7 @@ namespace System.MP
         {
             Usable(op);
             int rc = MPDirect.Scan(handle, Size, sendArray, recvArray, op.Code);
-            Reduced(rc, op, sendArray, recvArray);
+            Reduced(rc, op);
         }
 
         /// <summary>Ends a reduction that returned rc. A user operator runs on some ranks only
@@ -395,15 +390,19 @@ namespace System.MP
         /// the ranks agree on it with one extra Allreduce of a flag and every rank raises
         /// MPException; built-in operators need no agreement. A negative rc is an argument this
         /// rank refused before entering MPI: no agreement then, as the collective never ran here.</summary>
-        void Reduced(int rc, Op op, Array sendArray, Array recvArray)
+        void Reduced(int rc, Op op)
         {
             if (op.Combiner == null || rc < 0) {
-                Errors.Check(rc, Subject(sendArray, recvArray));
+                Errors.Check(rc);
                 return;
             }
+            // made now: the agreement below is another internal call, and the record it reads
+            // belongs to this collective
+            Exception failed = rc != 0 ? Errors.Make(rc) : null;
             Exception thrown = Combiner.TakeFailure();
             bool thrownAnywhere = AgreeOnFailure(thrown != null);
-            Errors.Check(rc, Subject(sendArray, recvArray));
+            if (failed != null)
+                throw failed;
             if (thrown != null)
                 throw new MPException("System.MP: the user reduction operator threw: " + thrown.Message, -1, thrown);
             if (thrownAnywhere)
@@ -435,9 +434,6 @@ namespace System.MP
                 throw new ArgumentNullException(nameof(op));
             op.CheckUsable();
         }
-
-        /// <summary>The argument a NotTransportable code is about.</summary>
-        static object Subject(Array send, Array recv) => send != null && IsTransportable(send) ? (object)recv : send;
 
         /// <summary>The root's graph arrives at every rank; every rank (the root too) returns its
         /// own copy. graph is ignored off the root.</summary>

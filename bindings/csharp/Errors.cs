@@ -26,64 +26,62 @@ namespace System.MP
 
     internal static class Errors
     {
-        // The codes of MPC_ERRORS in mpc/mpc.h, named alike (MPC_ERR_NOT_1D_ARRAY is Not1dArray);
-        // ContractTest checks every name and value.
-        internal const int NotTransportable = -8;
-        internal const int NotInitialized = -1, NullArgument = -2, Dest = -3, Source = -4, Tag = -5,
-                  Offset = -6, Count = -7, Not1dArray = -9,
-                  SameObject = -10, CommNull = -11, Root = -12, TooLarge = -13, NoMemory = -14,
-                  Runtime = -15, Request = -16, Op = -17, TypeMismatch = -18, Length = -19, Alias = -20,
-                  Serialization = -21, Graph = -22,
-                  PartialElement = -23;   // an MPException (the message's element type differs): the default case
+        // The one error list (MOTOR_ERRORS in opi/opi_errors.h), each layer's codes in its own
+        // range, named alike (OPI_ERR_NOT_1D_ARRAY is Not1dArray); ContractTest checks every name
+        // and value.
+        // mpc (mpc/mpc_errors.h): MPI's vocabulary
+        internal const int NotInitialized = -1, Dest = -2, Source = -3, Tag = -4, Root = -5, CommNull = -6,
+                  TooLarge = -7, NoMemory = -8, Request = -9;
+        // the managed runtime (runtime/rt_errors.h)
+        internal const int Runtime = -100;
+        // the serializer (serializer/sd_errors.h)
+        internal const int Serialization = -200, Graph = -201;
+        // OPI (opi/opi_errors.h): objects and arrays
+        internal const int NullArgument = -300, Offset = -301, Count = -302, NotTransportable = -303,
+                  Not1dArray = -304, SameObject = -305, Op = -306, TypeMismatch = -307, Length = -308,
+                  Alias = -309,
+                  PartialElement = -310;   // an MPException (the message's element type differs): the default case
 
+        /// <param name="code">what an internal call returned (0: success, nothing thrown)</param>
         internal static void Check(int code)
         {
             if (code != 0)
-                throw Make(code, null);
+                throw Make(code);
         }
 
-        /// <param name="code">a core error code (0: success, nothing thrown)</param>
-        /// <param name="subject">the object a NotTransportable code is about</param>
-        internal static void Check(int code, object subject)
-        {
-            if (code != 0)
-                throw Make(code, subject);
-        }
-
-        /// <summary>The serializer's own account of its last failure on this thread, if any.</summary>
+        /// <summary>The exception for an internal call that just returned code (non-zero), built
+        /// from this thread's error record: the failing layer's account, with the argument it is
+        /// about and the values involved. Call it right after the failing call, before any other
+        /// internal call on this thread: the next failure replaces the record.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        static string SerializerText(string fallback)
+        internal static Exception Make(int code)
         {
-            string why = Core.Text(b => MPDirect.SdError(b));
-            return why.Length > 0 ? why : fallback;
-        }
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        static Exception Make(int code, object subject)
-        {
-            string text = Core.Text(b => MPDirect.ErrorString(code, b));
+            string record = Core.Text(b => MPDirect.LastError(code, b));
+            int cut = record.IndexOf('\n');
+            string argument = cut > 0 ? record.Substring(0, cut) : null;
+            string text = record.Substring(cut + 1);
             switch (code) {
-            case NullArgument: return new ArgumentNullException("obj", text);
-            case Dest: return new ArgumentOutOfRangeException("dest", text);
-            case Source: return new ArgumentOutOfRangeException("source", text);
-            case Tag: return new ArgumentOutOfRangeException("tag", text + " (0 to " + MP.TagUpperBound + ")");
-            case Offset: return new ArgumentOutOfRangeException("offset", text);
-            case Count: return new ArgumentOutOfRangeException("count", text);
-            case Root: return new ArgumentOutOfRangeException("root", text);
-            case NotTransportable: return new ArgumentException(Core.Text(b => MPDirect.TransportError(subject, b)));
+            case NullArgument: return new ArgumentNullException(argument, text);
+            case Dest:
+            case Source:
+            case Tag:
+            case Offset:
+            case Count:
+            case Root: return new ArgumentOutOfRangeException(argument, text);
+            case NotTransportable:
             case Op:
             case TypeMismatch:
             case Length:
             case Alias:
             case Not1dArray:
             case SameObject:
-            case TooLarge: return new ArgumentException(text);
+            case TooLarge: return new ArgumentException(text, argument);
             case CommNull: return new ObjectDisposedException("Comm", text);
             case NotInitialized: return new InvalidOperationException("System.MP: " + text);
             case NoMemory: return new OutOfMemoryException(text);
             case Request: return new InvalidOperationException("System.MP: " + text);
-            case Serialization: return new MPSerializationException("System.MP: " + SerializerText(text));
-            case Graph: return new ArgumentException("System.MP: " + SerializerText(text));
+            case Serialization: return new MPSerializationException("System.MP: " + text);
+            case Graph: return new ArgumentException("System.MP: " + text, argument);
             default:
                 return new MPException(code > 0 ? text : "System.MP: " + text,
                                        code > 0 ? MPDirect.ErrorClass(code) : code);

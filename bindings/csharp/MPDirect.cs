@@ -1,7 +1,8 @@
 // MPDirect — the internal calls of the Motor core. One extern per entry of
 // opi/icall_table.h, which gives each one's C signature (ContractTest checks that both lists
 // agree, name by name and parameter by parameter). Codes returned are turned into exceptions
-// by Errors.Check only.
+// by Errors only (Check, or Make where the exception is raised later), from the thread's error
+// record (LastError).
 //
 // Internal calls bind when their caller is JIT-compiled; under stock mono the core registers
 // them at the first use of System.MP, so every method that calls one is NoInlining (it must
@@ -13,9 +14,9 @@ namespace System.MP
     internal static class MPDirect
     {
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Contract(byte[] buffer);   // what C and C# agree on, for ContractTest
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ErrorString(int code, byte[] buffer);
+        // The thread's error record for a call that just returned code: "argument\ndetail" (see Errors.Make).
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int LastError(int code, byte[] buffer);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ErrorClass(int code);
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int TransportError(object obj, byte[] buffer);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ThreadLevel();
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int WorldHandle();
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SelfHandle();
@@ -69,9 +70,8 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OpFree(int code);
 
         // Structured data transport. SdWrite serializes into the thread's native scratch buffer,
-        // SdCopy copies it out; SdError describes the thread's last serializer failure.
+        // SdCopy copies it out.
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdInit(Type transportableAttribute);
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdError(byte[] buffer);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdWrite(object graph, int keep, out int size);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdCopy(byte[] dest, int offset);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdRead(byte[] src, int offset, int count, Type expected, out object result);

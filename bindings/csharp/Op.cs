@@ -39,7 +39,7 @@ namespace System.MP
         {
             Combiner = combiner;
             int code;
-            Errors.Check(MPDirect.OpCreate(combiner.ElementType, combiner, commutative ? 1 : 0, out code), combiner.Sample);
+            Errors.Check(MPDirect.OpCreate(combiner.ElementType, combiner, commutative ? 1 : 0, out code));
             Code = code;
         }
 
@@ -99,9 +99,6 @@ namespace System.MP
 
         internal abstract Type ElementType { get; }
 
-        /// <summary>A boxed element, for the text of a refusal (it names the offending field).</summary>
-        internal abstract object Sample { get; }
-
         /// <summary>inout[i] = combine(in[i], inout[i]) for i &lt; len. Called through an unmanaged
         /// thunk from the operator's libffi closure; must not throw (it records instead).</summary>
         internal abstract void Apply(IntPtr invec, IntPtr inout, int len);
@@ -133,8 +130,6 @@ namespace System.MP
         internal Combiner(Func<T, T, T> combine) { this.combine = combine; }
 
         internal override Type ElementType => typeof(T);
-
-        internal override object Sample => default(T);
 
         internal override void Apply(IntPtr invec, IntPtr inout, int len)
         {

@@ -12,17 +12,20 @@ namespace System.MP
     {
         long id;             // pin-registry id while running; -1 once completed
         Status status;       // set on completion
-        int error;           // the transfer finished at once, with this error, for Wait/Test
+        Exception failure;   // the transfer finished at once with an error: raised by Wait/Test
         bool observed;       // a Wait or Test has reported completion (MPI: the request is inactive)
 
         internal Request() { id = -1; }
 
-        /// <summary>What the start call reported: a registry id, or completion at once.</summary>
+        /// <summary>What the start call reported: a registry id, or completion at once. An
+        /// error of a transfer that finished at once is made into its exception here, while the
+        /// thread's error record still describes it; Wait or Test raises it.</summary>
         internal Request Started(long id, ref StatusData st)
         {
             this.id = id;
             if (id < 0) {
-                error = st.Error;
+                if (st.Error != 0)
+                    failure = Errors.Make(st.Error);
                 status = new Status(ref st);
             }
             return this;
@@ -66,9 +69,10 @@ namespace System.MP
 
         void RaisePendingError()
         {
-            int e = error;
-            error = 0;   // raised once; afterwards the request is simply complete
-            Errors.Check(e);
+            Exception e = failure;
+            failure = null;   // raised once; afterwards the request is simply complete
+            if (e != null)
+                throw e;
         }
 
         /// <summary>true once the transfer completed (a Test that discards the status).</summary>

@@ -191,29 +191,52 @@ static class CollectivesTest
         Check.Throws<ObjectDisposedException>(() => world.Allreduce(1.0, absMax), "a disposed operator");
     }
 
+    /// <summary>The refusal names the parameter and carries the values, as the core wrote them.</summary>
+    static void Names(ArgumentException e, string param, string text, string what)
+    {
+        if (e == null) return;
+        Check.Equal(param, e.ParamName, what + ": ParamName");
+        Check.True(e.Message.Contains(text), $"{what}: the message says '{text}': {e.Message}");
+    }
+
     static void BadArguments()
     {
         // every rank passes the same bad argument, so all throw and none waits in MPI
         long ops = MP.Stats.Operations;
         var a = new int[size];
-        Check.Throws<ArgumentOutOfRangeException>(() => world.Bcast(a, size), "Bcast root = Size");
-        Check.Throws<ArgumentOutOfRangeException>(() => world.Reduce(a, new int[size], Op.Sum, -1), "Reduce root -1");
-        Check.Throws<ArgumentNullException>(() => world.Bcast(null, 0), "Bcast(null)");
-        Check.Throws<ArgumentNullException>(() => world.Allreduce(a, null, Op.Sum), "Allreduce into null");
+        Names(Check.Throws<ArgumentOutOfRangeException>(() => world.Bcast(a, size), "Bcast root = Size"), "root",
+              $"root {size} is outside 0..{size - 1} of a communicator of size {size}", "Bcast root = Size");
+        Names(Check.Throws<ArgumentOutOfRangeException>(() => world.Reduce(a, new int[size], Op.Sum, -1), "Reduce root -1"), "root",
+              $"root -1 is outside 0..{size - 1}", "Reduce root -1");
+        Names(Check.Throws<ArgumentNullException>(() => world.Bcast(null, 0), "Bcast(null)"), "obj", "obj must not be null", "Bcast(null)");
+        Names(Check.Throws<ArgumentNullException>(() => world.Allreduce(a, null, Op.Sum), "Allreduce into null"), "recvArray",
+              "recvArray must not be null", "Allreduce into null");
         Check.Throws<ArgumentNullException>(() => world.Allreduce(a, new int[size], null), "Allreduce with null op");
-        Check.Throws<ArgumentException>(() => world.Allreduce(a, new double[size], Op.Sum), "element types differ");
-        Check.Throws<ArgumentException>(() => world.Allreduce(a, new int[size + 1], Op.Sum), "lengths differ");
-        Check.Throws<ArgumentException>(() => world.Allgather(a, new int[size * size + 1]), "Allgather length");
+        Names(Check.Throws<ArgumentException>(() => world.Allreduce(a, new double[size], Op.Sum), "element types differ"), "recvArray",
+              "sendArray holds System.Int32 elements and recvArray System.Double", "element types differ");
+        Names(Check.Throws<ArgumentException>(() => world.Allreduce(a, new int[size + 1], Op.Sum), "lengths differ"), "recvArray",
+              $"sendArray has {size} elements and recvArray {size + 1}", "lengths differ");
+        Names(Check.Throws<ArgumentException>(() => world.Allgather(a, new int[size * size + 1]), "Allgather length"), "recvArray",
+              $"recvArray has {size * size + 1} elements; Size ({size}) times sendArray's {size} = {size * size} were expected",
+              "Allgather length");
         if (size > 1)
-            Check.Throws<ArgumentException>(() => world.Alltoall(new int[size + 1], new int[size + 1]), "Alltoall not divisible");
-        Check.Throws<ArgumentException>(() => world.Allgather(a, a), "Allgather with one array for both");
-        Check.Throws<ArgumentException>(() => world.Allreduce(new double[2], new double[2], Op.BAnd), "BAnd on double");
-        Check.Throws<ArgumentException>(() => world.Allreduce(new bool[2], new bool[2], Op.Sum), "Sum on bool");
-        Check.Throws<ArgumentException>(() => world.Allreduce(new MinLoc[1], new MinLoc[1], Op.Min), "built-in Min on a struct");
+            Names(Check.Throws<ArgumentException>(() => world.Alltoall(new int[size + 1], new int[size + 1]), "Alltoall not divisible"),
+                  "sendArray", $"sendArray's {size + 1} elements do not split into Size ({size}) equal blocks", "Alltoall not divisible");
+        Names(Check.Throws<ArgumentException>(() => world.Allgather(a, a), "Allgather with one array for both"), "recvArray",
+              "sendArray and recvArray are the same array", "Allgather with one array for both");
+        Names(Check.Throws<ArgumentException>(() => world.Allreduce(new double[2], new double[2], Op.BAnd), "BAnd on double"), "op",
+              "MPI_BAND is not defined for System.Double elements: bitwise operators take integer types", "BAnd on double");
+        Names(Check.Throws<ArgumentException>(() => world.Allreduce(new bool[2], new bool[2], Op.Sum), "Sum on bool"), "op",
+              "MPI_SUM is not defined for System.Boolean elements: arithmetic operators take numbers", "Sum on bool");
+        Names(Check.Throws<ArgumentException>(() => world.Allreduce(new MinLoc[1], new MinLoc[1], Op.Min), "built-in Min on a struct"), "op",
+              "MPI_MIN is not defined for MinLoc elements", "built-in Min on a struct");
         Op dbl = Op.Create<double>((x, y) => x + y);
-        Check.Throws<ArgumentException>(() => world.Allreduce(a, new int[size], dbl), "user op for double on int[]");
-        Check.Throws<ArgumentException>(() => world.Allgather(new string[1], new string[size]), "Allgather of string[]");
-        Check.Throws<ArgumentException>(() => world.Bcast(new int[3], 2, 5, 0), "Bcast range past the end");
+        Names(Check.Throws<ArgumentException>(() => world.Allreduce(a, new int[size], dbl), "user op for double on int[]"), "op",
+              "the user operator is not defined for System.Int32 elements: it was made for System.Double", "user op for double on int[]");
+        Names(Check.Throws<ArgumentException>(() => world.Allgather(new string[1], new string[size]), "Allgather of string[]"), "sendArray",
+              "System.String[]", "Allgather of string[]");
+        Names(Check.Throws<ArgumentException>(() => world.Bcast(new int[3], 2, 5, 0), "Bcast range past the end"), "count",
+              "count 5 from offset 2 passes the end of array (length 3: 1 fit)", "Bcast range past the end");
         ArgumentException refused = Check.Throws<ArgumentException>(() => Op.Create<KeyValuePair>((x, y) => x), "user op on a struct with references");
         Check.True(refused != null && refused.Message.Contains("Value"), "the refusal names the reference field: " + refused?.Message);
         Check.Equal(ops, MP.Stats.Operations, "no collective started by bad arguments");
@@ -225,6 +248,10 @@ static class CollectivesTest
             MPException e = null;
             try { world.Bcast(buf, 0); } catch (MPException x) { e = x; }
             Check.True(rank == 0 || e != null, "a receiving rank reports the truncated broadcast: " + e?.Message);
+            // (a rank below another in MPI's tree may learn only that the collective failed there)
+            Check.True(e == null || e.ErrorClass != 14 /* MPI_ERR_TRUNCATE */ ||
+                       e.Message.Contains("longer than the 40 bytes (10 elements of 4 bytes) this rank's buffer holds"),
+                       "a truncated broadcast says what this rank had room for: " + e?.Message);
             world.Barrier();
             Check.Equal(size, world.Allreduce(1, Op.Sum), "usable after a truncated broadcast");
         }

@@ -107,6 +107,9 @@ static class WrongResultsTest
             return null;
         });
         Check.True(e != null, "Recv of 5 bytes into int[]: MPException");
+        // the message says the sizes involved
+        string partial = "the message of 5 bytes is not a whole number of the receive buffer's 4-byte elements (5 = 1 x 4 + 1)";
+        Check.True(e == null || e.Message.Contains(partial), "the partial element's sizes: " + e?.Message);
         Check.True(target[0] == -1 && target[3] == -4, "nothing written outside the receiving range");
         e = null;
         Ring.Exchange(() => world.Send(five, next, 31), () => {
@@ -114,9 +117,12 @@ static class WrongResultsTest
             return null;
         });
         Check.True(e != null, "Irecv of 5 bytes into int[4]: MPException from Wait");
+        Check.True(e == null || e.Message.Contains(partial), "the partial element's sizes, at Wait: " + e?.Message);
         e = null;
         try { world.Sendrecv(new short[3], next, 32, new long[1], prev, 32); } catch (MPException x) { e = x; }
         Check.True(e != null, "Sendrecv of 6 bytes into long[1]: MPException");
+        Check.True(e == null || e.Message.Contains("the message of 6 bytes is not a whole number of the receive buffer's 8-byte elements (6 = 0 x 8 + 6)"),
+                   "the partial element's sizes, Sendrecv: " + e?.Message);
         var exact = new int[2];
         Ring.Exchange(() => world.Send(new byte[] { 1, 0, 0, 0, 2, 0, 0, 0 }, next, 33), () => world.Recv(exact, prev, 33));
         Check.True(exact[0] == 1 && exact[1] == 2, "whole elements of another element type are accepted");

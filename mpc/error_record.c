@@ -1,0 +1,86 @@
+/* error_record.c — the per-thread error record. See error_record.h. */
+#include "error_record.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct record {
+    int code; /* 0: empty */
+    const char *argument;
+    int has_detail;
+    char detail[ERROR_DETAIL_BYTES];
+    char scratch[ERROR_SCRATCH_BYTES];
+} record;
+
+static pthread_key_t key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static int key_made;
+
+static void make_key(void) { key_made = pthread_key_create(&key, free) == 0; }
+
+/* The thread's record; made when create is set and it has none yet. */
+static record *thread_record(int create)
+{
+    pthread_once(&key_once, make_key);
+    if (!key_made)
+        return NULL;
+    record *r = pthread_getspecific(key);
+    if (!r && create && (r = calloc(1, sizeof *r)) && pthread_setspecific(key, r) != 0) {
+        free(r);
+        r = NULL;
+    }
+    return r;
+}
+
+int error_record(int code, const char *argument, const char *format, ...)
+{
+    record *r = thread_record(1);
+    if (!r)
+        return code;
+    r->code = code;
+    r->argument = argument;
+    r->has_detail = format != NULL;
+    if (format) {
+        va_list ap;
+        va_start(ap, format);
+        int n = vsnprintf(r->detail, sizeof r->detail, format, ap);
+        va_end(ap);
+        if (n >= (int)sizeof r->detail) /* cut: say so */
+            memcpy(r->detail + sizeof r->detail - 4, "...", 4);
+    }
+    return code;
+}
+
+int error_blame(int code, const char *argument)
+{
+    record *r = thread_record(0);
+    if (r && r->code == code)
+        r->argument = argument;
+    return code;
+}
+
+int error_last(int code, const char **argument, const char **detail)
+{
+    record *r = thread_record(0);
+    if (!r || r->code == 0 || r->code != code)
+        return 0;
+    *argument = r->argument;
+    *detail = r->has_detail ? r->detail : NULL;
+    return 1;
+}
+
+void error_clear(void)
+{
+    record *r = thread_record(0);
+    if (r)
+        r->code = 0;
+}
+
+char *error_scratch(void)
+{
+    record *r = thread_record(1);
+    return r ? r->scratch : NULL;
+}
