@@ -151,11 +151,13 @@ static int add_own_directory_to_mono_path(void)
     return rc;
 }
 
+/* One line on stderr, written at once: the ranks of a job share the terminal, and pieces of
+ * their lines written separately interleave ("motor: motor: ..."). */
 static int fail(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "motor: ");
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
+    char why[512];
+    snprintf(why, sizeof why, fmt, arg);
+    fprintf(stderr, "motor: %s\n", why);
     return 2;
 }
 
