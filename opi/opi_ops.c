@@ -64,7 +64,7 @@ typedef void (*apply_thunk)(MonoObject *combiner, void *invec, void *inout, int3
 typedef struct user_op {
     MPI_Op op;
     ffi_closure *closure;
-    uint32_t combiner;     /* strong handle on the managed Combiner */
+    uint32_t combiner;     /* pinned handle on the managed Combiner (see user_op_entry) */
     apply_thunk thunk;
     MonoClass *elem_class;
     MPI_Datatype datatype; /* primitive type, or contiguous bytes for a struct */
@@ -97,8 +97,12 @@ static void user_op_entry(ffi_cif *cif, void *ret, void **args, void *data)
     user_op *u = data;
     void *invec = *(void **)args[0], *inout = *(void **)args[1];
     int len = **(int **)args[2];
-    if (!thread_known) { /* a thread Mono has not seen must be attached before managed code */
-        mono_thread_attach(mono_get_root_domain());
+    /* A thread Mono has not seen must be attached before managed code runs. Only then: this
+     * thread is normally in a GC-safe region, where mono_thread_attach on an attached thread
+     * aborts when its lock is contended (it moves to GC-safe for the wait, from GC-safe). */
+    if (!thread_known) {
+        if (!mono_domain_get())
+            mono_thread_attach(mono_get_root_domain());
         thread_known = 1;
     }
     /* A collection triggered by the operator runs the GC hook on this thread, inside MPI. */
@@ -159,7 +163,9 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
         free(u);
         return rc;
     }
-    u->combiner = mono_gchandle_new(combiner, 0);
+    /* pinned: user_op_entry reads its address in a GC-safe region, where a collection by
+     * another thread could otherwise move it before the thunk enters managed code */
+    u->combiner = mono_gchandle_new(combiner, 1);
     pthread_mutex_lock(&ops_lock);
     int32_t i = 0;
     while (i < user_op_capacity && user_ops[i])
