@@ -59,6 +59,16 @@ static int run_collective(void *arg)
     return MPC_ERR_RUNTIME;
 }
 
+/* A reduction with a C# operator, in its GC-safe region: the operator may collect inside MPI,
+ * so the GC hook stays out of MPI until the reduction is over (gc_hooks.h). */
+static int run_user_reduction(void *arg)
+{
+    gch_user_op_reduction_begin();
+    int rc = run_collective(arg);
+    gch_user_op_reduction_end();
+    return rc;
+}
+
 int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm)
 {
     struct collective c = {BCAST, NULL, buf, bytes, 0, 0, root, comm};
@@ -182,7 +192,11 @@ static int32_t reduction(enum collective_kind kind, int32_t comm, int32_t size, 
         return rc;
     const void *sendbuf = send == recv ? MPI_IN_PLACE : sb.data;
     struct collective c = {kind, sendbuf, rb.data, sb.bytes / plan->elem_size, dt, op, root, comm};
-    return collective(c, send == recv ? NULL : send, recv);
+    if (op_code < OP_BUILTINS)
+        return collective(c, send == recv ? NULL : send, recv);
+    gch_count(GCH_OPERATIONS, 1);
+    MonoObject *objs[2] = {send == recv ? NULL : send, recv};
+    return opi_run_gc_safe(run_user_reduction, &c, objs, 2);
 }
 
 int32_t opi_reduce(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,

@@ -68,6 +68,7 @@ typedef struct user_op {
     apply_thunk thunk;
     MonoClass *elem_class;
     MPI_Datatype datatype; /* primitive type, or contiguous bytes for a struct */
+    uint32_t struct_bytes; /* a struct's size: the datatype is the operator's own; 0 otherwise */
 } user_op;
 
 #define USER_OP_BASE 100 /* user operator codes start here */
@@ -105,19 +106,52 @@ static void user_op_entry(ffi_cif *cif, void *ret, void **args, void *data)
             mono_thread_attach(mono_get_root_domain());
         thread_known = 1;
     }
-    /* A collection triggered by the operator runs the GC hook on this thread, inside MPI. */
-    gch_enter_mpi();
+    /* A collection the operator triggers runs the GC hook on this thread, inside MPI: the
+     * reduction's gch_user_op_reduction_begin keeps the hook out of MPI meanwhile. */
     MonoObject *exc = NULL;
     u->thunk(mono_gchandle_get_target(u->combiner), invec, inout, len, &exc);
-    gch_leave_mpi();
     /* Apply catches everything itself (and records it for the caller); exc is a last resort. */
     (void)exc;
 }
 
-static MPI_Datatype struct_datatype(uint32_t size)
+/* The operator's MPI handles (a struct's datatype first), for opi_call_mpi. */
+struct op_create_args {
+    user_op *u;
+    MPI_User_function *fn;
+    int commutative;
+};
+
+static int do_create(void *arg)
 {
-    MPI_Datatype t;
-    return mpc_type_bytes(size, &t) == MPC_OK ? t : MPI_DATATYPE_NULL;
+    struct op_create_args *a = arg;
+    user_op *u = a->u;
+    int rc;
+    if (u->struct_bytes && (rc = mpc_type_bytes(u->struct_bytes, &u->datatype)) != MPC_OK)
+        return rc;
+    if ((rc = mpc_op_create(a->fn, a->commutative, &u->op)) != MPC_OK && u->struct_bytes)
+        mpc_type_free(&u->datatype); /* the first error is the one to report */
+    return rc;
+}
+
+static int do_free(void *arg)
+{
+    user_op *u = arg;
+    int rc = mpc_op_free(&u->op);
+    if (u->struct_bytes) {
+        int type_rc = mpc_type_free(&u->datatype);
+        if (rc == MPC_OK)
+            rc = type_rc;
+    }
+    return rc;
+}
+
+/* Frees what opi_op_create made before it registers the operator. */
+static void discard(user_op *u)
+{
+    if (u->combiner)
+        mono_gchandle_free(u->combiner);
+    ffi_closure_free(u->closure);
+    free(u);
 }
 
 int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t commutative,
@@ -131,6 +165,7 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
     MonoClass *k = mono_class_from_mono_type(mono_reflection_type_get_type(element));
     int t = opi_element_type(k);
     MPI_Datatype dt = primitive_datatype(t);
+    uint32_t struct_bytes = 0;
     if (dt == MPI_DATATYPE_NULL) {
         char *field = opi_find_reference_field(k);
         int ok = !field && mono_class_is_valuetype(k);
@@ -138,9 +173,7 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
         if (!ok)
             return MPC_ERR_NOT_TRANSPORTABLE;
         uint32_t align;
-        dt = struct_datatype((uint32_t)mono_class_value_size(k, &align));
-        if (dt == MPI_DATATYPE_NULL)
-            return MPC_ERR_RUNTIME;
+        struct_bytes = (uint32_t)mono_class_value_size(k, &align);
     }
     /* the trampoline: the concrete Combiner<T>.Apply of this combiner */
     MonoClass *ck = mono_object_get_class(combiner);
@@ -156,16 +189,24 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
     u->thunk = (apply_thunk)mono_method_get_unmanaged_thunk(apply);
     u->elem_class = k;
     u->datatype = dt;
-    int rc = MPC_ERR_RUNTIME;
-    if (ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, code_ptr) != FFI_OK ||
-        (rc = mpc_op_create((MPI_User_function *)code_ptr, commutative != 0, &u->op)) != MPC_OK) {
-        ffi_closure_free(u->closure);
-        free(u);
-        return rc;
+    u->struct_bytes = struct_bytes;
+    if (!u->thunk || ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, code_ptr) != FFI_OK) {
+        discard(u);
+        return MPC_ERR_RUNTIME;
     }
     /* pinned: user_op_entry reads its address in a GC-safe region, where a collection by
      * another thread could otherwise move it before the thunk enters managed code */
     u->combiner = mono_gchandle_new(combiner, 1);
+    /* From here on a C# operator exists as far as the rule is concerned (gc_hooks.h): MPI is
+     * called GC-safe everywhere before this one can be used. No object is needed after. */
+    gch_user_op_add();
+    struct op_create_args a = {u, (MPI_User_function *)code_ptr, commutative != 0};
+    int rc = opi_call_mpi(do_create, &a, NULL, 0);
+    if (rc != MPC_OK) {
+        gch_user_op_remove();
+        discard(u);
+        return rc;
+    }
     pthread_mutex_lock(&ops_lock);
     int32_t i = 0;
     while (i < user_op_capacity && user_ops[i])
@@ -175,10 +216,9 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
         user_op **g = realloc(user_ops, (size_t)grown * sizeof *g);
         if (!g) {
             pthread_mutex_unlock(&ops_lock);
-            mpc_op_free(&u->op);
-            mono_gchandle_free(u->combiner);
-            ffi_closure_free(u->closure);
-            free(u);
+            opi_call_mpi(do_free, u, NULL, 0); /* out of memory is the error to report */
+            gch_user_op_remove();
+            discard(u);
             return MPC_ERR_NO_MEMORY;
         }
         for (int32_t j = user_op_capacity; j < grown; j++)
@@ -204,16 +244,11 @@ int32_t opi_op_free(int32_t code)
     pthread_mutex_unlock(&ops_lock);
     if (!u)
         return MPC_OK;
-    if (mpc_is_initialized()) {
-        mpc_op_free(&u->op);
-        if (primitive_datatype(opi_element_type(u->elem_class)) == MPI_DATATYPE_NULL)
-            mpc_type_free(&u->datatype);
-    }
-    mono_gchandle_free(u->combiner);
+    int rc = mpc_is_initialized() ? opi_call_mpi(do_free, u, NULL, 0) : MPC_OK;
+    gch_user_op_remove();
     /* Collectives complete before their call returns, so no running one can still use it. */
-    ffi_closure_free(u->closure);
-    free(u);
-    return MPC_OK;
+    discard(u);
+    return rc;
 }
 
 int opi_op_resolve(int32_t code, const transport_plan *elements, MPI_Op *op, MPI_Datatype *dt)
