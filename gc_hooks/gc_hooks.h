@@ -5,6 +5,7 @@
 #define GC_HOOKS_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "mpc.h"
@@ -72,7 +73,7 @@ int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info);
 void gch_transfer_release(int64_t id, int completed);
 /* Records still registered (transfers not yet completed by Wait/Test or finished). */
 int64_t gch_transfers_live(void);
-/* The GC hook's sweep; returns without calling MPI when the thread is inside MPI. */
+/* The GC hook's sweep; calls MPI only inside gch_hook_mpi_begin/end. */
 void gch_transfers_sweep(void);
 
 /* ---- buffer pool (buffer_pool.c): native buffers for serialized graphs ---- */
@@ -92,14 +93,43 @@ int64_t gch_pooled_buffers(void);
 /* The GC hook's sweep: frees pooled buffers unused since the previous collection. */
 void gch_buffers_sweep(void);
 
-/* Brackets managed code that MPI calls (a C# reduction operator): a collection it triggers
- * must not re-enter MPI on this thread, and no thread may call MPI GC-unsafe meanwhile
- * (MPICH's lock is held while that code may wait for a collection). Nesting allowed. */
-void gch_enter_mpi(void);
-void gch_leave_mpi(void);
-int gch_in_mpi(void);
-/* How many threads run managed code called by MPI right now (they hold MPICH's lock). */
-int gch_managed_code_in_mpi(void);
+/* ---- the rule for calling MPI (gc_hooks.c) ----
+ * A C# reduction operator (Op.Create) runs managed code inside MPI; where MPICH is built with a
+ * global critical section it runs holding MPICH's lock, and it may allocate, so collect. Then a
+ * thread blocked on that lock while GC-unsafe (in an internal call) never reaches a safepoint
+ * and the collection waits for it forever, and a GC hook blocked on it holds the GC lock the
+ * operator waits for. The rule: while a C# operator may run inside MPI, nothing calls MPI
+ * GC-unsafe or from the GC hook. It covers every MPI call that may take MPICH's lock; those
+ * that take none (MPI_Comm_rank/size, MPI_Wtime, MPI_Error_string/class, MPI_Initialized,
+ * MPI_Finalized, MPI_Query_thread) are exempt.
+ *   Internal calls: "may run" means a user operator exists. Each MPI call is bracketed by
+ * gch_unsafe_mpi_begin/end, or made in a GC-safe region when begin refuses (opi_call_mpi does
+ * both; blocking calls always go GC-safe). Creating an operator raises the count first, then
+ * waits until no bracket entered before is still open: no MPI call begun unguarded outlasts
+ * the creation.
+ *   The GC hook: "may run" means a reduction with a user operator is in flight; the sweep
+ * brackets its MPI calls with gch_hook_mpi_begin/end, which keep such reductions out. */
+
+/* true: the caller may call MPI GC-unsafe now, and calls gch_unsafe_mpi_end right after;
+ * false: a user operator exists, so the call goes in a GC-safe region. The cost: two stores
+ * to the thread's own counter block and one relaxed load — no fence, no atomic
+ * read-modify-write (gch_user_op_add pays for the ordering). */
+bool gch_unsafe_mpi_begin(void);
+void gch_unsafe_mpi_end(void);
+/* Raises the count before a user operator exists, then waits (GC-safe; the caller, in an
+ * internal call, holds no object address outside its stack) until every other thread has left
+ * the MPI call it began GC-unsafe, if any. */
+void gch_user_op_add(void);
+/* Lowers it once the operator's MPI handle is freed (or its creation failed). */
+void gch_user_op_remove(void);
+/* Around the MPI call of a reduction with a user operator, inside its GC-safe region: begin
+ * waits until the GC hook is out of MPI and keeps it out until end. */
+void gch_user_op_reduction_begin(void);
+void gch_user_op_reduction_end(void);
+/* The GC hook's bracket: true when no reduction with a user operator is in flight, and none
+ * starts before gch_hook_mpi_end; false: no MPI now. */
+bool gch_hook_mpi_begin(void);
+void gch_hook_mpi_end(void);
 
 #ifdef __cplusplus
 }

@@ -8,14 +8,14 @@
  * Lock discipline: the registry mutex is never held while waiting; under it only
  * non-blocking MPI status queries and frees and Mono handle reads run. Handles are freed
  * after unlocking. The GC hook runs at PRE_STOP_WORLD, when no thread is stopped, so it may
- * take the mutex; it skips the sweep on a thread already inside MPI or this registry. */
+ * take the mutex; it skips the sweep on a thread already inside this registry, and while a C#
+ * operator may run inside MPI (gch_hook_mpi_begin). */
 #include "gc_hooks.h"
 
 #include "error_record.h"
 
 #include <mono/metadata/object.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
 enum record_state { FREE, ACTIVE, ACQUIRED, ABANDONED };
@@ -44,25 +44,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static record *records;
 static int32_t capacity, first_free = -1;
 static int64_t live;
-static __thread int mpi_depth __attribute__((tls_model("initial-exec")));
 static __thread int in_registry __attribute__((tls_model("initial-exec")));
-
-static atomic_int managed_code_in_mpi; /* threads running managed code called by MPI */
-
-void gch_enter_mpi(void)
-{
-    mpi_depth++;
-    atomic_fetch_add(&managed_code_in_mpi, 1);
-}
-
-void gch_leave_mpi(void)
-{
-    atomic_fetch_sub(&managed_code_in_mpi, 1);
-    mpi_depth--;
-}
-
-int gch_in_mpi(void) { return mpi_depth > 0; }
-int gch_managed_code_in_mpi(void) { return atomic_load_explicit(&managed_code_in_mpi, memory_order_relaxed); }
 
 static void enter(void)
 {
@@ -197,10 +179,10 @@ static int finished(record *r)
 
 void gch_transfers_sweep(void)
 {
-    /* Skip MPI when this thread is inside MPI, and while any thread runs managed code called
-     * by MPI (a C# reduction operator): that thread holds MPICH's lock and may wait for the GC
-     * lock this collection holds. A pin kept one collection longer is safe. */
-    if (mpi_depth > 0 || in_registry || !mpc_is_initialized() || gch_managed_code_in_mpi())
+    /* No MPI while a reduction with a C# operator is in flight (that operator may hold
+     * MPICH's lock and wait for the GC lock this collection holds; on this thread it is inside
+     * MPI already). A pin kept one collection longer is safe. */
+    if (in_registry || !mpc_is_initialized() || !gch_hook_mpi_begin())
         return;
     handle_batch b;
     b.n = 0;
@@ -227,5 +209,6 @@ void gch_transfers_sweep(void)
         }
     }
     leave();
+    gch_hook_mpi_end();
     free_batch(&b);
 }

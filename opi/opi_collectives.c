@@ -78,19 +78,31 @@ static int run_collective(void *arg)
     return RT_ERR_RUNTIME;
 }
 
+/* A reduction with a C# operator, in its GC-safe region: the operator may collect inside MPI,
+ * so the GC hook stays out of MPI until the reduction is over (gc_hooks.h). */
+static int run_user_reduction(void *arg)
+{
+    gch_user_op_reduction_begin();
+    int rc = run_collective(arg);
+    gch_user_op_reduction_end();
+    return rc;
+}
+
 int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm)
 {
     struct collective c = {BCAST, NULL, buf, bytes, 0, 0, root, comm};
     return opi_run_gc_safe(run_collective, &c, NULL, 0);
 }
 
-/* Runs a validated collective whose buffers lie in arrays a and b (either may be NULL). A
- * receive that MPI truncates (the ranks disagree on sizes) is reported with this rank's size. */
-static int collective(struct collective c, MonoObject *a, MonoObject *b, uint32_t elem_size)
+/* Runs a validated collective, by run (run_collective, or run_user_reduction for a C#
+ * operator), whose buffers lie in arrays a and b (either may be NULL). A receive that MPI
+ * truncates (the ranks disagree on sizes) is reported with this rank's size. */
+static int collective_by(opi_blocking_fn run, struct collective c, MonoObject *a, MonoObject *b,
+                         uint32_t elem_size)
 {
     gch_count(GCH_OPERATIONS, 1);
     MonoObject *objs[2] = {a, b};
-    int rc = opi_run_gc_safe(run_collective, &c, objs, 2);
+    int rc = opi_run_gc_safe(run, &c, objs, 2);
     if (rc == MPC_OK)
         return rc;
     switch (c.kind) {
@@ -101,6 +113,11 @@ static int collective(struct collective c, MonoObject *a, MonoObject *b, uint32_
     case ALLTOALL: return opi_receive_failed(rc, "recvArray's block of each rank", c.n, elem_size);
     default: return opi_receive_failed(rc, "recvArray", c.n * elem_size, elem_size);
     }
+}
+
+static int collective(struct collective c, MonoObject *a, MonoObject *b, uint32_t elem_size)
+{
+    return collective_by(run_collective, c, a, b, elem_size);
 }
 
 int32_t opi_bcast(int32_t comm, int32_t size, MonoObject *obj, int32_t root)
@@ -232,7 +249,8 @@ static int32_t reduction(enum collective_kind kind, int32_t comm, int32_t size, 
         return rc;
     const void *sendbuf = send == recv ? MPI_IN_PLACE : sb.data;
     struct collective c = {kind, sendbuf, rb.data, sb.bytes / plan->data_size, dt, op, root, comm};
-    return collective(c, send == recv ? NULL : send, recv, plan->data_size);
+    return collective_by(op_code < OP_BUILTINS ? run_collective : run_user_reduction, c,
+                         send == recv ? NULL : send, recv, plan->data_size);
 }
 
 int32_t opi_reduce(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,

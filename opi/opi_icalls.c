@@ -1,7 +1,8 @@
 /* opi_icalls.c — the internal calls behind System.MP.MPDirect, and the table that registers
  * them. Each returns MPC_OK or an error code; System.MP turns codes into exceptions in one
  * place (Errors.Check). Raw registration: these run GC-unsafe and never block here — waits go
- * through opi_complete / opi_probe_wait / opi_run_gc_safe. */
+ * through opi_complete / opi_probe_wait / opi_run_gc_safe, and every other MPI call through
+ * opi_call_mpi (the rule in gc_hooks.h). */
 #include "opi_icalls.h"
 
 #include "gc_hooks.h"
@@ -172,10 +173,12 @@ int32_t opi_tag_upper_bound(void) { return mpc_tag_ub(); }
 double opi_wtime(void) { return mpc_wtime(); }
 int32_t opi_icall_old_generation_moves(void) { return opi_old_generation_moves(); }
 
+static int do_processor_name(void *name) { return mpc_processor_name(name, MPI_MAX_PROCESSOR_NAME + 1); }
+
 int32_t opi_processor_name(MonoObject *buffer)
 {
     char name[MPI_MAX_PROCESSOR_NAME + 1];
-    int rc = mpc_processor_name(name, sizeof name);
+    int rc = opi_call_mpi(do_processor_name, name, NULL, 0);
     return rc == MPC_OK ? put_text(buffer, name) : 0;
 }
 
@@ -296,29 +299,56 @@ int32_t opi_barrier(int32_t comm)
 
 /* ---- point-to-point ---- */
 
+enum start_kind { START_RECV, START_SEND, START_SSEND };
+
+/* A transfer's start, and with test one test of it: one entry into MPI for opi_call_mpi. */
+struct start {
+    enum start_kind kind;
+    const opi_buffer *b;
+    int32_t peer, tag; /* receives: MPI wildcards (check_source translated them) */
+    MPI_Comm comm;
+    int test;
+    mpc_request req;
+    int done, test_rc; /* test: finished at once, or failed */
+    mpc_status st;
+};
+
+static int do_start(void *arg)
+{
+    struct start *s = arg;
+    const opi_buffer *b = s->b;
+    int rc = s->kind == START_RECV    ? mpc_irecv(b->data, b->bytes, s->peer, s->tag, s->comm, &s->req)
+             : s->kind == START_SSEND ? mpc_issend(b->data, b->bytes, s->peer, s->tag, s->comm, &s->req)
+                                      : mpc_isend(b->data, b->bytes, s->peer, s->tag, s->comm, &s->req);
+    if (rc == MPC_OK && s->test)
+        s->test_rc = mpc_test(&s->req, &s->done, &s->st);
+    return rc;
+}
+
+static enum start_kind send_kind(int32_t mode) { return mode == OPI_SEND_SYNCHRONOUS ? START_SSEND : START_SEND; }
+
 static int send_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t dest,
                        int32_t tag, int32_t mode)
 {
-    mpc_request req;
     mpc_status st;
-    int rc = mode == OPI_SEND_SYNCHRONOUS ? mpc_issend(b->data, b->bytes, dest, tag, comm, &req)
-                                          : mpc_isend(b->data, b->bytes, dest, tag, comm, &req);
+    struct start s = {.kind = send_kind(mode), .b = b, .peer = dest, .tag = tag, .comm = comm};
+    int rc = opi_call_mpi(do_start, &s, &obj, 1);
     if (rc != MPC_OK)
         return rc;
     gch_count(GCH_OPERATIONS, 1);
-    return opi_complete(&req, 1, &obj, 1, &st);
+    return opi_complete(&s.req, 1, &obj, 1, &st);
 }
 
 static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t source,
                        int32_t tag, opi_status *status)
 {
-    mpc_request req;
     mpc_status st;
-    int rc = mpc_irecv(b->data, b->bytes, source, tag, comm, &req);
+    struct start s = {.kind = START_RECV, .b = b, .peer = source, .tag = tag, .comm = comm};
+    int rc = opi_call_mpi(do_start, &s, &obj, 1);
     if (rc != MPC_OK)
         return rc;
     gch_count(GCH_OPERATIONS, 1);
-    rc = opi_complete(&req, 1, &obj, 1, &st);
+    rc = opi_complete(&s.req, 1, &obj, 1, &st);
     return rc == MPC_OK ? opi_fill_status(status, &st, b->elem_size)
                         : opi_receive_failed(rc, "the receive buffer", b->bytes, b->elem_size);
 }
@@ -382,6 +412,22 @@ static int run_sendrecv(void *arg)
                         a->source, a->recv_tag, a->comm, a->st);
 }
 
+/* The receive, then the send; a send that fails to start takes the receive back (cancelled:
+ * it is posted into recv_obj, and must not outlive the call). */
+struct start_pair {
+    struct start recv, send;
+    int send_rc;
+};
+
+static int do_start_pair(void *arg)
+{
+    struct start_pair *p = arg;
+    int rc = do_start(&p->recv);
+    if (rc == MPC_OK && (p->send_rc = do_start(&p->send)) != MPC_OK)
+        mpc_cancel(&p->recv.req);
+    return rc;
+}
+
 /* Both transfers started, then one deferred-pinning wait for the pair; the buffers may be
  * ranges of one array when they do not overlap (a halo exchange sends from and receives into
  * the same field). */
@@ -416,13 +462,15 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
         return rc == MPC_OK ? fill_status_from_mpc(status, &received, rb->elem_size)
                             : opi_receive_failed(rc, "the receive buffer", rb->bytes, rb->elem_size);
     }
-    if ((rc = mpc_irecv(rb->data, rb->bytes, source, recv_tag, comm, &req[0])) != MPC_OK)
+    struct start_pair p = {.recv = {.kind = START_RECV, .b = rb, .peer = source, .tag = recv_tag, .comm = comm},
+                           .send = {.kind = START_SEND, .b = sb, .peer = dest, .tag = send_tag, .comm = comm}};
+    if ((rc = opi_call_mpi(do_start_pair, &p, objs, nobjs)) != MPC_OK)
         return rc;
-    if ((rc = mpc_isend(sb->data, sb->bytes, dest, send_tag, comm, &req[1])) != MPC_OK) {
-        /* the receive is posted into recv_obj: it must not outlive this call */
-        mpc_cancel(&req[0]);
-        opi_complete(req, 1, objs, 1, st);
-        return rc;
+    req[0] = p.recv.req;
+    req[1] = p.send.req;
+    if (p.send_rc != MPC_OK) {
+        opi_complete(req, 1, objs, 1, st); /* the cancelled receive */
+        return p.send_rc;
     }
     gch_count(GCH_OPERATIONS, 2);
     rc = opi_complete(req, 2, objs, nobjs, st);
@@ -479,18 +527,31 @@ int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_s
     return rc;
 }
 
+struct iprobe {
+    int32_t source, tag;
+    MPI_Comm comm;
+    int found;
+    mpc_status st;
+};
+
+static int do_iprobe(void *arg)
+{
+    struct iprobe *p = arg;
+    return mpc_iprobe(p->source, p->tag, p->comm, &p->found, &p->st);
+}
+
 int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
                           opi_status *status, int32_t *found)
 {
-    mpc_status st;
-    int rc, flag = 0;
+    int rc;
     if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
         return rc;
-    if ((rc = mpc_iprobe(source, tag, comm, &flag, &st)) != MPC_OK)
+    struct iprobe p = {.source = source, .tag = tag, .comm = comm};
+    if ((rc = opi_call_mpi(do_iprobe, &p, NULL, 0)) != MPC_OK)
         return rc;
-    *found = flag;
-    if (flag)
-        fill_status_from_mpc(status, &st, 1);
+    *found = p.found;
+    if (p.found)
+        fill_status_from_mpc(status, &p.st, 1);
     return MPC_OK;
 }
 
@@ -521,16 +582,14 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
                           int32_t tag, int is_send, int32_t mode, MonoObject *owner, int64_t *id,
                           opi_status *status)
 {
-    mpc_request req;
-    mpc_status st;
     uint32_t early_pin = 0; /* MOTOR_PIN_POLICY=every: pinned before the transfer starts */
     if (opi_pin_every_transfer()) {
         early_pin = mono_gchandle_new(obj, 1);
         gch_count(GCH_PINS_TAKEN, 1);
     }
-    int rc = !is_send                          ? mpc_irecv(b->data, b->bytes, peer, tag, comm, &req)
-             : mode == OPI_SEND_SYNCHRONOUS ? mpc_issend(b->data, b->bytes, peer, tag, comm, &req)
-                                             : mpc_isend(b->data, b->bytes, peer, tag, comm, &req);
+    struct start s = {.kind = is_send ? send_kind(mode) : START_RECV, .b = b, .peer = peer, .tag = tag, .comm = comm,
+                      .test = 1};
+    int rc = opi_call_mpi(do_start, &s, &obj, 1);
     if (rc != MPC_OK) {
         if (early_pin) {
             mono_gchandle_free(early_pin);
@@ -540,9 +599,10 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
     }
     gch_count(GCH_OPERATIONS, 1);
     gch_transfer_info info = {b->elem_size, is_send, tag, (int64_t)b->bytes};
-    int done = 0;
-    rc = mpc_test(&req, &done, &st);
-    if (rc != MPC_OK || done) {
+    mpc_request req = s.req;
+    mpc_status st = s.st;
+    rc = s.test_rc;
+    if (rc != MPC_OK || s.done) {
         /* Finished at once. An error (e.g. truncation by a message already waiting) belongs
          * to the completion, as in MPI: Wait/Test raise it. */
         if (early_pin) {
@@ -636,32 +696,45 @@ int32_t opi_request_wait(int64_t id, opi_status *status)
                         : opi_receive_failed(rc, "the receive buffer", (size_t)info.bytes, info.elem_size);
 }
 
+/* A test or cancel of an acquired request. No object: the registry's handle protects it. */
+struct request_call {
+    mpc_request req;
+    int done;
+    mpc_status st;
+};
+
+static int do_test(void *arg)
+{
+    struct request_call *c = arg;
+    return mpc_test(&c->req, &c->done, &c->st);
+}
+
+static int do_cancel(void *arg) { return mpc_cancel(&((struct request_call *)arg)->req); }
+
 int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
 {
-    mpc_request req;
-    mpc_status st;
+    struct request_call c = {.done = 0};
     gch_transfer_info info;
-    int rc = gch_transfer_acquire(id, &req, &info);
+    int rc = gch_transfer_acquire(id, &c.req, &info);
     if (rc != MPC_OK)
         return rc;
-    int done = 0;
-    if ((rc = mpc_test(&req, &done, &st)) != MPC_OK)
-        done = 1; /* the request failed, and so completed */
-    gch_transfer_release(id, done);
-    *completed = done;
+    if ((rc = opi_call_mpi(do_test, &c, NULL, 0)) != MPC_OK)
+        c.done = 1; /* the request failed, and so completed */
+    gch_transfer_release(id, c.done);
+    *completed = c.done;
     if (rc != MPC_OK)
         return opi_receive_failed(rc, "the receive buffer", (size_t)info.bytes, info.elem_size);
-    return done ? fill_request_status(status, &st, &info) : MPC_OK;
+    return c.done ? fill_request_status(status, &c.st, &info) : MPC_OK;
 }
 
 int32_t opi_request_cancel(int64_t id)
 {
-    MPI_Request req;
+    struct request_call c = {.done = 0};
     gch_transfer_info info;
-    int rc = gch_transfer_acquire(id, &req, &info);
+    int rc = gch_transfer_acquire(id, &c.req, &info);
     if (rc != MPC_OK)
         return rc;
-    rc = mpc_cancel(&req);
+    rc = opi_call_mpi(do_cancel, &c, NULL, 0);
     gch_transfer_release(id, 0);
     return rc;
 }

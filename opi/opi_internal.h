@@ -86,6 +86,12 @@ int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
 /* The same for objects the caller found immovable (opi_may_move false for each): anchored,
  * never pinned, with no second look at their generation. */
 int opi_run_gc_safe_immovable(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
+/* How an internal call makes a non-blocking MPI call (a start, test, probe, cancel, free):
+ * GC-unsafe when the rule in gc_hooks.h allows it — always, unless a C# operator exists —
+ * otherwise through opi_run_gc_safe with the same objects. Every MPI call an internal call
+ * makes goes through this, opi_run_gc_safe (blocking calls) or opi_complete / opi_probe_wait,
+ * except the few that take no lock in MPICH (gc_hooks.h). */
+int opi_call_mpi(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
 
 /* ---- argument checks shared by the internal calls ---- */
 

@@ -66,10 +66,11 @@ typedef void (*apply_thunk)(MonoObject *combiner, void *invec, void *inout, int3
 typedef struct user_op {
     MPI_Op op;
     ffi_closure *closure;
-    uint32_t combiner;     /* strong handle on the managed Combiner */
+    uint32_t combiner;     /* pinned handle on the managed Combiner (see user_op_entry) */
     apply_thunk thunk;
     MonoClass *elem_class;
     MPI_Datatype datatype; /* primitive type, or contiguous bytes for a struct */
+    uint32_t struct_bytes; /* a struct's size: the datatype is the operator's own; 0 otherwise */
 } user_op;
 
 #define USER_OP_BASE 100 /* user operator codes start here */
@@ -99,23 +100,60 @@ static void user_op_entry(ffi_cif *cif, void *ret, void **args, void *data)
     user_op *u = data;
     void *invec = *(void **)args[0], *inout = *(void **)args[1];
     int len = **(int **)args[2];
-    if (!thread_known) { /* a thread Mono has not seen must be attached before managed code */
-        mono_thread_attach(mono_get_root_domain());
+    /* A thread Mono has not seen must be attached before managed code runs. Only then: this
+     * thread is normally in a GC-safe region, where mono_thread_attach on an attached thread
+     * aborts when its lock is contended (it moves to GC-safe for the wait, from GC-safe). */
+    if (!thread_known) {
+        if (!mono_domain_get())
+            mono_thread_attach(mono_get_root_domain());
         thread_known = 1;
     }
-    /* A collection triggered by the operator runs the GC hook on this thread, inside MPI. */
-    gch_enter_mpi();
+    /* A collection the operator triggers runs the GC hook on this thread, inside MPI: the
+     * reduction's gch_user_op_reduction_begin keeps the hook out of MPI meanwhile. */
     MonoObject *exc = NULL;
     u->thunk(mono_gchandle_get_target(u->combiner), invec, inout, len, &exc);
-    gch_leave_mpi();
     /* Apply catches everything itself (and records it for the caller); exc is a last resort. */
     (void)exc;
 }
 
-static MPI_Datatype struct_datatype(uint32_t size)
+/* The operator's MPI handles (a struct's datatype first), for opi_call_mpi. */
+struct op_create_args {
+    user_op *u;
+    MPI_User_function *fn;
+    int commutative;
+};
+
+static int do_create(void *arg)
 {
-    MPI_Datatype t;
-    return mpc_type_bytes(size, &t) == MPC_OK ? t : MPI_DATATYPE_NULL;
+    struct op_create_args *a = arg;
+    user_op *u = a->u;
+    int rc;
+    if (u->struct_bytes && (rc = mpc_type_bytes(u->struct_bytes, &u->datatype)) != MPC_OK)
+        return rc;
+    if ((rc = mpc_op_create(a->fn, a->commutative, &u->op)) != MPC_OK && u->struct_bytes)
+        mpc_type_free(&u->datatype); /* the first error is the one to report */
+    return rc;
+}
+
+static int do_free(void *arg)
+{
+    user_op *u = arg;
+    int rc = mpc_op_free(&u->op);
+    if (u->struct_bytes) {
+        int type_rc = mpc_type_free(&u->datatype);
+        if (rc == MPC_OK)
+            rc = type_rc;
+    }
+    return rc;
+}
+
+/* Frees what opi_op_create made before it registers the operator. */
+static void discard(user_op *u)
+{
+    if (u->combiner)
+        mono_gchandle_free(u->combiner);
+    ffi_closure_free(u->closure);
+    free(u);
 }
 
 int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t commutative,
@@ -130,8 +168,9 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
     MonoClass *k = mono_class_from_mono_type(mono_reflection_type_get_type(element));
     const rt_class_plan *plan = rt_plan_for_class(k);
     if (!plan)
-        return MPC_ERR_NO_MEMORY;
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a class plan");
     MPI_Datatype dt = primitive_datatype(plan->elem_type);
+    uint32_t struct_bytes = 0;
     if (dt == MPI_DATATYPE_NULL) {
         const char *field = plan->first_reference;
         if (field || !plan->value_type) {
@@ -145,11 +184,7 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
             return OPI_ERR_NOT_TRANSPORTABLE;
         }
         uint32_t align;
-        int32_t bytes = mono_class_value_size(k, &align);
-        dt = struct_datatype((uint32_t)bytes);
-        if (dt == MPI_DATATYPE_NULL)
-            return error_record(RT_ERR_RUNTIME, NULL, "MPI refused a datatype for a struct of %d bytes",
-                                bytes);
+        struct_bytes = (uint32_t)mono_class_value_size(k, &align);
     }
     /* the trampoline: the concrete Combiner<T>.Apply of this combiner */
     MonoClass *ck = mono_object_get_class(combiner);
@@ -165,15 +200,24 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
     u->thunk = (apply_thunk)mono_method_get_unmanaged_thunk(apply);
     u->elem_class = k;
     u->datatype = dt;
-    int rc = RT_ERR_RUNTIME;
-    if (ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, code_ptr) != FFI_OK ||
-        (rc = mpc_op_create((MPI_User_function *)code_ptr, commutative != 0, &u->op)) != MPC_OK) {
-        ffi_closure_free(u->closure);
-        free(u);
-        return rc == RT_ERR_RUNTIME ? error_record(rc, NULL, "libffi could not prepare the operator's closure")
-                                    : rc;
+    u->struct_bytes = struct_bytes;
+    if (!u->thunk || ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, code_ptr) != FFI_OK) {
+        discard(u);
+        return error_record(RT_ERR_RUNTIME, NULL, "libffi could not prepare the operator's closure");
     }
-    u->combiner = mono_gchandle_new(combiner, 0);
+    /* pinned: user_op_entry reads its address in a GC-safe region, where a collection by
+     * another thread could otherwise move it before the thunk enters managed code */
+    u->combiner = mono_gchandle_new(combiner, 1);
+    /* From here on a C# operator exists as far as the rule is concerned (gc_hooks.h): MPI is
+     * called GC-safe everywhere before this one can be used. No object is needed after. */
+    gch_user_op_add();
+    struct op_create_args a = {u, (MPI_User_function *)code_ptr, commutative != 0};
+    int rc = opi_call_mpi(do_create, &a, NULL, 0);
+    if (rc != MPC_OK) {
+        gch_user_op_remove();
+        discard(u);
+        return rc;
+    }
     pthread_mutex_lock(&ops_lock);
     int32_t i = 0;
     while (i < user_op_capacity && user_ops[i])
@@ -183,10 +227,9 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
         user_op **g = realloc(user_ops, (size_t)grown * sizeof *g);
         if (!g) {
             pthread_mutex_unlock(&ops_lock);
-            mpc_op_free(&u->op);
-            mono_gchandle_free(u->combiner);
-            ffi_closure_free(u->closure);
-            free(u);
+            opi_call_mpi(do_free, u, NULL, 0); /* out of memory is the error to report */
+            gch_user_op_remove();
+            discard(u);
             return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the table of user operators");
         }
         for (int32_t j = user_op_capacity; j < grown; j++)
@@ -212,16 +255,11 @@ int32_t opi_op_free(int32_t code)
     pthread_mutex_unlock(&ops_lock);
     if (!u)
         return MPC_OK;
-    if (mpc_is_initialized()) {
-        mpc_op_free(&u->op);
-        if (primitive_datatype(rt_plan_for_class(u->elem_class)->elem_type) == MPI_DATATYPE_NULL)
-            mpc_type_free(&u->datatype);
-    }
-    mono_gchandle_free(u->combiner);
+    int rc = mpc_is_initialized() ? opi_call_mpi(do_free, u, NULL, 0) : MPC_OK;
+    gch_user_op_remove();
     /* Collectives complete before their call returns, so no running one can still use it. */
-    ffi_closure_free(u->closure);
-    free(u);
-    return MPC_OK;
+    discard(u);
+    return rc;
 }
 
 /* Records that operator `op` (its name) is not defined for the element class, and why. */

@@ -195,7 +195,8 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
         return rc;
     gch_buffer *b = gch_buffer_take((size_t)s.bytes);
     if (!b) { /* the matched message must still be taken off the queue (truncated: expected) */
-        mpc_mrecv(NULL, 0, &msg, NULL);
+        struct native_transfer discard = {NULL, 0, 0, 0, comm, &msg, NULL};
+        opi_call_mpi(do_mrecv, &discard, NULL, 0);
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received graph of %lld bytes",
                             (long long)s.bytes);
     }

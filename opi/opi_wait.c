@@ -3,11 +3,12 @@
  * Internal calls run GC-unsafe (raw registration): while one runs, a collection can only
  * happen at a safepoint (any exported Mono function may be one), and objects this thread
  * holds in C locals or arguments are then pinned by the conservative stack scan. The poll loop
- * calls MPI only, so a wait may poll in place for as long as no collection is coming. When the GC hook announces a collection
- * (the epoch changes before the world stops) or the spin budget is spent, the wait pins what
- * the GC could move (nursery objects; small old ones only when major collections evacuate;
- * large objects never) and keeps polling inside a GC-safe region, so the collection — and
- * every other thread — proceeds. */
+ * calls MPI only, so a wait may poll in place for as long as no collection is coming and no C#
+ * operator exists (the rule in gc_hooks.h). When the GC hook announces a collection (the
+ * epoch changes before the world stops), an operator exists or the spin budget is spent, the
+ * wait pins what the GC could move (nursery objects; small old ones only when major
+ * collections evacuate; large objects never) and keeps polling inside a GC-safe region, so
+ * the collection — and every other thread — proceeds. */
 #include "opi_internal.h"
 
 #include "gc_hooks.h"
@@ -102,13 +103,12 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
     MonoObject *anchor[OPI_MAX_OBJECTS] = {NULL};
     if (pin_every_transfer) /* the comparison policy: pin first, whatever the object */
         pin_where(objs, nobjs, pins, anchor, 1, 0);
-    /* Polling GC-unsafe is only safe while no thread runs managed code inside MPI: that
-     * thread holds MPICH's lock, and a collection it starts would wait for this thread
-     * forever if it blocked on that lock here. */
+    /* Each poll GC-unsafe only as the rule allows (gc_hooks.h): not while a C# operator
+     * exists, which could hold MPICH's lock while its collection waits for this thread. */
     int running = 1;
     uint64_t epoch = gch_epoch();
     int64_t deadline = 0;
-    for (unsigned spin = 0; running > 0 && gch_epoch() == epoch && !gch_managed_code_in_mpi(); spin++) {
+    for (unsigned spin = 0; running > 0 && gch_epoch() == epoch; spin++) {
         if (spin % CLOCK_POLLS == CLOCK_POLLS - 1) {
             int64_t now = monotonic_ns();
             if (deadline == 0)
@@ -116,7 +116,10 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
             else if (now >= deadline)
                 break;
         }
+        if (!gch_unsafe_mpi_begin())
+            break;
         running = poll(ctx);
+        gch_unsafe_mpi_end();
     }
 
     pin_where(objs, nobjs, pins, anchor, 0, running > 0);
@@ -214,6 +217,16 @@ RT_HOLDS_STACK_MARK int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObjec
     int rc = run_in_region(fn, arg, anchor);
     release_pins(pins, nobjs);
     return rc;
+}
+
+int opi_call_mpi(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
+{
+    if (gch_unsafe_mpi_begin()) {
+        int rc = fn(arg);
+        gch_unsafe_mpi_end();
+        return rc;
+    }
+    return opi_run_gc_safe(fn, arg, objs, nobjs);
 }
 
 RT_HOLDS_STACK_MARK int opi_run_gc_safe_immovable(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
