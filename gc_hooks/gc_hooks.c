@@ -187,7 +187,7 @@ void gch_unsafe_mpi_end(void) { atomic_store_explicit(&my_block->unsafe_mpi, 0, 
 /* Once the count is raised and the barrier passed, a thread that enters a bracket sees the
  * count and refuses; one that entered before has its flag visible here. So, after every flag
  * is seen clear once, no MPI call begun GC-unsafe remains. */
-void gch_user_op_add(void)
+RT_HOLDS_STACK_MARK void gch_user_op_add(void)
 {
     atomic_fetch_add(&user_ops, 1);
     process_wide_barrier();
