@@ -128,6 +128,45 @@ MPC_API void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);
  * zero-initialises the MPI_Status before probing (MPICH leaves the cancel bit untouched). */
 MPC_API void mpc_status_from_probe(const MPI_Status *in, mpc_status *out);
 
+
+/* ---- groups, topologies, intercommunicators, processes (issue 13, part 4) ----
+ * Ranks are MPI's: MPI_UNDEFINED where a rank has none, MPI_PROC_NULL at a Cartesian open edge.
+ * New communicators get MPI_ERRORS_RETURN; out is MPI_COMM_NULL where MPI gives this rank none. */
+typedef MPI_Group mpc_group;
+MPC_API int mpc_comm_group(mpc_comm comm, mpc_group *group);          /* an intercommunicator's local group */
+MPC_API int mpc_group_size(mpc_group group, int *size);
+MPC_API int mpc_group_rank(mpc_group group, int *rank);               /* MPI_UNDEFINED when not a member */
+MPC_API int mpc_group_incl(mpc_group group, int n, const int *ranks, mpc_group *out);
+MPC_API int mpc_group_excl(mpc_group group, int n, const int *ranks, mpc_group *out);
+MPC_API int mpc_group_union(mpc_group a, mpc_group b, mpc_group *out);
+MPC_API int mpc_group_intersection(mpc_group a, mpc_group b, mpc_group *out);
+MPC_API int mpc_group_difference(mpc_group a, mpc_group b, mpc_group *out);
+MPC_API int mpc_group_translate_ranks(mpc_group a, int n, const int *ranks, mpc_group b, int *out);
+MPC_API int mpc_group_free(mpc_group *group);
+MPC_API int mpc_comm_create(mpc_comm comm, mpc_group group, mpc_comm *out);
+MPC_API int mpc_cart_create(mpc_comm comm, int ndims, const int *dims, const int *periods, int reorder,
+                            mpc_comm *out);
+MPC_API int mpc_cartdim_get(mpc_comm comm, int *ndims);
+MPC_API int mpc_cart_get(mpc_comm comm, int maxdims, int *dims, int *periods, int *coords);
+MPC_API int mpc_cart_coords(mpc_comm comm, int rank, int maxdims, int *coords);
+MPC_API int mpc_cart_rank(mpc_comm comm, const int *coords, int *rank);
+MPC_API int mpc_cart_shift(mpc_comm comm, int direction, int displacement, int *source, int *dest);
+MPC_API int mpc_cart_sub(mpc_comm comm, const int *remain_dims, mpc_comm *out);
+MPC_API int mpc_dims_create(int nodes, int ndims, int *dims);
+MPC_API int mpc_intercomm_create(mpc_comm local, int local_leader, mpc_comm peer, int remote_leader, int tag,
+                                 mpc_comm *out);
+MPC_API int mpc_intercomm_merge(mpc_comm inter, int high, mpc_comm *out);
+MPC_API int mpc_comm_test_inter(mpc_comm comm, int *inter);
+MPC_API int mpc_comm_remote_size(mpc_comm comm, int *size);
+/* Whether this MPI library can connect processes started apart (MPI_Open_port, which spawn
+ * needs): MPC_OK, or MPI's error with its text in why (NUL-terminated, cut to size). */
+MPC_API int mpc_dynamic_processes(char *why, size_t size);
+/* MPI_Comm_spawn of maxprocs copies of command with argv (NULL-terminated), started in wdir
+ * (NULL: MPI's choice); command, argv, maxprocs and wdir are significant at root only. */
+MPC_API int mpc_comm_spawn(const char *command, char **argv, int maxprocs, const char *wdir, int root,
+                           mpc_comm comm, mpc_comm *out);
+MPC_API int mpc_comm_get_parent(mpc_comm *parent);                    /* MPI_COMM_NULL unless spawned */
+
 #ifdef __cplusplus
 }
 #endif

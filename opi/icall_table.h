@@ -80,6 +80,29 @@
     X(OGather, opi_ogather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \
     X(OAllgather, opi_oallgather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ)) \
     X(SdReadIncoming, opi_sd_read_incoming, IC_I32, (IC_I64, IC_I64, IC_TYPE, IC_OBJ_REF)) \
-    X(SdRelease, opi_sd_release, IC_I32, (void))
+    X(SdRelease, opi_sd_release, IC_I32, (void)) \
+    /* topo: groups, Cartesian topologies, intercommunicators, spawn (opi_comms.c) */ \
+    X(CommGroup, opi_comm_group, IC_I32, (IC_I32, IC_I32_REF)) \
+    X(GroupSize, opi_group_size, IC_I32, (IC_I32, IC_I32_REF)) \
+    X(GroupRank, opi_group_rank, IC_I32, (IC_I32, IC_I32_REF)) \
+    X(GroupInclExcl, opi_group_incl_excl, IC_I32, (IC_I32, IC_OBJ, IC_I32, IC_I32_REF)) \
+    X(GroupCombine, opi_group_combine, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF)) \
+    X(GroupTranslateRanks, opi_group_translate_ranks, IC_I32, (IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \
+    X(GroupFree, opi_group_free, IC_I32, (IC_I32_REF)) \
+    X(CommCreate, opi_comm_create, IC_I32, (IC_I32, IC_I32, IC_I32_REF)) \
+    X(CartCreate, opi_cart_create, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32_REF)) \
+    X(CartDim, opi_cart_dim, IC_I32, (IC_I32, IC_I32_REF)) \
+    X(CartGet, opi_cart_get, IC_I32, (IC_I32, IC_OBJ, IC_OBJ, IC_OBJ)) \
+    X(CartCoords, opi_cart_coords, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ)) \
+    X(CartRank, opi_cart_rank, IC_I32, (IC_I32, IC_OBJ, IC_I32_REF)) \
+    X(CartShift, opi_cart_shift, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF, IC_I32_REF)) \
+    X(CartSub, opi_cart_sub, IC_I32, (IC_I32, IC_OBJ, IC_I32_REF)) \
+    X(DimsCreate, opi_dims_create, IC_I32, (IC_I32, IC_OBJ)) \
+    X(IntercommCreate, opi_intercomm_create, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32_REF)) \
+    X(IntercommMerge, opi_intercomm_merge, IC_I32, (IC_I32, IC_I32, IC_I32_REF)) \
+    X(CommRemoteSize, opi_comm_remote_size, IC_I32, (IC_I32, IC_I32_REF)) \
+    X(CommTestInter, opi_comm_test_inter, IC_I32, (IC_I32, IC_I32_REF)) \
+    X(CommParent, opi_comm_parent, IC_I32, (IC_I32_REF)) \
+    X(CommSpawn, opi_comm_spawn, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32_REF))
 
 #endif

@@ -20,7 +20,14 @@
     X(TYPE_MISMATCH, -307, "send and receive arrays must have the same element type") \
     X(LENGTH, -308, "array lengths do not match the communicator size") \
     X(ALIAS, -309, "send and receive arrays must be different arrays here") \
-    X(PARTIAL_ELEMENT, -310, "the message is not a whole number of elements of the receiving array (sender and receiver element types differ)")
+    X(PARTIAL_ELEMENT, -310, "the message is not a whole number of elements of the receiving array (sender and receiver element types differ)") \
+    /* topo: groups, topologies, intercommunicators, processes */ \
+    X(NOT_SUPPORTED, -319, "the MPI library cannot do this (see the message)") \
+    X(GROUP_RANK, -320, "a rank outside the group") \
+    X(DUPLICATE_RANK, -321, "a rank appears more than once") \
+    X(OUT_OF_RANGE, -322, "an argument outside its valid range") \
+    X(DIMS, -323, "the dimensions do not fit (lengths, or their product against the communicator size)") \
+    X(BAD_ARGUMENT, -324, "the argument does not fit the call (see the message)")
 
 #define OPI_ERR_FIRST (-300)
 #define OPI_ERR_LIMIT (-399)

@@ -254,10 +254,14 @@ namespace System.MP
         // ---- communicator management ----
 
         /// <summary>A new communicator with the same ranks, whose messages never match this one's
-        /// (MPI_Comm_dup). Dispose it when done.</summary>
+        /// (MPI_Comm_dup). Dispose it when done. Not for an <see cref="Intercomm"/>
+        /// (NotSupportedException: merge it first).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Intracomm Dup()
         {
+            if (this is Intercomm)
+                throw new NotSupportedException("System.MP: Dup of an intercommunicator is not supported " +
+                                                "(it would not be an Intracomm); Merge it first");
             int newComm;
             Errors.Check(MPDirect.CommDup(handle, out newComm));
             return new Intracomm(newComm, true);

@@ -41,6 +41,9 @@ namespace System.MP
                   Not1dArray = -304, SameObject = -305, Op = -306, TypeMismatch = -307, Length = -308,
                   Alias = -309,
                   PartialElement = -310;   // an MPException (the message's element type differs): the default case
+        // OPI, topo: groups, topologies, intercommunicators, spawn (opi/opi_comms.c)
+        internal const int NotSupported = -319, GroupRank = -320, DuplicateRank = -321, OutOfRange = -322,
+                  Dims = -323, BadArgument = -324;
 
         /// <param name="code">what an internal call returned (0: success, nothing thrown)</param>
         internal static void Check(int code)
@@ -82,6 +85,13 @@ namespace System.MP
             case Request: return new InvalidOperationException("System.MP: " + text);
             case Serialization: return new MPSerializationException("System.MP: " + text);
             case Graph: return new ArgumentException("System.MP: " + text, argument);
+            // topo
+            case NotSupported: return new NotSupportedException("System.MP: " + text);
+            case GroupRank:
+            case OutOfRange: return new ArgumentOutOfRangeException(argument, text);
+            case DuplicateRank:
+            case Dims:
+            case BadArgument: return new ArgumentException(text, argument);
             default:
                 return new MPException(code > 0 ? text : "System.MP: " + text,
                                        code > 0 ? MPDirect.ErrorClass(code) : code);

@@ -93,6 +93,65 @@ namespace System.MP
             Errors.Check(MPDirect.Stats(v));
             return new MPStats(v);
         }
+
+        // ---- topo: groups, topologies, processes ----
+
+        /// <summary>"No rank" (MPI_UNDEFINED): <see cref="Group.Rank"/> of a process outside the
+        /// group, and <see cref="Group.TranslateRanks"/> where a process is absent.</summary>
+        public const int Undefined = -32766;
+
+        /// <summary>Chooses a balanced grid of <paramref name="nodes"/> processes
+        /// (MPI_Dims_create): returns a new array like <paramref name="dims"/> where every 0 is
+        /// replaced by a size, the sizes as close to each other as possible and in non-increasing
+        /// order; positive entries are kept as given. <paramref name="dims"/> itself is not
+        /// changed. Pass the result to <see cref="Intracomm.CreateCart"/>.</summary>
+        /// <exception cref="ArgumentNullException">dims is null.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">nodes is below 1, or an entry of dims is
+        /// negative.</exception>
+        /// <exception cref="ArgumentException">the positive entries do not divide nodes (or, with
+        /// no zero entry, do not multiply to it).</exception>
+        public static int[] DimsCreate(int nodes, int[] dims)
+        {
+            if (dims == null)
+                throw new ArgumentNullException(nameof(dims));
+            Core.Ensure();
+            var filled = (int[])dims.Clone();
+            FillDims(nodes, filled);
+            return filled;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void FillDims(int nodes, int[] dims) => Errors.Check(MPDirect.DimsCreate(nodes, dims));
+
+        static Intercomm parent;
+        static bool parentRead;
+        static readonly object parentGate = new object();
+
+        /// <summary>In a program started by <see cref="Intracomm.Spawn"/>: the intercommunicator to
+        /// the processes that started it (its remote group; MPI_Comm_get_parent). null in a program
+        /// that was not spawned. It belongs to System.MP: Dispose on it does nothing.</summary>
+        public static Intercomm Parent {
+            get {
+                if (!parentRead) {
+                    Core.Ensure();
+                    lock (parentGate) {
+                        if (!parentRead) {
+                            parent = ReadParent();
+                            parentRead = true;
+                        }
+                    }
+                }
+                return parent;
+            }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static Intercomm ReadParent()
+        {
+            int handle;
+            Errors.Check(MPDirect.CommParent(out handle));
+            return handle == Comm.NullHandle ? null : new Intercomm(handle, false);
+        }
     }
 
     /// <summary>A snapshot of the core's counters; counters only grow (PinsLive and

@@ -85,5 +85,33 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OAllgather(int comm, int size, int rank, Array piece, long[] sizes);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdReadIncoming(long offset, long count, Type expected, out object result);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdRelease();
+
+        // topo: groups, Cartesian topologies, intercommunicators, spawn (opi/opi_comms.c). Handles
+        // are MPI's (MPI_Group, MPI_Comm); ranks come back as System.MP's (MP.Undefined, MP.ProcNull).
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommGroup(int comm, out int group);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int GroupSize(int group, out int size);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int GroupRank(int group, out int rank);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int GroupInclExcl(int group, int[] ranks, int exclude, out int newGroup);
+        // kind: 0 union, 1 intersection, 2 difference
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int GroupCombine(int a, int b, int kind, out int newGroup);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int GroupTranslateRanks(int group, int[] ranks, int other, int[] result);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int GroupFree(ref int group);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommCreate(int comm, int group, out int newComm);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CartCreate(int comm, int size, int[] dims, bool[] periods, int reorder, out int newComm);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CartDim(int comm, out int ndims);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CartGet(int comm, int[] dims, bool[] periods, int[] coords);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CartCoords(int comm, int size, int rank, int[] coords);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CartRank(int comm, int[] coords, out int rank);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CartShift(int comm, int direction, int displacement, out int source, out int dest);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CartSub(int comm, bool[] remainDims, out int newComm);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int DimsCreate(int nodes, int[] dims);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int IntercommCreate(int comm, int size, int rank, int localLeader, int peer, int peerSize, int peerRank, int remoteLeader, int tag, out int newComm);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int IntercommMerge(int comm, int high, out int newComm);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommRemoteSize(int comm, out int size);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommTestInter(int comm, out int inter);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommParent(out int parent);
+        // command: at the root, NUL-ended UTF-8 strings: working directory, executable, arguments.
+        // refusal, refusalText ("argument\nmessage"): an argument the root refused, told to every rank.
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommSpawn(int comm, int size, int rank, int root, int refusal, byte[] refusalText, byte[] command, int maxProcs, out int newComm);
     }
 }

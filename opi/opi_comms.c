@@ -1,0 +1,748 @@
+/* opi_comms.c — groups, Cartesian topologies, intercommunicators and spawned processes: the
+ * internal calls behind System.MP.Group, CartComm, Intercomm, Intracomm.Create/CreateCart/
+ * CreateIntercomm/Spawn, MP.DimsCreate and MP.Parent.
+ *
+ * Every argument is checked here, before MPI sees it, and a refusal is recorded with the C#
+ * parameter and the values (error_record). Arrays from C# (int[] ranks, dims, coordinates;
+ * bool[] periods) are copied into native memory before the MPI call, so MPI never holds a
+ * managed address; arrays that receive results are passed to opi_call_mpi / opi_run_gc_safe as
+ * the call's objects (pinned if the call has to run GC-safe and they could move). Local MPI calls
+ * (group algebra, Cartesian queries) go through opi_call_mpi; collective ones (creating
+ * communicators, spawning) block, and run in a GC-safe region (opi_run_gc_safe). */
+#include "opi_icalls.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* System.MP's values for MPI's "no rank" (MP.Undefined) and "no process" (MP.ProcNull):
+ * MPICH's MPI_PROC_NULL is -1 (System.MP's AnySource), so both are translated here. */
+#define OPI_UNDEFINED (-32766)
+#ifndef OPI_PROC_NULL
+#define OPI_PROC_NULL (-3)
+#endif
+
+static int32_t undefined_out(int r) { return r == MPI_UNDEFINED ? OPI_UNDEFINED : r == MPI_PROC_NULL ? OPI_PROC_NULL : r; }
+
+/* ---- arguments ---- */
+
+/* A non-null array of 4-byte (int) or 1-byte (bool) elements; its data and length. */
+static int small_array(MonoObject *a, const char *name, uint32_t elem_size, void **data, int32_t *n)
+{
+    opi_buffer b;
+    int rc = opi_buffer_whole_as(a, name, &b);
+    if (rc != MPC_OK)
+        return rc;
+    if (b.elem_size != elem_size)
+        return error_record(OPI_ERR_NOT_TRANSPORTABLE, name, "%s must be an array of %s", name,
+                            elem_size == 4 ? "int" : "bool");
+    if (b.bytes / elem_size > INT32_MAX)
+        return error_record(OPI_ERR_DIMS, name, "%s has more than %d elements", name, INT32_MAX);
+    *data = b.data;
+    *n = (int32_t)(b.bytes / elem_size);
+    return MPC_OK;
+}
+
+/* A native copy of an int[] argument (at least one element allocated); *copy is freed by the caller. */
+static int int_array_copy(MonoObject *a, const char *name, int **copy, int32_t *n)
+{
+    void *data;
+    int rc = small_array(a, name, 4, &data, n);
+    if (rc != MPC_OK)
+        return rc;
+    if (!(*copy = malloc(((size_t)*n + 1) * sizeof(int))))
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a copy of %s (%d elements)", name, *n);
+    memcpy(*copy, data, (size_t)*n * sizeof(int));
+    return MPC_OK;
+}
+
+/* A native int copy (0 or 1) of a bool[] argument; *copy is freed by the caller. */
+static int bool_array_copy(MonoObject *a, const char *name, int **copy, int32_t *n)
+{
+    void *data;
+    int rc = small_array(a, name, 1, &data, n);
+    if (rc != MPC_OK)
+        return rc;
+    if (!(*copy = malloc(((size_t)*n + 1) * sizeof(int))))
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a copy of %s (%d elements)", name, *n);
+    for (int32_t i = 0; i < *n; i++)
+        (*copy)[i] = ((const uint8_t *)data)[i] != 0;
+    return MPC_OK;
+}
+
+static int check_group(int32_t group, const char *name)
+{
+    if (group != MPI_GROUP_NULL)
+        return MPC_OK;
+    return error_record(MPC_ERR_COMM_NULL, name, "%s has been disposed", name);
+}
+
+/* A rank of something of size n (a group, a communicator), as about argument name. */
+static int rank_outside(const char *name, int index, int32_t rank, int32_t n, const char *of)
+{
+    if (index >= 0)
+        return error_record(OPI_ERR_GROUP_RANK, name, "%s[%d] = %d is outside 0..%d of %s of size %d", name, index,
+                            rank, n - 1, of, n);
+    return error_record(OPI_ERR_GROUP_RANK, name, "%s %d is outside 0..%d of %s of size %d", name, rank, n - 1, of, n);
+}
+
+/* ---- local MPI calls, one struct for all (opi_call_mpi takes one argument) ---- */
+
+enum local_kind {
+    L_COMM_GROUP, L_GROUP_SIZE, L_GROUP_RANK, L_INCL, L_EXCL, L_UNION, L_INTERSECTION, L_DIFFERENCE,
+    L_TRANSLATE, L_GROUP_FREE, L_CARTDIM, L_CART_GET, L_CART_COORDS, L_CART_RANK, L_CART_SHIFT,
+    L_DIMS_CREATE, L_REMOTE_SIZE, L_TEST_INTER, L_PARENT, L_PROBE_DYNAMIC
+};
+
+struct local {
+    enum local_kind kind;
+    int comm, a, b;        /* a communicator; groups a and b, or a rank / direction and displacement */
+    int n;                 /* elements of ints / out */
+    int *ints;             /* native input (ranks, coordinates, dims) */
+    int *out, *out2, *out3; /* native or managed results */
+    int result, result2;
+    char *why;
+    size_t why_size;
+};
+
+static int do_local(void *arg)
+{
+    struct local *l = arg;
+    switch (l->kind) {
+    case L_COMM_GROUP: return mpc_comm_group(l->comm, &l->result);
+    case L_GROUP_SIZE: return mpc_group_size(l->a, &l->result);
+    case L_GROUP_RANK: return mpc_group_rank(l->a, &l->result);
+    case L_INCL: return mpc_group_incl(l->a, l->n, l->ints, &l->result);
+    case L_EXCL: return mpc_group_excl(l->a, l->n, l->ints, &l->result);
+    case L_UNION: return mpc_group_union(l->a, l->b, &l->result);
+    case L_INTERSECTION: return mpc_group_intersection(l->a, l->b, &l->result);
+    case L_DIFFERENCE: return mpc_group_difference(l->a, l->b, &l->result);
+    case L_TRANSLATE: return mpc_group_translate_ranks(l->a, l->n, l->ints, l->b, l->out);
+    case L_GROUP_FREE: return mpc_group_free(&l->a);
+    case L_CARTDIM: return mpc_cartdim_get(l->comm, &l->result);
+    case L_CART_GET: return mpc_cart_get(l->comm, l->n, l->out, l->out2, l->out3);
+    case L_CART_COORDS: return mpc_cart_coords(l->comm, l->a, l->n, l->out);
+    case L_CART_RANK: return mpc_cart_rank(l->comm, l->ints, &l->result);
+    case L_CART_SHIFT: return mpc_cart_shift(l->comm, l->a, l->b, &l->result, &l->result2);
+    case L_DIMS_CREATE: return mpc_dims_create(l->a, l->n, l->ints);
+    case L_REMOTE_SIZE: return mpc_comm_remote_size(l->comm, &l->result);
+    case L_TEST_INTER: return mpc_comm_test_inter(l->comm, &l->result);
+    case L_PARENT: return mpc_comm_get_parent(&l->result);
+    case L_PROBE_DYNAMIC: return mpc_dynamic_processes(l->why, l->why_size);
+    }
+    return RT_ERR_RUNTIME;
+}
+
+static int local(struct local *l) { return opi_call_mpi(do_local, l, NULL, 0); }
+
+/* The group size of a group handle already checked. */
+static int group_size(int32_t group, int32_t *size)
+{
+    struct local l = {.kind = L_GROUP_SIZE, .a = group};
+    int rc = local(&l);
+    *size = l.result;
+    return rc;
+}
+
+/* ---- groups ---- */
+
+int32_t opi_comm_group(int32_t comm, int32_t *group)
+{
+    struct local l = {.kind = L_COMM_GROUP, .comm = comm};
+    int rc = check_comm(comm);
+    if (rc == MPC_OK && (rc = local(&l)) == MPC_OK)
+        *group = l.result;
+    return rc;
+}
+
+int32_t opi_group_size(int32_t group, int32_t *size)
+{
+    int rc = check_group(group, "group");
+    return rc ? rc : group_size(group, size);
+}
+
+int32_t opi_group_rank(int32_t group, int32_t *rank)
+{
+    struct local l = {.kind = L_GROUP_RANK, .a = group};
+    int rc = check_group(group, "group");
+    if (rc == MPC_OK && (rc = local(&l)) == MPC_OK)
+        *rank = undefined_out(l.result);
+    return rc;
+}
+
+/* ranks: each inside 0..size-1 of group, none twice. */
+static int check_ranks(const int *ranks, int32_t n, int32_t size, const char *name)
+{
+    int *seen = calloc((size_t)size + 1, sizeof *seen);
+    if (!seen)
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory checking %s", name);
+    int rc = MPC_OK;
+    for (int32_t i = 0; i < n && rc == MPC_OK; i++) {
+        int r = ranks[i];
+        if (r < 0 || r >= size)
+            rc = rank_outside(name, i, r, size, "a group");
+        else if (seen[r])
+            rc = error_record(OPI_ERR_DUPLICATE_RANK, name, "%s[%d] = %d repeats %s[%d]: each rank may appear once",
+                              name, i, r, name, seen[r] - 1);
+        else
+            seen[r] = i + 1;
+    }
+    free(seen);
+    return rc;
+}
+
+int32_t opi_group_incl_excl(int32_t group, MonoObject *ranks, int32_t exclude, int32_t *out)
+{
+    int *copy = NULL;
+    int32_t n, size;
+    int rc;
+    if ((rc = check_group(group, "group")) || (rc = int_array_copy(ranks, "ranks", &copy, &n)))
+        return rc;
+    if ((rc = group_size(group, &size)) == MPC_OK && (rc = check_ranks(copy, n, size, "ranks")) == MPC_OK) {
+        struct local l = {.kind = exclude ? L_EXCL : L_INCL, .a = group, .n = n, .ints = copy};
+        if ((rc = local(&l)) == MPC_OK)
+            *out = l.result;
+    }
+    free(copy);
+    return rc;
+}
+
+/* kind: 0 union, 1 intersection, 2 difference. */
+int32_t opi_group_combine(int32_t a, int32_t b, int32_t kind, int32_t *out)
+{
+    static const enum local_kind kinds[] = {L_UNION, L_INTERSECTION, L_DIFFERENCE};
+    int rc;
+    if ((rc = check_group(a, "a")) || (rc = check_group(b, "b")))
+        return rc;
+    if (kind < 0 || kind > 2)
+        return error_record(OPI_ERR_OUT_OF_RANGE, "kind", "group operation %d is not 0..2", kind);
+    struct local l = {.kind = kinds[kind], .a = a, .b = b};
+    if ((rc = local(&l)) == MPC_OK)
+        *out = l.result;
+    return rc;
+}
+
+/* result: an int[] as long as ranks, filled with the ranks in other (MP.Undefined where absent). */
+int32_t opi_group_translate_ranks(int32_t group, MonoObject *ranks, int32_t other, MonoObject *result)
+{
+    int *copy = NULL;
+    void *res;
+    int32_t n, rn, size;
+    int rc;
+    if ((rc = check_group(group, "group")) || (rc = check_group(other, "other")) ||
+        (rc = small_array(result, "result", 4, &res, &rn)) || (rc = int_array_copy(ranks, "ranks", &copy, &n)))
+        return rc;
+    if (rn != n) {
+        free(copy);
+        return error_record(OPI_ERR_DIMS, "result", "result has %d elements for %d ranks", rn, n);
+    }
+    if ((rc = group_size(group, &size)) == MPC_OK) {
+        for (int32_t i = 0; i < n && rc == MPC_OK; i++) {
+            if (copy[i] == OPI_PROC_NULL)
+                copy[i] = MPI_PROC_NULL;
+            else if (copy[i] < 0 || copy[i] >= size)
+                rc = error_record(OPI_ERR_GROUP_RANK, "ranks",
+                                  "ranks[%d] = %d is outside 0..%d of a group of size %d, and is not MP.ProcNull (-3)", i,
+                                  copy[i], size - 1, size);
+        }
+    }
+    if (rc == MPC_OK) {
+        int *out = malloc(((size_t)n + 1) * sizeof *out);
+        struct local l = {.kind = L_TRANSLATE, .a = group, .b = other, .n = n, .ints = copy, .out = out};
+        if (!out)
+            rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory translating %d ranks", n);
+        else if ((rc = opi_call_mpi(do_local, &l, &result, 1)) == MPC_OK) {
+            int32_t *dst = res; /* result is among the call's objects: where it was, or pinned */
+            for (int32_t i = 0; i < n; i++)
+                dst[i] = undefined_out(out[i]);
+        }
+        free(out);
+    }
+    free(copy);
+    return rc;
+}
+
+int32_t opi_group_free(int32_t *group)
+{
+    struct local l = {.kind = L_GROUP_FREE, .a = *group};
+    if (*group == MPI_GROUP_NULL)
+        return MPC_OK;
+    int rc = local(&l);
+    if (rc == MPC_OK)
+        *group = MPI_GROUP_NULL;
+    return rc;
+}
+
+/* ---- collective creation of communicators ---- */
+
+enum create_kind { C_CREATE, C_CART, C_CART_SUB, C_INTERCOMM, C_MERGE, C_SPAWN };
+
+struct create {
+    enum create_kind kind;
+    int comm, group, ndims, reorder, leader, peer, remote_leader, tag, high, root, maxprocs;
+    const int *dims, *periods;
+    const char *command, *wdir;
+    char **argv;
+    MPI_Comm out;
+};
+
+static int do_create(void *arg)
+{
+    struct create *c = arg;
+    switch (c->kind) {
+    case C_CREATE: return mpc_comm_create(c->comm, c->group, &c->out);
+    case C_CART: return mpc_cart_create(c->comm, c->ndims, c->dims, c->periods, c->reorder, &c->out);
+    case C_CART_SUB: return mpc_cart_sub(c->comm, c->periods, &c->out);
+    case C_INTERCOMM:
+        return mpc_intercomm_create(c->comm, c->leader, c->peer, c->remote_leader, c->tag, &c->out);
+    case C_MERGE: return mpc_intercomm_merge(c->comm, c->high, &c->out);
+    case C_SPAWN: return mpc_comm_spawn(c->command, c->argv, c->maxprocs, c->wdir, c->root, c->comm, &c->out);
+    }
+    return RT_ERR_RUNTIME;
+}
+
+static int create(struct create *c, int32_t *out)
+{
+    c->out = MPI_COMM_NULL;
+    int rc = opi_run_gc_safe(do_create, c, NULL, 0);
+    if (rc == MPC_OK)
+        *out = c->out;
+    return rc;
+}
+
+/* group must be a subgroup of comm's group: MPI_Comm_create's rule, checked locally. */
+int32_t opi_comm_create(int32_t comm, int32_t group, int32_t *out)
+{
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = check_group(group, "group")))
+        return rc;
+    int32_t n, mine = MPI_GROUP_NULL;
+    if ((rc = group_size(group, &n)) || (rc = opi_comm_group(comm, &mine)))
+        return rc;
+    int *ranks = malloc(((size_t)n + 1) * sizeof *ranks), *in_comm = malloc(((size_t)n + 1) * sizeof *in_comm);
+    if (!ranks || !in_comm) {
+        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory checking a group of %d", n);
+    } else {
+        for (int32_t i = 0; i < n; i++)
+            ranks[i] = i;
+        struct local l = {.kind = L_TRANSLATE, .a = group, .b = mine, .n = n, .ints = ranks, .out = in_comm};
+        if ((rc = local(&l)) == MPC_OK) {
+            int32_t outside = 0, first = -1;
+            for (int32_t i = 0; i < n; i++)
+                if (in_comm[i] == MPI_UNDEFINED && outside++ == 0)
+                    first = i;
+            if (outside)
+                rc = error_record(OPI_ERR_BAD_ARGUMENT, "group",
+                                  "group holds %d process(es) that are not in this communicator (the first: its "
+                                  "rank %d); Create takes a subgroup of the communicator's Group",
+                                  outside, first);
+        }
+    }
+    free(ranks);
+    free(in_comm);
+    struct local f = {.kind = L_GROUP_FREE, .a = mine};
+    int frc = local(&f);
+    if (rc != MPC_OK)
+        return rc;
+    if (frc != MPC_OK)
+        return frc;
+    struct create c = {.kind = C_CREATE, .comm = comm, .group = group};
+    return create(&c, out);
+}
+
+int32_t opi_cart_create(int32_t comm, int32_t size, MonoObject *dims, MonoObject *periods, int32_t reorder,
+                        int32_t *out)
+{
+    int *d = NULL, *p = NULL;
+    int32_t nd, np;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = int_array_copy(dims, "dims", &d, &nd)) ||
+        (rc = bool_array_copy(periods, "periods", &p, &np)))
+        goto done;
+    if (np != nd) {
+        rc = error_record(OPI_ERR_DIMS, "periods", "periods has %d elements and dims %d: one per dimension", np, nd);
+        goto done;
+    }
+    int64_t product = 1; /* stops growing once past size: no overflow */
+    for (int32_t i = 0; i < nd; i++) {
+        if (d[i] < 1) {
+            rc = error_record(OPI_ERR_OUT_OF_RANGE, "dims", "dims[%d] = %d: every dimension needs 1 process or more",
+                              i, d[i]);
+            goto done;
+        }
+        if (product <= size)
+            product *= d[i];
+    }
+    if (product > size) {
+        rc = error_record(OPI_ERR_DIMS, "dims", "dims multiply to %s%lld processes; the communicator has %d",
+                          product > INT32_MAX ? "more than " : "", (long long)(product > INT32_MAX ? INT32_MAX : product),
+                          size);
+        goto done;
+    }
+    struct create c = {.kind = C_CART, .comm = comm, .ndims = nd, .dims = d, .periods = p, .reorder = reorder != 0};
+    rc = create(&c, out);
+done:
+    free(d);
+    free(p);
+    return rc;
+}
+
+int32_t opi_cart_dim(int32_t comm, int32_t *ndims)
+{
+    struct local l = {.kind = L_CARTDIM, .comm = comm};
+    int rc = check_comm(comm);
+    if (rc == MPC_OK && (rc = local(&l)) == MPC_OK)
+        *ndims = l.result;
+    return rc;
+}
+
+/* dims, coords: int[ndims]; periods: bool[ndims]. */
+int32_t opi_cart_get(int32_t comm, MonoObject *dims, MonoObject *periods, MonoObject *coords)
+{
+    void *dd, *pd, *cd;
+    int32_t nd, np, nc, ndims;
+    int rc;
+    if ((rc = opi_cart_dim(comm, &ndims)) || (rc = small_array(dims, "dims", 4, &dd, &nd)) ||
+        (rc = small_array(periods, "periods", 1, &pd, &np)) || (rc = small_array(coords, "coords", 4, &cd, &nc)))
+        return rc;
+    if (nd != ndims || np != ndims || nc != ndims)
+        return error_record(OPI_ERR_DIMS, "dims", "the grid has %d dimensions; dims, periods and coords hold %d, %d, %d",
+                            ndims, nd, np, nc);
+    int *buf = malloc(((size_t)ndims * 3 + 1) * sizeof *buf);
+    if (!buf)
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a grid of %d dimensions", ndims);
+    struct local l = {.kind = L_CART_GET, .comm = comm, .n = ndims, .out = buf, .out2 = buf + ndims,
+                      .out3 = buf + 2 * ndims};
+    MonoObject *objs[2] = {dims, coords};
+    if ((rc = opi_call_mpi(do_local, &l, objs, 2)) == MPC_OK) {
+        /* periods was not among the objects: find it again (a GC-safe call may have moved it) */
+        if ((rc = small_array(periods, "periods", 1, &pd, &np)) == MPC_OK) {
+            for (int32_t i = 0; i < ndims; i++) {
+                ((int32_t *)dd)[i] = buf[i];
+                ((uint8_t *)pd)[i] = buf[ndims + i] != 0;
+                ((int32_t *)cd)[i] = buf[2 * ndims + i];
+            }
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+int32_t opi_cart_coords(int32_t comm, int32_t size, int32_t rank, MonoObject *coords)
+{
+    void *cd;
+    int32_t nc, ndims;
+    int rc;
+    if ((rc = opi_cart_dim(comm, &ndims)) || (rc = small_array(coords, "coords", 4, &cd, &nc)))
+        return rc;
+    if (rank < 0 || rank >= size)
+        return rank_outside("rank", -1, rank, size, "a communicator");
+    if (nc != ndims)
+        return error_record(OPI_ERR_DIMS, "coords", "coords holds %d elements for a grid of %d dimensions", nc, ndims);
+    int *buf = malloc(((size_t)ndims + 1) * sizeof *buf);
+    if (!buf)
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for %d coordinates", ndims);
+    struct local l = {.kind = L_CART_COORDS, .comm = comm, .a = rank, .n = ndims, .out = buf};
+    if ((rc = opi_call_mpi(do_local, &l, &coords, 1)) == MPC_OK)
+        memcpy(cd, buf, (size_t)ndims * sizeof *buf);
+    free(buf);
+    return rc;
+}
+
+/* coords: one per dimension, inside 0..dims[i]-1 on a dimension that is not periodic (periodic
+ * ones wrap, as MPI_Cart_rank does). */
+int32_t opi_cart_rank(int32_t comm, MonoObject *coords, int32_t *rank)
+{
+    int *c = NULL, *grid = NULL;
+    int32_t nc, ndims;
+    int rc;
+    if ((rc = opi_cart_dim(comm, &ndims)) || (rc = int_array_copy(coords, "coords", &c, &nc)))
+        return rc;
+    if (nc != ndims) {
+        rc = error_record(OPI_ERR_DIMS, "coords", "coords holds %d elements for a grid of %d dimensions", nc, ndims);
+        goto done;
+    }
+    if (!(grid = malloc(((size_t)ndims * 3 + 1) * sizeof *grid))) {
+        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a grid of %d dimensions", ndims);
+        goto done;
+    }
+    struct local g = {.kind = L_CART_GET, .comm = comm, .n = ndims, .out = grid, .out2 = grid + ndims,
+                      .out3 = grid + 2 * ndims};
+    if ((rc = local(&g)) != MPC_OK)
+        goto done;
+    for (int32_t i = 0; i < ndims; i++) {
+        if (!grid[ndims + i] && (c[i] < 0 || c[i] >= grid[i])) {
+            rc = error_record(OPI_ERR_OUT_OF_RANGE, "coords",
+                              "coords[%d] = %d is outside 0..%d of dimension %d, which is not periodic", i, c[i],
+                              grid[i] - 1, i);
+            goto done;
+        }
+        if (grid[ndims + i]) { /* wrap here: MPI leaves large negative values to the implementation */
+            c[i] %= grid[i];
+            if (c[i] < 0)
+                c[i] += grid[i];
+        }
+    }
+    struct local l = {.kind = L_CART_RANK, .comm = comm, .ints = c};
+    if ((rc = local(&l)) == MPC_OK)
+        *rank = l.result;
+done:
+    free(c);
+    free(grid);
+    return rc;
+}
+
+int32_t opi_cart_shift(int32_t comm, int32_t direction, int32_t displacement, int32_t *source, int32_t *dest)
+{
+    int32_t ndims;
+    int rc = opi_cart_dim(comm, &ndims);
+    if (rc != MPC_OK)
+        return rc;
+    if (direction < 0 || direction >= ndims)
+        return error_record(OPI_ERR_OUT_OF_RANGE, "direction", "direction %d is outside 0..%d of a grid of %d dimension(s)",
+                            direction, ndims - 1, ndims);
+    struct local l = {.kind = L_CART_SHIFT, .comm = comm, .a = direction, .b = displacement};
+    if ((rc = local(&l)) == MPC_OK) {
+        *source = undefined_out(l.result);
+        *dest = undefined_out(l.result2);
+    }
+    return rc;
+}
+
+int32_t opi_cart_sub(int32_t comm, MonoObject *remain, int32_t *out)
+{
+    int *r = NULL;
+    int32_t nr, ndims;
+    int rc;
+    if ((rc = opi_cart_dim(comm, &ndims)) || (rc = bool_array_copy(remain, "remainDims", &r, &nr)))
+        return rc;
+    if (nr != ndims) {
+        free(r);
+        return error_record(OPI_ERR_DIMS, "remainDims", "remainDims holds %d elements for a grid of %d dimensions", nr,
+                            ndims);
+    }
+    struct create c = {.kind = C_CART_SUB, .comm = comm, .periods = r};
+    rc = create(&c, out);
+    free(r);
+    return rc;
+}
+
+/* dims: filled in place (the caller passes its own copy); zeros are MPI's to choose. */
+int32_t opi_dims_create(int32_t nodes, MonoObject *dims)
+{
+    int *d = NULL;
+    int32_t nd;
+    int rc;
+    if (nodes < 1)
+        return error_record(OPI_ERR_OUT_OF_RANGE, "nodes", "nodes %d: a grid needs 1 process or more", nodes);
+    if ((rc = int_array_copy(dims, "dims", &d, &nd)))
+        return rc;
+    int64_t fixed = 1;
+    int zeros = 0;
+    for (int32_t i = 0; i < nd && rc == MPC_OK; i++) {
+        if (d[i] < 0)
+            rc = error_record(OPI_ERR_OUT_OF_RANGE, "dims", "dims[%d] = %d: a dimension is 0 (free) or positive", i, d[i]);
+        else if (d[i] == 0)
+            zeros++;
+        else if (fixed <= nodes)
+            fixed *= d[i];
+    }
+    if (rc == MPC_OK && (fixed > nodes || nodes % fixed != 0 || (!zeros && fixed != nodes)))
+        rc = error_record(OPI_ERR_DIMS, "dims",
+                          zeros ? "the fixed dimensions of dims multiply to %lld, which does not divide nodes %d"
+                                : "dims multiply to %lld and leave nothing free, but nodes is %d",
+                          (long long)fixed, nodes);
+    if (rc == MPC_OK) {
+        struct local l = {.kind = L_DIMS_CREATE, .a = nodes, .n = nd, .ints = d};
+        void *dd;
+        if ((rc = opi_call_mpi(do_local, &l, &dims, 1)) == MPC_OK && (rc = small_array(dims, "dims", 4, &dd, &nd)) == MPC_OK)
+            memcpy(dd, d, (size_t)nd * sizeof *d);
+    }
+    free(d);
+    return rc;
+}
+
+/* ---- intercommunicators ---- */
+
+/* peer: MPI_COMM_NULL off the local leader is fine (significant there only); peer_size and
+ * peer_rank: the caller's size and rank in peer when it has one. */
+int32_t opi_intercomm_create(int32_t comm, int32_t size, int32_t rank, int32_t local_leader, int32_t peer,
+                             int32_t peer_size, int32_t peer_rank, int32_t remote_leader, int32_t tag, int32_t *out)
+{
+    int rc;
+    if ((rc = check_comm(comm)))
+        return rc;
+    if (local_leader < 0 || local_leader >= size)
+        return rank_outside("localLeader", -1, local_leader, size, "a communicator");
+    if (tag < 0 || tag > mpc_tag_ub())
+        return opi_tag_error("tag", tag, 0);
+    if (rank == local_leader && peer == MPI_COMM_NULL)
+        return error_record(OPI_ERR_NULL_ARGUMENT, "peer",
+                            "peer must not be null at the local leader (rank %d): the leaders talk through it", rank);
+    if (peer != MPI_COMM_NULL) {
+        if (remote_leader < 0 || remote_leader >= peer_size)
+            return rank_outside("remoteLeader", -1, remote_leader, peer_size, "peer, a communicator");
+        if (rank == local_leader && remote_leader == peer_rank)
+            return error_record(OPI_ERR_OUT_OF_RANGE, "remoteLeader",
+                                "remoteLeader %d is the local leader itself (its rank in peer): the remote group "
+                                "must be another group",
+                                remote_leader);
+    }
+    struct create c = {.kind = C_INTERCOMM, .comm = comm, .leader = local_leader, .peer = peer,
+                       .remote_leader = remote_leader, .tag = tag};
+    return create(&c, out);
+}
+
+int32_t opi_intercomm_merge(int32_t comm, int32_t high, int32_t *out)
+{
+    int rc = check_comm(comm);
+    if (rc != MPC_OK)
+        return rc;
+    struct create c = {.kind = C_MERGE, .comm = comm, .high = high != 0};
+    return create(&c, out);
+}
+
+int32_t opi_comm_remote_size(int32_t comm, int32_t *size)
+{
+    struct local l = {.kind = L_REMOTE_SIZE, .comm = comm};
+    int rc = check_comm(comm);
+    if (rc == MPC_OK && (rc = local(&l)) == MPC_OK)
+        *size = l.result;
+    return rc;
+}
+
+int32_t opi_comm_test_inter(int32_t comm, int32_t *inter)
+{
+    struct local l = {.kind = L_TEST_INTER, .comm = comm};
+    int rc = check_comm(comm);
+    if (rc == MPC_OK && (rc = local(&l)) == MPC_OK)
+        *inter = l.result != 0;
+    return rc;
+}
+
+int32_t opi_comm_parent(int32_t *parent)
+{
+    struct local l = {.kind = L_PARENT};
+    int rc = local(&l);
+    if (rc == MPC_OK)
+        *parent = l.result;
+    return rc;
+}
+
+/* ---- spawn ---- */
+
+/* What the root tells every rank before anyone enters MPI_Comm_spawn, so that no rank waits in
+ * a spawn the root never starts: the root's own refusal of its arguments, or this MPI library's
+ * inability to start processes, with the reason. */
+struct spawn_verdict {
+    int32_t refusal;     /* 0, or the code the root refused its arguments with */
+    int32_t unsupported; /* MPI's code when MPI_Open_port fails: no dynamic processes */
+    char argument[64];
+    char text[1024];
+};
+
+/* Whether this library can start processes: probed once (MPI_Open_port / MPI_Close_port). */
+static int probed_rc = -1;
+static char probed_why[512];
+
+static int probe_dynamic_processes(void)
+{
+    if (probed_rc < 0) {
+        char why[sizeof probed_why] = "";
+        struct local l = {.kind = L_PROBE_DYNAMIC, .why = why, .why_size = sizeof why};
+        int rc = local(&l);
+        for (char *c = why; *c; c++) /* MPI's error stack on one line */
+            if (*c == '\n')
+                *c = ' ';
+        memcpy(probed_why, why, sizeof why);
+        probed_rc = rc;
+    }
+    return probed_rc;
+}
+
+/* command: at the root, UTF-8 strings each ended by NUL: the working directory, the executable,
+ * then its arguments. refusal and refusal_text ("argument\nmessage"): at the root, the code and
+ * account of an argument System.MP refused there (0: none); they reach every rank. */
+int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t rank, int32_t root, int32_t refusal,
+                       MonoObject *refusal_text, MonoObject *command, int32_t max_procs, int32_t *out)
+{
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
+        return rc;
+    struct spawn_verdict v;
+    memset(&v, 0, sizeof v);
+    char *strings = NULL, **argv = NULL;
+    const char *wdir = NULL, *exe = NULL;
+    if (rank == root) {
+        opi_buffer b;
+        if (refusal) {
+            v.refusal = refusal;
+            if (refusal_text && opi_buffer_whole_as(refusal_text, "refusalText", &b) == MPC_OK) {
+                size_t cut = 0;
+                while (cut < b.bytes && b.data[cut] != '\n')
+                    cut++;
+                snprintf(v.argument, sizeof v.argument, "%.*s", (int)cut, b.data);
+                if (cut < b.bytes)
+                    snprintf(v.text, sizeof v.text, "%.*s", (int)(b.bytes - cut - 1), b.data + cut + 1);
+            }
+        } else if (max_procs < 1) {
+            v.refusal = OPI_ERR_OUT_OF_RANGE;
+            snprintf(v.argument, sizeof v.argument, "maxProcs");
+            snprintf(v.text, sizeof v.text, "maxProcs %d: Spawn starts 1 process or more", max_procs);
+        } else if ((rc = opi_buffer_whole_as(command, "program", &b)) != MPC_OK) {
+            return rc; /* System.MP always passes it at the root */
+        } else {
+            /* copy the strings out of the managed array, and point argv into the copy */
+            int n = 0;
+            for (size_t i = 0; i < b.bytes; i++)
+                n += b.data[i] == '\0';
+            strings = malloc(b.bytes + 1);
+            argv = calloc((size_t)n + 1, sizeof *argv);
+            if (!strings || !argv || n < 2) {
+                free(strings);
+                free(argv);
+                return n < 2 ? error_record(OPI_ERR_NULL_ARGUMENT, "program", "no program to start")
+                             : error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for spawn's command line");
+            }
+            memcpy(strings, b.data, b.bytes);
+            strings[b.bytes] = '\0';
+            char *at = strings;
+            wdir = at;
+            at += strlen(at) + 1;
+            exe = at;
+            at += strlen(at) + 1;
+            for (int i = 0; i < n - 2; i++, at += strlen(at) + 1)
+                argv[i] = at;
+            int prc = probe_dynamic_processes();
+            if (prc != MPC_OK) {
+                v.unsupported = prc;
+                snprintf(v.text, sizeof v.text,
+                         "Spawn is not supported by this MPI library (MPICH %s): it cannot start processes: "
+                         "MPI_Open_port, which MPI_Comm_spawn needs to connect new processes, fails (as with "
+                         "Debian 12's MPICH 4.0.2 and its ch4:ucx device, whose MPI_Comm_spawn reports \"Error in "
+                         "spawn call\"). MPI: %s",
+                         MPICH_VERSION, probed_why);
+            }
+        }
+    }
+    /* every rank learns the verdict before anyone enters MPI_Comm_spawn */
+    if ((rc = opi_native_bcast(&v, sizeof v, root, comm)) != MPC_OK)
+        goto done;
+    if (v.refusal) {
+        rc = rank == root ? error_record(v.refusal, v.argument, "%s", v.text)
+                          : error_record(v.refusal, v.argument, "Spawn was refused at the root (rank %d): %s", root,
+                                         v.text);
+        goto done;
+    }
+    if (v.unsupported) {
+        rc = error_record(OPI_ERR_NOT_SUPPORTED, NULL, "%s%s", v.text,
+                          rank == root ? "" : " (as the root found)");
+        goto done;
+    }
+    struct create c = {.kind = C_SPAWN, .comm = comm, .root = root, .maxprocs = max_procs, .command = exe,
+                       .argv = argv, .wdir = wdir && *wdir ? wdir : NULL};
+    rc = create(&c, out);
+done:
+    free(strings);
+    free(argv);
+    return rc;
+}
