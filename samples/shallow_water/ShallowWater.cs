@@ -4,6 +4,7 @@
 //   - the master (rank 0) initialises the fields as double[,] and sends each worker its rows;
 //   - workers step in time, exchanging edge rows with their neighbours every step through OPI
 //     Sendrecv of array subsets (offset, count) — zero-copy, in place, one call per direction;
+//     the neighbours come from CartComm.Shift on the workers' periodic ring;
 //   - at the end each worker sends its rows back as a Res record (structured transport: OSend),
 //     which the master recomposes.
 //   mpiexec.mpich -n 3 motor ShallowWater.exe [M N STEPS] [--verify] [--checksum]
@@ -236,9 +237,29 @@ static class ShallowWater
             Report(world, m, n, steps, Gather(s), p0, u0, v0, new[] { new double[] { sw.Elapsed.TotalSeconds, 0, 0 } }, sw.Elapsed.TotalSeconds);
             return 0;
         }
-        if (world.Rank == 0) return Master(world, net, m, n, steps, workers, u0, v0, p0, verify);
-        Worker(world, net, m, n, steps, workers);
+        // The workers alone (the master takes no part in the stencil): their periodic ring is a
+        // Cartesian grid over this communicator; the master gets null.
+        using (Intracomm workersComm = world.Split(world.Rank == 0 ? -1 : 0, world.Rank)) {
+            if (world.Rank == 0) return Master(world, net, m, n, steps, workers, u0, v0, p0, verify);
+            Worker(world, workersComm, net, m, n, steps, workers);
+        }
         return 0;
+    }
+
+    /// <summary>The world ranks of a worker's neighbours: the model is periodic north-south, so
+    /// the workers' slabs form a ring, a periodic one-dimensional Cartesian grid whose Shift by
+    /// one gives the worker above (source) and below (dest). They are translated into World's
+    /// ranks, which both transports address.</summary>
+    static void Neighbours(Intracomm world, Intracomm workersComm, int workers, out int up, out int down)
+    {
+        using (CartComm ring = workersComm.CreateCart(new[] { workers }, new[] { true }, false))
+        using (Group ringGroup = ring.Group)
+        using (Group worldGroup = world.Group) {
+            ring.Shift(0, 1, out int above, out int below);
+            int[] inWorld = ringGroup.TranslateRanks(new[] { above, below }, worldGroup);
+            up = inWorld[0];
+            down = inWorld[1];
+        }
     }
 
     static void Rows(int m, int workers, int w, out int row0, out int rows)
@@ -294,15 +315,16 @@ static class ShallowWater
         return differ == 0 && drift < 1e-12 ? 0 : 1;
     }
 
-    static void Worker(Intracomm world, ISwmTransport net, int m, int n, int steps, int workers)
+    static void Worker(Intracomm world, Intracomm workersComm, ISwmTransport net, int m, int n, int steps, int workers)
     {
-        int w = world.Rank - 1, row0, rows;
+        int w = workersComm.Rank, row0, rows;
         Rows(m, workers, w, out row0, out rows);
         var s = new Slab(m, n, row0, rows);
         foreach (double[] f in new[] { s.U, s.V, s.P })
             net.Recv(f, s.At(0, 0), rows * n, 0, 1);
         Array.Copy(s.U, s.UOld, s.U.Length); Array.Copy(s.V, s.VOld, s.V.Length); Array.Copy(s.P, s.POld, s.P.Length);
-        int up = (w + workers - 1) % workers + 1, down = (w + 1) % workers + 1;   // ranks of the neighbours
+        int up, down;   // World ranks of the neighbours
+        Neighbours(world, workersComm, workers, out up, out down);
         double compute = 0, comm = 0;
         double start = net.Wtime();
         bool progress = w == 0 && (long)m * n * steps >= 200_000_000;   // long runs say how far they are

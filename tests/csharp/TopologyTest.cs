@@ -188,6 +188,7 @@ static class TopologyTest
 
         // a periodic ring: wraps
         using (CartComm ring = world.CreateCart(new[] { size }, new[] { true }, false)) {
+            Check.True(ring.Periods[0] && ring.Dims[0] == size && ring.Coords[0] == rank, "a periodic grid's Periods, Dims and Coords");
             ring.Shift(0, 1, out int prev, out int next);
             Check.Equal((rank + size - 1) % size, prev, "periodic Shift source wraps");
             Check.Equal((rank + 1) % size, next, "periodic Shift dest wraps");
