@@ -640,6 +640,16 @@ struct spawn_verdict {
     char text[1024];
 };
 
+/* The error record keeps the argument's pointer: the names Spawn's root may refuse, as literals. */
+static const char *spawn_argument(const char *name)
+{
+    static const char *const names[] = {"program", "args", "maxProcs"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(name, names[i]))
+            return names[i];
+    return NULL;
+}
+
 /* Whether this library can start processes: probed once (MPI_Open_port / MPI_Close_port). */
 static int probed_rc = -1;
 static char probed_why[512];
@@ -728,8 +738,10 @@ int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t rank, int32_t root, i
     if ((rc = opi_native_bcast(&v, sizeof v, root, comm)) != MPC_OK)
         goto done;
     if (v.refusal) {
-        rc = rank == root ? error_record(v.refusal, v.argument, "%s", v.text)
-                          : error_record(v.refusal, v.argument, "Spawn was refused at the root (rank %d): %s", root,
+        v.argument[sizeof v.argument - 1] = '\0';
+        const char *argument = spawn_argument(v.argument);
+        rc = rank == root ? error_record(v.refusal, argument, "%s", v.text)
+                          : error_record(v.refusal, argument, "Spawn was refused at the root (rank %d): %s", root,
                                          v.text);
         goto done;
     }
