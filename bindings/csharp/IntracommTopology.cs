@@ -117,10 +117,22 @@ namespace System.MP
                     argument = nameof(args);
                     why = "args[" + Array.IndexOf(args, null) + "] is null";
                 }
+                if (refusal == 0) {
+                    // whatever goes wrong here must reach the other processes too
+                    try {
+                        command = CommandLine(Path.GetFullPath(program), args ?? new string[0]);
+                    } catch (NotSupportedException e) {
+                        refusal = Errors.NotSupported;
+                        argument = "";
+                        why = e.Message;
+                    } catch (Exception e) {
+                        refusal = Errors.BadArgument;
+                        argument = nameof(program);
+                        why = "program '" + program + "': " + e.Message;
+                    }
+                }
                 if (refusal != 0)
                     refusalText = Encoding.UTF8.GetBytes(argument + "\n" + why);
-                else
-                    command = CommandLine(Path.GetFullPath(program), args ?? new string[0]);
             }
             return SpawnCollective(root, refusal, refusalText, command, maxProcs);
         }
@@ -153,7 +165,7 @@ namespace System.MP
             var buffer = new byte[4096];
             long n = readlink("/proc/self/exe", buffer, buffer.Length - 1);
             if (n <= 0)
-                throw new NotSupportedException("System.MP: Spawn cannot find this process's executable (/proc/self/exe)");
+                throw new NotSupportedException("Spawn cannot find this process's executable (/proc/self/exe)");
             return Encoding.UTF8.GetString(buffer, 0, (int)n);
         }
 
