@@ -124,6 +124,17 @@ namespace System.MP
             return result[0];
         }
 
+        /// <summary>Exclusive prefix reduction of one value: rank i gets x0 ∘ … ∘ x(i-1);
+        /// rank 0 gets default(T).</summary>
+        public T Exscan<T>(T value, Op op) where T : struct
+        {
+            T[] one = Scalars<T>.Send, result = Scalars<T>.Recv;
+            one[0] = value;
+            result[0] = default(T);
+            Exscan(one, result, op);
+            return Rank == 0 ? default(T) : result[0];
+        }
+
         /// <summary>Every rank's value, in rank order, at the root (an array of Size values);
         /// null on the other ranks.</summary>
         public T[] Gather<T>(T value, int root) where T : struct

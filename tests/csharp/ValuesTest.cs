@@ -66,6 +66,8 @@ static class ValuesTest
         Check.Equal(size * (size + 1) / 2L, world.Allreduce((long)rank + 1, Op.Sum), "Allreduce<long>");
         Check.Equal((rank + 1) * (rank + 2) / 2, world.Scan(rank + 1, Op.Sum), "Scan<int>");
         Check.Equal(Math.Pow(2, rank + 1), world.Scan(2.0, Op.Prod), "Scan<double> Prod");
+        Check.Equal(rank * (rank + 1) / 2, world.Exscan(rank + 1, Op.Sum), "Exscan<int> (0 = default on rank 0)");
+        Check.Equal(rank == 0 ? 0.0 : Math.Pow(3, rank), world.Exscan(3.0, Op.Prod), "Exscan<double> Prod, default on rank 0");
 
         // a non-commutative, associative user operator on a struct — digits written one after
         // the other (Key: the number, Value: 10^digits) — keeps rank order
@@ -232,6 +234,7 @@ static class ValuesTest
         Check.Throws<ArgumentOutOfRangeException>(() => world.Reduce(1, Op.Sum, size), "Reduce<int> root = Size");
         Check.Throws<ArgumentOutOfRangeException>(() => world.Gather(1, -1), "Gather<int> root -1");
         Check.Throws<ArgumentNullException>(() => world.Scan(1, null), "Scan<int> with a null op");
+        Check.Throws<ArgumentNullException>(() => world.Exscan(1, null), "Exscan<int> with a null op");
         Check.Throws<ArgumentException>(() => world.Allreduce(true, Op.Sum), "Allreduce<bool> with Sum");
         // then everything still works
         Check.Equal(7, self.Scatter(new[] { 7 }, 0), "Self.Scatter after the refusals");
