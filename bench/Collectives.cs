@@ -1,5 +1,5 @@
 // Collectives — Bcast / Allreduce latency over a C# transport (see collectives_native.c):
-//   mpiexec.mpich -n N motor Collectives.exe TRANSPORT bcast|allreduce MIN_BYTES MAX_BYTES REPS
+//   mpiexec.mpich -n N motor Collectives.exe TRANSPORT bcast|allreduce|gatherv|alltoallv MIN_BYTES MAX_BYTES REPS
 // TRANSPORT: system-mp (Intracomm.Bcast / Allreduce with Op.Sum on managed arrays) or pinvoke
 // (baseline: MPI_Bcast / MPI_Allreduce through DllImport, arrays pinned per call).
 using System;
@@ -20,6 +20,7 @@ static class Collectives
         bool pinvoke = name == "pinvoke";
         if (!pinvoke && name != "system-mp") throw new ArgumentException("unknown transport " + name);
         Intracomm world = MP.World;
+        if (VCollectives.Run(args[1], name, pinvoke, min, max, reps)) return 0;   // vcoll: gatherv, alltoallv
         for (long size = min; size <= max; size *= 4) {
             var a = new double[size / 8];
             var b = new double[size / 8];
@@ -47,3 +48,45 @@ static class Collectives
         return 0;
     }
 }
+
+// ---- vcoll: Gatherv and Alltoallv (issue 13). SIZE is the bytes of one block: every rank sends
+// SIZE bytes of doubles to the root (Gatherv, root 0) or to every rank (Alltoallv); counts and
+// displacements are made once, outside the timed loop, as collectives_native.c does. ----
+static class VCollectives
+{
+    public static bool Run(string op, string name, bool pinvoke, long min, long max, int reps)
+    {
+        bool gatherv = op == "gatherv";
+        if (!gatherv && op != "alltoallv") return false;
+        Intracomm world = MP.World;
+        int p = world.Size;
+        for (long size = min; size <= max; size *= 4) {
+            int n = (int)(size / 8);
+            int[] counts = new int[p], displs = new int[p];
+            for (int r = 0; r < p; r++) { counts[r] = n; displs[r] = r * n; }
+            var send = new double[gatherv ? n : n * p];
+            var recv = new double[gatherv ? (world.Rank == 0 ? n * p : 0) : n * p];
+            GC.Collect();   // long-lived buffers, as in Collectives
+            int iters = BenchCommon.Iterations(size);
+            for (int rep = -1; rep < reps; rep++) {
+                world.Barrier();
+                long t0 = Stopwatch.GetTimestamp();
+                for (int i = 0; i < iters; i++) {
+                    if (gatherv) {
+                        if (pinvoke) PInvokeMpi.Gatherv(send, recv, counts, displs, 0);
+                        else world.Gatherv(send, recv, counts, displs, 0);
+                    } else {
+                        if (pinvoke) PInvokeMpi.Alltoallv(send, counts, displs, recv, counts, displs);
+                        else world.Alltoallv(send, counts, displs, recv, counts, displs);
+                    }
+                }
+                double us = (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency;
+                if (world.Rank == 0 && rep >= 0)
+                    Console.WriteLine($"{name},{size},{rep},{iters},{us / iters:F6}");
+            }
+        }
+        Console.WriteLine($"peak,{name},{world.Rank},{BenchCommon.PeakRssKib()}");
+        return true;
+    }
+}
+// ---- end vcoll ----

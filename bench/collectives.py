@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Collectives: Bcast (bytes from rank 0) and Allreduce (doubles, Sum) latency per call, for
-native C MPICH (reference), C# on System.MP and the C# P/Invoke baseline.
-Run through `bash bench/run.sh collectives [--ranks N] [flags]`."""
+native C MPICH (reference), C# on System.MP and the C# P/Invoke baseline; Gatherv and Alltoallv
+(blocks of the given size from every rank) too.
+Run through `bash bench/run.sh collectives [--ranks N] [--ops gatherv,alltoallv] [flags]`."""
 import argparse
 
 import benchlib
@@ -15,19 +16,28 @@ def main():
     benchlib.standard_args(p, 8, 1 << 20, "x4")
     p.add_argument("--ranks", type=int, default=2)
     p.add_argument("--transports", default=",".join(LABELS))
+    p.add_argument("--ops", help="comma-separated subset of the collectives (default: all)")
     a = p.parse_args()
     b, sizes = a.build, [str(a.min), str(a.max), str(a.reps)]
     mpi = ["mpiexec.mpich", "-n", str(a.ranks)]
     names = ["native-c"] + [t for t in a.transports.split(",") if t != "native-c"]
-    for op in ("bcast", "allreduce"):
+    ops = ["bcast", "allreduce"]
+    titles = {"bcast": "Bcast from rank 0", "allreduce": "Allreduce of doubles, Sum"}
+    # ---- vcoll: Gatherv and Alltoallv (sizes: one rank's block, to the root / to each rank) ----
+    ops += ["gatherv", "alltoallv"]
+    titles.update({"gatherv": "Gatherv of doubles to rank 0 (size: each rank's block)",
+                   "alltoallv": "Alltoallv of doubles (size: each block, to each rank)"})
+    # ---- end vcoll ----
+    if a.ops:
+        ops = [op for op in ops if op in a.ops.split(",")]
+    for op in ops:
         commands = {
             "native-c": (mpi + [f"{b}/bench/collectives_native", op] + sizes, {}),
             "system-mp": (mpi + [f"{b}/motor", f"{b}/bench/Collectives.exe", "system-mp", op] + sizes, {}),
             "pinvoke": (mpi + [f"{b}/motor", f"{b}/bench/Collectives.exe", "pinvoke", op] + sizes, {}),
         }
         res = benchlib.collect({t: commands[t] for t in names}, a.rounds)
-        title = {"bcast": "Bcast from rank 0", "allreduce": "Allreduce of doubles, Sum"}[op]
-        benchlib.report(res, names, LABELS, f"{title}, {a.ranks} ranks, per call", "µs", a.out, op)
+        benchlib.report(res, names, LABELS, f"{titles[op]}, {a.ranks} ranks, per call", "µs", a.out, op)
 
 
 if __name__ == "__main__":

@@ -114,6 +114,45 @@ MPC_API int mpc_gatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, co
 MPC_API int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
                            const MPI_Count *displs, mpc_comm comm);
 
+/* ---- vcoll: exact v-collectives, Exscan, Reduce_scatter_block (issue 13) ----
+ * MPI's v-collectives return no status, so a receiver cannot tell a block shorter than it
+ * expected from a full one. These run as point-to-point on the communicator's private twin
+ * (mpc_comm_private): every receiver learns the size of every block it got, at no extra
+ * message. Exactly one message (zero bytes included) goes from each sender to each receiver
+ * per call, so a disagreement never leaves a message behind. Blocks are byte ranges. got[r]:
+ * the bytes rank r's block brought, or MPC_GOT_MORE when r sent more than the block holds
+ * (MPI's truncation, not returned as an error); the caller compares got with what it expected.
+ * The return value is MPC_OK or the first other MPI error. */
+typedef struct mpc_block {
+    size_t offset, bytes;
+} mpc_block;
+#define MPC_GOT_MORE (-1)
+
+/* comm's private twin for these calls: MPI_Comm_dup'ed at the first call on comm (collective:
+ * every rank's first such call must be the same one), cached as an attribute, freed with comm;
+ * a Dup of comm does not inherit it. */
+MPC_API int mpc_comm_private(mpc_comm comm, mpc_comm *out);
+/* Root: block r of recvbuf from rank r (its own copied from sendbuf, sendbytes == its block's
+ * bytes), got[0..size) filled; others send sendbytes, got untouched. */
+MPC_API int mpc_gatherv_exact(const void *sendbuf, size_t sendbytes, void *recvbuf, const mpc_block *blocks,
+                              int root, mpc_comm comm, int64_t *got);
+/* Root: block r of sendbuf to rank r (its own copied to recvbuf); every rank: *got = the bytes
+ * its block brought. */
+MPC_API int mpc_scatterv_exact(const void *sendbuf, const mpc_block *blocks, void *recvbuf, size_t recvbytes,
+                               int root, mpc_comm comm, int64_t *got);
+/* send[r] of sendbuf to rank r, recv[r] of recvbuf from rank r (this rank's own copied locally:
+ * send[rank].bytes == recv[rank].bytes); got[0..size) filled. Allgatherv is this with every
+ * send[r] the same block. */
+MPC_API int mpc_alltoallv_exact(const void *sendbuf, const mpc_block *send, void *recvbuf, const mpc_block *recv,
+                                mpc_comm comm, int64_t *got);
+/* Exclusive prefix reduction (rank 0's recvbuf: MPI leaves it undefined) and the reduction
+ * scattered in blocks of count elements. */
+MPC_API int mpc_exscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                       mpc_comm comm);
+MPC_API int mpc_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type,
+                                     MPI_Op op, mpc_comm comm);
+/* ---- end vcoll ---- */
+
 /* User reduction operators and the datatype of their elements. */
 MPC_API int mpc_op_create(MPI_User_function *fn, int commutative, MPI_Op *op);
 MPC_API int mpc_op_free(MPI_Op *op);

@@ -81,6 +81,13 @@
     X(OAllgather, opi_oallgather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ)) \
     X(SdReadIncoming, opi_sd_read_incoming, IC_I32, (IC_I64, IC_I64, IC_TYPE, IC_OBJ_REF)) \
     X(SdRelease, opi_sd_release, IC_I32, (void)) \
+    /* vcoll: the v-collectives, Exscan, ReduceScatterBlock */ \
+    X(Gatherv, opi_gatherv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32)) \
+    X(Scatterv, opi_scatterv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32)) \
+    X(Allgatherv, opi_allgatherv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ)) \
+    X(Alltoallv, opi_alltoallv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ)) \
+    X(Exscan, opi_exscan, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
+    X(ReduceScatterBlock, opi_reduce_scatter_block, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
     /* topo: groups, Cartesian topologies, intercommunicators, spawn (opi_comms.c) */ \
     X(CommGroup, opi_comm_group, IC_I32, (IC_I32, IC_I32_REF)) \
     X(GroupSize, opi_group_size, IC_I32, (IC_I32, IC_I32_REF)) \

@@ -6,8 +6,10 @@
 #include "opi_icalls.h"
 
 #include "gc_hooks.h"
+#include "layout.h"
 #include "names.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* A whole transportable array, the C# parameter name: its bytes and plan. */
@@ -49,7 +51,7 @@ static int array_pair(MonoObject *a, const char *a_name, MonoObject *b, const ch
     return MPC_OK;
 }
 
-enum collective_kind { BCAST, SCATTER, GATHER, ALLGATHER, ALLTOALL, REDUCE, ALLREDUCE, SCAN };
+enum collective_kind { BCAST, SCATTER, GATHER, ALLGATHER, ALLTOALL, REDUCE, ALLREDUCE, SCAN, EXSCAN, REDUCE_SCATTER_BLOCK };
 
 struct collective {
     enum collective_kind kind;
@@ -74,6 +76,8 @@ static int run_collective(void *arg)
     case REDUCE: return mpc_reduce(c->send, c->recv, c->n, c->dt, c->op, c->root, c->comm);
     case ALLREDUCE: return mpc_allreduce(c->send, c->recv, c->n, c->dt, c->op, c->comm);
     case SCAN: return mpc_scan(c->send, c->recv, c->n, c->dt, c->op, c->comm);
+    case EXSCAN: return mpc_exscan(c->send, c->recv, c->n, c->dt, c->op, c->comm);
+    case REDUCE_SCATTER_BLOCK: return mpc_reduce_scatter_block(c->send, c->recv, c->n, c->dt, c->op, c->comm);
     }
     return RT_ERR_RUNTIME;
 }
@@ -268,3 +272,365 @@ int32_t opi_scan(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
 {
     return reduction(SCAN, comm, size, 0, send, recv, op, 0);
 }
+
+/* ---- vcoll: Gatherv, Scatterv, Allgatherv, Alltoallv, Exscan, ReduceScatterBlock (issue 13) ----
+ * The v-collectives run as mpc's exact ones: point-to-point on the communicator's private twin,
+ * so every receiver learns the size of each block it got; a block whose size the sender and the
+ * receiver disagree on is an error where it arrives (BLOCK_MISMATCH, an MPException), never a
+ * silent stale tail. Counts and displacements (int[], elements) are read and checked here,
+ * before anything is sent, into native blocks (bytes): MPI then runs GC-safe on those. */
+
+/* Per-rank scratch of one call: on the stack for small communicators. */
+#define VC_STACK_RANKS 64
+typedef struct vc_scratch {
+    mpc_block stack_blocks[2 * VC_STACK_RANKS];
+    int64_t stack_got[VC_STACK_RANKS];
+    mpc_block *blocks; /* 2 * size: [0, size) and [size, 2 * size) */
+    int64_t *got;
+} vc_scratch;
+
+static int vc_scratch_init(vc_scratch *s, int32_t size)
+{
+    if (size <= VC_STACK_RANKS) {
+        s->blocks = s->stack_blocks;
+        s->got = s->stack_got;
+        return MPC_OK;
+    }
+    s->blocks = malloc(2 * (size_t)size * sizeof *s->blocks);
+    s->got = malloc((size_t)size * sizeof *s->got);
+    if (!s->blocks || !s->got) {
+        free(s->blocks);
+        free(s->got);
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the blocks of %d ranks", size);
+    }
+    return MPC_OK;
+}
+
+static void vc_scratch_free(vc_scratch *s)
+{
+    if (s->blocks != s->stack_blocks) {
+        free(s->blocks);
+        free(s->got);
+    }
+}
+
+/* An int[] argument with one element per rank. */
+static int per_rank_arg(MonoObject *a, const char *name, int32_t size, const int32_t **out)
+{
+    if (!a)
+        return error_record(OPI_ERR_NULL_ARGUMENT, name, "%s must not be null", name);
+    size_t n = rt_array_length(a);
+    if (n != (size_t)size)
+        return error_record(OPI_ERR_LENGTH, name, "%s has %zu elements: one per rank (Size %d) was expected", name, n,
+                            size);
+    *out = (const int32_t *)rt_array_data(a);
+    return MPC_OK;
+}
+
+struct ranked_block {
+    size_t offset, bytes;
+    int rank;
+};
+
+static int by_offset(const void *a, const void *b)
+{
+    const struct ranked_block *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset ? 1 : x->rank - y->rank;
+}
+
+/* Blocks (elements: offset and count) that overlap, in names; OPI_ERR_BLOCKS_OVERLAP. */
+static int overlap_error(const char *cn, const char *dn, const char *an, int a, int b, const int32_t *c,
+                         const int32_t *d)
+{
+    return error_record(OPI_ERR_BLOCKS_OVERLAP, dn,
+                        "the blocks of ranks %d ([%d, %d)) and %d ([%d, %d)) of %s overlap (%s, %s): the blocks "
+                        "of a receive array must be disjoint",
+                        a, d[a], d[a] + c[a], b, d[b], d[b] + c[b], an, dn, cn);
+}
+
+/* No two non-empty blocks share an element: in rank order the common case, sorted otherwise. */
+static int check_disjoint(const mpc_block *blocks, int32_t size, const char *cn, const char *dn, const char *an,
+                          const int32_t *c, const int32_t *d)
+{
+    int last = -1;
+    int ordered = 1;
+    for (int r = 0; r < size && ordered; r++) {
+        if (!blocks[r].bytes)
+            continue;
+        if (last >= 0 && blocks[r].offset < blocks[last].offset + blocks[last].bytes)
+            ordered = 0;
+        else
+            last = r;
+    }
+    if (ordered)
+        return MPC_OK;
+    struct ranked_block *sorted = malloc((size_t)size * sizeof *sorted);
+    if (!sorted)
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory checking the blocks of %d ranks", size);
+    int n = 0;
+    for (int r = 0; r < size; r++)
+        if (blocks[r].bytes)
+            sorted[n++] = (struct ranked_block){blocks[r].offset, blocks[r].bytes, r};
+    qsort(sorted, (size_t)n, sizeof *sorted, by_offset);
+    int rc = MPC_OK;
+    for (int i = 1; i < n && rc == MPC_OK; i++)
+        if (sorted[i].offset < sorted[i - 1].offset + sorted[i - 1].bytes) {
+            int a = sorted[i - 1].rank < sorted[i].rank ? sorted[i - 1].rank : sorted[i].rank;
+            int b = sorted[i - 1].rank < sorted[i].rank ? sorted[i].rank : sorted[i - 1].rank;
+            rc = overlap_error(cn, dn, an, a, b, c, d);
+        }
+    free(sorted);
+    return rc;
+}
+
+/* counts and displs (C# names cn, dn; one element each per rank) cut array b (C# name an) into
+ * one block per rank, in bytes: no negative count or displacement, every block inside the
+ * array; receive arrays' blocks (disjoint) must not overlap. */
+static int blocks_arg(MonoObject *counts, const char *cn, MonoObject *displs, const char *dn, int32_t size,
+                      const opi_buffer *b, const char *an, int disjoint, mpc_block *out)
+{
+    const int32_t *c, *d;
+    int rc;
+    if ((rc = per_rank_arg(counts, cn, size, &c)) || (rc = per_rank_arg(displs, dn, size, &d)))
+        return rc;
+    size_t length = elements(b);
+    for (int r = 0; r < size; r++) {
+        if (c[r] < 0)
+            return error_record(OPI_ERR_COUNT, cn, "%s[%d] is %d: a count cannot be negative", cn, r, c[r]);
+        if (d[r] < 0)
+            return error_record(OPI_ERR_OFFSET, dn, "%s[%d] is %d: a displacement cannot be negative", dn, r, d[r]);
+        if ((size_t)d[r] > length || (size_t)c[r] > length - (size_t)d[r])
+            return error_record(OPI_ERR_COUNT, cn,
+                                "the block of rank %d, [%d, %lld) (%s[%d] %d, %s[%d] %d), passes the end of %s "
+                                "(length %zu)",
+                                r, d[r], (long long)d[r] + c[r], dn, r, d[r], cn, r, c[r], an, length);
+        out[r] = (mpc_block){(size_t)d[r] * b->elem_size, (size_t)c[r] * b->elem_size};
+    }
+    return disjoint ? check_disjoint(out, size, cn, dn, an, c, d) : MPC_OK;
+}
+
+/* A block whose size sender and receiver disagree on: rank `from` sent got bytes (or more than
+ * the block holds) where the receiver's `count` elements (from `source`, a printf format taking
+ * the rank) were expected; `rule` says what must agree. */
+static int mismatch_error(int from, int64_t got, uint32_t elem_size, int32_t count, const char *source,
+                          const char *rule)
+{
+    char expected[64];
+    snprintf(expected, sizeof expected, source, from);
+    if (got == MPC_GOT_MORE)
+        return error_record(OPI_ERR_BLOCK_MISMATCH, NULL,
+                            "rank %d sent more than the %d elements of its block (%s): the ranks disagree on the "
+                            "block's size, %s (nothing was written past the block)",
+                            from, count, expected, rule);
+    if (elem_size && got % elem_size == 0)
+        return error_record(OPI_ERR_BLOCK_MISMATCH, NULL,
+                            "rank %d sent %lld elements, but its block holds %d (%s): the ranks disagree on the "
+                            "block's size, %s (the rest of the block is not valid)",
+                            from, (long long)(got / elem_size), count, expected, rule);
+    return error_record(OPI_ERR_BLOCK_MISMATCH, NULL,
+                        "rank %d sent %lld bytes, not a whole number of %u-byte elements, where its block holds %d "
+                        "elements (%s): the ranks disagree on the block's size or element type, %s",
+                        from, (long long)got, elem_size, count, expected, rule);
+}
+
+enum vcoll_kind { GATHERV, SCATTERV, ALLTOALLV };
+
+struct vcoll {
+    enum vcoll_kind kind;
+    const void *send;
+    size_t sendbytes;
+    void *recv;
+    size_t recvbytes;
+    const mpc_block *send_blocks, *recv_blocks;
+    int root;
+    MPI_Comm comm;
+    int64_t *got;
+};
+
+static int run_vcoll(void *arg)
+{
+    const struct vcoll *v = arg;
+    switch (v->kind) {
+    case GATHERV: return mpc_gatherv_exact(v->send, v->sendbytes, v->recv, v->recv_blocks, v->root, v->comm, v->got);
+    case SCATTERV:
+        return mpc_scatterv_exact(v->send, v->send_blocks, v->recv, v->recvbytes, v->root, v->comm, v->got);
+    case ALLTOALLV: return mpc_alltoallv_exact(v->send, v->send_blocks, v->recv, v->recv_blocks, v->comm, v->got);
+    }
+    return RT_ERR_RUNTIME;
+}
+
+static int vcollective(struct vcoll *v, MonoObject *send, MonoObject *recv)
+{
+    gch_count(GCH_OPERATIONS, 1);
+    MonoObject *objs[2] = {send, recv};
+    return opi_run_gc_safe(run_vcoll, v, objs, 2);
+}
+
+int32_t opi_gatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                    MonoObject *counts, MonoObject *displs, int32_t root)
+{
+    opi_buffer sb, rb = {0};
+    const rt_class_plan *plan;
+    vc_scratch s;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
+        return rc;
+    if (rank != root) {
+        if ((rc = array_arg(send, "sendArray", &sb, &plan)))
+            return rc;
+        struct vcoll v = {GATHERV, sb.data, sb.bytes, NULL, 0, NULL, NULL, root, comm, NULL};
+        return vcollective(&v, send, NULL);
+    }
+    if ((rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) || (rc = vc_scratch_init(&s, size)))
+        return rc;
+    if ((rc = blocks_arg(counts, "counts", displs, "displs", size, &rb, "recvArray", 1, s.blocks)) == MPC_OK &&
+        s.blocks[root].bytes != sb.bytes)
+        rc = error_record(OPI_ERR_LENGTH, "sendArray",
+                          "the root's sendArray has %zu elements but counts[%d], the root's own block, is %zu", elements(&sb),
+                          root, s.blocks[root].bytes / sb.elem_size);
+    if (rc == MPC_OK) {
+        struct vcoll v = {GATHERV, sb.data, sb.bytes, rb.data, rb.bytes, NULL, s.blocks, root, comm, s.got};
+        rc = vcollective(&v, send, recv);
+        for (int r = 0; r < size && rc == MPC_OK; r++)
+            if (s.got[r] != (int64_t)s.blocks[r].bytes)
+                rc = mismatch_error(r, s.got[r], sb.elem_size, (int32_t)(s.blocks[r].bytes / sb.elem_size),
+                                    "counts[%d] at the root", "and each rank sends its whole sendArray");
+    }
+    vc_scratch_free(&s);
+    return rc;
+}
+
+int32_t opi_scatterv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *counts,
+                     MonoObject *displs, MonoObject *recv, int32_t root)
+{
+    opi_buffer sb = {0}, rb;
+    const rt_class_plan *plan;
+    vc_scratch s;
+    int64_t got = 0;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
+        return rc;
+    if (rank != root) {
+        if ((rc = array_arg(recv, "recvArray", &rb, &plan)))
+            return rc;
+        struct vcoll v = {SCATTERV, NULL, 0, rb.data, rb.bytes, NULL, NULL, root, comm, &got};
+        if ((rc = vcollective(&v, NULL, recv)) == MPC_OK && got != (int64_t)rb.bytes)
+            rc = mismatch_error(root, got, rb.elem_size, (int32_t)elements(&rb), "this rank's recvArray.Length",
+                                "and the root's counts[rank] must equal the receiver's recvArray.Length");
+        return rc;
+    }
+    if ((rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) || (rc = vc_scratch_init(&s, size)))
+        return rc;
+    if ((rc = blocks_arg(counts, "counts", displs, "displs", size, &sb, "sendArray", 0, s.blocks)) == MPC_OK &&
+        s.blocks[root].bytes != rb.bytes)
+        rc = error_record(OPI_ERR_LENGTH, "recvArray",
+                          "the root's recvArray has %zu elements but counts[%d], the root's own block, is %zu", elements(&rb),
+                          root, s.blocks[root].bytes / rb.elem_size);
+    if (rc == MPC_OK) {
+        struct vcoll v = {SCATTERV, sb.data, sb.bytes, rb.data, rb.bytes, s.blocks, NULL, root, comm, &got};
+        rc = vcollective(&v, send, recv);
+    }
+    vc_scratch_free(&s);
+    return rc;
+}
+
+/* Alltoallv, and Allgatherv (send_counts NULL: sendArray whole to every rank). */
+static int32_t alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *send_counts,
+                         MonoObject *send_displs, MonoObject *recv, MonoObject *recv_counts, MonoObject *recv_displs)
+{
+    int all = send_counts != NULL || send_displs != NULL;
+    const char *rcn = all ? "recvCounts" : "counts", *rdn = all ? "recvDispls" : "displs";
+    opi_buffer sb, rb;
+    const rt_class_plan *plan;
+    vc_scratch s;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) ||
+        (rc = vc_scratch_init(&s, size)))
+        return rc;
+    mpc_block *sblocks = s.blocks, *rblocks = s.blocks + size;
+    if (all) {
+        rc = blocks_arg(send_counts, "sendCounts", send_displs, "sendDispls", size, &sb, "sendArray", 0, sblocks);
+    } else {
+        for (int r = 0; r < size; r++)
+            sblocks[r] = (mpc_block){0, sb.bytes};
+    }
+    if (rc == MPC_OK)
+        rc = blocks_arg(recv_counts, rcn, recv_displs, rdn, size, &rb, "recvArray", 1, rblocks);
+    if (rc == MPC_OK && sblocks[rank].bytes != rblocks[rank].bytes)
+        rc = all ? error_record(OPI_ERR_LENGTH, "recvCounts",
+                                "sendCounts[%d] is %zu but recvCounts[%d] is %zu: this rank's block to itself has "
+                                "one size",
+                                rank, sblocks[rank].bytes / sb.elem_size, rank, rblocks[rank].bytes / rb.elem_size)
+                 : error_record(OPI_ERR_LENGTH, "sendArray",
+                                "sendArray has %zu elements but counts[%d], this rank's own block, is %zu",
+                                elements(&sb), rank, rblocks[rank].bytes / rb.elem_size);
+    if (rc == MPC_OK) {
+        struct vcoll v = {ALLTOALLV, sb.data, sb.bytes, rb.data, rb.bytes, sblocks, rblocks, 0, comm, s.got};
+        rc = vcollective(&v, send, recv);
+        for (int r = 0; r < size && rc == MPC_OK; r++)
+            if (s.got[r] != (int64_t)rblocks[r].bytes)
+                rc = mismatch_error(r, s.got[r], rb.elem_size, (int32_t)(rblocks[r].bytes / rb.elem_size),
+                                    all ? "recvCounts[%d] on this rank" : "counts[%d] on this rank",
+                                    all ? "and a sender's sendCounts must match its receivers' recvCounts"
+                                        : "and every rank must pass the same counts");
+    }
+    vc_scratch_free(&s);
+    return rc;
+}
+
+int32_t opi_allgatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                       MonoObject *counts, MonoObject *displs)
+{
+    return alltoallv(comm, size, rank, send, NULL, NULL, recv, counts, displs);
+}
+
+int32_t opi_alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *send_counts,
+                      MonoObject *send_displs, MonoObject *recv, MonoObject *recv_counts, MonoObject *recv_displs)
+{
+    if (!send_counts)
+        return error_record(OPI_ERR_NULL_ARGUMENT, "sendCounts", "sendCounts must not be null");
+    return alltoallv(comm, size, rank, send, send_counts, send_displs, recv, recv_counts, recv_displs);
+}
+
+/* Exscan and ReduceScatterBlock: two different arrays (no in-place form), an operator. */
+static int32_t vreduction(enum collective_kind kind, int32_t comm, int32_t size, int32_t rank, MonoObject *send,
+                          MonoObject *recv, int32_t op_code)
+{
+    opi_buffer sb, rb;
+    const rt_class_plan *plan;
+    MPI_Op op;
+    MPI_Datatype dt;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)))
+        return rc;
+    if (kind == EXSCAN && rb.bytes != sb.bytes)
+        return error_record(OPI_ERR_LENGTH, "recvArray",
+                            "sendArray has %zu elements and recvArray %zu: Exscan needs equal lengths", elements(&sb),
+                            elements(&rb));
+    if (kind == REDUCE_SCATTER_BLOCK && sb.bytes != rb.bytes * (size_t)size)
+        return error_record(OPI_ERR_LENGTH, "sendArray",
+                            "sendArray has %zu elements; Size (%d) times recvArray's %zu = %zu were expected",
+                            elements(&sb), size, elements(&rb), elements(&rb) * (size_t)size);
+    if ((rc = opi_op_resolve(op_code, plan, &op, &dt)) != MPC_OK)
+        return rc;
+    /* MPI leaves rank 0's Exscan result undefined: it gets native scratch, recvArray stays as it was */
+    void *scratch = NULL;
+    if (kind == EXSCAN && rank == 0 && rb.bytes && !(scratch = malloc(rb.bytes)))
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for rank 0's %zu bytes of Exscan scratch", rb.bytes);
+    struct collective c = {kind, sb.data, scratch ? scratch : rb.data, rb.bytes / plan->data_size, dt, op, 0, comm};
+    rc = collective_by(op_code < OP_BUILTINS ? run_collective : run_user_reduction, c, send, scratch ? NULL : recv,
+                       plan->data_size);
+    free(scratch);
+    return rc;
+}
+
+int32_t opi_exscan(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv, int32_t op)
+{
+    return vreduction(EXSCAN, comm, size, rank, send, recv, op);
+}
+
+int32_t opi_reduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, int32_t op)
+{
+    return vreduction(REDUCE_SCATTER_BLOCK, comm, size, 0, send, recv, op);
+}
+/* ---- end vcoll ---- */

@@ -58,10 +58,22 @@ int opi_fill_status(opi_status *out, const mpc_status *st, uint32_t elem_size)
     return fill_status_from_mpc(out, st, elem_size);
 }
 
+void opi_proc_null_status(opi_status *out)
+{
+    out->source = OPI_PROC_NULL;
+    out->tag = OPI_ANY_TAG;
+    out->count = 0;
+    out->cancelled = 0;
+    out->bytes = 0;
+}
+
 int opi_rank_error(int code, const char *argument, int32_t rank, int32_t size)
 {
+    const char *also = code == MPC_ERR_SOURCE ? ", and is neither MP.AnySource (-1) nor MP.ProcNull (-3)"
+                       : code == MPC_ERR_DEST ? ", and is not MP.ProcNull (-3)"
+                                              : "";
     return error_record(code, argument, "%s %d is outside 0..%d of a communicator of size %d%s", argument,
-                        rank, size - 1, size, code == MPC_ERR_SOURCE ? ", and is not MP.AnySource (-1)" : "");
+                        rank, size - 1, size, also);
 }
 
 int opi_tag_error(const char *argument, int32_t tag, int wildcard_allowed)
@@ -342,6 +354,12 @@ static int send_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
 static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t source,
                        int32_t tag, opi_status *status)
 {
+    if (source == MPI_PROC_NULL) {
+        /* MPI completes it at once too, but MPICH 4.0's status of such a receive reads source
+         * 0, tag 0: the status MPI defines is filled here instead. */
+        opi_proc_null_status(status);
+        return MPC_OK;
+    }
     mpc_status st;
     struct start s = {.kind = START_RECV, .b = b, .peer = source, .tag = tag, .comm = comm};
     int rc = opi_call_mpi(do_start, &s, &obj, 1);
@@ -358,7 +376,7 @@ int32_t opi_send(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int3
 {
     opi_buffer b;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) || (rc = check_dest(size, dest, tag)))
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) || (rc = check_dest(size, &dest, tag)))
         return rc;
     return send_buffer(comm, &b, obj, dest, tag, mode);
 }
@@ -369,7 +387,7 @@ int32_t opi_send_range(int32_t comm, int32_t size, MonoObject *array, int32_t of
     opi_buffer b;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
-        (rc = check_dest(size, dest, tag)))
+        (rc = check_dest(size, &dest, tag)))
         return rc;
     return send_buffer(comm, &b, array, dest, tag, mode);
 }
@@ -410,6 +428,15 @@ static int run_sendrecv(void *arg)
     struct blocking_sendrecv *a = arg;
     return mpc_sendrecv(a->sb->data, a->sb->bytes, a->dest, a->send_tag, a->rb->data, a->rb->bytes,
                         a->source, a->recv_tag, a->comm, a->st);
+}
+
+/* A Sendrecv's status: MPI's, or ProcNull's when it received from MPI_PROC_NULL (see recv_buffer). */
+static int sendrecv_status(opi_status *out, const mpc_status *st, int32_t source, uint32_t elem_size)
+{
+    if (source != MPI_PROC_NULL)
+        return fill_status_from_mpc(out, st, elem_size);
+    opi_proc_null_status(out);
+    return MPC_OK;
 }
 
 /* The receive, then the send; a send that fails to start takes the receive back (cancelled:
@@ -459,7 +486,7 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
         struct blocking_sendrecv a = {sb, dest, send_tag, rb, source, recv_tag, comm, &received};
         gch_count(GCH_OPERATIONS, 2);
         rc = opi_run_gc_safe_immovable(run_sendrecv, &a, objs, nobjs);
-        return rc == MPC_OK ? fill_status_from_mpc(status, &received, rb->elem_size)
+        return rc == MPC_OK ? sendrecv_status(status, &received, source, rb->elem_size)
                             : opi_receive_failed(rc, "the receive buffer", rb->bytes, rb->elem_size);
     }
     struct start_pair p = {.recv = {.kind = START_RECV, .b = rb, .peer = source, .tag = recv_tag, .comm = comm},
@@ -474,7 +501,7 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
     }
     gch_count(GCH_OPERATIONS, 2);
     rc = opi_complete(req, 2, objs, nobjs, st);
-    return rc == MPC_OK ? opi_fill_status(status, &st[0], rb->elem_size)
+    return rc == MPC_OK ? sendrecv_status(status, &st[0], source, rb->elem_size)
                         : opi_receive_failed(rc, "the receive buffer", rb->bytes, rb->elem_size);
 }
 
@@ -486,7 +513,7 @@ int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t d
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_whole_as(send_obj, "sendObj", &sb)) ||
         (rc = opi_buffer_whole_as(recv_obj, "recvObj", &rb)) ||
-        (rc = check_dest_as(size, dest, send_tag, "sendTag")) ||
+        (rc = check_dest_as(size, &dest, send_tag, "sendTag")) ||
         (rc = check_source_as(size, &source, &recv_tag, "recvTag")))
         return rc;
     if (send_obj == recv_obj)
@@ -508,7 +535,7 @@ int32_t opi_sendrecv_range(int32_t comm, int32_t size, MonoObject *send_array, i
                                   &(opi_range_names){"sendArray", "sendOffset", "sendCount"}, &sb)) ||
         (rc = opi_buffer_range_as(recv_array, recv_offset, recv_count,
                                   &(opi_range_names){"recvArray", "recvOffset", "recvCount"}, &rb)) ||
-        (rc = check_dest_as(size, dest, send_tag, "sendTag")) ||
+        (rc = check_dest_as(size, &dest, send_tag, "sendTag")) ||
         (rc = check_source_as(size, &source, &recv_tag, "recvTag")))
         return rc;
     return sendrecv_buffers(comm, &sb, send_array, dest, send_tag, &rb, recv_array, source, recv_tag,
@@ -521,6 +548,10 @@ int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_s
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
         return rc;
+    if (source == MPI_PROC_NULL) { /* at once, as in MPI (see recv_buffer) */
+        opi_proc_null_status(status);
+        return MPC_OK;
+    }
     rc = opi_probe_wait(source, tag, comm, &st, NULL);
     if (rc == MPC_OK)
         fill_status_from_mpc(status, &st, 1);
@@ -546,6 +577,11 @@ int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
         return rc;
+    if (source == MPI_PROC_NULL) { /* found at once, as in MPI (see recv_buffer) */
+        *found = 1;
+        opi_proc_null_status(status);
+        return MPC_OK;
+    }
     struct iprobe p = {.source = source, .tag = tag, .comm = comm};
     if ((rc = opi_call_mpi(do_iprobe, &p, NULL, 0)) != MPC_OK)
         return rc;
@@ -582,6 +618,12 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
                           int32_t tag, int is_send, int32_t mode, MonoObject *owner, int64_t *id,
                           opi_status *status)
 {
+    if (peer == MPI_PROC_NULL) { /* finished at once, without MPI (see recv_buffer) */
+        *id = -1;
+        opi_proc_null_status(status);
+        status->error = MPC_OK;
+        return MPC_OK;
+    }
     uint32_t early_pin = 0; /* MOTOR_PIN_POLICY=every: pinned before the transfer starts */
     if (opi_pin_every_transfer()) {
         early_pin = mono_gchandle_new(obj, 1);
@@ -641,7 +683,7 @@ int32_t opi_isend(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int
 {
     opi_buffer b;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) || (rc = check_dest(size, dest, tag)))
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) || (rc = check_dest(size, &dest, tag)))
         return rc;
     return start_transfer(comm, &b, obj, dest, tag, 1, mode, owner, id, status);
 }
@@ -653,7 +695,7 @@ int32_t opi_isend_range(int32_t comm, int32_t size, MonoObject *array, int32_t o
     opi_buffer b;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
-        (rc = check_dest(size, dest, tag)))
+        (rc = check_dest(size, &dest, tag)))
         return rc;
     return start_transfer(comm, &b, array, dest, tag, 1, mode, owner, id, status);
 }

@@ -95,9 +95,13 @@ int opi_call_mpi(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
 
 /* ---- argument checks shared by the internal calls ---- */
 
-/* System.MP's wildcards (MP.AnySource, MP.AnyTag). */
+/* System.MP's wildcards (MP.AnySource, MP.AnyTag) and MP.ProcNull, the rank that makes a
+ * transfer a no-op (MPI_PROC_NULL). MPICH numbers them otherwise (its MPI_PROC_NULL is -1, our
+ * AnySource): the checks below translate System.MP's values into MPI's; a ProcNull status is
+ * OPI's own (opi_proc_null_status). */
 #define OPI_ANY_SOURCE (-1)
 #define OPI_ANY_TAG (-1)
+#define OPI_PROC_NULL (-3)
 
 /* Record a refused rank (code MPC_ERR_DEST, _SOURCE or _ROOT) or tag, with the value and the
  * valid range, as about argument (opi_icalls.c). Return the code. */
@@ -105,15 +109,18 @@ int opi_rank_error(int code, const char *argument, int32_t rank, int32_t size);
 int opi_tag_error(const char *argument, int32_t tag, int wildcard_allowed);
 
 /* Checks a receive's source and tag (whose C# parameter is tag_name), and turns System.MP's
- * wildcards into MPI's: the one place where they are translated (mpc takes MPI's values). */
+ * wildcards and MP.ProcNull into MPI's: the one place where they are translated (mpc takes
+ * MPI's values). */
 static inline int check_source_as(int32_t size, int32_t *source, int32_t *tag, const char *tag_name)
 {
-    if (*source != OPI_ANY_SOURCE && (*source < 0 || *source >= size))
+    if (*source != OPI_ANY_SOURCE && *source != OPI_PROC_NULL && (*source < 0 || *source >= size))
         return opi_rank_error(MPC_ERR_SOURCE, "source", *source, size);
     if (*tag != OPI_ANY_TAG && (*tag < 0 || *tag > mpc_tag_ub()))
         return opi_tag_error(tag_name, *tag, 1);
     if (*source == OPI_ANY_SOURCE)
         *source = MPI_ANY_SOURCE;
+    else if (*source == OPI_PROC_NULL)
+        *source = MPI_PROC_NULL;
     if (*tag == OPI_ANY_TAG)
         *tag = MPI_ANY_TAG;
     return MPC_OK;
@@ -123,15 +130,18 @@ static inline int check_source(int32_t size, int32_t *source, int32_t *tag)
     return check_source_as(size, source, tag, "tag");
 }
 
-static inline int check_dest_as(int32_t size, int32_t dest, int32_t tag, const char *tag_name)
+/* A send's destination (MP.ProcNull becomes MPI_PROC_NULL) and tag. */
+static inline int check_dest_as(int32_t size, int32_t *dest, int32_t tag, const char *tag_name)
 {
-    if (dest < 0 || dest >= size)
-        return opi_rank_error(MPC_ERR_DEST, "dest", dest, size);
+    if (*dest != OPI_PROC_NULL && (*dest < 0 || *dest >= size))
+        return opi_rank_error(MPC_ERR_DEST, "dest", *dest, size);
     if (tag < 0 || tag > mpc_tag_ub())
         return opi_tag_error(tag_name, tag, 0);
+    if (*dest == OPI_PROC_NULL)
+        *dest = MPI_PROC_NULL;
     return MPC_OK;
 }
-static inline int check_dest(int32_t size, int32_t dest, int32_t tag)
+static inline int check_dest(int32_t size, int32_t *dest, int32_t tag)
 {
     return check_dest_as(size, dest, tag, "tag");
 }
@@ -202,9 +212,12 @@ typedef struct opi_status {
     int32_t reserved;
 } opi_status;
 
-/* Fills a managed Status from a completed receive (count = bytes / elem_size); returns
+/* Fills a managed Status from a completed receive or probe (count = bytes / elem_size); returns
  * OPI_ERR_PARTIAL_ELEMENT when the bytes are not a whole number of elements. */
 int opi_fill_status(opi_status *out, const mpc_status *st, uint32_t elem_size);
+/* The status of any transfer or probe with MP.ProcNull: Source MP.ProcNull, Tag MP.AnyTag,
+ * Count = Bytes = 0. Filled by OPI, not read from MPI (MPICH 4.0 gets it wrong). */
+void opi_proc_null_status(opi_status *out);
 
 /* The table MOTOR_ICALLS expands to (icall_table.c). */
 typedef struct opi_icall {

@@ -169,8 +169,10 @@ static int do_mrecv(void *arg)
 int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, int32_t tag)
 {
     int rc;
-    if ((rc = check_comm(comm)) || (rc = check_dest(size, dest, tag)))
+    if ((rc = check_comm(comm)) || (rc = check_dest(size, &dest, tag)))
         return rc;
+    if (dest == MPI_PROC_NULL) /* MP.ProcNull: nothing to send, nothing to serialize */
+        return MPC_OK;
     gch_buffer *b = NULL;
     if ((rc = write_into(&b, graph, 0, SIZE_MAX, "graph")) == MPC_OK) {
         gch_count(GCH_OPERATIONS, 1);
@@ -189,6 +191,11 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
         return rc;
     if (!expected)
         return error_record(OPI_ERR_NULL_ARGUMENT, "expected", "the expected type is null");
+    if (source == MPI_PROC_NULL) { /* MP.ProcNull: completes at once with no graph */
+        *result = NULL;
+        opi_proc_null_status(status);
+        return MPC_OK;
+    }
     mpc_status s, st;
     mpc_message msg;
     if ((rc = opi_probe_wait(source, tag, comm, &s, &msg)) != MPC_OK)

@@ -20,6 +20,13 @@ for t in system-mp pinvoke; do
     rows "allreduce $t" $t $mpi "$b/motor" "$b/bench/Collectives.exe" $t allreduce 8 32 1
 done
 rows "collectives native" native-c $mpi "$b/bench/collectives_native" allreduce 8 32 1
+# vcoll: the v-collectives
+for t in system-mp pinvoke; do
+    rows "gatherv $t" $t $mpi "$b/motor" "$b/bench/Collectives.exe" $t gatherv 8 32 1
+    rows "alltoallv $t" $t $mpi "$b/motor" "$b/bench/Collectives.exe" $t alltoallv 8 32 1
+done
+rows "gatherv native" native-c $mpi "$b/bench/collectives_native" gatherv 8 32 1
+rows "alltoallv native" native-c $mpi "$b/bench/collectives_native" alltoallv 8 32 1
 for t in sdto binaryformatter datacontract; do
     rows "sdto pingpong $t" $t $mpi "$b/motor" "$b/bench/Sdto.exe" pingpong $t 1 16 1
     rows "sdto perobject $t" "$t-serialize" mpiexec.mpich -n 1 "$b/motor" "$b/bench/Sdto.exe" perobject $t 100 1

@@ -197,4 +197,34 @@ static class PInvokeMpi
     {
         if (rc != 0) throw new Exception("MPI error " + rc);
     }
+
+    // ---- vcoll: Gatherv and Alltoallv of doubles (issue 13) ----
+    [DllImport(Lib)] static extern int MPI_Gatherv(IntPtr send, int count, int sendType, IntPtr recv, int[] counts, int[] displs,
+                                                   int recvType, int root, int comm);
+    [DllImport(Lib)] static extern int MPI_Alltoallv(IntPtr send, int[] sendCounts, int[] sendDispls, int sendType, IntPtr recv,
+                                                     int[] recvCounts, int[] recvDispls, int recvType, int comm);
+
+    public static void Gatherv(double[] send, double[] recv, int[] counts, int[] displs, int root)
+    {
+        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned), hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
+        try {
+            Check(MPI_Gatherv(hs.AddrOfPinnedObject(), send.Length, Double, hr.AddrOfPinnedObject(), counts, displs, Double, root, CommWorld));
+        } finally {
+            hs.Free();
+            hr.Free();
+        }
+    }
+
+    public static void Alltoallv(double[] send, int[] sendCounts, int[] sendDispls, double[] recv, int[] recvCounts, int[] recvDispls)
+    {
+        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned), hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
+        try {
+            Check(MPI_Alltoallv(hs.AddrOfPinnedObject(), sendCounts, sendDispls, Double, hr.AddrOfPinnedObject(),
+                                recvCounts, recvDispls, Double, CommWorld));
+        } finally {
+            hs.Free();
+            hr.Free();
+        }
+    }
+    // ---- end vcoll ----
 }

@@ -64,7 +64,7 @@ namespace System.MP
         /// distance <paramref name="displacement"/> (MPI_Cart_shift): <paramref name="dest"/> is
         /// the rank displacement steps forward from this one, <paramref name="source"/> the rank
         /// as many steps back — the pair a shift sends to and receives from. Past an open edge of
-        /// a non-periodic dimension the neighbour is MP.ProcNull (-3), which point-to-point calls
+        /// a non-periodic dimension the neighbour is <see cref="MP.ProcNull"/>, which point-to-point calls
         /// take as "no process", so edge ranks need no special case.</summary>
         /// <exception cref="ArgumentOutOfRangeException">direction lies outside 0..Dims.Length-1.</exception>
         /// <exception cref="ObjectDisposedException">the communicator has been disposed.</exception>

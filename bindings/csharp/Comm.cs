@@ -169,19 +169,23 @@ namespace System.MP
         }
 
         /// <summary>Receives one value of a primitive type or a struct without references: the
-        /// message must hold exactly one T (Status.Count is 1).</summary>
+        /// message must hold exactly one T (Status.Count is 1); a longer or empty one raises
+        /// MPException. From <see cref="MP.ProcNull"/> it returns default(T) at once.</summary>
         public T Recv<T>(int source, int tag) where T : struct
         {
             Status unused;
             return Recv<T>(source, tag, out unused);
         }
 
-        /// <summary>Receives one value, with its status.</summary>
+        /// <summary>Receives one value, with its status (from <see cref="MP.ProcNull"/>:
+        /// default(T), Source ProcNull, Count 0).</summary>
         public T Recv<T>(int source, int tag, out Status status) where T : struct
         {
             T[] one = Scalars<T>.Recv;
             one[0] = default(T);
             status = Recv(one, source, tag);
+            if (status.Source == MP.ProcNull)
+                return default(T);
             if (status.Count != 1)   // an empty message: no value arrived
                 throw new MPException("System.MP: Recv<" + typeof(T).Name + "> received a message of " + status.Bytes +
                                       " bytes, not one " + typeof(T).Name, Errors.PartialElement);

@@ -104,6 +104,75 @@ namespace System.MP
             return result[0];
         }
 
+        /// <summary>The reduction of one value over all ranks, returned at the root;
+        /// default(T) on the other ranks.</summary>
+        public T Reduce<T>(T value, Op op, int root) where T : struct
+        {
+            T[] one = Scalars<T>.Send, result = Scalars<T>.Recv;
+            one[0] = value;
+            result[0] = default(T);
+            Reduce(one, result, op, root);
+            return Rank == root ? result[0] : default(T);
+        }
+
+        /// <summary>Inclusive prefix reduction of one value: rank i gets x0 ∘ … ∘ xi.</summary>
+        public T Scan<T>(T value, Op op) where T : struct
+        {
+            T[] one = Scalars<T>.Send, result = Scalars<T>.Recv;
+            one[0] = value;
+            Scan(one, result, op);
+            return result[0];
+        }
+
+        /// <summary>Exclusive prefix reduction of one value: rank i gets x0 ∘ … ∘ x(i-1);
+        /// rank 0 gets default(T).</summary>
+        public T Exscan<T>(T value, Op op) where T : struct
+        {
+            T[] one = Scalars<T>.Send, result = Scalars<T>.Recv;
+            one[0] = value;
+            result[0] = default(T);
+            Exscan(one, result, op);
+            return Rank == 0 ? default(T) : result[0];
+        }
+
+        /// <summary>Every rank's value, in rank order, at the root (an array of Size values);
+        /// null on the other ranks.</summary>
+        public T[] Gather<T>(T value, int root) where T : struct
+        {
+            T[] one = Scalars<T>.Send;
+            one[0] = value;
+            T[] all = Rank == root ? new T[Size] : null;
+            Gather(one, all, root);
+            return all;
+        }
+
+        /// <summary>Every rank's value, in rank order, on every rank.</summary>
+        public T[] Allgather<T>(T value) where T : struct
+        {
+            T[] one = Scalars<T>.Send;
+            one[0] = value;
+            var all = new T[Size];
+            Allgather(one, all);
+            return all;
+        }
+
+        /// <summary>Rank i gets the root's values[i]; values (Size of them) is read at the root
+        /// only and may be null elsewhere.</summary>
+        public T Scatter<T>(T[] values, int root) where T : struct
+        {
+            if (Rank == root) {
+                if (values == null)
+                    throw new ArgumentNullException(nameof(values), "System.MP: Scatter<" + typeof(T).Name + ">: the root's values are null");
+                if (values.Length != Size)
+                    throw new ArgumentException("System.MP: Scatter<" + typeof(T).Name + ">: the root's values hold " +
+                                                values.Length + " values; one per rank (Size = " + Size + ") were expected",
+                                                nameof(values));
+            }
+            T[] one = Scalars<T>.Recv;
+            Scatter(Rank == root ? values : null, one, root);
+            return one[0];
+        }
+
         /// <summary>Inclusive prefix reduction: rank i gets x0 ∘ … ∘ xi.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Scan(Array sendArray, Array recvArray, Op op)

@@ -12,6 +12,12 @@ namespace System.MP
         public const int AnySource = -1;
         /// <summary>A receive or probe tag that matches any tag (MPI_ANY_TAG).</summary>
         public const int AnyTag = -1;
+        /// <summary>The rank that is no process (MPI_PROC_NULL): a send to it does nothing, a
+        /// receive or probe from it completes at once with Source == ProcNull, Tag == AnyTag and
+        /// Count == Bytes == 0 (Recv&lt;T&gt; and ORecv return default(T)). Point-to-point calls,
+        /// their ranges, Sendrecv and the O-calls all take it, so a stencil's open boundary needs
+        /// no special case (CartComm.Shift returns it there).</summary>
+        public const int ProcNull = -3;
 
         /// <summary>MPI_COMM_WORLD.</summary>
         public static Intracomm World => Core.World;

@@ -86,6 +86,15 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdReadIncoming(long offset, long count, Type expected, out object result);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdRelease();
 
+        // vcoll: the v-collectives (counts and displacements in elements; those significant only at
+        // the root may be null elsewhere), Exscan, ReduceScatterBlock
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Gatherv(int comm, int size, int rank, Array send, Array recv, int[] counts, int[] displs, int root);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Scatterv(int comm, int size, int rank, Array send, int[] counts, int[] displs, Array recv, int root);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Allgatherv(int comm, int size, int rank, Array send, Array recv, int[] counts, int[] displs);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Alltoallv(int comm, int size, int rank, Array send, int[] sendCounts, int[] sendDispls, Array recv, int[] recvCounts, int[] recvDispls);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Exscan(int comm, int size, int rank, Array send, Array recv, int op);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ReduceScatterBlock(int comm, int size, Array send, Array recv, int op);
+
         // topo: groups, Cartesian topologies, intercommunicators, spawn (opi/opi_comms.c). Handles
         // are MPI's (MPI_Group, MPI_Comm); ranks come back as System.MP's (MP.Undefined, MP.ProcNull).
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommGroup(int comm, out int group);

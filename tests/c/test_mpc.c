@@ -108,6 +108,62 @@ static void test_communicators(void)
     CHECK(mpc_comm_free(&world) == MPC_OK && world == mpc_comm_world(), "World is never freed");
 }
 
+/* vcoll: the exact v-collectives see each block's size; the private twin goes with its comm. */
+static void test_exact_vcollectives(void)
+{
+    mpc_comm c;
+    CHECK(mpc_comm_dup(mpc_comm_world(), &c) == MPC_OK, "dup for the v-collectives");
+    mpc_comm twin, again;
+    CHECK(mpc_comm_private(c, &twin) == MPC_OK && twin != c && twin != MPI_COMM_NULL, "a private twin");
+    CHECK(mpc_comm_private(c, &again) == MPC_OK && again == twin, "the same twin again");
+    mpc_comm dup2;
+    CHECK(mpc_comm_dup(c, &dup2) == MPC_OK && mpc_comm_private(dup2, &again) == MPC_OK && again != twin,
+          "a Dup gets a twin of its own");
+    CHECK(mpc_comm_free(&dup2) == MPC_OK, "a comm with a twin is freed");
+
+    int mine[3] = {rank, rank, rank}, all[64];
+    mpc_block blocks[16];
+    int64_t got[16];
+    for (int r = 0; r < size; r++)
+        blocks[r] = (mpc_block){(size_t)(size - 1 - r) * 3 * sizeof(int), (r % 2 + 2) * sizeof(int)};
+    /* rank r sends 2 ints, the root expects r % 2 + 2: odd ranks send one fewer */
+    int rc = mpc_gatherv_exact(mine, 2 * sizeof(int), all, blocks, 0, c, got);
+    if (rank == 0) {
+        /* the root's own block is its send (the caller checks it): give it 2 */
+        CHECK(rc == MPC_OK, "gatherv with a shorter block completes");
+        for (int r = 1; r < size; r++)
+            CHECK(got[r] == 2 * (int64_t)sizeof(int) && all[(size - 1 - r) * 3] == r, "gatherv reports each block's size");
+    } else {
+        CHECK(rc == MPC_OK, "gatherv send");
+    }
+    /* scatterv: the root sends 3 ints to everyone; rank r expects 2, 3 or 4 */
+    int src[48], dst[4] = {-1, -1, -1, -1};
+    for (int i = 0; i < 48; i++)
+        src[i] = i;
+    for (int r = 0; r < size; r++)
+        blocks[r] = (mpc_block){(size_t)r * 3 * sizeof(int), 3 * sizeof(int)};
+    int64_t one = 0;
+    size_t expect = rank == 0 ? 3 : (size_t)(rank % 3 + 2);
+    rc = mpc_scatterv_exact(src, blocks, dst, expect * sizeof(int), 0, c, &one);
+    if (rank != 0 && expect == 2)
+        CHECK(rc == MPC_OK && one == MPC_GOT_MORE, "scatterv reports a longer block");
+    else
+        CHECK(rc == MPC_OK && one == 3 * (int64_t)sizeof(int) && dst[2] == rank * 3 + 2, "scatterv reports the block's size");
+    /* alltoallv: one int to each rank */
+    int out[16], in[16];
+    mpc_block sb[16], rb[16];
+    for (int r = 0; r < size; r++) {
+        out[r] = rank * 100 + r;
+        sb[r] = rb[r] = (mpc_block){(size_t)r * sizeof(int), sizeof(int)};
+    }
+    CHECK(mpc_alltoallv_exact(out, sb, in, rb, c, got) == MPC_OK, "alltoallv");
+    int ok = 1;
+    for (int r = 0; r < size; r++)
+        ok &= in[r] == r * 100 + rank && got[r] == (int64_t)sizeof(int);
+    CHECK(ok, "alltoallv data and sizes");
+    CHECK(mpc_comm_free(&c) == MPC_OK, "free a comm with a twin");
+}
+
 int main(int argc, char **argv)
 {
     int provided = -1;
@@ -127,6 +183,7 @@ int main(int argc, char **argv)
     test_errors();
     test_point_to_point();
     test_communicators();
+    test_exact_vcollectives();
 
     int counts[2] = {passed, failed}, total[2] = {0, 0};
     MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);

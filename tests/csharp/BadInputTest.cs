@@ -122,13 +122,13 @@ static class BadInputTest
         string ranks = $"outside 0..{size - 1} of a communicator of size {size}";
         foreach (int dest in new[] { -1, -2, size, size + 100, int.MinValue }) {
             Names(Refused<ArgumentOutOfRangeException>(() => world.Send(a, dest, 1), $"Send dest={dest}"), "dest",
-                  $"dest {dest} is {ranks}", "Send");
+                  $"dest {dest} is {ranks}, and is not MP.ProcNull (-3)", "Send");
             Names(Refused<ArgumentOutOfRangeException>(() => world.Ssend(a, 0, 1, dest, 1), $"Ssend range dest={dest}"), "dest",
-                  $"dest {dest} is {ranks}", "Ssend");
+                  $"dest {dest} is {ranks}, and is not MP.ProcNull (-3)", "Ssend");
         }
-        foreach (int source in new[] { -2, -3, size, int.MaxValue })
+        foreach (int source in new[] { -2, -4, size, int.MaxValue })
             Names(Refused<ArgumentOutOfRangeException>(() => world.Recv(a, source, 1), $"Recv source={source}"), "source",
-                  $"source {source} is {ranks}, and is not MP.AnySource (-1)", "Recv");
+                  $"source {source} is {ranks}, and is neither MP.AnySource (-1) nor MP.ProcNull (-3)", "Recv");
         string tags = $"outside 0..{MP.TagUpperBound} (0..MP.TagUpperBound)";
         foreach (int tag in new[] { -1, -2, MP.TagUpperBound + 1, int.MinValue })
             Names(Refused<ArgumentOutOfRangeException>(() => world.Send(a, next, tag), $"Send tag={tag}"), "tag",

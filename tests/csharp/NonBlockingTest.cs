@@ -91,7 +91,7 @@ static class NonBlockingTest
         Check.Throws<ArgumentException>(() => world.Isend("text", next, 1), "Isend(string)");
         Check.Throws<ArgumentException>(() => world.Irecv(new object[2], prev, 1), "Irecv(object[])");
         Check.Throws<ArgumentOutOfRangeException>(() => world.Isend(new int[2], world.Size, 1), "Isend dest");
-        Check.Throws<ArgumentOutOfRangeException>(() => world.Irecv(new int[2], -3, 1), "Irecv source");
+        Check.Throws<ArgumentOutOfRangeException>(() => world.Irecv(new int[2], -4, 1), "Irecv source");
         Check.Throws<ArgumentOutOfRangeException>(() => world.Isend(new int[2], next, -1), "Isend tag");
         Check.Throws<ArgumentOutOfRangeException>(() => world.Isend(new int[2], 1, 2, next, 1), "Isend range count");
         Check.Throws<ArgumentOutOfRangeException>(() => world.Irecv(new int[2], 3, 0, prev, 1), "Irecv range offset");

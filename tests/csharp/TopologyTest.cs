@@ -10,7 +10,7 @@ using System.MP;
 
 static class TopologyTest
 {
-    const int ProcNull = -3;   // MP.ProcNull (the contract's value; the constant joins System.MP with the values work)
+    const int ProcNull = MP.ProcNull;
     static readonly Intracomm world = MP.World;
     static readonly int rank = world.Rank, size = world.Size;
     static int round;
@@ -208,6 +208,12 @@ static class TopologyTest
             line.Shift(0, 1, out int src, out int dst);
             Check.Equal(rank == 0 ? ProcNull : rank - 1, src, "open line: ProcNull before the first");
             Check.Equal(rank == size - 1 ? ProcNull : rank + 1, dst, "open line: ProcNull after the last");
+            // the open edges need no special case: a transfer with ProcNull does nothing
+            var mine = new[] { rank + 100 };
+            var got = new[] { -7 };
+            Status st = line.Sendrecv(mine, dst, 4, got, src, 4);
+            Check.Equal(rank == 0 ? -7 : rank - 1 + 100, got[0], "a shift along the open line with Shift's ranks");
+            Check.Equal(src, st.Source, "the status names Shift's source (ProcNull at the first)");
             line.Shift(0, size, out src, out dst);
             Check.True(src == ProcNull && dst == ProcNull, "a shift by Size leaves an open line");
         }
@@ -293,6 +299,8 @@ static class TopologyTest
                 Refused<ArgumentOutOfRangeException>(() => inter.Recv(new int[1], remote, 1), "source", "source = RemoteSize");
                 Refused<ArgumentOutOfRangeException>(() => inter.OSend("x", remote, 1), "dest", "OSend to dest = RemoteSize");
                 Check.Throws<NotSupportedException>(() => inter.Dup(), "Dup of an intercommunicator");
+                inter.Send(new int[1], MP.ProcNull, 1);   // no process: nothing happens
+                Check.Equal(MP.ProcNull, inter.Recv(new int[1], MP.ProcNull, 1).Source, "a receive from ProcNull on an intercommunicator");
                 if (inter.Rank == 0) {   // still usable: the leaders exchange again
                     var got = new int[1];
                     inter.Sendrecv(new[] { rank }, 0, 13, got, 0, 13);
