@@ -128,6 +128,19 @@ MPC_API void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);
  * zero-initialises the MPI_Status before probing (MPICH leaves the cancel bit untouched). */
 MPC_API void mpc_status_from_probe(const MPI_Status *in, mpc_status *out);
 
+
+/* ---- non-blocking collectives (nbc): as the blocking ones above, starting a request that
+ * mpc_test / mpc_wait complete. The buffers belong to MPI until then. ---- */
+MPC_API int mpc_ibcast(void *buf, size_t bytes, int root, mpc_comm comm, mpc_request *req);
+MPC_API int mpc_iallgather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm,
+                           mpc_request *req);
+MPC_API int mpc_ialltoall(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm,
+                          mpc_request *req);
+MPC_API int mpc_ireduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op, int root,
+                        mpc_comm comm, mpc_request *req);
+MPC_API int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                           mpc_comm comm, mpc_request *req);
+
 #ifdef __cplusplus
 }
 #endif

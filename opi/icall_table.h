@@ -80,6 +80,18 @@
     X(OGather, opi_ogather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \
     X(OAllgather, opi_oallgather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ)) \
     X(SdReadIncoming, opi_sd_read_incoming, IC_I32, (IC_I64, IC_I64, IC_TYPE, IC_OBJ_REF)) \
-    X(SdRelease, opi_sd_release, IC_I32, (void))
+    X(SdRelease, opi_sd_release, IC_I32, (void)) \
+    MOTOR_ICALLS_NBC(X)
+
+/* nbc: non-blocking collectives and the request calls of TestAll and the progress engine */
+#define MOTOR_ICALLS_NBC(X) \
+    X(Ibarrier, opi_ibarrier, IC_I32, (IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Ibcast, opi_ibcast, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Iallgather, opi_iallgather, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Ialltoall, opi_ialltoall, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Ireduce, opi_ireduce, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Iallreduce, opi_iallreduce, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(RequestTestMany, opi_request_test_many, IC_I32, (IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF)) \
+    X(RequestDone, opi_request_done, IC_I32, (IC_I64, IC_I32_REF))
 
 #endif

@@ -85,5 +85,18 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OAllgather(int comm, int size, int rank, Array piece, long[] sizes);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdReadIncoming(long offset, long count, Type expected, out object result);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdRelease();
+
+        // nbc: non-blocking collectives (id and status as for Isend; the registry holds a weak
+        // handle on owner), and the request calls of TestAll and the progress engine.
+        // RequestTestMany tests ids[start..]: a completed one's id becomes -1 and its status is
+        // filled; the first failure stops the pass (stopped = its index) and returns its code.
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Ibarrier(int comm, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Ibcast(int comm, int size, Array array, int root, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Iallgather(int comm, int size, Array send, Array recv, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Ialltoall(int comm, int size, Array send, Array recv, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Ireduce(int comm, int size, int rank, Array send, Array recv, int op, int root, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Iallreduce(int comm, int size, Array send, Array recv, int op, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RequestTestMany(long[] ids, int start, StatusData[] statuses, out int stopped);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RequestDone(long id, out int done);
     }
 }
