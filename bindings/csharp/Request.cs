@@ -93,8 +93,19 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Cancel()
         {
-            if (id >= 0)
-                Errors.Check(MPDirect.RequestCancel(id));
+            while (id >= 0) {
+                int rc = MPDirect.RequestCancel(id);
+                if (rc == Errors.Request && awaited != null) {
+                    // awaited: the progress engine may be testing it at this very moment
+                    Errors.Make(rc);   // consumes this thread's error record of the refusal
+                    if (awaited.Task.IsCompleted)
+                        return;
+                    System.Threading.Thread.Yield();
+                    continue;
+                }
+                Errors.Check(rc);
+                return;
+            }
         }
 
         /// <summary>Waits for every request (null entries are an error).</summary>

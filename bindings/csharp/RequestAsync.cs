@@ -30,6 +30,7 @@ namespace System.MP
                 try {
                     r.Wait();   // finished: returns at once
                 } catch (Exception e) {
+                    r.observed = true;   // its completion is this report
                     first = first ?? e;
                 }
             }
@@ -152,10 +153,12 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         bool HasFinished()
         {
-            if (observed || id < 0)
+            if (observed)
                 return true;
-            if (awaited != null)
+            if (awaited != null)   // before id: the engine clears id just before it completes the task
                 return awaited.Task.IsCompleted;
+            if (id < 0)
+                return true;
             int done;
             Errors.Check(MPDirect.RequestDone(id, out done));
             return done != 0;
@@ -219,44 +222,60 @@ namespace System.MP
                     quietPasses = 0;
                     continue;
                 }
-                if (ids.Length < active.Count) {
-                    int n = Math.Max(active.Count, 2 * ids.Length);
-                    ids = new long[n];
-                    statuses = new StatusData[n];
-                    failures = new Exception[n];
-                }
-                for (int i = 0; i < ids.Length; i++)
-                    ids[i] = i < active.Count ? active[i].Id : -1;
-                int start = 0;
-                while (true) {
-                    int stopped;
-                    int rc = TestMany(ids, start, statuses, out stopped);
-                    if (rc == 0)
-                        break;
-                    failures[stopped] = Errors.Make(rc);   // now, while the record is this one's
-                    start = stopped + 1;
-                }
-                int kept = 0;
-                for (int i = 0; i < active.Count; i++) {
-                    Request r = active[i];
-                    if (ids[i] >= 0) {
-                        active[kept++] = r;
-                        continue;
-                    }
-                    Exception failure = failures[i];
-                    failures[i] = null;
-                    r.CompleteAwaited(failure == null ? new Status(ref statuses[i]) : null, failure);
-                }
-                bool progressed = kept < active.Count;
-                active.RemoveRange(kept, active.Count - kept);
-                if (progressed || active.Count == 0) {
-                    quietPasses = 0;
-                } else if (++quietPasses < YieldingPasses) {
-                    Thread.Yield();
-                } else {
-                    wake.WaitOne(MaxBackoffMs);   // a new awaited request ends the wait early
+                try {
+                    quietPasses = Pass(active, ref ids, ref statuses, ref failures, quietPasses);
+                } catch (Exception e) {
+                    // not a transfer's failure (those complete their own task): the engine
+                    // cannot test these requests, so their tasks fail rather than hang
+                    foreach (Request r in active)
+                        r.CompleteAwaited(null, new MPException("System.MP: the progress engine failed: " + e.Message, -1, e));
+                    active.Clear();
                 }
             }
+        }
+
+        /// <summary>One pass over the awaited requests; returns the new count of quiet passes.</summary>
+        static int Pass(List<Request> active, ref long[] ids, ref StatusData[] statuses, ref Exception[] failures,
+                        int quietPasses)
+        {
+            if (ids.Length < active.Count) {
+                int n = Math.Max(active.Count, 2 * ids.Length);
+                ids = new long[n];
+                statuses = new StatusData[n];
+                failures = new Exception[n];
+            }
+            for (int i = 0; i < ids.Length; i++)
+                ids[i] = i < active.Count ? active[i].Id : -1;
+            int start = 0;
+            while (true) {
+                int stopped;
+                int rc = TestMany(ids, start, statuses, out stopped);
+                if (rc == 0)
+                    break;
+                failures[stopped] = Errors.Make(rc);   // now, while the record is this one's
+                start = stopped + 1;
+            }
+            int kept = 0;
+            for (int i = 0; i < active.Count; i++) {
+                Request r = active[i];
+                if (ids[i] >= 0) {
+                    active[kept++] = r;
+                    continue;
+                }
+                Exception failure = failures[i];
+                failures[i] = null;
+                r.CompleteAwaited(failure == null ? new Status(ref statuses[i]) : null, failure);
+            }
+            bool progressed = kept < active.Count;
+            active.RemoveRange(kept, active.Count - kept);
+            if (progressed || active.Count == 0) {
+                quietPasses = 0;
+            } else if (++quietPasses < YieldingPasses) {
+                Thread.Yield();
+            } else {
+                wake.WaitOne(MaxBackoffMs);   // a new awaited request ends the wait early
+            }
+            return quietPasses;
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]

@@ -271,6 +271,12 @@ static class NonBlockingCollectivesTest
         done.Wait();
         Check.True(done.AsTask().IsCompleted, "AsTask of a reported request is complete");
 
+        // Cancel of an awaited receive: the task completes with Cancelled
+        var cancelled = new SelfMessage(950);
+        Task<Status> ct = cancelled.Request.AsTask();
+        cancelled.Request.Cancel();
+        Check.True(ct.Result.Cancelled, "Cancel of an awaited receive: the task's Status is Cancelled");
+
         // an error through await, AsTask, Wait and Test
         var viaAwait = new SelfMessage(900);
         world.Send(new int[9], rank, 900);
