@@ -1,7 +1,8 @@
 // Collectives — Bcast / Allreduce latency over a C# transport (see collectives_native.c):
-//   mpiexec.mpich -n N motor Collectives.exe TRANSPORT bcast|allreduce|gatherv|alltoallv MIN_BYTES MAX_BYTES REPS
+//   mpiexec.mpich -n N motor Collectives.exe TRANSPORT bcast|allreduce|gatherv|alltoallv|iallreduce MIN_BYTES MAX_BYTES REPS
 // TRANSPORT: system-mp (Intracomm.Bcast / Allreduce with Op.Sum on managed arrays) or pinvoke
 // (baseline: MPI_Bcast / MPI_Allreduce through DllImport, arrays pinned per call).
+// iallreduce (nbc): Intracomm.Iallreduce(a, b, Op.Sum).Wait(), system-mp only.
 using System;
 using System.Diagnostics;
 using System.Globalization;
@@ -15,6 +16,8 @@ static class Collectives
         Thread.CurrentThread.CurrentCulture = CultureInfo.InvariantCulture;
         string name = args[0];
         bool allreduce = args[1] == "allreduce";
+        bool iallreduce = args[1] == "iallreduce";   // nbc
+        if (iallreduce && name != "system-mp") throw new ArgumentException("iallreduce: system-mp only");
         long min = long.Parse(args[2]), max = long.Parse(args[3]);
         int reps = int.Parse(args[4]);
         bool pinvoke = name == "pinvoke";
@@ -31,6 +34,10 @@ static class Collectives
                 world.Barrier();
                 long t0 = Stopwatch.GetTimestamp();
                 for (int i = 0; i < iters; i++) {
+                    if (iallreduce) {   // nbc: start, then Wait
+                        world.Iallreduce(a, b, Op.Sum).Wait();
+                        continue;
+                    }
                     if (allreduce) {
                         if (pinvoke) PInvokeMpi.AllreduceSum(a, b);
                         else world.Allreduce(a, b, Op.Sum);

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Collectives: Bcast (bytes from rank 0) and Allreduce (doubles, Sum) latency per call, for
 native C MPICH (reference), C# on System.MP and the C# P/Invoke baseline; Gatherv and Alltoallv
-(blocks of the given size from every rank) too.
-Run through `bash bench/run.sh collectives [--ranks N] [--ops gatherv,alltoallv] [flags]`."""
+(blocks of the given size from every rank), and Iallreduce + Wait (doubles, Sum) for native C and
+System.MP, too.
+Run through `bash bench/run.sh collectives [--ranks N] [--ops gatherv,alltoallv,iallreduce] [flags]`."""
 import argparse
 
 import benchlib
@@ -23,11 +24,13 @@ def main():
     names = ["native-c"] + [t for t in a.transports.split(",") if t != "native-c"]
     ops = ["bcast", "allreduce"]
     titles = {"bcast": "Bcast from rank 0", "allreduce": "Allreduce of doubles, Sum"}
-    # ---- vcoll: Gatherv and Alltoallv (sizes: one rank's block, to the root / to each rank) ----
-    ops += ["gatherv", "alltoallv"]
+    # Gatherv and Alltoallv (sizes: one rank's block, to the root / to each rank); Iallreduce +
+    # Wait (MPI_Iallreduce + MPI_Wait in C; no P/Invoke baseline)
+    ops += ["gatherv", "alltoallv", "iallreduce"]
     titles.update({"gatherv": "Gatherv of doubles to rank 0 (size: each rank's block)",
-                   "alltoallv": "Alltoallv of doubles (size: each block, to each rank)"})
-    # ---- end vcoll ----
+                   "alltoallv": "Alltoallv of doubles (size: each block, to each rank)",
+                   "iallreduce": "Iallreduce of doubles, Sum, then Wait"})
+    without_pinvoke = {"iallreduce"}
     if a.ops:
         ops = [op for op in ops if op in a.ops.split(",")]
     for op in ops:
@@ -36,9 +39,9 @@ def main():
             "system-mp": (mpi + [f"{b}/motor", f"{b}/bench/Collectives.exe", "system-mp", op] + sizes, {}),
             "pinvoke": (mpi + [f"{b}/motor", f"{b}/bench/Collectives.exe", "pinvoke", op] + sizes, {}),
         }
-        res = benchlib.collect({t: commands[t] for t in names}, a.rounds)
-        benchlib.report(res, names, LABELS, f"{titles[op]}, {a.ranks} ranks, per call", "µs", a.out, op)
-
+        run = [t for t in names if not (op in without_pinvoke and t == "pinvoke")]
+        res = benchlib.collect({t: commands[t] for t in run}, a.rounds)
+        benchlib.report(res, run, LABELS, f"{titles[op]}, {a.ranks} ranks, per call", "µs", a.out, op)
 
 if __name__ == "__main__":
     main()

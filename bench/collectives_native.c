@@ -1,8 +1,8 @@
 /* collectives_native — the reference for collective latency, plain C on MPICH.
- *   mpiexec.mpich -n N collectives_native bcast|allreduce|gatherv|alltoallv MIN_BYTES MAX_BYTES REPS
+ *   mpiexec.mpich -n N collectives_native bcast|allreduce|gatherv|alltoallv|iallreduce MIN_BYTES MAX_BYTES REPS
  * bcast: MPI_Bcast of bytes from rank 0; allreduce: MPI_Allreduce of doubles with MPI_SUM;
  * gatherv, alltoallv: MPI_Gatherv to rank 0 / MPI_Alltoallv of blocks of MIN..MAX bytes of doubles
- * per rank (vcoll_main).
+ * per rank (vcoll_main); iallreduce: MPI_Iallreduce of doubles with MPI_SUM, then MPI_Wait.
  * Prints "native-c,bytes,rep,iterations,us_per_call" and "peak,native-c,rank,kib". */
 #include <mpi.h>
 #include <stdio.h>
@@ -21,6 +21,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int allreduce = argc > 1 && strcmp(argv[1], "allreduce") == 0;
+    int iallreduce = argc > 1 && strcmp(argv[1], "iallreduce") == 0; /* nbc */
     long min = argc > 2 ? atol(argv[2]) : 8, max = argc > 3 ? atol(argv[3]) : 1 << 20;
     int reps = argc > 4 ? atoi(argv[4]) : 5;
     double *a = malloc((size_t)max), *b = malloc((size_t)max);
@@ -34,6 +35,12 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             for (int i = 0; i < iters; i++) {
+                if (iallreduce) { /* nbc: start, then wait */
+                    MPI_Request req;
+                    MPI_Iallreduce(a, b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
+                    MPI_Wait(&req, MPI_STATUS_IGNORE);
+                    continue;
+                }
                 if (allreduce)
                     MPI_Allreduce(a, b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
                 else

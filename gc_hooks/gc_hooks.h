@@ -48,22 +48,27 @@ void gch_snapshot(int64_t out[GCH_COUNTER_COUNT]);
 
 /* ---- pin registry (pin_registry.c) ----
  * One record per non-blocking transfer still running when its call returned: the MPI request,
- * a GC handle on the object whose data MPI reads or writes — pinned when the GC could move it,
- * a plain strong handle otherwise (the object must outlive the transfer even if the user drops
- * it) — and a weak handle on the managed Request. The GC hook releases the object handles of
+ * a GC handle on each object whose data MPI reads or writes (up to GCH_TRANSFER_OBJECTS: a
+ * point-to-point transfer has one, a collective its send and receive arrays, a barrier none) —
+ * pinned when the GC could move it, a plain strong handle otherwise (the object must outlive
+ * the transfer even if the user drops it) — and a weak handle on the managed Request. The GC hook releases the object handles of
  * transfers MPI reports finished (MPI_Request_get_status: the request stays for Wait/Test),
  * and finishes transfers whose Request was collected. */
 
+#define GCH_TRANSFER_OBJECTS 2
+
 typedef struct gch_transfer_info {
     uint32_t elem_size; /* bytes per element, for Status.Count */
-    int32_t is_send;
+    int32_t is_send;    /* non-zero: the Status comes from tag and bytes here (sends, collectives) */
     int32_t tag;        /* sends: the tag sent with */
     int64_t bytes;      /* sends: the bytes sent */
 } gch_transfer_info;
 
-/* Registers a started transfer; the registry owns both handles from then on. *id carries a
- * generation: a stale id (record completed and reused) is refused, never mistaken for another. */
-int gch_transfer_add(MPI_Request req, uint32_t handle, int pinned, uint32_t owner,
+/* Registers a started transfer with the handles on its objects, handles[0..nhandles) (0
+ * entries: none; nhandles <= GCH_TRANSFER_OBJECTS; pinned[i] says which are pins), and the weak
+ * handle owner; the registry owns every handle from then on. *id carries a generation: a
+ * stale id (record completed and reused) is refused, never mistaken for another. */
+int gch_transfer_add(MPI_Request req, const uint32_t *handles, const int *pinned, int nhandles, uint32_t owner,
                      const gch_transfer_info *info, int64_t *id);
 /* Takes the transfer for the calling thread (Wait, Test, Cancel): the GC hook leaves it alone
  * and other threads get MPC_ERR_REQUEST until gch_transfer_release. *req is a copy of the

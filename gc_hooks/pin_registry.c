@@ -1,7 +1,7 @@
 /* pin_registry.c — non-blocking transfers in flight and the GC handles on their objects.
  *
- * Each record holds the MPI request, a handle on the object MPI reads or writes (pinned when
- * the GC could move it) and a weak handle on the managed Request: when the Request is
+ * Each record holds the MPI request, a handle on each object MPI reads or writes (pinned when
+ * the GC could move it; up to GCH_TRANSFER_OBJECTS) and a weak handle on the managed Request: when the Request is
  * collected while its transfer runs, the record is abandoned and finishes by itself. (A weak
  * handle, not a finalizer: finalizable objects cost far more to allocate and collect.)
  *
@@ -22,9 +22,9 @@ enum record_state { FREE, ACTIVE, ACQUIRED, ABANDONED };
 
 typedef struct record {
     MPI_Request req;
-    uint32_t handle;     /* on the transferred object; 0 once released */
+    uint32_t handle[GCH_TRANSFER_OBJECTS]; /* on the transferred objects; 0: none, or released */
     uint32_t owner;      /* weak, on the Request */
-    int pinned;
+    int pinned[GCH_TRANSFER_OBJECTS];
     enum record_state state;
     gch_transfer_info info;
     int32_t next_free;
@@ -84,13 +84,30 @@ static int32_t index_of(int64_t id)
     return i;
 }
 
+/* Takes the record's object handles out (into the batch); caller holds the lock. */
+static void release_objects(record *r, handle_batch *b, gch_counter pin_reason)
+{
+    for (int k = 0; k < GCH_TRANSFER_OBJECTS; k++) {
+        defer_free(b, r->handle[k], r->pinned[k] ? pin_reason : GCH_COUNTER_COUNT);
+        r->handle[k] = 0;
+    }
+}
+
+static int holds_objects(const record *r)
+{
+    for (int k = 0; k < GCH_TRANSFER_OBJECTS; k++)
+        if (r->handle[k])
+            return 1;
+    return 0;
+}
+
 /* Frees a record whose MPI request is complete; caller holds the lock. */
 static void free_record(int32_t i, handle_batch *b, gch_counter pin_reason)
 {
     record *r = &records[i];
-    defer_free(b, r->handle, r->pinned ? pin_reason : GCH_COUNTER_COUNT);
+    release_objects(r, b, pin_reason);
     defer_free(b, r->owner, GCH_COUNTER_COUNT);
-    r->handle = r->owner = 0;
+    r->owner = 0;
     r->generation++;
     r->state = FREE;
     r->next_free = first_free;
@@ -98,7 +115,7 @@ static void free_record(int32_t i, handle_batch *b, gch_counter pin_reason)
     live--;
 }
 
-int gch_transfer_add(MPI_Request req, uint32_t handle, int pinned, uint32_t owner,
+int gch_transfer_add(MPI_Request req, const uint32_t *handles, const int *pinned, int nhandles, uint32_t owner,
                      const gch_transfer_info *info, int64_t *id)
 {
     enter();
@@ -120,7 +137,12 @@ int gch_transfer_add(MPI_Request req, uint32_t handle, int pinned, uint32_t owne
     }
     int32_t i = first_free;
     first_free = records[i].next_free;
-    records[i] = (record){req, handle, owner, pinned, ACTIVE, *info, -1, records[i].generation};
+    records[i] = (record){.req = req, .owner = owner, .state = ACTIVE, .info = *info, .next_free = -1,
+                          .generation = records[i].generation};
+    for (int k = 0; k < nhandles; k++) {
+        records[i].handle[k] = handles[k];
+        records[i].pinned[k] = handles[k] && pinned[k];
+    }
     live++;
     *id = ((int64_t)records[i].generation << 32) | i;
     leave();
@@ -188,7 +210,8 @@ void gch_transfers_sweep(void)
     b.n = 0;
     enter();
     for (int32_t i = 0; i < capacity; i++) {
-        if (b.n > BATCH_HANDLES - 2) { /* a record frees up to two handles: empty the batch */
+        if (b.n > BATCH_HANDLES - (GCH_TRANSFER_OBJECTS + 1)) { /* a record frees its object handles and its
+                                                                  owner's: empty the batch first */
             leave();
             free_batch(&b);
             b.n = 0;
@@ -201,11 +224,10 @@ void gch_transfers_sweep(void)
             int done;
             mpc_test(&r->req, &done, NULL); /* completes and frees the request (its error has no reader) */
             free_record(i, &b, GCH_PINS_RELEASED_BY_GC);
-        } else if (r->state == ACTIVE && r->handle && finished(r)) {
-            /* the record stays until Wait/Test completes the request; the object is free to
+        } else if (r->state == ACTIVE && holds_objects(r) && finished(r)) {
+            /* the record stays until Wait/Test completes the request; the objects are free to
              * move in this very collection */
-            defer_free(&b, r->handle, r->pinned ? GCH_PINS_RELEASED_BY_GC : GCH_COUNTER_COUNT);
-            r->handle = 0;
+            release_objects(r, &b, GCH_PINS_RELEASED_BY_GC);
         }
     }
     leave();

@@ -809,3 +809,42 @@ int mpc_comm_spawn(const char *command, char **argv, int maxprocs, const char *w
 }
 
 int mpc_comm_get_parent(mpc_comm *parent) { return adopt_new_comm(MPI_Comm_get_parent(parent), parent); }
+
+/* ---- non-blocking collectives (nbc) ---- */
+
+int mpc_ibcast(void *buf, size_t bytes, int root, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, comm, req);
+    return MPI_Ibcast_c(buf, (MPI_Count)bytes, MPI_BYTE, root, comm, req);
+}
+
+int mpc_iallgather(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(n))
+        return MPI_Iallgather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm, req);
+    return MPI_Iallgather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm, req);
+}
+
+int mpc_ialltoall(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(n))
+        return MPI_Ialltoall(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm, req);
+    return MPI_Ialltoall_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm, req);
+}
+
+int mpc_ireduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op, int root,
+                mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(count))
+        return MPI_Ireduce(sendbuf, recvbuf, (int)count, type, op, root, comm, req);
+    return MPI_Ireduce_c(sendbuf, recvbuf, (MPI_Count)count, type, op, root, comm, req);
+}
+
+int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op, mpc_comm comm,
+                   mpc_request *req)
+{
+    if (MPC_FITS_INT(count))
+        return MPI_Iallreduce(sendbuf, recvbuf, (int)count, type, op, comm, req);
+    return MPI_Iallreduce_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
+}

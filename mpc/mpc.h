@@ -206,6 +206,18 @@ MPC_API int mpc_comm_spawn(const char *command, char **argv, int maxprocs, const
                            mpc_comm comm, mpc_comm *out);
 MPC_API int mpc_comm_get_parent(mpc_comm *parent);                    /* MPI_COMM_NULL unless spawned */
 
+/* ---- non-blocking collectives (nbc): as the blocking ones above, starting a request that
+ * mpc_test / mpc_wait complete. The buffers belong to MPI until then. ---- */
+MPC_API int mpc_ibcast(void *buf, size_t bytes, int root, mpc_comm comm, mpc_request *req);
+MPC_API int mpc_iallgather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm,
+                           mpc_request *req);
+MPC_API int mpc_ialltoall(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm,
+                          mpc_request *req);
+MPC_API int mpc_ireduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op, int root,
+                        mpc_comm comm, mpc_request *req);
+MPC_API int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                           mpc_comm comm, mpc_request *req);
+
 #ifdef __cplusplus
 }
 #endif

@@ -110,6 +110,15 @@
     X(CommRemoteSize, opi_comm_remote_size, IC_I32, (IC_I32, IC_I32_REF)) \
     X(CommTestInter, opi_comm_test_inter, IC_I32, (IC_I32, IC_I32_REF)) \
     X(CommParent, opi_comm_parent, IC_I32, (IC_I32_REF)) \
-    X(CommSpawn, opi_comm_spawn, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32_REF))
+    X(CommSpawn, opi_comm_spawn, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32_REF)) \
+    /* nbc: non-blocking collectives and the request calls of TestAll and the progress engine */ \
+    X(Ibarrier, opi_ibarrier, IC_I32, (IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Ibcast, opi_ibcast, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Iallgather, opi_iallgather, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Ialltoall, opi_ialltoall, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Ireduce, opi_ireduce, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Iallreduce, opi_iallreduce, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(RequestTestMany, opi_request_test_many, IC_I32, (IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF)) \
+    X(RequestDone, opi_request_done, IC_I32, (IC_I64, IC_I32_REF))
 
 #endif

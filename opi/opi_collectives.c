@@ -124,14 +124,40 @@ static int collective(struct collective c, MonoObject *a, MonoObject *b, uint32_
     return collective_by(run_collective, c, a, b, elem_size);
 }
 
-int32_t opi_bcast(int32_t comm, int32_t size, MonoObject *obj, int32_t root)
+/* A collective whose arguments passed the checks, ready to run blocking (run_prepared) or to
+ * start as a request (opi_icollective, at the end of this file): the MPI call, the arrays its
+ * buffers lie in (either may be NULL), the bytes per element, the bytes this rank receives
+ * (for a request's Status) and whether a C# operator reduces. */
+struct prepared {
+    struct collective c;
+    MonoObject *a, *b;
+    uint32_t elem_size;
+    size_t received;
+    int user_op;
+};
+
+static int run_prepared(const struct prepared *p)
+{
+    return collective_by(p->user_op ? run_user_reduction : run_collective, p->c, p->a, p->b, p->elem_size);
+}
+
+/* Bcast of a whole object (its C# parameter: name). */
+static int prepare_bcast(int32_t comm, int32_t size, MonoObject *obj, const char *name, int32_t root,
+                         struct prepared *p)
 {
     opi_buffer b;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) || (rc = check_root(size, root)))
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole_as(obj, name, &b)) || (rc = check_root(size, root)))
         return rc;
-    return collective((struct collective){BCAST, NULL, b.data, b.bytes, 0, 0, root, comm}, obj, NULL,
-                      b.elem_size);
+    *p = (struct prepared){{BCAST, NULL, b.data, b.bytes, 0, 0, root, comm}, obj, NULL, b.elem_size, b.bytes, 0};
+    return MPC_OK;
+}
+
+int32_t opi_bcast(int32_t comm, int32_t size, MonoObject *obj, int32_t root)
+{
+    struct prepared p;
+    int rc = prepare_bcast(comm, size, obj, "obj", root, &p);
+    return rc ? rc : run_prepared(&p);
 }
 
 int32_t opi_bcast_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
@@ -187,7 +213,7 @@ int32_t opi_gather(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
     return scatter_gather(1, comm, size, rank, recv, send, root);
 }
 
-int32_t opi_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv)
+static int prepare_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, struct prepared *p)
 {
     opi_buffer sb, rb;
     const rt_class_plan *plan;
@@ -199,11 +225,19 @@ int32_t opi_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *
         return error_record(OPI_ERR_LENGTH, "recvArray",
                             "recvArray has %zu elements; Size (%d) times sendArray's %zu = %zu were expected",
                             elements(&rb), size, elements(&sb), elements(&sb) * (size_t)size);
-    return collective((struct collective){ALLGATHER, sb.data, rb.data, sb.bytes, 0, 0, 0, comm}, send, recv,
-                      sb.elem_size);
+    *p = (struct prepared){{ALLGATHER, sb.data, rb.data, sb.bytes, 0, 0, 0, comm}, send, recv, sb.elem_size,
+                           rb.bytes, 0};
+    return MPC_OK;
 }
 
-int32_t opi_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv)
+int32_t opi_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv)
+{
+    struct prepared p;
+    int rc = prepare_allgather(comm, size, send, recv, &p);
+    return rc ? rc : run_prepared(&p);
+}
+
+static int prepare_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, struct prepared *p)
 {
     opi_buffer sb, rb;
     const rt_class_plan *plan;
@@ -220,13 +254,21 @@ int32_t opi_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *r
                             "sendArray's %zu elements do not split into Size (%d) equal blocks",
                             elements(&sb), size);
     size_t per_rank = sb.bytes / (size_t)size;
-    return collective((struct collective){ALLTOALL, sb.data, rb.data, per_rank, 0, 0, 0, comm}, send, recv,
-                      sb.elem_size);
+    *p = (struct prepared){{ALLTOALL, sb.data, rb.data, per_rank, 0, 0, 0, comm}, send, recv, sb.elem_size,
+                           rb.bytes, 0};
+    return MPC_OK;
+}
+
+int32_t opi_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv)
+{
+    struct prepared p;
+    int rc = prepare_alltoall(comm, size, send, recv, &p);
+    return rc ? rc : run_prepared(&p);
 }
 
 /* Reduce (recv significant at the root only), Allreduce and Scan. send == recv means in place. */
-static int32_t reduction(enum collective_kind kind, int32_t comm, int32_t size, int32_t rank,
-                         MonoObject *send, MonoObject *recv, int32_t op_code, int32_t root)
+static int prepare_reduction(enum collective_kind kind, int32_t comm, int32_t size, int32_t rank,
+                             MonoObject *send, MonoObject *recv, int32_t op_code, int32_t root, struct prepared *p)
 {
     opi_buffer sb, rb;
     const rt_class_plan *plan;
@@ -252,9 +294,18 @@ static int32_t reduction(enum collective_kind kind, int32_t comm, int32_t size, 
     if (rc != MPC_OK || (rc = opi_op_resolve(op_code, plan, &op, &dt)) != MPC_OK)
         return rc;
     const void *sendbuf = send == recv ? MPI_IN_PLACE : sb.data;
-    struct collective c = {kind, sendbuf, rb.data, sb.bytes / plan->data_size, dt, op, root, comm};
-    return collective_by(op_code < OP_BUILTINS ? run_collective : run_user_reduction, c,
-                         send == recv ? NULL : send, recv, plan->data_size);
+    *p = (struct prepared){{kind, sendbuf, rb.data, sb.bytes / plan->data_size, dt, op, root, comm},
+                           send == recv ? NULL : send, recv, plan->data_size, recv ? rb.bytes : 0,
+                           op_code >= OP_BUILTINS};
+    return MPC_OK;
+}
+
+static int32_t reduction(enum collective_kind kind, int32_t comm, int32_t size, int32_t rank,
+                         MonoObject *send, MonoObject *recv, int32_t op_code, int32_t root)
+{
+    struct prepared p;
+    int rc = prepare_reduction(kind, comm, size, rank, send, recv, op_code, root, &p);
+    return rc ? rc : run_prepared(&p);
 }
 
 int32_t opi_reduce(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
@@ -634,3 +685,139 @@ int32_t opi_reduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, M
     return vreduction(REDUCE_SCATTER_BLOCK, comm, size, 0, send, recv, op);
 }
 /* ---- end vcoll ---- */
+
+/* ---- non-blocking collectives (nbc) ----
+ * The same checks as the blocking calls above (the prepare_* functions), then MPI's
+ * non-blocking collective, tested once, and the request tracked like an Isend's
+ * (opi_track_transfer): the arrays are pinned only if the GC could move them, released by
+ * Wait/Test or by the GC hook once MPI reports the request complete, and a dropped Request is
+ * finished by the GC hook.
+ *
+ * C# operators are refused here. A non-blocking reduction applies its operator inside
+ * whichever MPI call makes progress: any thread's Test or Wait, the progress engine of `await`,
+ * and the GC hook's sweep (MPI_Request_get_status progresses MPI). The operator is managed code
+ * that may allocate and so collect; inside the GC hook it would run while the GC lock is held,
+ * and the rule of gc_hooks.h — no MPI call GC-unsafe or from the hook while an operator may
+ * run inside MPI — would have to cover every request test of the process for as long as any
+ * such reduction is in flight. The blocking reductions bracket their one MPI call instead
+ * (gch_user_op_reduction_begin/end). */
+
+/* A start, and with test one test of it: one entry into MPI for opi_call_mpi. */
+struct istart {
+    const struct collective *c; /* NULL: a barrier on comm */
+    MPI_Comm comm;
+    int test;
+    mpc_request req;
+    int done, test_rc;
+    mpc_status st;
+};
+
+static int do_istart(void *arg)
+{
+    struct istart *s = arg;
+    const struct collective *c = s->c;
+    int rc;
+    if (!c) {
+        rc = mpc_ibarrier(s->comm, &s->req);
+    } else {
+        switch (c->kind) {
+        case BCAST: rc = mpc_ibcast(c->recv, c->n, c->root, c->comm, &s->req); break;
+        case ALLGATHER: rc = mpc_iallgather(c->send, c->recv, c->n, c->comm, &s->req); break;
+        case ALLTOALL: rc = mpc_ialltoall(c->send, c->recv, c->n, c->comm, &s->req); break;
+        case REDUCE: rc = mpc_ireduce(c->send, c->recv, c->n, c->dt, c->op, c->root, c->comm, &s->req); break;
+        case ALLREDUCE: rc = mpc_iallreduce(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req); break;
+        default: return RT_ERR_RUNTIME;
+        }
+    }
+    if (rc == MPC_OK && s->test)
+        s->test_rc = mpc_test(&s->req, &s->done, &s->st);
+    return rc;
+}
+
+/* Starts p (NULL: a barrier on comm) for the Request owner. The Status of a collective: Source
+ * -1, Tag MP.AnyTag, Count and Bytes what this rank's receive array got.
+ *   Only a communicator of one rank tests the request at once (it has finished then, and needs
+ * no handles): with more ranks it cannot have finished before the others joined, and a test
+ * takes MPICH's lock once more (~0.1 µs of an 8-byte Iallreduce + Wait). */
+static int icollective(const struct prepared *p, MPI_Comm comm, int32_t size, MonoObject *owner, int64_t *id,
+                       opi_status *status)
+{
+    MonoObject *objs[2] = {p ? p->a : NULL, p ? p->b : NULL};
+    uint32_t early[2];
+    opi_early_pins(objs, 2, early);
+    struct istart s = {.c = p ? &p->c : NULL, .comm = comm, .test = size == 1};
+    int rc = opi_call_mpi(do_istart, &s, objs, 2);
+    if (rc != MPC_OK) {
+        opi_early_unpin(early, 2);
+        return rc;
+    }
+    gch_transfer_info info = {p ? p->elem_size : 1, 1, OPI_ANY_TAG, p ? (int64_t)p->received : 0};
+    return opi_track_transfer(s.req, s.test_rc, s.done, &s.st, objs, 2, early, owner, &info,
+                              "this rank's receive array", id, status);
+}
+
+static int refuse_user_op(const struct prepared *p, const char *call)
+{
+    if (!p->user_op)
+        return MPC_OK;
+    return error_record(OPI_ERR_OP, "op",
+                        "%s takes MPI's built-in operators only (Op.Sum, Op.Max, ...): a C# operator (Op.Create) "
+                        "would run inside whichever thread's MPI call makes progress, the GC hook's included, "
+                        "where managed code must not run; use the blocking reduction for it",
+                        call);
+}
+
+int32_t opi_ibarrier(int32_t comm, MonoObject *owner, int64_t *id, opi_status *status)
+{
+    int32_t size = 0;
+    int rc = check_comm(comm);
+    if (rc == MPC_OK)
+        rc = mpc_comm_size(comm, &size); /* takes no lock in MPICH (gc_hooks.h) */
+    return rc ? rc : icollective(NULL, comm, size, owner, id, status);
+}
+
+int32_t opi_ibcast(int32_t comm, int32_t size, MonoObject *array, int32_t root, MonoObject *owner, int64_t *id,
+                   opi_status *status)
+{
+    struct prepared p;
+    int rc = prepare_bcast(comm, size, array, "array", root, &p);
+    return rc ? rc : icollective(&p, comm, size, owner, id, status);
+}
+
+int32_t opi_iallgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, MonoObject *owner,
+                       int64_t *id, opi_status *status)
+{
+    struct prepared p;
+    int rc = prepare_allgather(comm, size, send, recv, &p);
+    return rc ? rc : icollective(&p, comm, size, owner, id, status);
+}
+
+int32_t opi_ialltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, MonoObject *owner,
+                      int64_t *id, opi_status *status)
+{
+    struct prepared p;
+    int rc = prepare_alltoall(comm, size, send, recv, &p);
+    return rc ? rc : icollective(&p, comm, size, owner, id, status);
+}
+
+int32_t opi_ireduce(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv, int32_t op,
+                    int32_t root, MonoObject *owner, int64_t *id, opi_status *status)
+{
+    struct prepared p;
+    int rc;
+    if ((rc = prepare_reduction(REDUCE, comm, size, rank, send, recv, op, root, &p)) ||
+        (rc = refuse_user_op(&p, "Ireduce")))
+        return rc;
+    return icollective(&p, comm, size, owner, id, status);
+}
+
+int32_t opi_iallreduce(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, int32_t op,
+                       MonoObject *owner, int64_t *id, opi_status *status)
+{
+    struct prepared p;
+    int rc;
+    if ((rc = prepare_reduction(ALLREDUCE, comm, size, 0, send, recv, op, 0, &p)) ||
+        (rc = refuse_user_op(&p, "Iallreduce")))
+        return rc;
+    return icollective(&p, comm, size, owner, id, status);
+}

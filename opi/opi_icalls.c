@@ -611,9 +611,74 @@ static int fill_request_status(opi_status *out, const mpc_status *st, const gch_
     return MPC_OK;
 }
 
-/* Starts a transfer and tests it once. Finished at once: *id = -1 and *status is filled, no
- * handle taken. Otherwise the object gets a GC handle — pinned only if the GC could move it —
- * and the transfer goes into the pin registry under *id. */
+void opi_early_pins(MonoObject **objs, int nobjs, uint32_t *pins)
+{
+    for (int i = 0; i < nobjs; i++) {
+        pins[i] = 0;
+        if (opi_pin_every_transfer() && objs[i]) {
+            pins[i] = mono_gchandle_new(objs[i], 1);
+            gch_count(GCH_PINS_TAKEN, 1);
+        }
+    }
+}
+
+void opi_early_unpin(const uint32_t *pins, int nobjs)
+{
+    for (int i = 0; i < nobjs; i++) {
+        if (pins[i]) {
+            mono_gchandle_free(pins[i]);
+            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+        }
+    }
+}
+
+int opi_track_transfer(mpc_request req, int test_rc, int done, const mpc_status *st, MonoObject **objs, int nobjs,
+                       const uint32_t *early_pins, MonoObject *owner, const gch_transfer_info *info,
+                       const char *what, int64_t *id, opi_status *status)
+{
+    gch_count(GCH_OPERATIONS, 1);
+    mpc_status final = *st;
+    if (test_rc != MPC_OK || done) {
+        /* Finished at once. An error (e.g. truncation by a message already waiting) belongs
+         * to the completion, as in MPI: Wait/Test raise it. */
+        for (int i = 0; i < nobjs; i++)
+            if (objs[i] && !early_pins[i])
+                gch_count(GCH_PINS_AVOIDED, 1);
+        opi_early_unpin(early_pins, nobjs);
+        *id = -1;
+        status->error = test_rc != MPC_OK ? opi_receive_failed(test_rc, what, (size_t)info->bytes, info->elem_size)
+                                          : fill_request_status(status, &final, info);
+        return MPC_OK;
+    }
+    uint32_t handles[GCH_TRANSFER_OBJECTS] = {0};
+    int pinned[GCH_TRANSFER_OBJECTS] = {0};
+    for (int i = 0; i < nobjs; i++) {
+        if (!objs[i])
+            continue;
+        pinned[i] = early_pins[i] || opi_may_move(objs[i]);
+        handles[i] = early_pins[i] ? early_pins[i] : mono_gchandle_new(objs[i], pinned[i]);
+        if (!early_pins[i])
+            gch_count(pinned[i] ? GCH_PINS_TAKEN : GCH_PINS_AVOIDED, 1);
+    }
+    uint32_t owner_handle = mono_gchandle_new_weakref(owner, 0);
+    if (gch_transfer_add(req, handles, pinned, nobjs, owner_handle, info, id) != MPC_OK) {
+        /* cannot track it: finish it here, while the handles hold the objects */
+        int err = opi_complete(&req, 1, NULL, 0, &final);
+        for (int i = 0; i < nobjs; i++) {
+            if (handles[i])
+                mono_gchandle_free(handles[i]);
+            if (pinned[i])
+                gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+        }
+        mono_gchandle_free(owner_handle);
+        *id = -1;
+        status->error = err != MPC_OK ? opi_receive_failed(err, what, (size_t)info->bytes, info->elem_size)
+                                      : fill_request_status(status, &final, info);
+    }
+    return MPC_OK;
+}
+
+/* Starts a transfer and tests it once, then tracks it (opi_track_transfer). */
 static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t peer,
                           int32_t tag, int is_send, int32_t mode, MonoObject *owner, int64_t *id,
                           opi_status *status)
@@ -624,58 +689,18 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
         status->error = MPC_OK;
         return MPC_OK;
     }
-    uint32_t early_pin = 0; /* MOTOR_PIN_POLICY=every: pinned before the transfer starts */
-    if (opi_pin_every_transfer()) {
-        early_pin = mono_gchandle_new(obj, 1);
-        gch_count(GCH_PINS_TAKEN, 1);
-    }
+    uint32_t early_pin; /* MOTOR_PIN_POLICY=every: pinned before the transfer starts */
+    opi_early_pins(&obj, 1, &early_pin);
     struct start s = {.kind = is_send ? send_kind(mode) : START_RECV, .b = b, .peer = peer, .tag = tag, .comm = comm,
                       .test = 1};
     int rc = opi_call_mpi(do_start, &s, &obj, 1);
     if (rc != MPC_OK) {
-        if (early_pin) {
-            mono_gchandle_free(early_pin);
-            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
-        }
+        opi_early_unpin(&early_pin, 1);
         return rc;
     }
-    gch_count(GCH_OPERATIONS, 1);
     gch_transfer_info info = {b->elem_size, is_send, tag, (int64_t)b->bytes};
-    mpc_request req = s.req;
-    mpc_status st = s.st;
-    rc = s.test_rc;
-    if (rc != MPC_OK || s.done) {
-        /* Finished at once. An error (e.g. truncation by a message already waiting) belongs
-         * to the completion, as in MPI: Wait/Test raise it. */
-        if (early_pin) {
-            mono_gchandle_free(early_pin);
-            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
-        } else {
-            gch_count(GCH_PINS_AVOIDED, 1);
-        }
-        *id = -1;
-        status->error = rc != MPC_OK ? opi_receive_failed(rc, "the receive buffer", b->bytes, b->elem_size)
-                                     : fill_request_status(status, &st, &info);
-        return MPC_OK;
-    }
-    int pinned = early_pin || opi_may_move(obj);
-    uint32_t handle = early_pin ? early_pin : mono_gchandle_new(obj, pinned);
-    if (!early_pin)
-        gch_count(pinned ? GCH_PINS_TAKEN : GCH_PINS_AVOIDED, 1);
-    uint32_t owner_handle = mono_gchandle_new_weakref(owner, 0);
-    rc = gch_transfer_add(req, handle, pinned, owner_handle, &info, id);
-    if (rc != MPC_OK) { /* cannot track it: finish it here, while the handle holds the object */
-        int err = opi_complete(&req, 1, NULL, 0, &st);
-        mono_gchandle_free(handle);
-        mono_gchandle_free(owner_handle);
-        if (pinned)
-            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
-        *id = -1;
-        status->error = err != MPC_OK ? opi_receive_failed(err, "the receive buffer", b->bytes, b->elem_size)
-                                      : fill_request_status(status, &st, &info);
-        return MPC_OK;
-    }
-    return MPC_OK;
+    return opi_track_transfer(s.req, s.test_rc, s.done, &s.st, &obj, 1, &early_pin, owner, &info,
+                              "the receive buffer", id, status);
 }
 
 int32_t opi_isend(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
@@ -779,4 +804,79 @@ int32_t opi_request_cancel(int64_t id)
     rc = opi_call_mpi(do_cancel, &c, NULL, 0);
     gch_transfer_release(id, 0);
     return rc;
+}
+
+/* ---- many requests at once (nbc): the progress engine of `await` ---- */
+
+/* Tests the requests ids[start..) (a long[]; negative entries are skipped), one MPI test each.
+ * A completed one gets ids[i] = -1 and statuses[i] (a StatusData[] as long as ids) filled. The
+ * first that fails stops the pass: its id becomes -1 too, *stopped = i and its code is
+ * returned, with the thread's error record describing it (the caller makes its exception,
+ * then calls again from i + 1). Otherwise *stopped = the length and MPC_OK. */
+int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *statuses, int32_t *stopped)
+{
+    opi_buffer ib, sb;
+    int rc;
+    if ((rc = opi_buffer_whole_as(ids, "ids", &ib)) || (rc = opi_buffer_whole_as(statuses, "statuses", &sb)))
+        return rc;
+    int32_t n = (int32_t)(ib.bytes / sizeof(int64_t));
+    if (sb.bytes < (size_t)n * sizeof(opi_status))
+        return error_record(OPI_ERR_LENGTH, "statuses", "statuses holds %zu bytes; %d statuses need %zu",
+                            sb.bytes, n, (size_t)n * sizeof(opi_status));
+    MonoObject *objs[2] = {ids, statuses};
+    *stopped = n;
+    for (int32_t i = start < 0 ? 0 : start; i < n; i++) {
+        /* the arrays' data, read again after each MPI call: one that went GC-safe (a C#
+         * operator exists) pinned them only for its duration */
+        int64_t id = ((int64_t *)rt_array_data(ids))[i];
+        if (id < 0)
+            continue;
+        struct request_call c = {.done = 0};
+        gch_transfer_info info;
+        if ((rc = gch_transfer_acquire(id, &c.req, &info)) == MPC_OK) {
+            if ((rc = opi_call_mpi(do_test, &c, objs, 2)) != MPC_OK)
+                c.done = 1; /* the request failed, and so completed */
+            gch_transfer_release(id, c.done);
+            if (c.done) {
+                opi_status *out = (opi_status *)rt_array_data(statuses) + i;
+                if (rc != MPC_OK)
+                    rc = opi_receive_failed(rc, "the receive buffer", (size_t)info.bytes, info.elem_size);
+                else
+                    rc = fill_request_status(out, &c.st, &info);
+            }
+        }
+        if (rc != MPC_OK || c.done)
+            ((int64_t *)rt_array_data(ids))[i] = -1;
+        if (rc != MPC_OK) {
+            *stopped = i;
+            return rc;
+        }
+    }
+    return MPC_OK;
+}
+
+/* Whether the request has finished, without completing it (MPI_Request_get_status): what
+ * Request.TestAll asks of each request before it completes any. */
+struct request_done {
+    mpc_request req;
+    int done;
+};
+
+static int do_request_done(void *arg)
+{
+    struct request_done *d = arg;
+    return mpc_request_done(d->req, &d->done);
+}
+
+int32_t opi_request_done(int64_t id, int32_t *done)
+{
+    struct request_done d = {.done = 0};
+    gch_transfer_info info;
+    int rc = gch_transfer_acquire(id, &d.req, &info);
+    if (rc != MPC_OK)
+        return rc;
+    rc = opi_call_mpi(do_request_done, &d, NULL, 0);
+    gch_transfer_release(id, 0);
+    *done = rc != MPC_OK || d.done; /* a failed request counts as finished: its Wait raises the error */
+    return MPC_OK;
 }

@@ -9,6 +9,7 @@
 
 #include "class_plan.h"
 #include "error_record.h"
+#include "gc_hooks.h"
 #include "icall_table.h"
 #include "mpc.h"
 #include "opi_errors.h"
@@ -227,5 +228,22 @@ typedef struct opi_icall {
 } opi_icall;
 extern const opi_icall opi_icall_table[];
 extern const size_t opi_icall_count;
+
+/* ---- non-blocking transfers (opi_icalls.c) ---- */
+
+/* MOTOR_PIN_POLICY=every: pins objs[0..nobjs) (NULL entries: none) before a transfer starts,
+ * pins[i] = 0 where nothing was pinned; opi_early_unpin releases them if it does not start. */
+void opi_early_pins(MonoObject **objs, int nobjs, uint32_t *pins);
+void opi_early_unpin(const uint32_t *pins, int nobjs);
+/* A non-blocking transfer or collective that has just started and been tested once (test_rc,
+ * done, st: the outcome), reading or writing objs[0..nobjs) (NULL entries: none; nobjs <=
+ * GCH_TRANSFER_OBJECTS), with early_pins from opi_early_pins. Finished at once: *id = -1 and
+ * *status is filled (an error in status->error, described with `what`, the buffer it was
+ * about). Otherwise each object gets a GC handle — pinned only if the GC could move it — and
+ * the transfer goes into the pin registry under *id, with a weak handle on owner (the managed
+ * Request). Returns MPC_OK: from here on, errors belong to the completion. */
+int opi_track_transfer(mpc_request req, int test_rc, int done, const mpc_status *st, MonoObject **objs, int nobjs,
+                       const uint32_t *early_pins, MonoObject *owner, const gch_transfer_info *info,
+                       const char *what, int64_t *id, opi_status *status);
 
 #endif

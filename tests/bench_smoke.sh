@@ -27,6 +27,9 @@ for t in system-mp pinvoke; do
 done
 rows "gatherv native" native-c $mpi "$b/bench/collectives_native" gatherv 8 32 1
 rows "alltoallv native" native-c $mpi "$b/bench/collectives_native" alltoallv 8 32 1
+# nbc: Iallreduce + Wait, System.MP and native C
+rows "iallreduce system-mp" system-mp $mpi "$b/motor" "$b/bench/Collectives.exe" system-mp iallreduce 8 32 1
+rows "iallreduce native" native-c $mpi "$b/bench/collectives_native" iallreduce 8 32 1
 for t in sdto binaryformatter datacontract; do
     rows "sdto pingpong $t" $t $mpi "$b/motor" "$b/bench/Sdto.exe" pingpong $t 1 16 1
     rows "sdto perobject $t" "$t-serialize" mpiexec.mpich -n 1 "$b/motor" "$b/bench/Sdto.exe" perobject $t 100 1

@@ -122,5 +122,18 @@ namespace System.MP
         // command: at the root, NUL-ended UTF-8 strings: working directory, executable, arguments.
         // refusal, refusalText ("argument\nmessage"): an argument the root refused, told to every rank.
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommSpawn(int comm, int size, int rank, int root, int refusal, byte[] refusalText, byte[] command, int maxProcs, out int newComm);
+
+        // nbc: non-blocking collectives (id and status as for Isend; the registry holds a weak
+        // handle on owner), and the request calls of TestAll and the progress engine.
+        // RequestTestMany tests ids[start..]: a completed one's id becomes -1 and its status is
+        // filled; the first failure stops the pass (stopped = its index) and returns its code.
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Ibarrier(int comm, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Ibcast(int comm, int size, Array array, int root, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Iallgather(int comm, int size, Array send, Array recv, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Ialltoall(int comm, int size, Array send, Array recv, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Ireduce(int comm, int size, int rank, Array send, Array recv, int op, int root, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Iallreduce(int comm, int size, Array send, Array recv, int op, Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RequestTestMany(long[] ids, int start, StatusData[] statuses, out int stopped);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int RequestDone(long id, out int done);
     }
 }

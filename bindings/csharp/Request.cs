@@ -5,10 +5,11 @@ using System.Runtime.CompilerServices;
 
 namespace System.MP
 {
-    /// <summary>A non-blocking transfer started by Isend, Issend or Irecv. Do not touch its
-    /// object until the request completes (Wait, Test, IsCompleted, WaitAll, WaitAny). A request
-    /// you drop is finished by the core.</summary>
-    public sealed class Request
+    /// <summary>A non-blocking transfer started by Isend, Issend, Irecv or a non-blocking
+    /// collective. Do not touch its objects until the request completes (Wait, Test,
+    /// IsCompleted, WaitAll, WaitAny, WaitSome, TestAll, await). A request you drop is finished
+    /// by the core.</summary>
+    public sealed partial class Request
     {
         long id;             // pin-registry id while running; -1 once completed
         Status status;       // set on completion
@@ -36,6 +37,8 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Status Wait()
         {
+            if (awaited != null)
+                return WaitAwaited();
             if (id >= 0) {
                 var st = new StatusData();
                 int rc = MPDirect.RequestWait(id, ref st);
@@ -50,6 +53,8 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public bool Test(out Status status)
         {
+            if (awaited != null)
+                return TestAwaited(out status);
             if (id >= 0) {
                 var st = new StatusData();
                 int completed;
@@ -88,8 +93,19 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Cancel()
         {
-            if (id >= 0)
-                Errors.Check(MPDirect.RequestCancel(id));
+            while (id >= 0) {
+                int rc = MPDirect.RequestCancel(id);
+                if (rc == Errors.Request && awaited != null) {
+                    // awaited: the progress engine may be testing it at this very moment
+                    Errors.Make(rc);   // consumes this thread's error record of the refusal
+                    if (awaited.Task.IsCompleted)
+                        return;
+                    System.Threading.Thread.Yield();
+                    continue;
+                }
+                Errors.Check(rc);
+                return;
+            }
         }
 
         /// <summary>Waits for every request (null entries are an error).</summary>

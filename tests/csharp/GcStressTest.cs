@@ -10,32 +10,13 @@ using System.Threading;
 static class GcStressTest
 {
     static Intracomm world = Ring.World;
-    static volatile bool stop;
-
-    static void Churn()
-    {
-        var survivors = new List<object>();
-        var random = new Random(Ring.Rank);
-        int round = 0;
-        while (!stop) {
-            for (int i = 0; i < 500; i++) {
-                object o = random.Next(10) == 0 ? (object)new double[random.Next(1, 3000)] : new byte[random.Next(16, 400)];
-                if (random.Next(4) == 0) survivors.Add(o);
-            }
-            if (survivors.Count > 20000)   // drop every other survivor: a fragmented old generation
-                for (int i = survivors.Count - 1; i >= 0; i -= 2) survivors.RemoveAt(i);
-            if (++round % 7 == 0) GC.Collect();
-            else if (round % 3 == 0) GC.Collect(0);
-        }
-    }
 
     static double Value(int rank, int iteration, int i) => rank * 1e9 + iteration * 1e4 + i;
 
     static int Main(string[] args)
     {
         int iterations = args.Length > 0 ? int.Parse(args[0]) : 1500;
-        var churn = new Thread(Churn);
-        churn.Start();
+        var churn = new HeapChurn(Ring.Rank, 500, 16, 400, 4, 20000, 7, 3, doublesOneIn: 10, maxDoubles: 3000).Start();
         MPStats before = MP.Stats;
         var sizes = new[] { 1, 10, 100, 900, 1001, 5000, 40000 };   // nursery, old and large (LOS)
         var oldBuffers = new Dictionary<int, double[]>();
@@ -57,8 +38,7 @@ static class GcStressTest
                 if (recv[i] != Value(Ring.Prev, it, i)) { bad++; break; }
             verified += 8L * n;
         }
-        stop = true;
-        churn.Join();
+        churn.Stop();
         GC.Collect();
         world.Barrier();
         MPStats after = MP.Stats;

@@ -16,24 +16,7 @@ static class NonBlockingStressTest
 {
     static Intracomm world = Ring.World;
     static int rank = Ring.Rank, next = Ring.Next, prev = Ring.Prev;
-    static volatile bool stop;
     const int InFlight = 24;
-
-    static void Churn()
-    {
-        var survivors = new List<object>();
-        var random = new Random(rank + 7);
-        for (int round = 1; !stop; round++) {
-            for (int i = 0; i < 400; i++) {
-                object o = new byte[random.Next(16, 600)];
-                if (random.Next(3) == 0) survivors.Add(o);
-            }
-            if (survivors.Count > 30000)   // every other survivor dies: a fragmented old generation
-                for (int i = survivors.Count - 1; i >= 0; i -= 2) survivors.RemoveAt(i);
-            if (round % 5 == 0) GC.Collect();
-            else if (round % 2 == 0) GC.Collect(0);
-        }
-    }
 
     static double Value(int from, int round, int slot, int i) => from * 1e9 + round * 1e5 + slot * 1e3 + i;
 
@@ -51,8 +34,7 @@ static class NonBlockingStressTest
         // old-generation receive buffers: allocated first, then promoted by the churn's majors
         var oldBuffers = Enumerable.Range(0, InFlight).Select(i => new double[50 + 17 * i]).ToArray();
         GC.Collect(); GC.Collect();
-        var churn = new Thread(Churn);
-        churn.Start();
+        var churn = new HeapChurn(rank + 7, 400, 16, 600, 3, 30000, 5, 2).Start();
         MPStats before = MP.Stats;
         long bytesVerified = 0, operations = 0;
         int bad = 0;
@@ -92,8 +74,7 @@ static class NonBlockingStressTest
                 bytesVerified += 8L * b.Length;
             }
         }
-        stop = true;
-        churn.Join();
+        churn.Stop();
         world.Barrier();
         GC.Collect();
         MPStats mid = MP.Stats;

@@ -87,3 +87,69 @@ static class Ring
         return st;
     }
 }
+
+/// <summary>Heap churn for the stress tests, run on a thread of its own: rounds of garbage
+/// (byte arrays of minBytes..maxBytes-1, and with doublesOneIn > 0 one object in that many a
+/// double[] of 1..maxDoubles-1 elements), one object in keepOneIn kept as a survivor; past
+/// maxSurvivors every other survivor dies (a fragmented old generation); a full collection
+/// every fullEvery rounds, otherwise a minor one every minorEvery rounds.</summary>
+sealed class HeapChurn
+{
+    readonly int seed, objectsPerRound, minBytes, maxBytes, keepOneIn, maxSurvivors, fullEvery, minorEvery,
+                 doublesOneIn, maxDoubles;
+    volatile bool stop;
+    Thread thread;
+
+    public HeapChurn(int seed, int objectsPerRound, int minBytes, int maxBytes, int keepOneIn, int maxSurvivors,
+                     int fullEvery, int minorEvery, int doublesOneIn = 0, int maxDoubles = 0)
+    {
+        this.seed = seed;
+        this.objectsPerRound = objectsPerRound;
+        this.minBytes = minBytes;
+        this.maxBytes = maxBytes;
+        this.keepOneIn = keepOneIn;
+        this.maxSurvivors = maxSurvivors;
+        this.fullEvery = fullEvery;
+        this.minorEvery = minorEvery;
+        this.doublesOneIn = doublesOneIn;
+        this.maxDoubles = maxDoubles;
+    }
+
+    /// <summary>Rounds completed so far.</summary>
+    public int Rounds { get; private set; }
+
+    /// <summary>Churns until Stop (call it on a thread of your own, or use Start).</summary>
+    public void Run()
+    {
+        var survivors = new System.Collections.Generic.List<object>();
+        var random = new Random(seed);
+        for (int round = 1; !stop; round++) {
+            for (int i = 0; i < objectsPerRound; i++) {
+                object o = doublesOneIn > 0 && random.Next(doublesOneIn) == 0
+                    ? (object)new double[random.Next(1, maxDoubles)]
+                    : new byte[random.Next(minBytes, maxBytes)];
+                if (random.Next(keepOneIn) == 0) survivors.Add(o);
+            }
+            if (survivors.Count > maxSurvivors)
+                for (int i = survivors.Count - 1; i >= 0; i -= 2) survivors.RemoveAt(i);
+            if (round % fullEvery == 0) GC.Collect();
+            else if (round % minorEvery == 0) GC.Collect(0);
+            Rounds = round;
+        }
+    }
+
+    /// <summary>Runs the churn on a new thread.</summary>
+    public HeapChurn Start()
+    {
+        thread = new Thread(Run) { Name = "heap churn" };
+        thread.Start();
+        return this;
+    }
+
+    /// <summary>Ends the churn (and joins the thread Start made).</summary>
+    public void Stop()
+    {
+        stop = true;
+        if (thread != null) thread.Join();
+    }
+}

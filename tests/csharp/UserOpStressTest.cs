@@ -18,7 +18,6 @@ static class UserOpStressTest
 {
     static Intracomm world = Ring.World;
     static int rank = Ring.Rank, size = Ring.Size, next = Ring.Next, prev = Ring.Prev;
-    static volatile bool stop;
     static int opCalls;
     static object[] kept = new object[64];   // some of the operators' garbage survives a while
 
@@ -26,22 +25,6 @@ static class UserOpStressTest
     {
         public long Value;
         public int Rank;
-    }
-
-    static void Churn()
-    {
-        var survivors = new List<object>();
-        var random = new Random(rank + 11);
-        for (int round = 1; !stop; round++) {
-            for (int i = 0; i < 1000; i++) {
-                object o = new byte[random.Next(16, 500)];
-                if (random.Next(3) == 0) survivors.Add(o);
-            }
-            if (survivors.Count > 20000)
-                for (int i = survivors.Count - 1; i >= 0; i -= 2) survivors.RemoveAt(i);
-            if (round % 10 == 0) GC.Collect();
-            else if (round % 2 == 0) GC.Collect(0);
-        }
     }
 
     // Garbage, and now and then a collection, from inside MPI.
@@ -181,7 +164,8 @@ static class UserOpStressTest
         MPStats before = MP.Stats;
         var failures = new Exception[4];
         int badMessages0 = 0, badMessages1 = 0, badMessages2 = 0, badReductions = 0;
-        var churn = Start("churn", Churn, failures, 3);
+        var churn = new HeapChurn(rank + 11, 1000, 16, 500, 3, 20000, 10, 2);
+        var churnThread = Start("churn", churn.Run, failures, 3);
         var workers = new[] {
             Start("p2p-0", () => PointToPoint(comms[0], 0, rounds, ref badMessages0), failures, 0),
             Start("p2p-1", () => PointToPoint(comms[1], 1, rounds, ref badMessages1), failures, 1),
@@ -193,8 +177,8 @@ static class UserOpStressTest
             Check.True(false, "reductions: " + e);
         }
         foreach (Thread t in workers) t.Join();
-        stop = true;
-        churn.Join();
+        churn.Stop();
+        churnThread.Join();
         for (int i = 0; i < failures.Length; i++)
             Check.True(failures[i] == null, $"thread {i} failed: {failures[i]}");
         Check.Equal(0, badReductions, "every reduction exact");

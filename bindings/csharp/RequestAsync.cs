@@ -1,0 +1,285 @@
+// Request, version 2: TestAll and WaitSome with MPI's semantics, and `await` through one
+// progress engine — a background thread that tests every awaited request in one internal call
+// per pass and sleeps on a wait handle while nothing is awaited.
+using System.Collections.Generic;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace System.MP
+{
+    public sealed partial class Request
+    {
+        // Set once by AsTask; from then on the progress engine completes the request and Wait,
+        // Test and IsCompleted read the task.
+        TaskCompletionSource<Status> awaited;
+
+        /// <summary>true when every request has completed; each is then completed as by Wait.
+        /// When it returns false it completes none of them (as MPI_Testall). Requests whose
+        /// completion was reported already count as complete. If some failed, all are completed
+        /// and the first failure is raised (MPException).</summary>
+        /// <exception cref="ArgumentNullException">requests or one of its entries is null.</exception>
+        public static bool TestAll(params Request[] requests)
+        {
+            CheckArray(requests);
+            foreach (Request r in requests)
+                if (!r.HasFinished())
+                    return false;
+            Exception first = null;
+            foreach (Request r in requests) {
+                try {
+                    r.Wait();   // finished: returns at once
+                } catch (Exception e) {
+                    r.observed = true;   // its completion is this report
+                    first = first ?? e;
+                }
+            }
+            if (first != null)
+                throw first;
+            return true;
+        }
+
+        /// <summary>Waits until at least one active request completes and returns the indices
+        /// of all that completed in that pass (each completed as by Test), in increasing order.
+        /// A request whose completion was reported before (by Wait, Test, WaitAny, WaitSome, ...)
+        /// is inactive and never reported again; with no active request, an empty array. A
+        /// failure is raised (MPException) when it is the only completion of a pass; otherwise
+        /// the indices are returned and the failure is raised by the next WaitSome (or Wait,
+        /// Test) on that request.</summary>
+        /// <exception cref="ArgumentNullException">requests or one of its entries is null.</exception>
+        public static int[] WaitSome(params Request[] requests)
+        {
+            CheckArray(requests);
+            bool anyActive = false;
+            foreach (Request r in requests)
+                anyActive |= !r.observed;
+            if (!anyActive)
+                return new int[0];
+            var done = new List<int>();
+            var spin = new SpinWait();
+            while (true) {
+                for (int i = 0; i < requests.Length; i++) {
+                    Request r = requests[i];
+                    if (r.observed)
+                        continue;
+                    Status unused;
+                    try {
+                        if (r.Test(out unused))
+                            done.Add(i);
+                    } catch (Exception e) {
+                        if (done.Count == 0) {
+                            r.observed = true;
+                            throw;
+                        }
+                        r.Unreport(e);   // raised by the next call on it
+                        return done.ToArray();
+                    }
+                }
+                if (done.Count > 0)
+                    return done.ToArray();
+                spin.SpinOnce();
+            }
+        }
+
+        /// <summary>Makes the request awaitable: `Status s = await request;`. See AsTask.</summary>
+        public TaskAwaiter<Status> GetAwaiter() => AsTask().GetAwaiter();
+
+        /// <summary>A task that completes with the request's Status when the transfer completes,
+        /// or fails with its MPException. No thread blocks per request: one background progress
+        /// engine tests all awaited requests, and continuations run on the thread pool (or the
+        /// awaiting context), never on the engine, so they may call System.MP. The same task is
+        /// returned every time; afterwards Wait, Test and IsCompleted report the task's outcome.
+        /// A request whose completion was already reported gives a completed task.</summary>
+        /// <exception cref="NotSupportedException">the request is still running and MPI granted
+        /// less than MPI_THREAD_MULTIPLE (MP.ThreadLevel &lt; 3): the engine must call MPI from
+        /// its own thread.</exception>
+        public Task<Status> AsTask()
+        {
+            TaskCompletionSource<Status> source = awaited;
+            if (source != null)
+                return source.Task;
+            bool running = id >= 0;
+            if (running && MP.ThreadLevel < 3)
+                throw new NotSupportedException("System.MP: awaiting a running request needs MPI_THREAD_MULTIPLE " +
+                                                "(MP.ThreadLevel is " + MP.ThreadLevel + "): the progress engine " +
+                                                "tests requests from its own thread; use Wait or Test");
+            source = new TaskCompletionSource<Status>(TaskCreationOptions.RunContinuationsAsynchronously);
+            if (Interlocked.CompareExchange(ref awaited, source, null) != null)
+                return awaited.Task;
+            if (!running) {
+                Exception e = failure;
+                failure = null;
+                if (e != null)
+                    source.SetException(e);
+                else
+                    source.SetResult(status);
+                return source.Task;
+            }
+            ProgressEngine.Add(this);
+            return source.Task;
+        }
+
+        // ---- helpers ----
+
+        Status WaitAwaited()
+        {
+            observed = true;
+            return awaited.Task.GetAwaiter().GetResult();   // raises the MPException itself
+        }
+
+        bool TestAwaited(out Status st)
+        {
+            if (!awaited.Task.IsCompleted) {
+                st = null;
+                return false;
+            }
+            observed = true;
+            st = awaited.Task.GetAwaiter().GetResult();
+            return true;
+        }
+
+        /// <summary>A failure WaitSome could not report in its pass: the request stays active,
+        /// and the next Wait, Test or WaitSome on it raises e.</summary>
+        void Unreport(Exception e)
+        {
+            observed = false;
+            if (awaited == null) {
+                id = -1;
+                failure = e;
+            }
+        }
+
+        /// <summary>Has the transfer finished? Completes nothing (MPI_Request_get_status).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        bool HasFinished()
+        {
+            if (observed)
+                return true;
+            if (awaited != null)   // before id: the engine clears id just before it completes the task
+                return awaited.Task.IsCompleted;
+            if (id < 0)
+                return true;
+            int done;
+            Errors.Check(MPDirect.RequestDone(id, out done));
+            return done != 0;
+        }
+
+        /// <summary>The progress engine's completion of an awaited request: st, or failure.</summary>
+        internal void CompleteAwaited(Status st, Exception failure)
+        {
+            id = -1;
+            status = st;
+            if (failure != null)
+                awaited.TrySetException(failure);
+            else
+                awaited.TrySetResult(st);
+        }
+
+        internal long Id => id;
+    }
+
+    /// <summary>The one progress engine of `await`: a background thread that tests every
+    /// awaited request in one internal call per pass (RequestTestMany), completes their tasks,
+    /// and waits on a wait handle while nothing is awaited. Between passes that complete
+    /// nothing it yields the core, then backs off to waits of up to a millisecond (a new
+    /// awaited request wakes it at once).</summary>
+    internal static class ProgressEngine
+    {
+        const int YieldingPasses = 200;   // passes with only Thread.Yield before the back-off
+        const int MaxBackoffMs = 1;
+
+        static readonly object gate = new object();
+        static readonly List<Request> incoming = new List<Request>();
+        static readonly AutoResetEvent wake = new AutoResetEvent(false);
+        static Thread thread;
+
+        internal static void Add(Request r)
+        {
+            lock (gate) {
+                incoming.Add(r);
+                if (thread == null) {
+                    thread = new Thread(Run) { IsBackground = true, Name = "System.MP progress engine" };
+                    thread.Start();
+                }
+            }
+            wake.Set();
+        }
+
+        static void Run()
+        {
+            var active = new List<Request>();
+            long[] ids = new long[0];
+            StatusData[] statuses = new StatusData[0];
+            Exception[] failures = new Exception[0];
+            int quietPasses = 0;
+            while (true) {
+                lock (gate) {
+                    active.AddRange(incoming);
+                    incoming.Clear();
+                }
+                if (active.Count == 0) {
+                    wake.WaitOne();   // nothing awaited: no polling at all
+                    quietPasses = 0;
+                    continue;
+                }
+                try {
+                    quietPasses = Pass(active, ref ids, ref statuses, ref failures, quietPasses);
+                } catch (Exception e) {
+                    // not a transfer's failure (those complete their own task): the engine
+                    // cannot test these requests, so their tasks fail rather than hang
+                    foreach (Request r in active)
+                        r.CompleteAwaited(null, new MPException("System.MP: the progress engine failed: " + e.Message, -1, e));
+                    active.Clear();
+                }
+            }
+        }
+
+        /// <summary>One pass over the awaited requests; returns the new count of quiet passes.</summary>
+        static int Pass(List<Request> active, ref long[] ids, ref StatusData[] statuses, ref Exception[] failures,
+                        int quietPasses)
+        {
+            if (ids.Length < active.Count) {
+                int n = Math.Max(active.Count, 2 * ids.Length);
+                ids = new long[n];
+                statuses = new StatusData[n];
+                failures = new Exception[n];
+            }
+            for (int i = 0; i < ids.Length; i++)
+                ids[i] = i < active.Count ? active[i].Id : -1;
+            int start = 0;
+            while (true) {
+                int stopped;
+                int rc = TestMany(ids, start, statuses, out stopped);
+                if (rc == 0)
+                    break;
+                failures[stopped] = Errors.Make(rc);   // now, while the record is this one's
+                start = stopped + 1;
+            }
+            int kept = 0;
+            for (int i = 0; i < active.Count; i++) {
+                Request r = active[i];
+                if (ids[i] >= 0) {
+                    active[kept++] = r;
+                    continue;
+                }
+                Exception failure = failures[i];
+                failures[i] = null;
+                r.CompleteAwaited(failure == null ? new Status(ref statuses[i]) : null, failure);
+            }
+            bool progressed = kept < active.Count;
+            active.RemoveRange(kept, active.Count - kept);
+            if (progressed || active.Count == 0) {
+                quietPasses = 0;
+            } else if (++quietPasses < YieldingPasses) {
+                Thread.Yield();
+            } else {
+                wake.WaitOne(MaxBackoffMs);   // a new awaited request ends the wait early
+            }
+            return quietPasses;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static int TestMany(long[] ids, int start, StatusData[] statuses, out int stopped) =>
+            MPDirect.RequestTestMany(ids, start, statuses, out stopped);
+    }
+}
