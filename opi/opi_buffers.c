@@ -36,7 +36,7 @@ static int argument_plan(MonoObject *obj, const char *name, const rt_class_plan 
 
 int opi_buffer_whole_as(MonoObject *obj, const char *name, opi_buffer *out)
 {
-    const rt_class_plan *p;
+    const rt_class_plan *p = NULL;
     int rc = argument_plan(obj, name, &p);
     if (rc != MPC_OK)
         return rc;
@@ -54,7 +54,7 @@ int opi_buffer_whole_as(MonoObject *obj, const char *name, opi_buffer *out)
 int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count, const opi_range_names *names,
                         opi_buffer *out)
 {
-    const rt_class_plan *p;
+    const rt_class_plan *p = NULL;
     int rc = argument_plan(array, names->array, &p);
     if (rc != MPC_OK)
         return rc;

@@ -155,7 +155,7 @@ static int prepare_bcast(int32_t comm, int32_t size, MonoObject *obj, const char
 
 int32_t opi_bcast(int32_t comm, int32_t size, MonoObject *obj, int32_t root)
 {
-    struct prepared p;
+    struct prepared p = {0};
     int rc = prepare_bcast(comm, size, obj, "obj", root, &p);
     return rc ? rc : run_prepared(&p);
 }
@@ -232,7 +232,7 @@ static int prepare_allgather(int32_t comm, int32_t size, MonoObject *send, MonoO
 
 int32_t opi_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv)
 {
-    struct prepared p;
+    struct prepared p = {0};
     int rc = prepare_allgather(comm, size, send, recv, &p);
     return rc ? rc : run_prepared(&p);
 }
@@ -261,7 +261,7 @@ static int prepare_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoOb
 
 int32_t opi_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv)
 {
-    struct prepared p;
+    struct prepared p = {0};
     int rc = prepare_alltoall(comm, size, send, recv, &p);
     return rc ? rc : run_prepared(&p);
 }
@@ -303,7 +303,7 @@ static int prepare_reduction(enum collective_kind kind, int32_t comm, int32_t si
 static int32_t reduction(enum collective_kind kind, int32_t comm, int32_t size, int32_t rank,
                          MonoObject *send, MonoObject *recv, int32_t op_code, int32_t root)
 {
-    struct prepared p;
+    struct prepared p = {0};
     int rc = prepare_reduction(kind, comm, size, rank, send, recv, op_code, root, &p);
     return rc ? rc : run_prepared(&p);
 }
@@ -440,7 +440,7 @@ static int check_disjoint(const mpc_block *blocks, int32_t size, const char *cn,
 static int blocks_arg(MonoObject *counts, const char *cn, MonoObject *displs, const char *dn, int32_t size,
                       const opi_buffer *b, const char *an, int disjoint, mpc_block *out)
 {
-    const int32_t *c, *d;
+    const int32_t *c = NULL, *d = NULL;
     int rc;
     if ((rc = per_rank_arg(counts, cn, size, &c)) || (rc = per_rank_arg(displs, dn, size, &d)))
         return rc;
@@ -779,7 +779,7 @@ int32_t opi_ibarrier(int32_t comm, MonoObject *owner, int64_t *id, opi_status *s
 int32_t opi_ibcast(int32_t comm, int32_t size, MonoObject *array, int32_t root, MonoObject *owner, int64_t *id,
                    opi_status *status)
 {
-    struct prepared p;
+    struct prepared p = {0};
     int rc = prepare_bcast(comm, size, array, "array", root, &p);
     return rc ? rc : icollective(&p, comm, size, owner, id, status);
 }
@@ -787,7 +787,7 @@ int32_t opi_ibcast(int32_t comm, int32_t size, MonoObject *array, int32_t root, 
 int32_t opi_iallgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, MonoObject *owner,
                        int64_t *id, opi_status *status)
 {
-    struct prepared p;
+    struct prepared p = {0};
     int rc = prepare_allgather(comm, size, send, recv, &p);
     return rc ? rc : icollective(&p, comm, size, owner, id, status);
 }
@@ -795,7 +795,7 @@ int32_t opi_iallgather(int32_t comm, int32_t size, MonoObject *send, MonoObject 
 int32_t opi_ialltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, MonoObject *owner,
                       int64_t *id, opi_status *status)
 {
-    struct prepared p;
+    struct prepared p = {0};
     int rc = prepare_alltoall(comm, size, send, recv, &p);
     return rc ? rc : icollective(&p, comm, size, owner, id, status);
 }
@@ -803,7 +803,7 @@ int32_t opi_ialltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *
 int32_t opi_ireduce(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv, int32_t op,
                     int32_t root, MonoObject *owner, int64_t *id, opi_status *status)
 {
-    struct prepared p;
+    struct prepared p = {0};
     int rc;
     if ((rc = prepare_reduction(REDUCE, comm, size, rank, send, recv, op, root, &p)) ||
         (rc = refuse_user_op(&p, "Ireduce")))
@@ -814,7 +814,7 @@ int32_t opi_ireduce(int32_t comm, int32_t size, int32_t rank, MonoObject *send, 
 int32_t opi_iallreduce(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, int32_t op,
                        MonoObject *owner, int64_t *id, opi_status *status)
 {
-    struct prepared p;
+    struct prepared p = {0};
     int rc;
     if ((rc = prepare_reduction(ALLREDUCE, comm, size, 0, send, recv, op, 0, &p)) ||
         (rc = refuse_user_op(&p, "Iallreduce")))
