@@ -2,7 +2,7 @@
 //   mpiexec.mpich -n N motor Collectives.exe TRANSPORT bcast|allreduce|gatherv|alltoallv|iallreduce MIN_BYTES MAX_BYTES REPS
 // TRANSPORT: system-mp (Intracomm.Bcast / Allreduce with Op.Sum on managed arrays) or pinvoke
 // (baseline: MPI_Bcast / MPI_Allreduce through DllImport, arrays pinned per call).
-// iallreduce (nbc): Intracomm.Iallreduce(a, b, Op.Sum).Wait(), system-mp only.
+// iallreduce: Intracomm.Iallreduce(a, b, Op.Sum).Wait(), system-mp only.
 using System;
 using System.Diagnostics;
 using System.Globalization;
@@ -16,14 +16,14 @@ static class Collectives
         Thread.CurrentThread.CurrentCulture = CultureInfo.InvariantCulture;
         string name = args[0];
         bool allreduce = args[1] == "allreduce";
-        bool iallreduce = args[1] == "iallreduce";   // nbc
+        bool iallreduce = args[1] == "iallreduce";
         if (iallreduce && name != "system-mp") throw new ArgumentException("iallreduce: system-mp only");
         long min = long.Parse(args[2]), max = long.Parse(args[3]);
         int reps = int.Parse(args[4]);
         bool pinvoke = name == "pinvoke";
         if (!pinvoke && name != "system-mp") throw new ArgumentException("unknown transport " + name);
         Intracomm world = MP.World;
-        if (VCollectives.Run(args[1], name, pinvoke, min, max, reps)) return 0;   // vcoll: gatherv, alltoallv
+        if (VCollectives.Run(args[1], name, pinvoke, min, max, reps)) return 0;   // gatherv, alltoallv
         for (long size = min; size <= max; size *= 4) {
             var a = new double[size / 8];
             var b = new double[size / 8];
@@ -34,7 +34,7 @@ static class Collectives
                 world.Barrier();
                 long t0 = Stopwatch.GetTimestamp();
                 for (int i = 0; i < iters; i++) {
-                    if (iallreduce) {   // nbc: start, then Wait
+                    if (iallreduce) {   // start, then Wait
                         world.Iallreduce(a, b, Op.Sum).Wait();
                         continue;
                     }
@@ -56,7 +56,7 @@ static class Collectives
     }
 }
 
-// ---- vcoll: Gatherv and Alltoallv (issue 13). SIZE is the bytes of one block: every rank sends
+// ---- Gatherv and Alltoallv (issue 13). SIZE is the bytes of one block: every rank sends
 // SIZE bytes of doubles to the root (Gatherv, root 0) or to every rank (Alltoallv); counts and
 // displacements are made once, outside the timed loop, as collectives_native.c does. ----
 static class VCollectives
@@ -96,4 +96,4 @@ static class VCollectives
         return true;
     }
 }
-// ---- end vcoll ----
+// ---- end of the v-collectives ----

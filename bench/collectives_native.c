@@ -21,7 +21,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int allreduce = argc > 1 && strcmp(argv[1], "allreduce") == 0;
-    int iallreduce = argc > 1 && strcmp(argv[1], "iallreduce") == 0; /* nbc */
+    int iallreduce = argc > 1 && strcmp(argv[1], "iallreduce") == 0;
     long min = argc > 2 ? atol(argv[2]) : 8, max = argc > 3 ? atol(argv[3]) : 1 << 20;
     int reps = argc > 4 ? atoi(argv[4]) : 5;
     double *a = malloc((size_t)max), *b = malloc((size_t)max);
@@ -35,7 +35,7 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             for (int i = 0; i < iters; i++) {
-                if (iallreduce) { /* nbc: start, then wait */
+                if (iallreduce) { /* start, then wait */
                     MPI_Request req;
                     MPI_Iallreduce(a, b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
                     MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     return 0;
 }
 
-/* ---- vcoll: Gatherv and Alltoallv (issue 13) ----
+/* ---- Gatherv and Alltoallv (issue 13) ----
  * Every rank sends SIZE bytes of doubles to rank 0 (MPI_Gatherv) or to every rank
  * (MPI_Alltoallv); counts and displacements (doubles) are made once, outside the timed loop. */
 static int vcoll_main(int argc, char **argv)
@@ -102,4 +102,4 @@ static int vcoll_main(int argc, char **argv)
     MPI_Finalize();
     return 0;
 }
-/* ---- end vcoll ---- */
+/* ---- end of the v-collectives ---- */

@@ -423,7 +423,7 @@ int mpc_type_bytes(size_t bytes, MPI_Datatype *type)
 
 int mpc_type_free(MPI_Datatype *type) { return MPI_Type_free(type); }
 
-/* ---- vcoll: exact v-collectives, Exscan, Reduce_scatter_block (issue 13) ---- */
+/* ---- exact v-collectives, Exscan, Reduce_scatter_block (issue 13) ---- */
 
 static pthread_once_t private_keyval_once = PTHREAD_ONCE_INIT;
 static int private_keyval = MPI_KEYVAL_INVALID;
@@ -687,7 +687,7 @@ int mpc_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count, M
         return MPI_Reduce_scatter_block(sendbuf, recvbuf, (int)count, type, op, comm);
     return MPI_Reduce_scatter_block_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm);
 }
-/* ---- end vcoll ---- */
+/* ---- end of the v-collectives ---- */
 
 /* ---- groups, topologies, intercommunicators, processes ---- */
 
@@ -810,7 +810,7 @@ int mpc_comm_spawn(const char *command, char **argv, int maxprocs, const char *w
 
 int mpc_comm_get_parent(mpc_comm *parent) { return adopt_new_comm(MPI_Comm_get_parent(parent), parent); }
 
-/* ---- non-blocking collectives (nbc) ---- */
+/* ---- non-blocking collectives ---- */
 
 int mpc_ibcast(void *buf, size_t bytes, int root, mpc_comm comm, mpc_request *req)
 {

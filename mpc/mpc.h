@@ -114,7 +114,7 @@ MPC_API int mpc_gatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, co
 MPC_API int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
                            const MPI_Count *displs, mpc_comm comm);
 
-/* ---- vcoll: exact v-collectives, Exscan, Reduce_scatter_block (issue 13) ----
+/* ---- exact v-collectives, Exscan, Reduce_scatter_block (issue 13) ----
  * MPI's v-collectives return no status, so a receiver cannot tell a block shorter than it
  * expected from a full one. These run as point-to-point on the communicator's private twin
  * (mpc_comm_private): every receiver learns the size of every block it got, at no extra
@@ -151,7 +151,7 @@ MPC_API int mpc_exscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Dat
                        mpc_comm comm);
 MPC_API int mpc_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type,
                                      MPI_Op op, mpc_comm comm);
-/* ---- end vcoll ---- */
+/* ---- end of the v-collectives ---- */
 
 /* User reduction operators and the datatype of their elements. */
 MPC_API int mpc_op_create(MPI_User_function *fn, int commutative, MPI_Op *op);
@@ -206,7 +206,7 @@ MPC_API int mpc_comm_spawn(const char *command, char **argv, int maxprocs, const
                            mpc_comm comm, mpc_comm *out);
 MPC_API int mpc_comm_get_parent(mpc_comm *parent);                    /* MPI_COMM_NULL unless spawned */
 
-/* ---- non-blocking collectives (nbc): as the blocking ones above, starting a request that
+/* ---- non-blocking collectives: as the blocking ones above, starting a request that
  * mpc_test / mpc_wait complete. The buffers belong to MPI until then. ---- */
 MPC_API int mpc_ibcast(void *buf, size_t bytes, int root, mpc_comm comm, mpc_request *req);
 MPC_API int mpc_iallgather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm,

@@ -81,14 +81,14 @@
     X(OAllgather, opi_oallgather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ)) \
     X(SdReadIncoming, opi_sd_read_incoming, IC_I32, (IC_I64, IC_I64, IC_TYPE, IC_OBJ_REF)) \
     X(SdRelease, opi_sd_release, IC_I32, (void)) \
-    /* vcoll: the v-collectives, Exscan, ReduceScatterBlock */ \
+    /* the v-collectives, Exscan, ReduceScatterBlock */ \
     X(Gatherv, opi_gatherv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32)) \
     X(Scatterv, opi_scatterv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32)) \
     X(Allgatherv, opi_allgatherv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ)) \
     X(Alltoallv, opi_alltoallv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ)) \
     X(Exscan, opi_exscan, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
     X(ReduceScatterBlock, opi_reduce_scatter_block, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
-    /* topo: groups, Cartesian topologies, intercommunicators, spawn (opi_comms.c) */ \
+    /* groups, Cartesian topologies, intercommunicators, spawn (opi_comms.c) */ \
     X(CommGroup, opi_comm_group, IC_I32, (IC_I32, IC_I32_REF)) \
     X(GroupSize, opi_group_size, IC_I32, (IC_I32, IC_I32_REF)) \
     X(GroupRank, opi_group_rank, IC_I32, (IC_I32, IC_I32_REF)) \
@@ -111,7 +111,7 @@
     X(CommTestInter, opi_comm_test_inter, IC_I32, (IC_I32, IC_I32_REF)) \
     X(CommParent, opi_comm_parent, IC_I32, (IC_I32_REF)) \
     X(CommSpawn, opi_comm_spawn, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32_REF)) \
-    /* nbc: non-blocking collectives and the request calls of TestAll and the progress engine */ \
+    /* non-blocking collectives and the request calls of TestAll and the progress engine */ \
     X(Ibarrier, opi_ibarrier, IC_I32, (IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
     X(Ibcast, opi_ibcast, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
     X(Iallgather, opi_iallgather, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \

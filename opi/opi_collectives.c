@@ -324,7 +324,7 @@ int32_t opi_scan(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
     return reduction(SCAN, comm, size, 0, send, recv, op, 0);
 }
 
-/* ---- vcoll: Gatherv, Scatterv, Allgatherv, Alltoallv, Exscan, ReduceScatterBlock (issue 13) ----
+/* ---- Gatherv, Scatterv, Allgatherv, Alltoallv, Exscan, ReduceScatterBlock (issue 13) ----
  * The v-collectives run as mpc's exact ones: point-to-point on the communicator's private twin,
  * so every receiver learns the size of each block it got; a block whose size the sender and the
  * receiver disagree on is an error where it arrives (BLOCK_MISMATCH, an MPException), never a
@@ -684,9 +684,9 @@ int32_t opi_reduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, M
 {
     return vreduction(REDUCE_SCATTER_BLOCK, comm, size, 0, send, recv, op);
 }
-/* ---- end vcoll ---- */
+/* ---- end of the v-collectives ---- */
 
-/* ---- non-blocking collectives (nbc) ----
+/* ---- non-blocking collectives ----
  * The same checks as the blocking calls above (the prepare_* functions), then MPI's
  * non-blocking collective, tested once, and the request tracked like an Isend's
  * (opi_track_transfer): the arrays are pinned only if the GC could move them, released by

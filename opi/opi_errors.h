@@ -21,10 +21,10 @@
     X(LENGTH, -308, "array lengths do not match the communicator size") \
     X(ALIAS, -309, "send and receive arrays must be different arrays here") \
     X(PARTIAL_ELEMENT, -310, "the message is not a whole number of elements of the receiving array (sender and receiver element types differ)") \
-    /* vcoll (-311 … -314) */ \
+    /* the v-collectives */ \
     X(BLOCKS_OVERLAP, -311, "blocks of a receive array overlap") \
     X(BLOCK_MISMATCH, -312, "a block's size differs between the sender and the receiver") \
-    /* topo: groups, topologies, intercommunicators, processes */ \
+    /* groups, topologies, intercommunicators, processes */ \
     X(NOT_SUPPORTED, -319, "the MPI library cannot do this (see the message)") \
     X(GROUP_RANK, -320, "a rank outside the group") \
     X(DUPLICATE_RANK, -321, "a rank appears more than once") \

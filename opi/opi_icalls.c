@@ -806,7 +806,7 @@ int32_t opi_request_cancel(int64_t id)
     return rc;
 }
 
-/* ---- many requests at once (nbc): the progress engine of `await` ---- */
+/* ---- many requests at once: the progress engine of `await` ---- */
 
 /* Tests the requests ids[start..) (a long[]; negative entries are skipped), one MPI test each.
  * A completed one gets ids[i] = -1 and statuses[i] (a StatusData[] as long as ids) filled. The

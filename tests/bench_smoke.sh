@@ -20,14 +20,14 @@ for t in system-mp pinvoke; do
     rows "allreduce $t" $t $mpi "$b/motor" "$b/bench/Collectives.exe" $t allreduce 8 32 1
 done
 rows "collectives native" native-c $mpi "$b/bench/collectives_native" allreduce 8 32 1
-# vcoll: the v-collectives
+# the v-collectives
 for t in system-mp pinvoke; do
     rows "gatherv $t" $t $mpi "$b/motor" "$b/bench/Collectives.exe" $t gatherv 8 32 1
     rows "alltoallv $t" $t $mpi "$b/motor" "$b/bench/Collectives.exe" $t alltoallv 8 32 1
 done
 rows "gatherv native" native-c $mpi "$b/bench/collectives_native" gatherv 8 32 1
 rows "alltoallv native" native-c $mpi "$b/bench/collectives_native" alltoallv 8 32 1
-# nbc: Iallreduce + Wait, System.MP and native C
+# Iallreduce + Wait, System.MP and native C
 rows "iallreduce system-mp" system-mp $mpi "$b/motor" "$b/bench/Collectives.exe" system-mp iallreduce 8 32 1
 rows "iallreduce native" native-c $mpi "$b/bench/collectives_native" iallreduce 8 32 1
 for t in sdto binaryformatter datacontract; do

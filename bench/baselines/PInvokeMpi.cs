@@ -198,7 +198,7 @@ static class PInvokeMpi
         if (rc != 0) throw new Exception("MPI error " + rc);
     }
 
-    // ---- vcoll: Gatherv and Alltoallv of doubles (issue 13) ----
+    // ---- Gatherv and Alltoallv of doubles (issue 13) ----
     [DllImport(Lib)] static extern int MPI_Gatherv(IntPtr send, int count, int sendType, IntPtr recv, int[] counts, int[] displs,
                                                    int recvType, int root, int comm);
     [DllImport(Lib)] static extern int MPI_Alltoallv(IntPtr send, int[] sendCounts, int[] sendDispls, int sendType, IntPtr recv,
@@ -226,5 +226,5 @@ static class PInvokeMpi
             hr.Free();
         }
     }
-    // ---- end vcoll ----
+    // ---- end of the v-collectives ----
 }

@@ -41,11 +41,11 @@ namespace System.MP
                   Not1dArray = -304, SameObject = -305, Op = -306, TypeMismatch = -307, Length = -308,
                   Alias = -309,
                   PartialElement = -310;   // an MPException (the message's element type differs): the default case
-        // vcoll: receive blocks that overlap (ArgumentException); a block whose size the sender and
+        // receive blocks that overlap (ArgumentException); a block whose size the sender and
         // the receiver disagree on, found as it arrives (MPException: the default case)
         internal const int BlocksOverlap = -311, BlockMismatch = -312;
 
-        // OPI, topo: groups, topologies, intercommunicators, spawn (opi/opi_comms.c)
+        // OPI: groups, topologies, intercommunicators, spawn (opi/opi_comms.c)
         internal const int NotSupported = -319, GroupRank = -320, DuplicateRank = -321, OutOfRange = -322,
                   Dims = -323, BadArgument = -324;
 

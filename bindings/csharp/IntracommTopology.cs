@@ -1,4 +1,4 @@
-// Intracomm, topo: communicators from groups, Cartesian grids, intercommunicators, spawned processes.
+// Intracomm: communicators from groups, Cartesian grids, intercommunicators, spawned processes.
 using System.IO;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;

@@ -100,7 +100,7 @@ namespace System.MP
             return new MPStats(v);
         }
 
-        // ---- topo: groups, topologies, processes ----
+        // ---- groups, topologies, processes ----
 
         /// <summary>"No rank" (MPI_UNDEFINED): <see cref="Group.Rank"/> of a process outside the
         /// group, and <see cref="Group.TranslateRanks"/> where a process is absent.</summary>

@@ -86,7 +86,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdReadIncoming(long offset, long count, Type expected, out object result);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdRelease();
 
-        // vcoll: the v-collectives (counts and displacements in elements; those significant only at
+        // the v-collectives (counts and displacements in elements; those significant only at
         // the root may be null elsewhere), Exscan, ReduceScatterBlock
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Gatherv(int comm, int size, int rank, Array send, Array recv, int[] counts, int[] displs, int root);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Scatterv(int comm, int size, int rank, Array send, int[] counts, int[] displs, Array recv, int root);
@@ -95,7 +95,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Exscan(int comm, int size, int rank, Array send, Array recv, int op);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ReduceScatterBlock(int comm, int size, Array send, Array recv, int op);
 
-        // topo: groups, Cartesian topologies, intercommunicators, spawn (opi/opi_comms.c). Handles
+        // groups, Cartesian topologies, intercommunicators, spawn (opi/opi_comms.c). Handles
         // are MPI's (MPI_Group, MPI_Comm); ranks come back as System.MP's (MP.Undefined, MP.ProcNull).
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommGroup(int comm, out int group);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int GroupSize(int group, out int size);
@@ -123,7 +123,7 @@ namespace System.MP
         // refusal, refusalText ("argument\nmessage"): an argument the root refused, told to every rank.
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommSpawn(int comm, int size, int rank, int root, int refusal, byte[] refusalText, byte[] command, int maxProcs, out int newComm);
 
-        // nbc: non-blocking collectives (id and status as for Isend; the registry holds a weak
+        // non-blocking collectives (id and status as for Isend; the registry holds a weak
         // handle on owner), and the request calls of TestAll and the progress engine.
         // RequestTestMany tests ids[start..]: a completed one's id becomes -1 and its status is
         // filled; the first failure stops the pass (stopped = its index) and returns its code.

@@ -108,7 +108,7 @@ static void test_communicators(void)
     CHECK(mpc_comm_free(&world) == MPC_OK && world == mpc_comm_world(), "World is never freed");
 }
 
-/* vcoll: the exact v-collectives see each block's size; the private twin goes with its comm. */
+/* the exact v-collectives see each block's size; the private twin goes with its comm. */
 static void test_exact_vcollectives(void)
 {
     mpc_comm c;
