@@ -151,6 +151,11 @@ int gch_transfer_add(MPI_Request req, const uint32_t *handles, const int *pinned
 
 int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info)
 {
+    return gch_transfer_acquire_or_busy(id, req, info, NULL);
+}
+
+int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info *info, bool *busy_out)
+{
     int rc = MPC_ERR_REQUEST;
     enter();
     int32_t i = index_of(id);
@@ -162,7 +167,9 @@ int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info)
     }
     int busy = rc != MPC_OK && i >= 0 && records[i].state == ACQUIRED;
     leave();
-    if (rc == MPC_OK)
+    if (busy_out)
+        *busy_out = busy;
+    if (rc == MPC_OK || (busy && busy_out))
         return rc;
     return error_record(rc, NULL,
                         busy ? "another thread is waiting on or testing this request at the same moment"

@@ -833,7 +833,10 @@ int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *status
             continue;
         struct request_call c = {.done = 0};
         gch_transfer_info info;
-        if ((rc = gch_transfer_acquire(id, &c.req, &info)) == MPC_OK) {
+        bool busy = false;
+        if ((rc = gch_transfer_acquire_or_busy(id, &c.req, &info, &busy)) != MPC_OK && busy)
+            continue; /* another thread holds it for a moment (Request.Cancel): tested next pass */
+        if (rc == MPC_OK) {
             if ((rc = opi_call_mpi(do_test, &c, objs, 2)) != MPC_OK)
                 c.done = 1; /* the request failed, and so completed */
             gch_transfer_release(id, c.done);
