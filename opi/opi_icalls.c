@@ -860,20 +860,15 @@ int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *status
 
 /* Whether the request has finished, without completing it (MPI_Request_get_status): what
  * Request.TestAll asks of each request before it completes any. */
-struct request_done {
-    mpc_request req;
-    int done;
-};
-
 static int do_request_done(void *arg)
 {
-    struct request_done *d = arg;
+    struct request_call *d = arg;
     return mpc_request_done(d->req, &d->done);
 }
 
 int32_t opi_request_done(int64_t id, int32_t *done)
 {
-    struct request_done d = {.done = 0};
+    struct request_call d = {.done = 0};
     gch_transfer_info info;
     int rc = gch_transfer_acquire(id, &d.req, &info);
     if (rc != MPC_OK)
