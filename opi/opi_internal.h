@@ -67,7 +67,7 @@ bool opi_pin_every_transfer(void);
 /* Completes nreqs started requests whose buffers lie in objs[0..nobjs) (NULL entries: none;
  * nobjs <= OPI_MAX_OBJECTS). Generation-aware deferred pinning: polls while no collection is
  * coming; once it must let the GC run, pins what could move and waits in a GC-safe region.
- * Returns the first error; every request is complete on return. */
+ * Returns the first error; every request is complete on return. statuses may be NULL (sends). */
 int opi_complete(mpc_request *reqs, int nreqs, MonoObject **objs, int nobjs, mpc_status *statuses);
 
 

@@ -153,7 +153,7 @@ static int poll_requests(void *ctx)
         if (rs->reqs[i] == MPI_REQUEST_NULL)
             continue;
         int done = 0;
-        int rc = mpc_test(&rs->reqs[i], &done, &rs->st[i]);
+        int rc = mpc_test(&rs->reqs[i], &done, rs->st ? &rs->st[i] : NULL);
         if (rc != MPC_OK) {
             if (rs->first_error == MPC_OK)
                 rs->first_error = rc;

@@ -65,7 +65,7 @@ namespace System.MP
             RefuseBoxed(obj, nameof(obj));
             var st = new StatusData();
             Errors.Check(MPDirect.Recv(handle, peers, obj, source, tag, ref st));
-            return new Status(ref st);
+            return Status.Of(ref st);
         }
 
         /// <summary>Receives into array[offset .. offset+count); nothing outside it is written.</summary>
@@ -74,7 +74,7 @@ namespace System.MP
         {
             var st = new StatusData();
             Errors.Check(MPDirect.RecvRange(handle, peers, array, offset, count, source, tag, ref st));
-            return new Status(ref st);
+            return Status.Of(ref st);
         }
 
         /// <summary>Sends sendObj and receives into recvObj (not a boxed value) in one blocking call.</summary>
@@ -84,7 +84,7 @@ namespace System.MP
             RefuseBoxed(recvObj, nameof(recvObj));
             var st = new StatusData();
             Errors.Check(MPDirect.Sendrecv(handle, peers, sendObj, dest, sendTag, recvObj, source, recvTag, ref st));
-            return new Status(ref st);
+            return Status.Of(ref st);
         }
 
         /// <summary>Sends sendArray[sendOffset .. +sendCount) and receives into
@@ -209,7 +209,7 @@ namespace System.MP
         {
             var st = new StatusData();
             Errors.Check(MPDirect.Probe(handle, peers, source, tag, ref st));
-            return new Status(ref st);
+            return Status.Of(ref st);
         }
 
         /// <summary>The status of a matching waiting message, or null when there is none.</summary>
@@ -219,7 +219,7 @@ namespace System.MP
             var st = new StatusData();
             int found;
             Errors.Check(MPDirect.Iprobe(handle, peers, source, tag, ref st, out found));
-            return found != 0 ? new Status(ref st) : null;
+            return found != 0 ? Status.Of(ref st) : null;
         }
 
         // ---- structured data transport: any object graph, one message per graph ----
@@ -243,7 +243,7 @@ namespace System.MP
         {
             var st = new StatusData();
             object result = ReceiveGraph(source, tag, typeof(T), ref st);
-            status = new Status(ref st);
+            status = Status.Of(ref st);
             return result == null ? default(T) : (T)result;
         }
 

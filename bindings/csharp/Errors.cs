@@ -50,6 +50,8 @@ namespace System.MP
                   Dims = -323, BadArgument = -324;
 
         /// <param name="code">what an internal call returned (0: success, nothing thrown)</param>
+        /// <remarks>Inlined at every call: the success test costs a compare, the throw stays in Make.</remarks>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
         internal static void Check(int code)
         {
             if (code != 0)

@@ -1,5 +1,6 @@
 // MP — the static entry point of System.MP.
 using System.Runtime.CompilerServices;
+using System.Threading;
 
 namespace System.MP
 {
@@ -213,12 +214,31 @@ namespace System.MP
             $"pendingRequests={PendingRequests}";
     }
 
-    /// <summary>The outcome of a receive or probe.</summary>
+    /// <summary>The outcome of a receive or probe. Immutable: calls that end with equal outcomes
+    /// may return the same instance.</summary>
     public sealed class Status
     {
-        internal Status(ref StatusData d)
+        Status(ref StatusData d)
         {
             Source = d.Source; Tag = d.Tag; Count = d.Count; Bytes = d.Bytes; Cancelled = d.Cancelled != 0;
+        }
+
+        // The last Status made, on any thread. A loop that receives the same kind of message
+        // again and again (a halo exchange, a ping-pong) gets it back instead of a new object per
+        // call. Sharing is safe because a Status never changes; a race between threads only costs
+        // an allocation.
+        static Status last;
+
+        /// <summary>The Status for d: the last one made when it says the same, else a new one.</summary>
+        internal static Status Of(ref StatusData d)
+        {
+            Status s = Volatile.Read(ref last);
+            if (s != null && s.Source == d.Source && s.Tag == d.Tag && s.Count == d.Count && s.Bytes == d.Bytes &&
+                s.Cancelled == (d.Cancelled != 0))
+                return s;
+            s = new Status(ref d);
+            Volatile.Write(ref last, s);
+            return s;
         }
 
         /// <summary>The rank the message came from (useful after a receive from MP.AnySource);

@@ -27,7 +27,7 @@ namespace System.MP
             if (id < 0) {
                 if (st.Error != 0)
                     failure = Errors.Make(st.Error);
-                status = new Status(ref st);
+                status = Status.Of(ref st);
             }
             return this;
         }
@@ -150,7 +150,7 @@ namespace System.MP
         {
             id = -1; // completed, with or without error: MPI freed the request
             Errors.Check(rc);
-            status = new Status(ref st);
+            status = Status.Of(ref st);
         }
     }
 }

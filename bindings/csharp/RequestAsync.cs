@@ -264,7 +264,7 @@ namespace System.MP
                 }
                 Exception failure = failures[i];
                 failures[i] = null;
-                r.CompleteAwaited(failure == null ? new Status(ref statuses[i]) : null, failure);
+                r.CompleteAwaited(failure == null ? Status.Of(ref statuses[i]) : null, failure);
             }
             bool progressed = kept < active.Count;
             active.RemoveRange(kept, active.Count - kept);

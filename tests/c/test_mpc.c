@@ -46,6 +46,14 @@ static void test_point_to_point(void)
     mpc_status_from_mpi(&raw, &st);
     CHECK(count == 12345 && st.bytes == count && st.count == 12345 && !st.cancelled,
           "status read from MPICH's fields agrees with MPI_Get_count");
+    int cancelled = 0;
+    MPI_Status_set_cancelled(&raw, 1);
+    MPI_Test_cancelled(&raw, &cancelled);
+    mpc_status_from_mpi(&raw, &st);
+    CHECK(cancelled && st.cancelled && st.bytes == 12345, "the cancel bit read from MPICH's fields agrees with MPI_Test_cancelled");
+    MPI_Status_set_cancelled(&raw, 0);
+    mpc_status_from_mpi(&raw, &st);
+    CHECK(!st.cancelled && st.bytes == 12345, "a cleared cancel bit reads as not cancelled");
 
     /* sendrecv with wildcards */
     int a = rank, b = -1;

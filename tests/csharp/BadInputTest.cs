@@ -229,6 +229,14 @@ static class BadInputTest
             return null;
         });
         StillUsable("truncated array receive");
+        // the same with the message already waiting when the receive starts (sent before a
+        // barrier): the receive's first test, made with its start, reports the truncation
+        var early = world.Isend(big, next, 8);
+        world.Barrier();
+        Says(Check.Throws<MPException>(() => world.Recv(small, prev, 8), "receive 100 waiting ints into int[10]"),
+             "the 40 bytes (10 elements of 4 bytes) the receive buffer holds", "truncated receive of a waiting message");
+        early.Wait();
+        StillUsable("truncated receive of a waiting message");
         var obj = new PlainBase();
         Ring.Exchange(() => world.Send(new long[4], next, 7), () => {
             Says(Check.Throws<MPException>(() => world.Recv(obj, prev, 7), "receive 32 bytes into a 4-byte object"),

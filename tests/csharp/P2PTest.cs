@@ -102,6 +102,16 @@ static class P2PTest
         Check.Equal(10, st.Count, "short message count");
         Check.True(small[5] == prev * 1000 && small[14] == prev * 1000 + 9 && small[15] == -5 && small[4] == -5, "short message bounds");
 
+        // statuses of consecutive receives that differ in one field at a time (count, tag) or
+        // not at all: each says what its own receive got (equal ones may be one shared object)
+        int[] counts = { 7, 7, 3, 3, 7 }, tags = { 20, 20, 20, 21, 21 };
+        for (int i = 0; i < counts.Length; i++) {
+            int n = counts[i], tag = tags[i];
+            st = Exchange(() => world.Send(src, 0, n, next, tag), () => world.Recv(small, 0, 50, prev, MP.AnyTag));
+            Check.True(st.Count == n && st.Bytes == 4 * n && st.Tag == tag && st.Source == prev && !st.Cancelled,
+                       $"status of receive {i}: {st}, expected count {n}, tag {tag}");
+        }
+
         // empty ranges, including offset == length
         st = Exchange(() => world.Send(src, 1000, 0, next, 13), () => world.Recv(dst, 300, 0, prev, 13));
         Check.Equal(0, st.Count, "empty range");
