@@ -496,7 +496,7 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
         mpc_status received;
         struct blocking_sendrecv a = {sb, dest, send_tag, rb, source, recv_tag, comm, &received};
         gch_count(GCH_OPERATIONS, 2);
-        rc = opi_run_gc_safe_immovable(run_sendrecv, &a, objs, nobjs);
+        rc = opi_run_gc_safe(run_sendrecv, &a, objs, nobjs);
         return rc == MPC_OK ? sendrecv_status(status, &received, source, rb->elem_size)
                             : opi_receive_failed(rc, "the receive buffer", rb->bytes, rb->elem_size);
     }

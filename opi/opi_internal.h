@@ -78,15 +78,11 @@ int opi_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_m
 
 /* Runs a blocking MPI call GC-safe, so that collections and other threads proceed while it
  * blocks; the buffers it uses lie in objs[0..nobjs) (NULL entries: none, nobjs <=
- * OPI_MAX_OBJECTS): those the GC could move are pinned first, and all stay reachable from the
- * region's stack mark. Collectives use this rather than MPI's non-blocking collectives plus
- * opi_complete: in MPICH 4.0 those cost ~0.5 µs more per small call than a pin (~0.1 µs), and
- * only nursery arrays (< 8000 bytes) ever need one. */
+ * OPI_MAX_OBJECTS), which the region's stack mark holds — and so pins, for no more than a
+ * stack slot (opi_wait.c). Collectives use this rather than MPI's non-blocking collectives
+ * plus opi_complete: in MPICH 4.0 those cost ~0.5 µs more per small call. */
 typedef int (*opi_blocking_fn)(void *arg);
 int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
-/* The same for objects the caller found immovable (opi_may_move false for each): anchored,
- * never pinned, with no second look at their generation. */
-int opi_run_gc_safe_immovable(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
 /* How an internal call makes a non-blocking MPI call (a start, test, probe, cancel, free):
  * GC-unsafe when the rule in gc_hooks.h allows it — always, unless a C# operator exists —
  * otherwise through opi_run_gc_safe with the same objects. Every MPI call an internal call

@@ -6,9 +6,15 @@
  * calls MPI only, so a wait may poll in place for as long as no collection is coming and no C#
  * operator exists (the rule in gc_hooks.h). When the GC hook announces a collection (the
  * epoch changes before the world stops), an operator exists or the spin budget is spent, the
- * wait pins what the GC could move (nursery objects; small old ones only when major
- * collections evacuate; large objects never) and keeps polling inside a GC-safe region, so
- * the collection — and every other thread — proceeds. */
+ * wait keeps polling inside a GC-safe region whose stack mark is an array of the transfer's
+ * objects, so the collection — and every other thread — proceeds.
+ *
+ * That anchor is the pin. SGen scans every thread's stack conservatively from its mark up (and
+ * the spilled registers and frames between the mark and the transition), and an object a
+ * conservatively scanned word points at or into is pinned for that collection, in either
+ * generation, in every suspend mode: it is how C#'s `fixed` pins in Mono. A GC handle (~50 ns
+ * per object, taken and freed) would add nothing while the region lasts. Only what outlives the
+ * call — a non-blocking transfer in the pin registry — needs a handle. */
 #include "opi_internal.h"
 
 #include "gc_hooks.h"
@@ -59,17 +65,17 @@ bool opi_may_move(MonoObject *obj)
     return mono_gc_get_generation(obj) == 0 || old_generation_moves;
 }
 
-/* For each object not pinned yet: pin it when pin_all, or when pin_movable and the GC could move
- * it; otherwise count the pin avoided. Every object goes into anchor (the GC-safe region's stack
- * mark), which keeps the unpinned ones reachable in every suspend mode. */
-static void pin_where(MonoObject **objs, int nobjs, uint32_t *pins, MonoObject **anchor, int pin_all,
-                      int pin_movable)
+/* Puts every object into anchor (the GC-safe region's stack mark), which pins it while the
+ * region lasts (see the top of this file). With pin_all (MOTOR_PIN_POLICY=every, the
+ * comparison policy) each also gets a pinned GC handle, as external bindings take; otherwise
+ * the handle is counted as avoided. Objects already pinned are skipped. */
+static void anchor_objects(MonoObject **objs, int nobjs, uint32_t *pins, MonoObject **anchor, int pin_all)
 {
     for (int i = 0; i < nobjs; i++) {
         if (!objs[i] || pins[i])
             continue;
         anchor[i] = objs[i];
-        if (pin_all || (pin_movable && opi_may_move(objs[i]))) {
+        if (pin_all) {
             pins[i] = mono_gchandle_new(objs[i], 1);
             gch_count(GCH_PINS_TAKEN, 1);
         } else {
@@ -102,7 +108,7 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
     uint32_t pins[OPI_MAX_OBJECTS] = {0};
     MonoObject *anchor[OPI_MAX_OBJECTS] = {NULL};
     if (pin_every_transfer) /* the comparison policy: pin first, whatever the object */
-        pin_where(objs, nobjs, pins, anchor, 1, 0);
+        anchor_objects(objs, nobjs, pins, anchor, 1);
     /* Each poll GC-unsafe only as the rule allows (gc_hooks.h): not while a C# operator
      * exists, which could hold MPICH's lock while its collection waits for this thread. */
     int running = 1;
@@ -122,11 +128,11 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
         gch_unsafe_mpi_end();
     }
 
-    pin_where(objs, nobjs, pins, anchor, 0, running > 0);
+    anchor_objects(objs, nobjs, pins, anchor, 0);
     if (running > 0) {
         /* The region's stack mark is the anchor array itself: the GC scans from there up, so
-         * the objects stay reachable in every suspend mode (coop scans no native frame below
-         * the mark). */
+         * the objects stay in place in every suspend mode (coop scans no native frame below
+         * the mark, where MPI runs). */
         void *cookie = mono_threads_enter_gc_safe_region_unbalanced((void **)anchor);
         /* Busy polling, as MPI_Wait does: yielding the core here slowed 4 MiB transfers 3x. */
         while (running > 0)
@@ -213,7 +219,7 @@ RT_HOLDS_STACK_MARK int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObjec
 {
     uint32_t pins[OPI_MAX_OBJECTS] = {0};
     MonoObject *anchor[OPI_MAX_OBJECTS + 1] = {NULL};
-    pin_where(objs, nobjs, pins, anchor, pin_every_transfer, 1);
+    anchor_objects(objs, nobjs, pins, anchor, pin_every_transfer);
     int rc = run_in_region(fn, arg, anchor);
     release_pins(pins, nobjs);
     return rc;
@@ -227,13 +233,4 @@ int opi_call_mpi(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
         return rc;
     }
     return opi_run_gc_safe(fn, arg, objs, nobjs);
-}
-
-RT_HOLDS_STACK_MARK int opi_run_gc_safe_immovable(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
-{
-    MonoObject *anchor[OPI_MAX_OBJECTS + 1] = {NULL};
-    for (int i = 0; i < nobjs; i++)
-        anchor[i] = objs[i];
-    gch_count(GCH_PINS_AVOIDED, nobjs);
-    return run_in_region(fn, arg, anchor);
 }

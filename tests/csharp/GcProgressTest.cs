@@ -1,7 +1,9 @@
 // GcProgressTest — while a rank is blocked in Recv, another thread's collections proceed, and
-// the receive buffer is pinned exactly when the GC could move it: a fresh nursery array is
-// pinned; an old one only if major collections evacuate (MP.OldGenerationMoves); a large one
-// never. The data must arrive intact in every case (a buffer moved under MPI would miss it).
+// the receive buffer stays in place with no GC handle: the wait's GC-safe region holds it in
+// its stack mark, which the conservative stack scan pins, whether the array is in the nursery,
+// old (moved by evacuating major collections, GcProgressTest_evacuating) or large. The data
+// must arrive intact in every case (a buffer moved under MPI would miss it); the coop variant
+// checks the same where native frames below the mark are not scanned.
 using System;
 using System.Collections.Generic;
 using System.MP;
@@ -14,7 +16,7 @@ static class GcProgressTest
     static int rank = world.Rank;
     static List<byte[]> keep = new List<byte[]>();
 
-    static void BlockedReceive(string kind, byte[] buffer, bool expectPin, int tag)
+    static void BlockedReceive(string kind, byte[] buffer, int tag)
     {
         var payload = new byte[buffer.Length];
         for (int i = 0; i < payload.Length; i++) payload[i] = (byte)(i * 7 + tag + rank);
@@ -40,9 +42,8 @@ static class GcProgressTest
         bool intact = st.Count == buffer.Length;
         for (int i = 0; i < buffer.Length && intact; i++) intact = buffer[i] == payload[i];
         Check.True(intact, kind + ": data arrived intact in the (possibly moved) buffer");
-        Check.Equal(expectPin ? 1L : 0L, after.PinsTaken - before.PinsTaken, kind + ": pins taken by the receive");
+        Check.Equal(0L, after.PinsTaken - before.PinsTaken, kind + ": no GC handle pinned the buffer (its anchor did)");
         Check.Equal(0L, after.PinsLive, kind + ": no live pin afterwards");
-        Check.Equal(after.PinsTaken - before.PinsTaken, after.PinsReleasedByWait - before.PinsReleasedByWait, kind + ": pin released by the wait");
     }
 
     static byte[][] holder = new byte[1][];
@@ -74,14 +75,17 @@ static class GcProgressTest
         for (int round = 0; round < 3; round++) {
             var fresh = new byte[1000];
             Check.Equal(0, GC.GetGeneration(fresh), "fresh small array is in the nursery");
-            BlockedReceive("nursery byte[1000]", fresh, true, 10 + round);
+            BlockedReceive("nursery byte[1000]", fresh, 10 + round);
+            // a nursery object that survives a collection unpinned is copied out of the nursery:
+            // still generation 0 after 30 collections, it was held in place throughout
+            Check.Equal(0, GC.GetGeneration(fresh), "the nursery buffer stayed pinned in the nursery");
 
             byte[] old = Promoted(1000);
             Check.Equal(1, GC.GetGeneration(old), "promoted array is old");
-            BlockedReceive("old byte[1000]", old, oldMoves, 20 + round);
+            BlockedReceive("old byte[1000]", old, 20 + round);
 
             var large = new byte[200000];
-            BlockedReceive("large byte[200000]", large, false, 30 + round);
+            BlockedReceive("large byte[200000]", large, 30 + round);
         }
         world.Barrier();
         return Check.Finish("GcProgressTest");
