@@ -45,7 +45,7 @@ static int small_array(MonoObject *a, const char *name, uint32_t elem_size, void
 /* A native copy of an int[] argument (at least one element allocated); *copy is freed by the caller. */
 static int int_array_copy(MonoObject *a, const char *name, int **copy, int32_t *n)
 {
-    void *data;
+    void *data = NULL;
     int rc = small_array(a, name, 4, &data, n);
     if (rc != MPC_OK)
         return rc;
@@ -58,7 +58,7 @@ static int int_array_copy(MonoObject *a, const char *name, int **copy, int32_t *
 /* A native int copy (0 or 1) of a bool[] argument; *copy is freed by the caller. */
 static int bool_array_copy(MonoObject *a, const char *name, int **copy, int32_t *n)
 {
-    void *data;
+    void *data = NULL;
     int rc = small_array(a, name, 1, &data, n);
     if (rc != MPC_OK)
         return rc;
@@ -193,7 +193,7 @@ static int check_ranks(const int *ranks, int32_t n, int32_t size, const char *na
 int32_t opi_group_incl_excl(int32_t group, MonoObject *ranks, int32_t exclude, int32_t *out)
 {
     int *copy = NULL;
-    int32_t n, size;
+    int32_t n = 0, size = 0;
     int rc;
     if ((rc = check_group(group, "group")) || (rc = int_array_copy(ranks, "ranks", &copy, &n)))
         return rc;
@@ -225,8 +225,8 @@ int32_t opi_group_combine(int32_t a, int32_t b, int32_t kind, int32_t *out)
 int32_t opi_group_translate_ranks(int32_t group, MonoObject *ranks, int32_t other, MonoObject *result)
 {
     int *copy = NULL;
-    void *res;
-    int32_t n, rn, size;
+    void *res = NULL;
+    int32_t n = 0, rn = 0, size = 0;
     int rc;
     if ((rc = check_group(group, "group")) || (rc = check_group(other, "other")) ||
         (rc = small_array(result, "result", 4, &res, &rn)) || (rc = int_array_copy(ranks, "ranks", &copy, &n)))
@@ -353,7 +353,7 @@ int32_t opi_cart_create(int32_t comm, int32_t size, MonoObject *dims, MonoObject
                         int32_t *out)
 {
     int *d = NULL, *p = NULL;
-    int32_t nd, np;
+    int32_t nd = 0, np = 0;
     int rc;
     if ((rc = check_comm(comm)) || (rc = int_array_copy(dims, "dims", &d, &nd)) ||
         (rc = bool_array_copy(periods, "periods", &p, &np)))
@@ -398,8 +398,8 @@ int32_t opi_cart_dim(int32_t comm, int32_t *ndims)
 /* dims, coords: int[ndims]; periods: bool[ndims]. */
 int32_t opi_cart_get(int32_t comm, MonoObject *dims, MonoObject *periods, MonoObject *coords)
 {
-    void *dd, *pd, *cd;
-    int32_t nd, np, nc, ndims;
+    void *dd = NULL, *pd = NULL, *cd = NULL;
+    int32_t nd = 0, np = 0, nc = 0, ndims = 0;
     int rc;
     if ((rc = opi_cart_dim(comm, &ndims)) || (rc = small_array(dims, "dims", 4, &dd, &nd)) ||
         (rc = small_array(periods, "periods", 1, &pd, &np)) || (rc = small_array(coords, "coords", 4, &cd, &nc)))
@@ -429,8 +429,8 @@ int32_t opi_cart_get(int32_t comm, MonoObject *dims, MonoObject *periods, MonoOb
 
 int32_t opi_cart_coords(int32_t comm, int32_t size, int32_t rank, MonoObject *coords)
 {
-    void *cd;
-    int32_t nc, ndims;
+    void *cd = NULL;
+    int32_t nc = 0, ndims = 0;
     int rc;
     if ((rc = opi_cart_dim(comm, &ndims)) || (rc = small_array(coords, "coords", 4, &cd, &nc)))
         return rc;
@@ -453,7 +453,7 @@ int32_t opi_cart_coords(int32_t comm, int32_t size, int32_t rank, MonoObject *co
 int32_t opi_cart_rank(int32_t comm, MonoObject *coords, int32_t *rank)
 {
     int *c = NULL, *grid = NULL;
-    int32_t nc, ndims;
+    int32_t nc = 0, ndims = 0;
     int rc;
     if ((rc = opi_cart_dim(comm, &ndims)) || (rc = int_array_copy(coords, "coords", &c, &nc)))
         return rc;
@@ -493,7 +493,7 @@ done:
 
 int32_t opi_cart_shift(int32_t comm, int32_t direction, int32_t displacement, int32_t *source, int32_t *dest)
 {
-    int32_t ndims;
+    int32_t ndims = 0;
     int rc = opi_cart_dim(comm, &ndims);
     if (rc != MPC_OK)
         return rc;
@@ -511,7 +511,7 @@ int32_t opi_cart_shift(int32_t comm, int32_t direction, int32_t displacement, in
 int32_t opi_cart_sub(int32_t comm, MonoObject *remain, int32_t *out)
 {
     int *r = NULL;
-    int32_t nr, ndims;
+    int32_t nr = 0, ndims = 0;
     int rc;
     if ((rc = opi_cart_dim(comm, &ndims)) || (rc = bool_array_copy(remain, "remainDims", &r, &nr)))
         return rc;
@@ -530,7 +530,7 @@ int32_t opi_cart_sub(int32_t comm, MonoObject *remain, int32_t *out)
 int32_t opi_dims_create(int32_t nodes, MonoObject *dims)
 {
     int *d = NULL;
-    int32_t nd;
+    int32_t nd = 0;
     int rc;
     if (nodes < 1)
         return error_record(OPI_ERR_OUT_OF_RANGE, "nodes", "nodes %d: a grid needs 1 process or more", nodes);
@@ -553,7 +553,7 @@ int32_t opi_dims_create(int32_t nodes, MonoObject *dims)
                           (long long)fixed, nodes);
     if (rc == MPC_OK) {
         struct local l = {.kind = L_DIMS_CREATE, .a = nodes, .n = nd, .ints = d};
-        void *dd;
+        void *dd = NULL;
         if ((rc = opi_call_mpi(do_local, &l, &dims, 1)) == MPC_OK && (rc = small_array(dims, "dims", 4, &dd, &nd)) == MPC_OK)
             memcpy(dd, d, (size_t)nd * sizeof *d);
     }
