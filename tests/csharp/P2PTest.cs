@@ -254,9 +254,55 @@ static class P2PTest
         Check.Equal((byte)9, one[0], "tag = TagUpperBound");
     }
 
+    /// <summary>The AnonHugePages (kB) of the mapping of this process that holds address, from
+    /// /proc/self/smaps; -1 when no mapping holds it.</summary>
+    static long HugePagesAt(long address)
+    {
+        bool inside = false;
+        foreach (string line in System.IO.File.ReadLines("/proc/self/smaps")) {
+            // a mapping's first line is "lo-hi perms offset dev inode path" (its first ':' in dev);
+            // the lines after it are "Name: value" (the ':' before any space)
+            int dash = line.IndexOf('-'), space = line.IndexOf(' '), colon = line.IndexOf(':');
+            if (dash > 0 && space > dash && colon > space) {
+                long lo = Convert.ToInt64(line.Substring(0, dash), 16), hi = Convert.ToInt64(line.Substring(dash + 1, space - dash - 1), 16);
+                inside = lo <= address && address < hi;
+            } else if (inside && line.StartsWith("AnonHugePages:")) {
+                return long.Parse(line.Substring(14).Trim().Split(' ')[0]);
+            }
+        }
+        return -1;
+    }
+
+    static unsafe void HugePages()
+    {
+        // a large array's first transfer collapses its memory into transparent huge pages
+        // (where the kernel offers them: Linux >= 6.1, THP not "never"); the data is exact either way
+        const int length = 8 << 20;
+        var a = new byte[length];
+        var b = new byte[length];
+        for (int i = 0; i < length; i += 4096) { a[i] = (byte)(i >> 12); b[i] = 0xEE; }
+        world.Sendrecv(a, rank, 60, b, rank, 60);
+        bool exact = true;
+        for (int i = 0; i < length && exact; i += 4096) exact = b[i] == (byte)(i >> 12);
+        Check.True(exact, "an 8 MiB array sent to this rank arrives exact");
+        string release = System.IO.File.ReadAllText("/proc/sys/kernel/osrelease").Trim();
+        string[] v = release.Split('.', '-');
+        bool newKernel = int.Parse(v[0]) > 6 || (int.Parse(v[0]) == 6 && int.Parse(v[1]) >= 1);
+        string thp = "/sys/kernel/mm/transparent_hugepage/enabled";
+        bool offered = System.IO.File.Exists(thp) && !System.IO.File.ReadAllText(thp).Contains("[never]");
+        if (!newKernel || !offered) {
+            Console.WriteLine($"P2PTest: huge pages not checked (kernel {release}, THP {(offered ? "offered" : "never")})");
+            return;
+        }
+        long ha, hb;
+        fixed (byte* pa = a, pb = b) { ha = HugePagesAt((long)pa + length / 2); hb = HugePagesAt((long)pb + length / 2); }
+        Check.True(ha > 0 && hb > 0, $"both 8 MiB arrays now lie in huge pages (AnonHugePages {ha} and {hb} kB)");
+    }
+
     static int Main()
     {
         MPStats before = MP.Stats;
+        HugePages();
         Statics();
         PrimitiveArrays();
         SingleObjects();
