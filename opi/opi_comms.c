@@ -42,30 +42,21 @@ static int small_array(MonoObject *a, const char *name, uint32_t elem_size, void
     return MPC_OK;
 }
 
-/* A native copy of an int[] argument (at least one element allocated); *copy is freed by the caller. */
-static int int_array_copy(MonoObject *a, const char *name, int **copy, int32_t *n)
+/* A native int copy of an int[] argument (elem_size 4), or of a bool[] one (elem_size 1: each
+ * element becomes 0 or 1), at least one element allocated; *copy is freed by the caller. */
+static int native_ints(MonoObject *a, const char *name, uint32_t elem_size, int **copy, int32_t *n)
 {
     void *data = NULL;
-    int rc = small_array(a, name, 4, &data, n);
+    int rc = small_array(a, name, elem_size, &data, n);
     if (rc != MPC_OK)
         return rc;
     if (!(*copy = malloc(((size_t)*n + 1) * sizeof(int))))
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a copy of %s (%d elements)", name, *n);
-    memcpy(*copy, data, (size_t)*n * sizeof(int));
-    return MPC_OK;
-}
-
-/* A native int copy (0 or 1) of a bool[] argument; *copy is freed by the caller. */
-static int bool_array_copy(MonoObject *a, const char *name, int **copy, int32_t *n)
-{
-    void *data = NULL;
-    int rc = small_array(a, name, 1, &data, n);
-    if (rc != MPC_OK)
-        return rc;
-    if (!(*copy = malloc(((size_t)*n + 1) * sizeof(int))))
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a copy of %s (%d elements)", name, *n);
-    for (int32_t i = 0; i < *n; i++)
-        (*copy)[i] = ((const uint8_t *)data)[i] != 0;
+    if (elem_size == sizeof(int))
+        memcpy(*copy, data, (size_t)*n * sizeof(int));
+    else
+        for (int32_t i = 0; i < *n; i++)
+            (*copy)[i] = ((const uint8_t *)data)[i] != 0;
     return MPC_OK;
 }
 
@@ -195,7 +186,7 @@ int32_t opi_group_incl_excl(int32_t group, MonoObject *ranks, int32_t exclude, i
     int *copy = NULL;
     int32_t n = 0, size = 0;
     int rc;
-    if ((rc = check_group(group, "group")) || (rc = int_array_copy(ranks, "ranks", &copy, &n)))
+    if ((rc = check_group(group, "group")) || (rc = native_ints(ranks, "ranks", 4, &copy, &n)))
         return rc;
     if ((rc = group_size(group, &size)) == MPC_OK && (rc = check_ranks(copy, n, size, "ranks")) == MPC_OK) {
         struct local l = {.kind = exclude ? L_EXCL : L_INCL, .a = group, .n = n, .ints = copy};
@@ -229,7 +220,7 @@ int32_t opi_group_translate_ranks(int32_t group, MonoObject *ranks, int32_t othe
     int32_t n = 0, rn = 0, size = 0;
     int rc;
     if ((rc = check_group(group, "group")) || (rc = check_group(other, "other")) ||
-        (rc = small_array(result, "result", 4, &res, &rn)) || (rc = int_array_copy(ranks, "ranks", &copy, &n)))
+        (rc = small_array(result, "result", 4, &res, &rn)) || (rc = native_ints(ranks, "ranks", 4, &copy, &n)))
         return rc;
     if (rn != n) {
         free(copy);
@@ -355,8 +346,8 @@ int32_t opi_cart_create(int32_t comm, int32_t size, MonoObject *dims, MonoObject
     int *d = NULL, *p = NULL;
     int32_t nd = 0, np = 0;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = int_array_copy(dims, "dims", &d, &nd)) ||
-        (rc = bool_array_copy(periods, "periods", &p, &np)))
+    if ((rc = check_comm(comm)) || (rc = native_ints(dims, "dims", 4, &d, &nd)) ||
+        (rc = native_ints(periods, "periods", 1, &p, &np)))
         goto done;
     if (np != nd) {
         rc = error_record(OPI_ERR_DIMS, "periods", "periods has %d elements and dims %d: one per dimension", np, nd);
@@ -455,7 +446,7 @@ int32_t opi_cart_rank(int32_t comm, MonoObject *coords, int32_t *rank)
     int *c = NULL, *grid = NULL;
     int32_t nc = 0, ndims = 0;
     int rc;
-    if ((rc = opi_cart_dim(comm, &ndims)) || (rc = int_array_copy(coords, "coords", &c, &nc)))
+    if ((rc = opi_cart_dim(comm, &ndims)) || (rc = native_ints(coords, "coords", 4, &c, &nc)))
         return rc;
     if (nc != ndims) {
         rc = error_record(OPI_ERR_DIMS, "coords", "coords holds %d elements for a grid of %d dimensions", nc, ndims);
@@ -513,7 +504,7 @@ int32_t opi_cart_sub(int32_t comm, MonoObject *remain, int32_t *out)
     int *r = NULL;
     int32_t nr = 0, ndims = 0;
     int rc;
-    if ((rc = opi_cart_dim(comm, &ndims)) || (rc = bool_array_copy(remain, "remainDims", &r, &nr)))
+    if ((rc = opi_cart_dim(comm, &ndims)) || (rc = native_ints(remain, "remainDims", 1, &r, &nr)))
         return rc;
     if (nr != ndims) {
         free(r);
@@ -534,7 +525,7 @@ int32_t opi_dims_create(int32_t nodes, MonoObject *dims)
     int rc;
     if (nodes < 1)
         return error_record(OPI_ERR_OUT_OF_RANGE, "nodes", "nodes %d: a grid needs 1 process or more", nodes);
-    if ((rc = int_array_copy(dims, "dims", &d, &nd)))
+    if ((rc = native_ints(dims, "dims", 4, &d, &nd)))
         return rc;
     int64_t fixed = 1;
     int zeros = 0;

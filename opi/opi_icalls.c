@@ -789,19 +789,32 @@ static int do_test(void *arg)
 
 static int do_cancel(void *arg) { return mpc_cancel(&((struct request_call *)arg)->req); }
 
+/* Acquires request id, makes fn's MPI call on it and gives it back: with completes (a test),
+ * a call that completed the request — c->done, or a failure, which completes it too (then
+ * c->done is set) — frees its record. Returns the acquire's error; otherwise MPC_OK, with the
+ * call's code in *call_rc. */
+static int call_on_request(int64_t id, opi_blocking_fn fn, int completes, struct request_call *c,
+                           gch_transfer_info *info, int *call_rc)
+{
+    int rc = gch_transfer_acquire(id, &c->req, info);
+    if (rc != MPC_OK)
+        return rc;
+    if ((*call_rc = opi_call_mpi(fn, c, NULL, 0)) != MPC_OK)
+        c->done = 1;
+    gch_transfer_release(id, completes && c->done);
+    return MPC_OK;
+}
+
 int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
 {
     struct request_call c = {.done = 0};
     gch_transfer_info info;
-    int rc = gch_transfer_acquire(id, &c.req, &info);
-    if (rc != MPC_OK)
+    int rc, call_rc;
+    if ((rc = call_on_request(id, do_test, 1, &c, &info, &call_rc)) != MPC_OK)
         return rc;
-    if ((rc = opi_call_mpi(do_test, &c, NULL, 0)) != MPC_OK)
-        c.done = 1; /* the request failed, and so completed */
-    gch_transfer_release(id, c.done);
     *completed = c.done;
-    if (rc != MPC_OK)
-        return opi_receive_failed(rc, "the receive buffer", (size_t)info.bytes, info.elem_size);
+    if (call_rc != MPC_OK)
+        return opi_receive_failed(call_rc, "the receive buffer", (size_t)info.bytes, info.elem_size);
     return c.done ? fill_request_status(status, &c.st, &info) : MPC_OK;
 }
 
@@ -809,12 +822,8 @@ int32_t opi_request_cancel(int64_t id)
 {
     struct request_call c = {.done = 0};
     gch_transfer_info info;
-    int rc = gch_transfer_acquire(id, &c.req, &info);
-    if (rc != MPC_OK)
-        return rc;
-    rc = opi_call_mpi(do_cancel, &c, NULL, 0);
-    gch_transfer_release(id, 0);
-    return rc;
+    int rc, call_rc;
+    return (rc = call_on_request(id, do_cancel, 0, &c, &info, &call_rc)) != MPC_OK ? rc : call_rc;
 }
 
 /* ---- many requests at once: the progress engine of `await` ---- */
@@ -881,11 +890,9 @@ int32_t opi_request_done(int64_t id, int32_t *done)
 {
     struct request_call d = {.done = 0};
     gch_transfer_info info;
-    int rc = gch_transfer_acquire(id, &d.req, &info);
-    if (rc != MPC_OK)
+    int rc, call_rc;
+    if ((rc = call_on_request(id, do_request_done, 0, &d, &info, &call_rc)) != MPC_OK)
         return rc;
-    rc = opi_call_mpi(do_request_done, &d, NULL, 0);
-    gch_transfer_release(id, 0);
-    *done = rc != MPC_OK || d.done; /* a failed request counts as finished: its Wait raises the error */
+    *done = d.done; /* a failed request counts as finished: its Wait raises the error */
     return MPC_OK;
 }
