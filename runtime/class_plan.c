@@ -23,6 +23,13 @@ static __thread const rt_class_plan *last_plan __attribute__((tls_model("initial
 
 void rt_set_transportable_attribute(MonoClass *attribute) { transportable_attribute = attribute; }
 
+MonoClass *rt_binding_class(const char *name)
+{
+    return transportable_attribute
+               ? mono_class_from_name(mono_class_get_image(transportable_attribute), "System.MP", name)
+               : NULL;
+}
+
 int rt_has_transportable(MonoClass *k, MonoClassField *f)
 {
     if (!transportable_attribute)
@@ -144,6 +151,15 @@ static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int tra
     return 0;
 }
 
+/* KeyValuePair<K,V> carries its key and value wherever it appears (API.md): its fields travel
+ * as if marked [Transportable]. */
+static int carries_its_fields(MonoClass *c)
+{
+    const char *ns = mono_class_get_namespace(c), *name = mono_class_get_name(c);
+    return ns && name && !strcmp(ns, "System.Collections.Generic") && !strcmp(name, "KeyValuePair`2") &&
+           mono_class_get_image(c) == mono_get_corlib();
+}
+
 /* Reference slots of an instance of k whose data starts at base (nested structs flattened,
  * their fields named prefix.field). A value-type field always travels; a reference field only
  * when marked [Transportable]. Plans live as long as the process: names are never freed. */
@@ -151,7 +167,7 @@ static int collect(MonoClass *k, uint32_t base, const char *prefix, slot_lists *
 {
     int value_type = mono_class_is_valuetype(k);
     for (MonoClass *c = k; c; c = value_type ? NULL : mono_class_get_parent(c)) {
-        int framework = rt_is_framework_class(c);
+        int framework = rt_is_framework_class(c), carried = framework && carries_its_fields(c);
         void *iter = NULL;
         MonoClassField *f;
         while ((f = mono_class_get_fields(c, &iter))) {
@@ -165,7 +181,7 @@ static int collect(MonoClass *k, uint32_t base, const char *prefix, slot_lists *
                 if (!name)
                     return -1;
                 if (mono_type_is_reference(t))
-                    rc = add_slot(l, off, mono_class_from_mono_type(t), rt_has_transportable(c, f), name, c,
+                    rc = add_slot(l, off, mono_class_from_mono_type(t), carried || rt_has_transportable(c, f), name, c,
                                   framework);
                 else
                     rc = collect(mono_class_from_mono_type(t), off, name, l);
@@ -271,8 +287,12 @@ static const char *raw_refusal(const rt_class_plan *p, const first_reference *fi
     }
     if (!first->path)
         return NULL;
-    /* a framework type's private field cannot be marked by the user: no such advice */
-    int framework = rt_is_framework_class(first->owner);
+    /* a framework type's private field cannot be marked by the user: no such advice; a
+     * KeyValuePair's key and value travel in a graph as they are */
+    int framework = rt_is_framework_class(first->owner), carried = framework && carries_its_fields(first->owner);
+    framework &= !carried;
+    if (carried)
+        return refuse(k, "its field %s is a reference; use OSend", first->path);
     if (p->shape == RT_ARRAY)
         return refuse(k,
                       framework ? "its element struct holds a reference in field %s, private state of a "
@@ -292,9 +312,143 @@ static const char *raw_refusal(const rt_class_plan *p, const first_reference *fi
     return why;
 }
 
+/* ---- the standard collections carried by value ---- */
+
+/* How each keeps its elements in this runtime (Mono 6.8's corefx sources). A class whose fields
+ * differ is not carried: it is refused like any framework object with private references. */
+static const struct known_collection {
+    const char *name;
+    rt_collection_kind kind;
+    const char *store, *used, *live, *freed, *head, *comparer, *entry_hash, *entry_key, *entry_value;
+} known_collections[] = {
+    {"List`1", RT_LIST, "_items", "_size", "_size", NULL, NULL, NULL, NULL, NULL, NULL},
+    {"Queue`1", RT_QUEUE, "_array", "_size", "_size", NULL, "_head", NULL, NULL, NULL, NULL},
+    {"Stack`1", RT_STACK, "_array", "_size", "_size", NULL, NULL, NULL, NULL, NULL, NULL},
+    {"HashSet`1", RT_HASHSET, "_slots", "_lastIndex", "_count", NULL, NULL, "_comparer", "hashCode", NULL, "value"},
+    {"Dictionary`2", RT_DICTIONARY, "_entries", "_count", "_count", "_freeCount", NULL, "_comparer", "hashCode", "key",
+     "value"},
+};
+
+/* The offset in instance data of k's field `name`, which must be an int (want_int) or a
+ * reference; -1 when there is no such field. */
+static int64_t field_offset(MonoClass *k, const char *name, int want_int)
+{
+    MonoClassField *f = name ? mono_class_get_field_from_name(k, name) : NULL;
+    if (!f || (mono_field_get_flags(f) & MONO_FIELD_ATTR_STATIC))
+        return -1;
+    MonoType *t = mono_field_get_type(f);
+    if (want_int ? mono_type_get_type(t) != MONO_TYPE_I4 : !mono_type_is_reference(t))
+        return -1;
+    return (int64_t)mono_field_get_offset(f) - (int64_t)sizeof(MonoObject);
+}
+
+/* A field of a struct (an entry, a KeyValuePair): its offset in the struct's data, its class and
+ * the bytes it takes there. */
+static int struct_field(MonoClass *k, const char *name, uint32_t *offset, MonoClass **type, uint32_t *size)
+{
+    MonoClassField *f = mono_class_get_field_from_name(k, name);
+    if (!f)
+        return -1;
+    MonoType *t = mono_field_get_type(f);
+    *type = mono_class_from_mono_type(t);
+    *offset = (uint32_t)mono_field_get_offset(f) - (uint32_t)sizeof(MonoObject);
+    *size = mono_type_is_reference(t) ? (uint32_t)sizeof(void *) : (uint32_t)mono_class_value_size(*type, NULL);
+    return 0;
+}
+
+/* E for a carried collection class (T, or KeyValuePair<K,V>), asked of System.MP's managed half,
+ * which names the carried collections (SdtoCollections.ElementType); NULL otherwise. Runs
+ * managed code: called outside the plan cache's lock. */
+static MonoClass *carried_element(MonoClass *k)
+{
+    static _Atomic(MonoMethod *) element_type;
+    MonoMethod *m = atomic_load(&element_type);
+    if (!m) {
+        MonoClass *c = rt_binding_class("SdtoCollections");
+        if (!c || !(m = mono_class_get_method_from_name(c, "ElementType", 1)))
+            return NULL;
+        atomic_store(&element_type, m);
+    }
+    void *args[1] = {mono_type_get_object(mono_domain_get(), mono_class_get_type(k))};
+    MonoObject *exc = NULL;
+    MonoObject *e = args[0] ? mono_runtime_invoke(m, NULL, args, &exc) : NULL;
+    return e && !exc ? mono_class_from_mono_type(mono_reflection_type_get_type((MonoReflectionType *)e)) : NULL;
+}
+
+/* What build() needs to plan a carried collection, found before the cache's lock is taken. */
+typedef struct collection_found {
+    rt_collection layout;
+    const rt_class_plan *items; /* the plan of E[] */
+} collection_found;
+
+/* Is k a carried collection laid out as known_collections says? Fills *found. */
+static int find_collection(MonoClass *k, collection_found *found)
+{
+    const char *ns = mono_class_get_namespace(k), *name = mono_class_get_name(k);
+    const struct known_collection *kc = NULL;
+    for (size_t i = 0; i < sizeof known_collections / sizeof known_collections[0]; i++)
+        if (ns && name && !strcmp(ns, "System.Collections.Generic") && !strcmp(name, known_collections[i].name))
+            kc = &known_collections[i];
+    if (!kc || !rt_is_framework_class(k) || mono_class_is_valuetype(k))
+        return 0;
+    rt_collection *c = &found->layout;
+    *c = (rt_collection){.kind = kc->kind, .freed = -1, .head = -1, .comparer = -1, .hash_code = -1};
+    int64_t store = field_offset(k, kc->store, 0), used = field_offset(k, kc->used, 1),
+            live = field_offset(k, kc->live, 1);
+    int64_t freed = kc->freed ? field_offset(k, kc->freed, 1) : 0, head = kc->head ? field_offset(k, kc->head, 1) : 0,
+            comparer = kc->comparer ? field_offset(k, kc->comparer, 0) : 0;
+    if (store < 0 || used < 0 || live < 0 || freed < 0 || head < 0 || comparer < 0)
+        return 0;
+    c->store = (uint32_t)store;
+    c->used = (uint32_t)used;
+    c->live = (uint32_t)live;
+    if (kc->freed)
+        c->freed = (int32_t)freed;
+    if (kc->head)
+        c->head = (int32_t)head;
+    if (kc->comparer)
+        c->comparer = (int32_t)comparer;
+    MonoClass *store_class = mono_class_from_mono_type(mono_field_get_type(mono_class_get_field_from_name(k, kc->store)));
+    if (mono_class_get_rank(store_class) != 1)
+        return 0;
+    MonoClass *entry = mono_class_get_element_class(store_class), *e = carried_element(k);
+    if (!e)
+        return 0;
+    c->stride = (uint32_t)mono_array_element_size(store_class);
+    const rt_class_plan *items = rt_plan_for_class(mono_array_class_get(e, 1));
+    if (!items)
+        return 0;
+    MonoClass *type;
+    uint32_t offset, size;
+    if (!kc->entry_hash) { /* the store is an E[] */
+        if (entry != e)
+            return 0;
+        c->nparts = 1;
+        c->parts[0].length = items->data_size;
+    } else {
+        if (struct_field(entry, kc->entry_hash, &offset, &type, &size) || size != 4)
+            return 0;
+        c->hash_code = (int32_t)offset;
+        const char *names[2] = {kc->entry_key, kc->entry_value}, *kvp[2] = {"key", "value"};
+        for (int part = kc->entry_key ? 0 : 1; part < 2; part++) {
+            MonoClass *etype, *ktype;
+            uint32_t eoff, esize, koff = 0, ksize = items->data_size;
+            if (struct_field(entry, names[part], &eoff, &etype, &esize))
+                return 0;
+            if (kc->entry_key && struct_field(e, kvp[part], &koff, &ktype, &ksize)) /* E is KeyValuePair */
+                return 0;
+            if (kc->entry_key ? ktype != etype || ksize != esize : etype != e || esize != ksize)
+                return 0;
+            c->parts[c->nparts++] = (struct rt_collection_part){koff, eoff, esize};
+        }
+    }
+    found->items = items;
+    return 1;
+}
+
 static void *build(const void *key, void *ctx)
 {
-    (void)ctx;
+    const collection_found *found = ctx;
     MonoClass *k = (MonoClass *)key;
     rt_class_plan *p = calloc(1, sizeof *p);
     slot_lists l = {0};
@@ -308,6 +462,38 @@ static void *build(const void *key, void *ctx)
     p->abstract = (mono_class_get_flags(k) & (MONO_TYPE_ATTR_ABSTRACT | MONO_TYPE_ATTR_INTERFACE)) != 0;
     p->vtable = p->abstract ? NULL : mono_class_vtable(mono_domain_get(), k);
     int rc = 0;
+    if (found) { /* a carried collection: its elements are planned as E[]'s are */
+        rt_collection *c = malloc(sizeof *c);
+        p->qualified_name = qualified_name(k, &p->qualified_name_len);
+        if (!c || !p->qualified_name) {
+            free(c);
+            free(p->qualified_name);
+            free(p);
+            return NULL;
+        }
+        *c = found->layout;
+        const rt_class_plan *ip = found->items;
+        p->shape = RT_COLLECTION;
+        p->collection = c;
+        p->items = ip;
+        p->rank = 1;
+        p->element = ip->element;
+        p->data_size = ip->data_size;
+        p->elem_class = ip->elem_class;
+        p->elem_type = ip->elem_type;
+        p->nall = ip->nall;
+        p->all = ip->all;
+        p->nslots = ip->nslots;
+        p->slots = ip->slots;
+        p->nruns = ip->nruns;
+        p->runs = ip->runs;
+        p->nhidden = ip->nhidden;
+        p->hidden = ip->hidden;
+        p->first_reference = ip->first_reference;
+        p->raw_refusal = refuse(k, "%s", "it is a framework collection; send its contents as an array (ToArray()), "
+                                         "or the collection itself with OSend");
+        return p;
+    }
     if (k == mono_get_string_class()) {
         p->shape = RT_STRING;
         p->data_size = 2;
@@ -358,7 +544,14 @@ static void *build(const void *key, void *ctx)
     return p;
 }
 
-const rt_class_plan *rt_plan_for_class(MonoClass *k) { return ptr_map_get_or_build(&plans, k, build, NULL); }
+const rt_class_plan *rt_plan_for_class(MonoClass *k)
+{
+    const rt_class_plan *p = ptr_map_get(&plans, k);
+    if (p)
+        return p;
+    collection_found found; /* found outside the lock: it runs managed code and plans E[] */
+    return ptr_map_get_or_build(&plans, k, build, find_collection(k, &found) ? &found : NULL);
+}
 
 const rt_class_plan *rt_plan_known(MonoObject *obj)
 {

@@ -11,7 +11,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-typedef enum rt_shape { RT_OBJECT, RT_ARRAY, RT_STRING } rt_shape;
+/* RT_COLLECTION: a standard collection carried by value (rt_collection): it travels like a
+ * one-dimensional array of its elements, and its plan describes those elements as an array
+ * plan does. */
+typedef enum rt_shape { RT_OBJECT, RT_ARRAY, RT_STRING, RT_COLLECTION } rt_shape;
 
 /* What an array's elements are, as the serializer carries them. */
 typedef enum rt_elements {
@@ -40,6 +43,29 @@ typedef struct rt_hidden_slot {
 typedef struct rt_run {
     uint32_t offset, length;
 } rt_run;
+
+/* The standard collections carried by value, with their default comparer. */
+typedef enum rt_collection_kind { RT_LIST = 1, RT_QUEUE, RT_STACK, RT_HASHSET, RT_DICTIONARY } rt_collection_kind;
+
+/* Where a standard collection keeps its elements, read in place by the serializer's writer (the
+ * reader rebuilds the collection through its public API instead). Its elements travel as an
+ * E[] would: E is T, or KeyValuePair<K,V> for a Dictionary. Offsets are in instance data (no
+ * object header); an entry is one element of the internal array (the store). */
+typedef struct rt_collection {
+    rt_collection_kind kind;
+    uint32_t store;    /* the store field: _items, _array, _slots, _entries */
+    uint32_t used;     /* int: entries of the store in use (_size, _lastIndex, _count) */
+    uint32_t live;     /* int: elements (_size, _count) */
+    int32_t freed;     /* int subtracted from live (Dictionary's _freeCount), or -1 */
+    int32_t head;      /* int: the Queue's first entry, or -1 */
+    int32_t comparer;  /* the _comparer field, or -1 */
+    int32_t hash_code; /* int in an entry: negative when the entry is free, or -1 (none) */
+    uint32_t stride;   /* bytes per entry */
+    uint32_t nparts;   /* an element's bytes, copied from an entry's in up to two parts */
+    struct rt_collection_part {
+        uint32_t to, from, length; /* offset in E, offset in the entry, bytes */
+    } parts[2];
+} rt_collection;
 
 typedef struct rt_class_plan {
     MonoClass *klass;
@@ -72,10 +98,17 @@ typedef struct rt_class_plan {
     char *qualified_name;    /* "Full.Name, image" */
     uint32_t qualified_name_len;
     atomic_int type_initialized; /* the serializer's reader ran its type initializers */
+    const rt_collection *collection; /* RT_COLLECTION: where the elements are */
+    const struct rt_class_plan *items; /* RT_COLLECTION: the plan of E[], whose element fields
+                                          (element, data_size, elem_class, slots...) this plan
+                                          shares */
 } rt_class_plan;
 
 /* Tells the plans which class is System.MP.TransportableAttribute (once, from C#). */
 void rt_set_transportable_attribute(MonoClass *attribute);
+/* A class of System.MP (the assembly of TransportableAttribute) by name, or NULL. */
+MonoClass *rt_binding_class(const char *name);
+
 /* Does field f of k (or k itself when f is NULL) carry [Transportable]? Calls Mono. */
 int rt_has_transportable(MonoClass *k, MonoClassField *f);
 

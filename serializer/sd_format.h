@@ -7,13 +7,15 @@
 #include <stdint.h>
 
 #define SD_MAGIC 0x4453504Du
-#define SD_VERSION 1
+#define SD_VERSION 2
 #define SD_HEADER_BYTES 32
 #define SD_MAX_RANK 32
 #define SD_MAX_NAME 1024
 #define SD_MAX_TYPES 4096
 
-enum sd_kind { SD_OBJECT = 1, SD_ARRAY = 2, SD_STRING = 3 };
+/* SD_COLLECTION: a standard collection (List, Dictionary...), carried as a zero-based
+ * one-dimensional array of its elements would be (rank 1, lower bound 0). */
+enum sd_kind { SD_OBJECT = 1, SD_ARRAY = 2, SD_STRING = 3, SD_COLLECTION = 4 };
 enum sd_element { SD_ELEM_RAW = 0, SD_ELEM_REFS = 1, SD_ELEM_STRUCTS = 2 };
 
 typedef struct sd_header {
@@ -33,7 +35,7 @@ typedef struct sd_type {
 /* One record, as parsed: where its pieces lie in the message. */
 typedef struct sd_record {
     uint32_t type_index;
-    const uint8_t *data;    /* OBJECT: instance data; ARRAY: first element; STRING: chars */
+    const uint8_t *data;    /* OBJECT: instance data; ARRAY, COLLECTION: first element; STRING: chars */
     const uint8_t *refs;    /* OBJECT: its i32 references (ARRAY of STRUCTS: interleaved) */
     uint64_t elements;      /* ARRAY: element count; STRING: chars; OBJECT: 1 */
     uint32_t lengths[SD_MAX_RANK];

@@ -177,13 +177,24 @@ static void give_way(uint64_t *seen)
 /* Records created or linked between two looks at the epoch. */
 #define RECORDS_PER_GC_CHECK 256
 
+static MonoObject *create_array(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
+                                MonoDomain *domain, uint64_t *seen);
+
 /* Creates record i's object (no constructor runs), stores it in objs[i] at once, then fills
  * its data; references come later. Allocation may collect, and a large array is filled in
- * chunks that give way to collections: every address is fetched from the pinned objs afresh. */
-static MonoObject *create(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
-                          MonoDomain *domain, uint64_t *seen)
+ * chunks that give way to collections: every address is fetched from the pinned objs afresh.
+ * A collection is created empty and uninitialised, its elements into an E[] in items[i]: it is
+ * rebuilt from them once every reference is linked. */
+static MonoObject *create(MonoArray *objs, MonoArray *items, uint32_t i, const rt_class_plan *p,
+                          const sd_record *rec, MonoDomain *domain, uint64_t *seen)
 {
     MonoObject *o;
+    if (p->shape == RT_COLLECTION) {
+        if (!(o = mono_object_new_specific(p->vtable)))
+            return NULL;
+        mono_array_setref(objs, i, o);
+        return create_array(items, i, p->items, rec, domain, seen) ? mono_array_get(objs, MonoObject *, i) : NULL;
+    }
     if (p->shape == RT_STRING) {
         o = (MonoObject *)mono_string_new_size(domain, (int32_t)rec->elements);
         if (!o)
@@ -207,6 +218,13 @@ static MonoObject *create(MonoArray *objs, uint32_t i, const rt_class_plan *p, c
         mono_array_setref(objs, i, o);
         return o;
     }
+    return create_array(objs, i, p, rec, domain, seen);
+}
+
+/* An array record (or a collection's elements, as E[]) into objs[i]. */
+static MonoObject *create_array(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
+                                MonoDomain *domain, uint64_t *seen)
+{
     uintptr_t lengths[SD_MAX_RANK];
     intptr_t lower[SD_MAX_RANK];
     int zero_based = 1;
@@ -241,11 +259,12 @@ static MonoObject *create(MonoArray *objs, uint32_t i, const rt_class_plan *p, c
     return mono_array_get(objs, MonoObject *, i);
 }
 
-/* The address of reference slot s of element e (0 for objects) of record i. Computed afresh for
- * every store: the assignability check before it may let a collection move the objects. */
-static void **slot_address(MonoArray *objs, const rt_class_plan *p, uint32_t i, uint64_t e, uint32_t s)
+/* The address of reference slot s of element e (0 for objects) of record i, held in holder[i]
+ * (a collection's elements are in its E[]). Computed afresh for every store: the assignability
+ * check before it may let a collection move the objects. */
+static void **slot_address(MonoArray *holder, const rt_class_plan *p, uint32_t i, uint64_t e, uint32_t s)
 {
-    MonoObject *o = mono_array_get(objs, MonoObject *, i);
+    MonoObject *o = mono_array_get(holder, MonoObject *, i);
     uint8_t *data = p->shape == RT_OBJECT ? (uint8_t *)o + sizeof(MonoObject) : rt_array_data(o);
     return (void **)(data + e * p->data_size + p->slots[s].offset);
 }
@@ -270,11 +289,12 @@ static int fits(fit_cache *c, const rt_class_plan *actual, MonoClass *declared)
     return ok;
 }
 
-static int link_record(MonoArray *objs, const rt_class_plan *p, const sd_record *rec, uint32_t i,
-                       const rt_class_plan **record_plans, fit_cache *cache, uint64_t *seen)
+static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p, const sd_record *rec,
+                       uint32_t i, const rt_class_plan **record_plans, fit_cache *cache, uint64_t *seen)
 {
-    if (p->shape == RT_STRING || (p->shape == RT_ARRAY && p->element == RT_ELEM_RAW))
+    if (p->shape == RT_STRING || (p->shape != RT_OBJECT && p->element == RT_ELEM_RAW))
         return MPC_OK;
+    MonoArray *holder = p->shape == RT_COLLECTION ? items : objs;
     uint64_t groups = p->shape == RT_OBJECT ? 1 : rec->elements;
     size_t stride = p->shape == RT_OBJECT ? 0 : p->element == RT_ELEM_REFS ? 4 : p->data_size + 4u * p->nslots;
     for (uint64_t e = 0; e < groups; e++) {
@@ -288,12 +308,40 @@ static int link_record(MonoArray *objs, const rt_class_plan *p, const sd_record 
                              dp ? dp->qualified_name : "?");
             }
             /* computed after the check: the store gets current addresses */
-            mono_gc_wbarrier_generic_store(slot_address(objs, p, i, e, s), mono_array_get(objs, MonoObject *, idx));
+            mono_gc_wbarrier_generic_store(slot_address(holder, p, i, e, s), mono_array_get(objs, MonoObject *, idx));
         }
         if (e % (RECORDS_PER_GC_CHECK * 16) == RECORDS_PER_GC_CHECK * 16 - 1)
             give_way(seen); /* a large array of references: addresses are fetched per store */
     }
     return MPC_OK;
+}
+
+/* Rebuilds every collection of the message from its elements, through the collections' public
+ * API (System.MP's SdtoCollections.Rebuild, one managed call): duplicate keys, null keys and the
+ * like fail the read there, so no inconsistent collection is ever made. A Mono call that runs
+ * managed code: the caller holds no address but the pinned arrays. */
+static int rebuild_collections(MonoArray *objs, MonoArray *items)
+{
+    static _Atomic(MonoMethod *) rebuild;
+    MonoMethod *m = atomic_load(&rebuild);
+    if (!m) {
+        MonoClass *c = rt_binding_class("SdtoCollections");
+        if (!c || !(m = mono_class_get_method_from_name(c, "Rebuild", 2)))
+            return error_record(RT_ERR_RUNTIME, NULL, "SdtoCollections.Rebuild not found: no collection can be received");
+        atomic_store(&rebuild, m);
+    }
+    void *args[2] = {objs, items};
+    MonoObject *exc = NULL;
+    mono_runtime_invoke(m, NULL, args, &exc);
+    if (!exc)
+        return MPC_OK;
+    MonoObject *exc2 = NULL;
+    MonoString *text = mono_object_to_string(exc, &exc2);
+    char *utf8 = text && !exc2 ? mono_string_to_utf8(text) : NULL;
+    error_record(SD_ERR_SERIALIZATION, NULL, "a collection in the message cannot be rebuilt: %.*s",
+                 utf8 ? (int)strcspn(utf8, "\r\n") : 1, utf8 ? utf8 : "?");
+    mono_free(utf8);
+    return SD_ERR_SERIALIZATION;
 }
 
 int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **result)
@@ -310,7 +358,8 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     allowed r = {0};
     const rt_class_plan **plans = calloc(h.type_count, sizeof *plans);
     sd_type *types = calloc(h.type_count, sizeof *types);
-    uint32_t pin = 0;
+    uint32_t pin = 0, items_pin = 0;
+    MonoArray *items = NULL; /* the elements of the collections, by record */
     const rt_class_plan **record_plans = NULL;
     fit_cache *cache = NULL;
     if (!plans || !types || allow(&r, expected))
@@ -333,9 +382,13 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     }
     const uint8_t *records = cur.p;
     /* type initializers before the first instance exists, as `new` would run them */
-    for (uint32_t t = 0; t < h.type_count; t++)
-        if (plans[t]->shape == RT_OBJECT && (rc = run_type_initializers(plans[t])) != MPC_OK)
+    int collections = 0;
+    for (uint32_t t = 0; t < h.type_count; t++) {
+        collections |= plans[t]->shape == RT_COLLECTION;
+        if ((plans[t]->shape == RT_OBJECT || plans[t]->shape == RT_COLLECTION) &&
+            (rc = run_type_initializers(plans[t])) != MPC_OK)
             goto done;
+    }
     rc = MPC_ERR_NO_MEMORY;
 
     /* create every object; the object[] keeps them reachable while later ones allocate */
@@ -348,12 +401,17 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     if (!objs)
         goto done;
     pin = mono_gchandle_new((MonoObject *)objs, 1);
+    if (collections) {
+        if (!(items = mono_array_new(domain, mono_get_object_class(), h.record_count)))
+            goto done;
+        items_pin = mono_gchandle_new((MonoObject *)items, 1);
+    }
     uint64_t seen = gch_epoch();
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
         sd_parse_record(&cur, types, h.type_count, &rec);
         record_plans[i] = plans[rec.type_index];
-        if (!create(objs, i, plans[rec.type_index], &rec, domain, &seen)) {
+        if (!create(objs, items, i, plans[rec.type_index], &rec, domain, &seen)) {
             rc = failf("cannot create an object of type %.*s", (int)plans[rec.type_index]->qualified_name_len,
                        plans[rec.type_index]->qualified_name);
             goto done;
@@ -366,11 +424,13 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
         sd_parse_record(&cur, types, h.type_count, &rec);
-        if ((rc = link_record(objs, plans[rec.type_index], &rec, i, record_plans, cache, &seen)) != MPC_OK)
+        if ((rc = link_record(objs, items, plans[rec.type_index], &rec, i, record_plans, cache, &seen)) != MPC_OK)
             goto done;
         if (i % RECORDS_PER_GC_CHECK == 0)
             give_way(&seen);
     }
+    if (collections && (rc = rebuild_collections(objs, items)) != MPC_OK)
+        goto done;
     if (!mono_object_isinst(mono_array_get(objs, MonoObject *, h.root), expected)) {
         const rt_class_plan *ep = rt_plan_for_class(expected);
         rc = failf("the root is not a %.*s", ep ? (int)ep->qualified_name_len : 1, ep ? ep->qualified_name : "?");
@@ -384,6 +444,8 @@ done:
                      h.type_count);
     if (pin)
         mono_gchandle_free(pin);
+    if (items_pin)
+        mono_gchandle_free(items_pin);
     free(record_plans);
     free(cache);
     free(r.plans);

@@ -69,8 +69,11 @@ int sd_parse_type(sd_cursor *cur, sd_type *t)
             return fail(cur, "more reference slots than instance data holds");
         return 0;
     case SD_ARRAY:
+    case SD_COLLECTION:
         if (t->rank < 1 || t->rank > SD_MAX_RANK || t->element > SD_ELEM_STRUCTS || t->data_size == 0)
             return fail(cur, "illegal array type");
+        if (t->kind == SD_COLLECTION && t->rank != 1)
+            return fail(cur, "a collection type must have rank 1");
         if ((t->element == SD_ELEM_RAW) != (t->ref_count == 0) ||
             (t->element == SD_ELEM_REFS && (t->ref_count != 1 || t->data_size != 8)) ||
             (uint64_t)t->ref_count * 8 > t->data_size)
@@ -115,7 +118,7 @@ int sd_parse_record(sd_cursor *cur, const sd_type *types, uint32_t type_count, s
         if (r->elements > left(cur) / 2)
             return fail(cur, "string characters truncated");
         return take(cur, (size_t)r->elements * 2, &r->data, "string characters truncated");
-    default: { /* SD_ARRAY */
+    default: { /* SD_ARRAY, SD_COLLECTION */
         if (take(cur, (size_t)t->rank * 8, &p, "array bounds truncated"))
             return -1;
         uint64_t n = 1;
@@ -130,6 +133,8 @@ int sd_parse_record(sd_cursor *cur, const sd_type *types, uint32_t type_count, s
             /* lower bound + length must stay within int32 */
             if ((int64_t)r->lower_bounds[d] + r->lengths[d] > INT32_MAX + 1LL)
                 return fail(cur, "array bounds overflow");
+            if (t->kind == SD_COLLECTION && r->lower_bounds[d])
+                return fail(cur, "a collection's lower bound must be 0");
         }
         r->elements = n;
         /* every element has at least one byte on the wire: allocation stays bounded */
@@ -154,8 +159,9 @@ static int check_references(sd_cursor *cur, const sd_type *t, const sd_record *r
 {
     if (!r->refs)
         return 0;
-    uint64_t groups = t->kind == SD_ARRAY ? r->elements : 1;
-    uint32_t per = t->kind == SD_ARRAY && t->element == SD_ELEM_REFS ? 1 : t->ref_count;
+    int array_like = t->kind == SD_ARRAY || t->kind == SD_COLLECTION;
+    uint64_t groups = array_like ? r->elements : 1;
+    uint32_t per = array_like && t->element == SD_ELEM_REFS ? 1 : t->ref_count;
     size_t stride = t->element == SD_ELEM_STRUCTS ? t->data_size + 4u * t->ref_count : 4u * per;
     for (uint64_t g = 0; g < groups; g++) {
         const uint8_t *refs = r->refs + g * stride;

@@ -23,6 +23,7 @@
 #include "class_plan.h"
 #include "sd_wire.h"
 
+#include <mono/metadata/appdomain.h>
 #include <mono/metadata/mono-gc.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -51,12 +52,19 @@ typedef struct graph {
     uint32_t pins[16];            /* GC handles pinning the few young objects of such a write */
     uint32_t npins;
     int yield_to_gc;              /* give way to a requested collection (all but the last try) */
+    size_t *sizes;                /* record -> elements of a collection, counted when found */
+    uint8_t *scratch;             /* one collection element gathered from its entry */
+    size_t scratch_size;
 } graph;
 
-/* The element range of record i that is written: the whole array, or the root's window. */
+/* The element range of record i that is written: the whole array, the root's window, or a
+ * collection's elements. */
 static void element_range(const graph *g, uint32_t i, size_t *first, size_t *n)
 {
-    if (i == 0 && g->windowed) {
+    if (g->plans[i]->shape == RT_COLLECTION) {
+        *first = 0;
+        *n = g->sizes[i];
+    } else if (i == 0 && g->windowed) {
         *first = g->win_first;
         *n = g->win_count;
     } else {
@@ -133,11 +141,14 @@ static int64_t record_of(graph *g, MonoObject *o)
         g->cap = g->cap ? 2 * g->cap : 256;
         MonoObject **objs = realloc(g->objs, g->cap * sizeof *objs);
         const rt_class_plan **plans = realloc(g->plans, g->cap * sizeof *plans);
+        size_t *sizes = realloc(g->sizes, g->cap * sizeof *sizes);
         if (objs)
             g->objs = objs;
         if (plans)
             g->plans = plans;
-        if (!objs || !plans)
+        if (sizes)
+            g->sizes = sizes;
+        if (!objs || !plans || !sizes)
             return -1;
     }
     /* A nursery object moves at the next collection: a few of them (often kept in the nursery
@@ -169,8 +180,16 @@ static int64_t record_of(graph *g, MonoObject *o)
     }
     if (!p)
         return -1;
+    /* a collection's store is not a record: young, it could move under a write that lets
+     * collections run, so such a write starts over instead */
+    if (g->immovable && p->shape == RT_COLLECTION) {
+        MonoObject *store = *(MonoObject **)((uint8_t *)o + sizeof(MonoObject) + p->collection->store);
+        if (store && mono_gc_get_generation(store) == 0)
+            g->immovable = 0;
+    }
     g->objs[g->count] = o;
     g->plans[g->count] = p;
+    g->sizes[g->count] = 0;
     g->map[h] = g->count + 1;
     return g->count++;
 }
@@ -190,7 +209,7 @@ static size_t refs_logged(const graph *g, uint32_t i)
     const rt_class_plan *p = g->plans[i];
     if (p->shape == RT_OBJECT)
         return p->nslots;
-    if (p->shape != RT_ARRAY || !p->nslots)
+    if ((p->shape != RT_ARRAY && p->shape != RT_COLLECTION) || !p->nslots)
         return 0;
     size_t first, n;
     element_range(g, i, &first, &n);
@@ -261,30 +280,188 @@ done:
     free(chain);
 }
 
+/* ---- the elements of an array or a collection, one at a time ---- */
+
+static int32_t int_field(MonoObject *o, uint32_t offset)
+{
+    return *(int32_t *)((uint8_t *)o + sizeof(MonoObject) + offset);
+}
+
+static MonoObject *ref_field(MonoObject *o, uint32_t offset)
+{
+    return *(MonoObject **)((uint8_t *)o + sizeof(MonoObject) + offset);
+}
+
+/* A collection's elements, its store and the store's entries in use; -1 when its fields
+ * disagree (another thread changes it while it is written). */
+static int collection_state(MonoObject *o, const rt_class_plan *p, size_t *n, MonoObject **store, size_t *used)
+{
+    const rt_collection *c = p->collection;
+    int64_t live = (int64_t)int_field(o, c->live) - (c->freed >= 0 ? int_field(o, c->freed) : 0);
+    int64_t in_use = int_field(o, c->used);
+    *store = ref_field(o, c->store);
+    size_t capacity = *store ? rt_array_length(*store) : 0;
+    if (live < 0 || in_use < live || (uint64_t)in_use > capacity ||
+        (c->head >= 0 && (int_field(o, c->head) < 0 || (capacity && (size_t)int_field(o, c->head) >= capacity))))
+        return -1;
+    *n = (size_t)live;
+    *used = (size_t)in_use;
+    return 0;
+}
+
+/* The elements record i writes, in order: an array's in place; a collection's from its store's
+ * entries in use, in place when the store is an E[], else gathered into the graph's scratch. */
+typedef struct elements {
+    const rt_class_plan *p;
+    uint8_t *data;               /* the first element (arrays), or the store's first entry */
+    size_t n, at;                /* elements to give, given */
+    size_t entry, entries, capacity, head; /* collections: next entry, entries in use, store length,
+                                              the Queue's first entry */
+    uint8_t *scratch;
+    int changed;                 /* the collection no longer holds the elements counted */
+} elements;
+
+static void elements_begin(graph *g, uint32_t i, elements *it)
+{
+    const rt_class_plan *p = g->plans[i];
+    MonoObject *o = g->objs[i];
+    size_t first;
+    *it = (elements){.p = p, .scratch = g->scratch};
+    element_range(g, i, &first, &it->n);
+    if (p->shape != RT_COLLECTION) {
+        it->data = rt_array_data(o) + first * p->data_size;
+        return;
+    }
+    MonoObject *store;
+    size_t n;
+    if (collection_state(o, p, &n, &store, &it->entries) || n != it->n) {
+        it->changed = 1;
+        it->n = 0;
+        return;
+    }
+    it->data = store ? rt_array_data(store) : NULL;
+    it->capacity = store ? rt_array_length(store) : 0;
+    it->head = p->collection->head >= 0 ? (size_t)int_field(o, (uint32_t)p->collection->head) : 0;
+}
+
+/* The next element's data (E's layout), or NULL after the last (it->changed: too few found). */
+static const uint8_t *elements_next(elements *it)
+{
+    const rt_class_plan *p = it->p;
+    if (it->at == it->n)
+        return NULL;
+    if (p->shape != RT_COLLECTION)
+        return it->data + it->at++ * p->data_size;
+    const rt_collection *c = p->collection;
+    const uint8_t *entry;
+    if (c->hash_code < 0) { /* List, Stack: entries 0.., Queue: from its head, wrapping */
+        size_t e = it->head + it->at;
+        entry = it->data + (e >= it->capacity ? e - it->capacity : e) * c->stride;
+    } else { /* HashSet, Dictionary: the entries in use that are not free */
+        for (;; it->entry++) {
+            if (it->entry >= it->entries) {
+                it->changed = 1;
+                return NULL;
+            }
+            entry = it->data + it->entry * c->stride;
+            if (*(const int32_t *)(entry + c->hash_code) >= 0)
+                break;
+        }
+        it->entry++;
+    }
+    it->at++;
+    if (c->nparts == 1 && !c->parts[0].to && !c->parts[0].from)
+        return entry;
+    memset(it->scratch, 0, p->data_size);
+    for (uint32_t k = 0; k < c->nparts; k++)
+        memcpy(it->scratch + c->parts[k].to, entry + c->parts[k].from, c->parts[k].length);
+    return it->scratch;
+}
+
+/* Records that a collection changed while it was written (SD_ERR_GRAPH). */
+static int collection_changed(const graph *g, uint32_t i)
+{
+    const rt_class_plan *p = g->plans[i];
+    return error_record(SD_ERR_GRAPH, NULL,
+                        "the %.*s changed while it was being written (another thread modified it): nothing "
+                        "was sent",
+                        (int)p->qualified_name_len, p->qualified_name);
+}
+
 /* The first framework-private reference slot of record i that holds a reference (it could not
  * travel: it would arrive null): its element index (arrays) and slot. 0 when there is none. */
 static int hidden_value(const graph *g, uint32_t i, size_t *elem, const rt_hidden_slot **h)
 {
     const rt_class_plan *p = g->plans[i];
-    if (!p->nhidden)
+    if (!p->nhidden || p->shape == RT_STRING)
         return 0;
-    MonoObject *o = g->objs[i];
-    size_t first = 0, n = 1;
-    uint8_t *data = (uint8_t *)o + sizeof(MonoObject);
-    if (p->shape == RT_ARRAY) {
-        element_range(g, i, &first, &n);
-        data = rt_array_data(o) + first * p->data_size;
-    } else if (p->shape != RT_OBJECT) {
+    if (p->shape == RT_OBJECT) {
+        uint8_t *data = (uint8_t *)g->objs[i] + sizeof(MonoObject);
+        for (uint32_t k = 0; k < p->nhidden; k++)
+            if (*(MonoObject **)(data + p->hidden[k].offset)) {
+                *elem = 0;
+                *h = &p->hidden[k];
+                return 1;
+            }
         return 0;
     }
-    for (size_t e = 0; e < n; e++)
+    elements it;
+    size_t first, n;
+    element_range(g, i, &first, &n);
+    elements_begin((graph *)g, i, &it);
+    for (const uint8_t *data; (data = elements_next(&it));)
         for (uint32_t k = 0; k < p->nhidden; k++)
-            if (*(MonoObject **)(data + e * p->data_size + p->hidden[k].offset)) {
-                *elem = first + e;
+            if (*(MonoObject *const *)(data + p->hidden[k].offset)) {
+                *elem = first + it.at - 1;
                 *h = &p->hidden[k];
                 return 1;
             }
     return 0;
+}
+
+/* A collection whose comparer is not its element type's default would be rebuilt unlike the
+ * original by the receiver (which uses the default): NULL if the comparer is the default, else
+ * the comparer's class name. */
+static const char *custom_comparer(MonoObject *o, const rt_collection *c)
+{
+    MonoObject *comparer = c->comparer >= 0 ? ref_field(o, (uint32_t)c->comparer) : NULL;
+    if (!comparer)
+        return NULL;
+    MonoClass *k = rt_vtable_class(comparer->vtable);
+    const char *name = mono_class_get_name(k), *ns = mono_class_get_namespace(k);
+    static const char suffix[] = "EqualityComparer`1"; /* Generic-, Object-, Enum-, Nullable-... */
+    size_t len = strlen(name), n = sizeof suffix - 1;
+    int defaults = mono_class_get_image(k) == mono_get_corlib() && !strcmp(ns, "System.Collections.Generic") &&
+                   ((len > n && !strcmp(name + len - n, suffix)) || !strcmp(name, "ByteEqualityComparer"));
+    return defaults ? NULL : name;
+}
+
+/* Counts the elements of collection record r, just discovered, and checks that it can travel. */
+static int admit_collection(graph *g, uint32_t r)
+{
+    const rt_class_plan *p = g->plans[r];
+    MonoObject *o = g->objs[r], *store;
+    size_t used;
+    char path[200];
+    const char *comparer = custom_comparer(o, p->collection);
+    if (comparer) {
+        path_to(g, r, path, sizeof path);
+        return error_record(SD_ERR_GRAPH, NULL,
+                            "%s (%.*s): its comparer %s is not the default one, and the receiver rebuilds the "
+                            "collection with the default comparer (its contents could differ): copy it into a "
+                            "collection with the default comparer, or send its contents as arrays",
+                            path, short_len(p), p->qualified_name, comparer);
+    }
+    if (collection_state(o, p, &g->sizes[r], &store, &used))
+        return collection_changed(g, r);
+    if (p->data_size > g->scratch_size) {
+        uint8_t *s = realloc(g->scratch, p->data_size);
+        if (!s)
+            return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory writing a collection");
+        g->scratch = s;
+        g->scratch_size = p->data_size;
+    }
+    return MPC_OK;
 }
 
 /* May record r, just discovered, travel in a slot declared as d? Refused: objects that never
@@ -317,6 +494,8 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
                      path, short_len(vp), vp->qualified_name, h->name, h->owner);
         return 0;
     }
+    if (vp->shape == RT_COLLECTION && admit_collection(g, r) != MPC_OK)
+        return 0;
     if (vp->klass != d && !vp->polymorphic) {
         path_to(g, r, path, sizeof path);
         const rt_class_plan *dp = rt_plan_for_class(d); /* a Mono call: the write fails anyway */
@@ -338,9 +517,8 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
     return 1;
 }
 
-static uint8_t *array_data(MonoObject *a) { return rt_array_data(a); }
-
-/* Each reference of record i (through slots, or array elements). */
+/* Each reference of record i (through slots, or elements). -1 when fn fails; -2 when a
+ * collection changed under the write (recorded). */
 typedef int (*ref_visitor)(graph *g, MonoObject *value, MonoClass *declared, void *ctx);
 
 static int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
@@ -352,15 +530,17 @@ static int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
         for (uint32_t s = 0; s < p->nslots; s++)
             if (fn(g, *(MonoObject **)(data + p->slots[s].offset), p->slots[s].declared, ctx))
                 return -1;
-    } else if (p->shape == RT_ARRAY && p->nslots) {
-        size_t first, n;
-        element_range(g, i, &first, &n);
-        uint8_t *data = array_data(o) + first * p->data_size;
-        for (size_t e = 0; e < n; e++)
+    } else if ((p->shape == RT_ARRAY || p->shape == RT_COLLECTION) && p->nslots) {
+        elements it;
+        elements_begin(g, i, &it);
+        for (const uint8_t *data; (data = elements_next(&it));)
             for (uint32_t s = 0; s < p->nslots; s++)
-                if (fn(g, *(MonoObject **)(data + e * p->data_size + p->slots[s].offset),
-                       p->slots[s].declared, ctx))
+                if (fn(g, *(MonoObject *const *)(data + p->slots[s].offset), p->slots[s].declared, ctx))
                     return -1;
+        if (it.changed) {
+            collection_changed(g, i);
+            return -2;
+        }
     }
     return 0;
 }
@@ -486,7 +666,8 @@ static size_t record_bytes(const graph *g, uint32_t i)
     }
 }
 
-/* Writes record i; -1 when a collection began in the middle of a large array (g->moved). */
+/* Writes record i; -1 when a collection began in the middle of a large array (g->moved), -2
+ * when a collection changed under the write (recorded). */
 static int out_record(graph *g, uint32_t i, sd_buffer *b)
 {
     MonoObject *o = g->objs[i];
@@ -513,32 +694,36 @@ static int out_record(graph *g, uint32_t i, sd_buffer *b)
      * dimension right after their data (MONO-FACTS); one-dimensional zero-based ones have none. */
     size_t first, n;
     element_range(g, i, &first, &n);
-    const uint32_t *bounds = *(const uint32_t **)((uint8_t *)o + sizeof(MonoObject));
+    const uint32_t *bounds = p->shape == RT_ARRAY ? *(const uint32_t **)((uint8_t *)o + sizeof(MonoObject)) : NULL;
     if (i == 0 && g->windowed)
         bounds = NULL; /* a piece is a zero-based one-dimensional array */
     for (uint32_t d = 0; d < p->rank; d++)
         out32(b, bounds ? bounds[2 * d] : (uint32_t)n);
     for (uint32_t d = 0; d < p->rank; d++)
         out32(b, bounds ? bounds[2 * d + 1] : 0);
-    uint8_t *data = array_data(o) + first * p->data_size;
-    if (p->element == RT_ELEM_RAW && !p->nall) {
-        size_t bytes = n * p->data_size;
+    if (p->element == RT_ELEM_REFS)
+        return visit_refs(g, i, out_ref, b);
+    elements it;
+    elements_begin(g, i, &it);
+    if (p->element == RT_ELEM_RAW && !p->nall && (p->shape == RT_ARRAY || p->collection->kind == RT_LIST ||
+                                                 p->collection->kind == RT_STACK)) {
+        /* contiguous raw data: copied in chunks that give way to a requested collection */
+        size_t bytes = it.n * p->data_size;
         for (size_t at = 0; at < bytes; at += BYTES_PER_GC_CHECK) {
             if (at && collection_begun(g))
                 return -1;
-            out_bytes(b, data + at, bytes - at < BYTES_PER_GC_CHECK ? bytes - at : BYTES_PER_GC_CHECK);
+            out_bytes(b, it.data + at, bytes - at < BYTES_PER_GC_CHECK ? bytes - at : BYTES_PER_GC_CHECK);
         }
-    } else if (p->element == RT_ELEM_RAW) { /* structs whose references do not travel */
-        for (size_t e = 0; e < n; e++)
-            out_data(b, data + e * p->data_size, p);
-    } else if (p->element == RT_ELEM_REFS) {
-        visit_refs(g, i, out_ref, b);
-    } else {
-        for (size_t e = 0; e < n; e++) {
-            out_data(b, data + e * p->data_size, p);
-            for (uint32_t s = 0; s < p->nslots; s++)
-                out_ref(g, *(MonoObject **)(data + e * p->data_size + p->slots[s].offset), NULL, b);
-        }
+        return it.changed ? (collection_changed(g, i), -2) : 0;
+    }
+    for (const uint8_t *data; (data = elements_next(&it));) {
+        out_data(b, data, p); /* (structs whose references do not travel: only zeroes there) */
+        for (uint32_t s = 0; s < p->nslots; s++)
+            out_ref(g, NULL, NULL, b);
+    }
+    if (it.changed) {
+        collection_changed(g, i);
+        return -2;
     }
     return 0;
 }
@@ -618,9 +803,10 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         for (uint32_t i = 0; i < g.count; i++) {
             if (collection_waiting(&g, i))
                 goto done;
-            int failure = MPC_ERR_NO_MEMORY;
-            if (visit_refs(&g, i, discover, &failure)) {
-                rc = failure == MPC_OK ? MPC_ERR_NO_MEMORY : failure; /* MPC_OK: moved, starts over */
+            int failure = MPC_ERR_NO_MEMORY, visited = visit_refs(&g, i, discover, &failure);
+            if (visited) {
+                rc = visited == -2 ? SD_ERR_GRAPH
+                                   : failure == MPC_OK ? MPC_ERR_NO_MEMORY : failure; /* MPC_OK: moved, starts over */
                 goto done;
             }
         }
@@ -666,7 +852,10 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         out_bytes(out, p->qualified_name, p->qualified_name_len);
     }
     for (uint32_t i = 0; i < g.count; i++) {
-        if (collection_waiting(&g, i) || out_record(&g, i, out))
+        int written = collection_waiting(&g, i) ? -1 : out_record(&g, i, out);
+        if (written == -2)
+            rc = SD_ERR_GRAPH;
+        if (written)
             goto done;
     }
     rc = MPC_OK;
@@ -683,5 +872,7 @@ done:
     free(g.refs);
     free(g.types);
     free(g.type_of);
+    free(g.sizes);
+    free(g.scratch);
     return rc;
 }

@@ -2,6 +2,8 @@
 #ifndef SD_BUILDER_H
 #define SD_BUILDER_H
 
+#include "sd_format.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -26,7 +28,7 @@ static void header(sd_builder *b, uint32_t types, uint32_t records, int32_t root
 {
     b->len = 0;
     put32(b, 0x4453504Du);
-    put32(b, 1); /* version 1, flags 0 */
+    put32(b, SD_VERSION); /* the current version, flags 0 */
     put32(b, types);
     put32(b, records);
     put32(b, (uint32_t)root);
@@ -126,5 +128,33 @@ static size_t msg_structs(sd_builder *b) /* struct { long; string } [2], both st
     put_bytes(b, ab, sizeof ab);
     return finish(b);
 }
+
+/* A collection (kind 4): a Dictionary<string,int> of two entries, each a KeyValuePair (16 bytes:
+ * the key's slot, the value, padding) and the key's reference; lower_bound patches the record. */
+static size_t msg_collection_with(sd_builder *b, uint8_t rank, int32_t lower_bound)
+{
+    header(b, 2, 3, 0);
+    type(b, 4, rank, 2, 16, 1,
+         "System.Collections.Generic.Dictionary`2[[System.String, mscorlib],[System.Int32, mscorlib]], mscorlib");
+    type(b, 3, 0, 0, 2, 0, "System.String, mscorlib");
+    put32(b, 0);
+    put32(b, 2);
+    put32(b, (uint32_t)lower_bound);
+    for (int e = 0; e < 2; e++) {
+        uint8_t data[16] = {0};
+        data[8] = (uint8_t)(10 + e);
+        put_bytes(b, data, 16);
+        put32(b, (uint32_t)(e + 1));
+    }
+    for (int e = 0; e < 2; e++) {
+        put32(b, 1);
+        put32(b, 1);
+        const uint16_t key = (uint16_t)('k' + e);
+        put_bytes(b, &key, sizeof key);
+    }
+    return finish(b);
+}
+
+static size_t msg_collection(sd_builder *b) { return msg_collection_with(b, 1, 0); }
 
 #endif

@@ -22,7 +22,7 @@ static int valid(const uint8_t *p, size_t n)
 typedef size_t (*sample_fn)(sd_builder *);
 static size_t list_acyclic(sd_builder *b) { return msg_list(b, 0); }
 static size_t list_cyclic(sd_builder *b) { return msg_list(b, 1); }
-static const sample_fn samples[] = {msg_null, list_acyclic, list_cyclic, msg_arrays, msg_structs};
+static const sample_fn samples[] = {msg_null, list_acyclic, list_cyclic, msg_arrays, msg_structs, msg_collection};
 enum { SAMPLES = sizeof samples / sizeof samples[0] };
 
 /* Patches the length field so that checks past it are reached. */
@@ -99,8 +99,16 @@ static void hostile(void)
     CHECK(valid(b.buf, finish(&b)) == 0, "zero-sized array elements");
 
     n = msg_arrays(&b);
-    b.buf[4] = 2;
+    b.buf[4] = SD_VERSION + 1;
     CHECK(valid(b.buf, n) == 0, "unknown version");
+    n = msg_arrays(&b);
+    b.buf[4] = SD_VERSION - 1;
+    CHECK(valid(b.buf, n) == 0, "the previous version (no collections)");
+    CHECK(valid(b.buf, msg_collection_with(&b, 2, 0)) == 0, "a collection of rank 2");
+    CHECK(valid(b.buf, msg_collection_with(&b, 1, 1)) == 0, "a collection with a lower bound");
+    n = msg_collection(&b);
+    b.buf[n - 2 * 10 - 4] = 9; /* the second element's reference (before two 10-byte strings) */
+    CHECK(valid(b.buf, n) == 0, "a collection element referring to no record");
     n = msg_arrays(&b);
     b.buf[0] ^= 1;
     CHECK(valid(b.buf, n) == 0, "bad magic");

@@ -1,0 +1,155 @@
+// SdtoCollections — the managed half of carrying the standard collections by value
+// (serializer/FORMAT.md, "Collections"): which collections travel, and how a receiver rebuilds
+// them. The C serializer reads a collection's elements in place when writing; reading, it creates
+// the collection uninitialised, its elements into an E[], links every reference, and then calls
+// Rebuild once per message, which builds each collection through its public API.
+using System.Collections.Generic;
+using System.Reflection;
+using System.Reflection.Emit;
+
+namespace System.MP
+{
+    internal static class SdtoCollections
+    {
+        /// <summary>E, the type a collection's elements travel as (T, or KeyValuePair&lt;K,V&gt;
+        /// for a Dictionary), or null when the type is not carried. Called by the class plan (C),
+        /// once per collection class.</summary>
+        static Type ElementType(Type collection)
+        {
+            if (!collection.IsGenericType)
+                return null;
+            Type definition = collection.GetGenericTypeDefinition();
+            Type[] arguments = collection.GetGenericArguments();
+            if (definition == typeof(List<>) || definition == typeof(Queue<>) || definition == typeof(Stack<>) ||
+                definition == typeof(HashSet<>))
+                return arguments[0];
+            if (definition == typeof(Dictionary<,>))
+                return typeof(KeyValuePair<,>).MakeGenericType(arguments);
+            return null;
+        }
+
+        /// <summary>Builds every collection of a message: objects[i] is a collection created
+        /// without a constructor, items[i] its elements (an E[]), or null for other records.
+        /// Later records first: a collection's elements are usually found after it, so nested
+        /// collections are whole before an outer one hashes them. A duplicate or null key, or
+        /// a duplicate set element, throws: the read fails and nothing is returned.</summary>
+        static void Rebuild(object[] objects, object[] items)
+        {
+            for (int i = items.Length - 1; i >= 0; i--)
+                if (items[i] != null)
+                    Builder.Of(objects[i].GetType()).Fill(objects[i], (Array)items[i]);
+        }
+
+        /// <summary>Fills one kind of collection; one instance per collection class.</summary>
+        abstract class Builder
+        {
+            static readonly Dictionary<Type, Builder> builders = new Dictionary<Type, Builder>();
+
+            internal static Builder Of(Type collection)
+            {
+                lock (builders)
+                {
+                    if (!builders.TryGetValue(collection, out Builder b))
+                    {
+                        Type definition = collection.GetGenericTypeDefinition();
+                        Type kind = definition == typeof(List<>) ? typeof(ListBuilder<>)
+                                  : definition == typeof(Queue<>) ? typeof(QueueBuilder<>)
+                                  : definition == typeof(Stack<>) ? typeof(StackBuilder<>)
+                                  : definition == typeof(HashSet<>) ? typeof(HashSetBuilder<>)
+                                  : typeof(DictionaryBuilder<,>);
+                        b = (Builder)Activator.CreateInstance(kind.MakeGenericType(collection.GetGenericArguments()));
+                        builders.Add(collection, b);
+                    }
+                    return b;
+                }
+            }
+
+            /// <summary>A call of the collection's (int capacity) constructor on an object the
+            /// serializer created without one, so it starts as `new` would make it.</summary>
+            protected static Action<object, int> Constructor(Type collection)
+            {
+                ConstructorInfo ctor = collection.GetConstructor(new[] { typeof(int) });
+                var method = new DynamicMethod("Construct", null, new[] { typeof(object), typeof(int) },
+                                               typeof(SdtoCollections).Module, true);
+                ILGenerator il = method.GetILGenerator();
+                il.Emit(OpCodes.Ldarg_0);
+                il.Emit(OpCodes.Castclass, collection);
+                il.Emit(OpCodes.Ldarg_1);
+                il.Emit(OpCodes.Call, ctor);
+                il.Emit(OpCodes.Ret);
+                return (Action<object, int>)method.CreateDelegate(typeof(Action<object, int>));
+            }
+
+            internal abstract void Fill(object collection, Array items);
+        }
+
+        sealed class ListBuilder<T> : Builder
+        {
+            readonly Action<object, int> construct = Constructor(typeof(List<T>));
+
+            internal override void Fill(object collection, Array items)
+            {
+                var elements = (T[])items;
+                construct(collection, elements.Length);
+                ((List<T>)collection).AddRange(elements);
+            }
+        }
+
+        sealed class QueueBuilder<T> : Builder
+        {
+            readonly Action<object, int> construct = Constructor(typeof(Queue<T>));
+
+            internal override void Fill(object collection, Array items)
+            {
+                var elements = (T[])items;
+                construct(collection, elements.Length);
+                var queue = (Queue<T>)collection;
+                foreach (T e in elements)
+                    queue.Enqueue(e);
+            }
+        }
+
+        sealed class StackBuilder<T> : Builder
+        {
+            readonly Action<object, int> construct = Constructor(typeof(Stack<T>));
+
+            internal override void Fill(object collection, Array items)
+            {
+                var elements = (T[])items; // bottom first, as the stack holds them
+                construct(collection, elements.Length);
+                var stack = (Stack<T>)collection;
+                foreach (T e in elements)
+                    stack.Push(e);
+            }
+        }
+
+        sealed class HashSetBuilder<T> : Builder
+        {
+            readonly Action<object, int> construct = Constructor(typeof(HashSet<T>));
+
+            internal override void Fill(object collection, Array items)
+            {
+                var elements = (T[])items;
+                construct(collection, elements.Length);
+                var set = (HashSet<T>)collection;
+                for (int i = 0; i < elements.Length; i++)
+                    if (!set.Add(elements[i]))
+                        throw new ArgumentException($"element {i} of a {typeof(HashSet<T>)} of {elements.Length} equals an earlier one");
+            }
+        }
+
+        sealed class DictionaryBuilder<K, V> : Builder
+        {
+            readonly Action<object, int> construct = Constructor(typeof(Dictionary<K, V>));
+
+            internal override void Fill(object collection, Array items)
+            {
+                var pairs = (KeyValuePair<K, V>[])items;
+                construct(collection, pairs.Length);
+                var dictionary = (Dictionary<K, V>)collection;
+                foreach (KeyValuePair<K, V> pair in pairs)
+                    dictionary.Add(pair.Key, pair.Value); // throws on a null or duplicate key
+            }
+        }
+    }
+}
