@@ -57,16 +57,22 @@ void gch_snapshot(int64_t out[GCH_COUNTER_COUNT]);
 
 #define GCH_TRANSFER_OBJECTS 2
 
+struct gch_buffer;
+
 typedef struct gch_transfer_info {
     uint32_t elem_size; /* bytes per element, for Status.Count */
     int32_t is_send;    /* non-zero: the Status comes from tag and bytes here (sends, collectives) */
     int32_t tag;        /* sends: the tag sent with */
     int64_t bytes;      /* sends: the bytes sent */
+    struct gch_buffer *buffer; /* native bytes MPI reads or writes (a serialized graph), or NULL:
+                                  owned by the record, given back to the pool when it goes */
 } gch_transfer_info;
 
 /* Registers a started transfer with the handles on its objects, handles[0..nhandles) (0
  * entries: none; nhandles <= GCH_TRANSFER_OBJECTS; pinned[i] says which are pins), and the weak
- * handle owner; the registry owns every handle from then on. *id carries a generation: a
+ * handle owner; the registry owns every handle (and info->buffer) from then on. With no owner
+ * (0) nobody waits for the transfer: the GC hook finishes it, as one whose Request was
+ * collected. *id carries a generation: a
  * stale id (record completed and reused) is refused, never mistaken for another. */
 int gch_transfer_add(MPI_Request req, const uint32_t *handles, const int *pinned, int nhandles, uint32_t owner,
                      const gch_transfer_info *info, int64_t *id);
@@ -79,6 +85,8 @@ int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info);
 int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info *info, bool *busy);
 /* Gives it back; when completed (MPI freed the request), the record and its handles go. */
 void gch_transfer_release(int64_t id, int completed);
+/* Bytes of the buffers of transfers registered with no owner, not yet finished. */
+int64_t gch_unowned_bytes(void);
 /* Records still registered (transfers not yet completed by Wait/Test or finished). */
 int64_t gch_transfers_live(void);
 /* The GC hook's sweep; calls MPI only inside gch_hook_mpi_begin/end. */

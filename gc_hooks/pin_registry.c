@@ -25,6 +25,7 @@ typedef struct record {
     uint32_t handle[GCH_TRANSFER_OBJECTS]; /* on the transferred objects; 0: none, or released */
     uint32_t owner;      /* weak, on the Request */
     int pinned[GCH_TRANSFER_OBJECTS];
+    int64_t unowned_bytes_counted; /* its part of unowned_bytes */
     enum record_state state;
     gch_transfer_info info;
     int32_t next_free;
@@ -35,15 +36,17 @@ typedef struct record {
  * turn, so any number of records is released in one collection. */
 #define BATCH_HANDLES 128
 typedef struct handle_batch {
-    int n;
+    int n, nbuffers;
     uint32_t handle[BATCH_HANDLES];
     gch_counter reason[BATCH_HANDLES]; /* GCH_COUNTER_COUNT: not a pin, nothing to count */
+    gch_buffer *buffer[BATCH_HANDLES]; /* native buffers of the records freed */
 } handle_batch;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static record *records;
 static int32_t capacity, first_free = -1;
 static int64_t live;
+static int64_t unowned_bytes; /* bytes of the buffers of transfers with no owner (buffered sends) */
 static __thread int in_registry __attribute__((tls_model("initial-exec")));
 
 static void enter(void)
@@ -68,6 +71,8 @@ static void defer_free(handle_batch *b, uint32_t handle, gch_counter reason)
 
 static void free_batch(const handle_batch *b)
 {
+    for (int i = 0; i < b->nbuffers; i++)
+        gch_buffer_give(b->buffer[i]);
     for (int i = 0; i < b->n; i++) {
         mono_gchandle_free(b->handle[i]);
         if (b->reason[i] != GCH_COUNTER_COUNT)
@@ -108,6 +113,11 @@ static void free_record(int32_t i, handle_batch *b, gch_counter pin_reason)
     release_objects(r, b, pin_reason);
     defer_free(b, r->owner, GCH_COUNTER_COUNT);
     r->owner = 0;
+    if (r->info.buffer)
+        b->buffer[b->nbuffers++] = r->info.buffer;
+    unowned_bytes -= r->unowned_bytes_counted;
+    r->unowned_bytes_counted = 0;
+    r->info.buffer = NULL;
     r->generation++;
     r->state = FREE;
     r->next_free = first_free;
@@ -137,8 +147,11 @@ int gch_transfer_add(MPI_Request req, const uint32_t *handles, const int *pinned
     }
     int32_t i = first_free;
     first_free = records[i].next_free;
-    records[i] = (record){.req = req, .owner = owner, .state = ACTIVE, .info = *info, .next_free = -1,
-                          .generation = records[i].generation};
+    /* no owner: nobody will wait for it (a buffered send), so the GC hook finishes it */
+    int64_t counted = !owner && info->buffer ? info->bytes : 0;
+    records[i] = (record){.req = req, .owner = owner, .state = owner ? ACTIVE : ABANDONED, .info = *info,
+                          .next_free = -1, .generation = records[i].generation, .unowned_bytes_counted = counted};
+    unowned_bytes += counted;
     for (int k = 0; k < nhandles; k++) {
         records[i].handle[k] = handles[k];
         records[i].pinned[k] = handles[k] && pinned[k];
@@ -179,7 +192,7 @@ int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info
 void gch_transfer_release(int64_t id, int completed)
 {
     handle_batch b;
-    b.n = 0; /* the arrays need no clearing: only the first n entries are read */
+    b.n = b.nbuffers = 0; /* the arrays need no clearing: only the first n entries are read */
     enter();
     int32_t i = index_of(id); /* current: the caller acquired it */
     if (completed)
@@ -188,6 +201,14 @@ void gch_transfer_release(int64_t id, int completed)
         records[i].state = ACTIVE;
     leave();
     free_batch(&b);
+}
+
+int64_t gch_unowned_bytes(void)
+{
+    enter();
+    int64_t n = unowned_bytes;
+    leave();
+    return n;
 }
 
 int64_t gch_transfers_live(void)
@@ -214,14 +235,14 @@ void gch_transfers_sweep(void)
     if (in_registry || !mpc_is_initialized() || !gch_hook_mpi_begin())
         return;
     handle_batch b;
-    b.n = 0;
+    b.n = b.nbuffers = 0;
     enter();
     for (int32_t i = 0; i < capacity; i++) {
-        if (b.n > BATCH_HANDLES - (GCH_TRANSFER_OBJECTS + 1)) { /* a record frees its object handles and its
-                                                                  owner's: empty the batch first */
+        if (b.n > BATCH_HANDLES - (GCH_TRANSFER_OBJECTS + 1) || b.nbuffers == BATCH_HANDLES) {
+            /* a record frees its object handles, its owner's and its buffer: empty the batch first */
             leave();
             free_batch(&b);
-            b.n = 0;
+            b.n = b.nbuffers = 0;
             enter(); /* records may have been added or grown meanwhile: i indexes them still */
         }
         record *r = &records[i];

@@ -321,6 +321,12 @@ int mpc_mrecv(void *buf, size_t bytes, mpc_message *msg, mpc_status *status)
     return MPC_OK;
 }
 
+int mpc_imrecv(void *buf, size_t bytes, mpc_message *msg, mpc_request *req)
+{
+    return MPC_FITS_INT(bytes) ? MPI_Imrecv(buf, (int)bytes, MPI_BYTE, msg, req)
+                               : MPI_Imrecv_c(buf, (MPI_Count)bytes, MPI_BYTE, msg, req);
+}
+
 int mpc_barrier(mpc_comm comm) { return MPI_Barrier(comm); }
 int mpc_ibarrier(mpc_comm comm, mpc_request *req) { return MPI_Ibarrier(comm, req); }
 

@@ -88,6 +88,8 @@ MPC_API int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_statu
  * bytes 0 to discard it: the truncation error is then expected). */
 MPC_API int mpc_improbe(int source, int tag, mpc_comm comm, int *found, mpc_message *msg, mpc_status *status);
 MPC_API int mpc_mrecv(void *buf, size_t bytes, mpc_message *msg, mpc_status *status);
+/* The non-blocking receive of a matched message. */
+MPC_API int mpc_imrecv(void *buf, size_t bytes, mpc_message *msg, mpc_request *req);
 
 MPC_API int mpc_barrier(mpc_comm comm);
 MPC_API int mpc_ibarrier(mpc_comm comm, mpc_request *req);

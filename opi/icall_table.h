@@ -76,6 +76,9 @@
     X(OSend, opi_osend, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32)) \
     X(ORecv, opi_orecv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_TYPE, IC_OBJ_REF, IC_STATUS_REF)) \
     X(OBcast, opi_obcast, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_TYPE, IC_OBJ_REF)) \
+    X(OIsend, opi_oisend, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(OIrecvMatch, opi_oirecv_match, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_I32_REF, IC_STATUS_REF)) \
+    X(OIrecvComplete, opi_oirecv_complete, IC_I32, (IC_I64, IC_I32, IC_TYPE, IC_OBJ_REF, IC_I32_REF, IC_STATUS_REF)) \
     X(OScatter, opi_oscatter, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \
     X(OGather, opi_ogather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \
     X(OAllgather, opi_oallgather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ)) \

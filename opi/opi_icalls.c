@@ -709,7 +709,7 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
         opi_early_unpin(&early_pin, 1);
         return rc;
     }
-    gch_transfer_info info = {b->elem_size, is_send, tag, (int64_t)b->bytes};
+    gch_transfer_info info = {b->elem_size, is_send, tag, (int64_t)b->bytes, NULL};
     return opi_track_transfer(s.req, s.test_rc, s.done, &s.st, &obj, 1, &early_pin, owner, &info,
                               "the receive buffer", id, status);
 }

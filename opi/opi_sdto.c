@@ -154,11 +154,26 @@ struct native_transfer {
     mpc_status *st;
 };
 
-static int do_send(void *arg)
+struct isend_start {
+    const void *buf;
+    size_t bytes;
+    int dest, tag;
+    mpc_comm comm;
+    mpc_request req;
+    int test_rc, done;
+};
+
+static int do_isend_start(void *arg)
 {
-    struct native_transfer *t = arg;
-    return mpc_send(t->buf, t->bytes, t->peer, t->tag, t->comm);
+    struct isend_start *s = arg;
+    int rc = mpc_isend(s->buf, s->bytes, s->dest, s->tag, s->comm, &s->req);
+    if (rc == MPC_OK)
+        s->test_rc = mpc_test(&s->req, &s->done, NULL); /* an eager send often ends here */
+    return rc;
 }
+
+/* Bytes of OSend's sends that may run on after it returned (buffered): beyond, OSend waits. */
+#define OSEND_BUFFERED_BYTES ((int64_t)256 << 20)
 
 static int do_mrecv(void *arg)
 {
@@ -174,11 +189,26 @@ int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, i
     if (dest == MPI_PROC_NULL) /* MP.ProcNull: nothing to send, nothing to serialize */
         return MPC_OK;
     gch_buffer *b = NULL;
-    if ((rc = write_into(&b, graph, 0, SIZE_MAX, "graph")) == MPC_OK) {
-        gch_count(GCH_OPERATIONS, 1);
-        struct native_transfer t = {b->data, b->length, dest, tag, comm, NULL, NULL};
-        rc = opi_run_gc_safe(do_send, &t, NULL, 0); /* native memory: nothing to pin */
+    if ((rc = write_into(&b, graph, 0, SIZE_MAX, "graph")) != MPC_OK) {
+        gch_buffer_give(b);
+        return rc;
     }
+    gch_count(GCH_OPERATIONS, 1);
+    struct isend_start s = {b->data, b->length, dest, tag, comm, 0, MPC_OK, 0};
+    if ((rc = opi_call_mpi(do_isend_start, &s, NULL, 0)) != MPC_OK || s.test_rc != MPC_OK || s.done) {
+        gch_buffer_give(b);
+        return rc != MPC_OK ? rc : s.test_rc;
+    }
+    /* Still running (the receiver has not matched it): the bytes are ours, not the user's, so
+     * the send goes on buffered and OSend returns, as a standard-mode send may. Then no OSend
+     * waits for a receiver that matches lazily (OIrecv) or is itself in OSend. Past
+     * OSEND_BUFFERED_BYTES of such sends, it waits as MPI_Send does. */
+    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
+    int64_t id;
+    if (gch_unowned_bytes() + (int64_t)b->length <= OSEND_BUFFERED_BYTES &&
+        gch_transfer_add(s.req, NULL, NULL, 0, 0, &info, &id) == MPC_OK)
+        return MPC_OK;
+    rc = opi_complete(&s.req, 1, NULL, 0, NULL); /* native memory: nothing to pin */
     gch_buffer_give(b);
     return rc;
 }
@@ -214,6 +244,143 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
         rc = read_graph(b->data, (size_t)s.bytes, expected, result);
     }
     gch_buffer_give(b);
+    return rc;
+}
+
+/* ---- non-blocking graphs: OIsend, OIrecv ----
+ * A sent graph is written during the call into a pooled native buffer that the pin registry
+ * owns until the send completes (nothing to pin). A receive needs no size guess: its message is
+ * matched by a probe (MPI_Improbe) when the managed ORequest is started, tested or waited for,
+ * then received with MPI_Imrecv into a buffer of exactly its size, owned by the registry like a
+ * send's; the completion reads the graph from it. A dropped request is finished by the GC hook,
+ * which gives the buffer back. */
+
+int32_t opi_oisend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, int32_t tag, MonoObject *owner,
+                   int64_t *id, opi_status *status)
+{
+    int rc;
+    *id = -1;
+    if ((rc = check_comm(comm)) || (rc = check_dest(size, &dest, tag)))
+        return rc;
+    if (dest == MPI_PROC_NULL) { /* finished at once: nothing to send, nothing to serialize */
+        opi_proc_null_status(status);
+        status->error = MPC_OK;
+        return MPC_OK;
+    }
+    gch_buffer *b = NULL;
+    if ((rc = write_into(&b, graph, 0, SIZE_MAX, "graph")) != MPC_OK) {
+        gch_buffer_give(b);
+        return rc;
+    }
+    struct isend_start s = {b->data, b->length, dest, tag, comm, 0, MPC_OK, 0};
+    if ((rc = opi_call_mpi(do_isend_start, &s, NULL, 0)) != MPC_OK) {
+        gch_buffer_give(b);
+        return rc;
+    }
+    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
+    mpc_status none = {0};
+    rc = opi_track_transfer(s.req, s.test_rc, s.done, &none, NULL, 0, NULL, owner, &info, "the graph", id, status);
+    if (*id < 0) /* finished at once: the registry never took the buffer */
+        gch_buffer_give(b);
+    return rc;
+}
+
+struct match {
+    int source, tag;
+    mpc_comm comm;
+    int found;
+    mpc_message msg;
+    mpc_status st;
+    void *buf;
+    size_t bytes;
+    mpc_request req;
+};
+
+static int do_improbe(void *arg)
+{
+    struct match *m = arg;
+    return mpc_improbe(m->source, m->tag, m->comm, &m->found, &m->msg, &m->st);
+}
+
+static int do_imrecv(void *arg)
+{
+    struct match *m = arg;
+    return mpc_imrecv(m->buf, m->bytes, &m->msg, &m->req);
+}
+
+int32_t opi_oirecv_match(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoObject *owner, int64_t *id,
+                         int32_t *matched, opi_status *status)
+{
+    int rc;
+    *id = -1;
+    *matched = 0;
+    if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
+        return rc;
+    if (source == MPI_PROC_NULL) { /* matched and complete at once, with no graph */
+        *matched = 1;
+        opi_proc_null_status(status);
+        status->error = MPC_OK;
+        return MPC_OK;
+    }
+    struct match m = {.source = source, .tag = tag, .comm = comm};
+    if ((rc = opi_call_mpi(do_improbe, &m, NULL, 0)) != MPC_OK || !m.found)
+        return rc;
+    *matched = 1; /* the message is this request's alone from here on, whatever happens */
+    gch_buffer *b = gch_buffer_take((size_t)m.st.bytes);
+    if (!b) { /* the matched message must still be taken off the queue (truncated: expected) */
+        struct native_transfer discard = {NULL, 0, 0, 0, comm, &m.msg, NULL};
+        opi_call_mpi(do_mrecv, &discard, NULL, 0);
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received graph of %lld bytes",
+                            (long long)m.st.bytes);
+    }
+    b->length = (size_t)m.st.bytes;
+    m.buf = b->data;
+    m.bytes = b->length;
+    if ((rc = opi_call_mpi(do_imrecv, &m, NULL, 0)) != MPC_OK) {
+        gch_buffer_give(b);
+        return rc;
+    }
+    /* tracked even when it is complete already: the completion reads the bytes */
+    gch_transfer_info info = {.elem_size = 1, .is_send = 0, .bytes = (int64_t)b->length, .buffer = b};
+    return opi_track_transfer(m.req, MPC_OK, 0, &m.st, NULL, 0, NULL, owner, &info, "the graph", id, status);
+}
+
+struct receive_test {
+    mpc_request req;
+    int done;
+    mpc_status st;
+};
+
+static int do_receive_test(void *arg)
+{
+    struct receive_test *t = arg;
+    return mpc_test(&t->req, &t->done, &t->st);
+}
+
+int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoReflectionType *expected, MonoObject **result,
+                            int32_t *completed, opi_status *status)
+{
+    struct receive_test t = {.done = 0};
+    gch_transfer_info info;
+    *completed = 0;
+    *result = NULL;
+    int rc = gch_transfer_acquire(id, &t.req, &info);
+    if (rc != MPC_OK)
+        return rc;
+    if (block) {
+        rc = opi_complete(&t.req, 1, NULL, 0, &t.st); /* native buffer: nothing to pin */
+        t.done = 1;
+    } else if ((rc = opi_call_mpi(do_receive_test, &t, NULL, 0)) != MPC_OK) {
+        t.done = 1; /* a failed request is complete */
+    }
+    if (!t.done) {
+        gch_transfer_release(id, 0);
+        return MPC_OK;
+    }
+    *completed = 1;
+    if (rc == MPC_OK && (rc = opi_fill_status(status, &t.st, 1)) == MPC_OK && !t.st.cancelled)
+        rc = read_graph(info.buffer->data, info.buffer->length, expected, result);
+    gch_transfer_release(id, 1); /* gives the buffer back */
     return rc;
 }
 

@@ -255,6 +255,30 @@ namespace System.MP
             return result;
         }
 
+        /// <summary>Starts sending the graph and returns at once. The graph is serialized
+        /// during the call, so changes made to it afterwards do not travel and it may be reused
+        /// at once; the bytes leave from a native buffer the core owns until the send completes
+        /// (nothing of yours is pinned). Complete the Request as any other; one you drop is
+        /// finished by the core. Refusals (ArgumentException) come from this call, before
+        /// anything is sent.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public Request OIsend(object graph, int dest, int tag)
+        {
+            var request = new Request();
+            var st = new StatusData();
+            Errors.Check(MPDirect.OIsend(handle, peers, graph, dest, tag, request, out long id, ref st));
+            return request.Started(id, ref st);
+        }
+
+        /// <summary>Starts receiving the next graph from source with tag, whose root must be a
+        /// T; returns at once. No size is guessed: the message is matched by a probe when the
+        /// request starts or is tested or waited for, then received into a buffer of its exact
+        /// size. Receives posted earlier on this communicator are matched first, as in MPI.
+        /// Argument errors are thrown here.</summary>
+        public ORequest<T> OIrecv<T>(int source, int tag) => new ORequest<T>(this, source, tag).Start();
+
+        internal readonly OReceiveQueue oreceives = new OReceiveQueue();
+
         // ---- communicator management ----
 
         /// <summary>A new communicator with the same ranks, whose messages never match this one's
