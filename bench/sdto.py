@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """Structured data: the Motor paper's LinkedArray ping-pong (N elements, 4096 ints in total)
-for System.MP's SDTO (OSend/ORecv) against BinaryFormatter and DataContractSerializer (binary
-XML), both moved with OPI Send/Probe/Recv; then serialization cost per object of a list of small
-nodes. Ratios are to SDTO. Run through `bash bench/run.sh sdto [flags]`."""
+for System.MP's SDTO (OSend/ORecv) against the same list packed by hand in C on MPICH (the
+floor: bench/native/sdto_native.c), BinaryFormatter and DataContractSerializer (binary XML), both
+moved with OPI Send/Probe/Recv; then serialization cost per object of a list of small nodes.
+Ratios are to native C (ping-pong) and to SDTO (per object). Run through
+`bash bench/run.sh sdto [flags]`."""
 import argparse
 
 import benchlib
 
-LABELS = {"sdto": "System.MP SDTO (OSend/ORecv)", "binaryformatter": "BinaryFormatter + OPI",
+LABELS = {"native-c": "hand-packed C on MPICH", "sdto": "System.MP SDTO (OSend/ORecv)", "binaryformatter": "BinaryFormatter + OPI",
           "datacontract": "DataContractSerializer (binary XML) + OPI"}
 
 
@@ -24,11 +26,13 @@ def main():
     b = a.build
     exe = [f"{b}/motor", f"{b}/bench/Sdto.exe"]
     names = list(LABELS)
-    commands = {t: (["mpiexec.mpich", "-n", "2"] + exe + ["pingpong", t, str(a.min), str(a.max), str(a.reps)], {})
-                for t in names}
+    args = ["pingpong", "{t}", str(a.min), str(a.max), str(a.reps)]
+    commands = {t: (["mpiexec.mpich", "-n", "2"] + ([f"{b}/bench/sdto_native"] if t == "native-c" else exe)
+                    + [x.format(t=t) for x in args], {}) for t in names}
     res = benchlib.collect(commands, a.rounds)
     benchlib.report(res, names, LABELS, "LinkedArray ping-pong (4096 ints in N elements), half round trip",
-                    "µs", a.out, "sdto", ref="sdto", size_fmt=lambda n: f"N={n}")
+                    "µs", a.out, "sdto", ref="native-c", size_fmt=lambda n: f"N={n}")
+    names = [t for t in names if t != "native-c"]
     per = {t: (["mpiexec.mpich", "-n", "1"] + exe + ["perobject", t, str(a.objects), str(a.reps)], {}) for t in names}
     res = benchlib.collect(per, a.rounds)
     rows = [f"{t}-{k}" for k in ("serialize", "roundtrip") for t in names]
