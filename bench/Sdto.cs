@@ -1,6 +1,7 @@
 // Sdto — structured data over MPI, the Motor paper's LinkedArray ping-pong: a linked list of N
 // elements, each an int[] buffer and a next reference, 4096 ints in total, sent rank 0 -> 1 ->
-// 0. Transports: sdto (System.MP OSend/ORecv: one message, matched probe); binaryformatter and
+// 0. Transports: sdto (System.MP OSend/ORecv: one message, matched probe); sdto-into (OSend and
+// ORecvInto, receiving into the previous graph of the same shape: no allocation); binaryformatter and
 // datacontract (BASELINES: .NET serializers into a byte[], moved with OPI Send and a Probe for
 // the size, one message too).
 //   mpiexec.mpich -n 2 motor Sdto.exe pingpong TRANSPORT MIN_N MAX_N REPS
@@ -72,7 +73,7 @@ static class Sdto
     static IGraphTransport Transport(string name) =>
         name == "binaryformatter" ? new BinaryFormatterTransport()
         : name == "datacontract" ? (IGraphTransport)new DataContractTransport()
-        : name == "sdto" ? new SdtoTransport()
+        : name == "sdto" || name == "sdto-into" ? new SdtoTransport()
         : throw new ArgumentException("unknown transport " + name);
 
     static LinkedArray Build(int n)
@@ -84,13 +85,14 @@ static class Sdto
 
     static void Send(Intracomm w, string name, IGraphTransport t, object graph, int peer)
     {
-        if (name == "sdto") { w.OSend(graph, peer, 0); return; }
+        if (name.StartsWith("sdto")) { w.OSend(graph, peer, 0); return; }
         w.Send(t.Serialize(graph), peer, 0);
     }
 
-    static LinkedArray Receive(Intracomm w, string name, IGraphTransport t, int peer)
+    static LinkedArray Receive(Intracomm w, string name, IGraphTransport t, int peer, LinkedArray previous)
     {
         if (name == "sdto") return w.ORecv<LinkedArray>(peer, 0);
+        if (name == "sdto-into") return w.ORecvInto(previous, peer, 0);
         var bytes = new byte[w.Probe(peer, 0).Count];
         w.Recv(bytes, peer, 0);
         return t.Deserialize<LinkedArray>(bytes);
@@ -123,14 +125,14 @@ static class Sdto
             int min = int.Parse(args[2]), max = int.Parse(args[3]), reps = int.Parse(args[4]);
             int peer = 1 - w.Rank;
             for (int n = min; n <= max; n *= 4) {
-                LinkedArray graph = Build(n);
+                LinkedArray graph = Build(n), mine = Build(n);
                 int iters = Math.Max(5, 2000 / n);
                 for (int rep = -1; rep < reps; rep++) {
                     w.Barrier();
                     long t0 = Stopwatch.GetTimestamp();
                     for (int i = 0; i < iters && w.Rank < 2; i++) {
-                        if (w.Rank == 0) { Send(w, name, t, graph, peer); graph = Receive(w, name, t, peer); }
-                        else { var g = Receive(w, name, t, peer); Send(w, name, t, g, peer); }
+                        if (w.Rank == 0) { Send(w, name, t, graph, peer); graph = Receive(w, name, t, peer, graph); }
+                        else { mine = Receive(w, name, t, peer, mine); Send(w, name, t, mine, peer); }
                     }
                     double us = (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency / (2.0 * iters);
                     if (w.Rank == 0 && rep >= 0) Console.WriteLine($"{name},{n},{rep},{iters},{us:F6}");

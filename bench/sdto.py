@@ -9,7 +9,8 @@ import argparse
 
 import benchlib
 
-LABELS = {"native-c": "hand-packed C on MPICH", "sdto": "System.MP SDTO (OSend/ORecv)", "binaryformatter": "BinaryFormatter + OPI",
+LABELS = {"native-c": "hand-packed C on MPICH", "sdto": "System.MP SDTO (OSend/ORecv)",
+          "sdto-into": "System.MP SDTO (OSend/ORecvInto)", "binaryformatter": "BinaryFormatter + OPI",
           "datacontract": "DataContractSerializer (binary XML) + OPI"}
 
 
@@ -32,7 +33,7 @@ def main():
     res = benchlib.collect(commands, a.rounds)
     benchlib.report(res, names, LABELS, "LinkedArray ping-pong (4096 ints in N elements), half round trip",
                     "µs", a.out, "sdto", ref="native-c", size_fmt=lambda n: f"N={n}")
-    names = [t for t in names if t != "native-c"]
+    names = [t for t in names if t not in ("native-c", "sdto-into")]
     per = {t: (["mpiexec.mpich", "-n", "1"] + exe + ["perobject", t, str(a.objects), str(a.reps)], {}) for t in names}
     res = benchlib.collect(per, a.rounds)
     rows = [f"{t}-{k}" for k in ("serialize", "roundtrip") for t in names]

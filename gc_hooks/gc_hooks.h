@@ -87,6 +87,10 @@ int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info
 void gch_transfer_release(int64_t id, int completed);
 /* Bytes of the buffers of transfers registered with no owner, not yet finished. */
 int64_t gch_unowned_bytes(void);
+/* Frees the transfers with no owner that MPI has finished, oldest first, up to the first still
+ * running (they finish about in the order they started): what the GC hook would do, from a
+ * thread that may call MPI (the caller keeps the rule in gc_hooks.h). */
+void gch_transfers_reap_unowned(void);
 /* Records still registered (transfers not yet completed by Wait/Test or finished). */
 int64_t gch_transfers_live(void);
 /* The GC hook's sweep; calls MPI only inside gch_hook_mpi_begin/end. */

@@ -26,6 +26,8 @@ typedef struct record {
     uint32_t owner;      /* weak, on the Request */
     int pinned[GCH_TRANSFER_OBJECTS];
     int64_t unowned_bytes_counted; /* its part of unowned_bytes */
+    int listed;                    /* in the FIFO of transfers with no owner */
+    int32_t older, newer;          /* its neighbours there */
     enum record_state state;
     gch_transfer_info info;
     int32_t next_free;
@@ -47,6 +49,7 @@ static record *records;
 static int32_t capacity, first_free = -1;
 static int64_t live;
 static int64_t unowned_bytes; /* bytes of the buffers of transfers with no owner (buffered sends) */
+static int32_t oldest_unowned = -1, newest_unowned = -1; /* their FIFO: they finish about in order */
 static __thread int in_registry __attribute__((tls_model("initial-exec")));
 
 static void enter(void)
@@ -117,6 +120,17 @@ static void free_record(int32_t i, handle_batch *b, gch_counter pin_reason)
         b->buffer[b->nbuffers++] = r->info.buffer;
     unowned_bytes -= r->unowned_bytes_counted;
     r->unowned_bytes_counted = 0;
+    if (r->listed) {
+        if (r->older >= 0)
+            records[r->older].newer = r->newer;
+        else
+            oldest_unowned = r->newer;
+        if (r->newer >= 0)
+            records[r->newer].older = r->older;
+        else
+            newest_unowned = r->older;
+        r->listed = 0;
+    }
     r->info.buffer = NULL;
     r->generation++;
     r->state = FREE;
@@ -152,6 +166,16 @@ int gch_transfer_add(MPI_Request req, const uint32_t *handles, const int *pinned
     records[i] = (record){.req = req, .owner = owner, .state = owner ? ACTIVE : ABANDONED, .info = *info,
                           .next_free = -1, .generation = records[i].generation, .unowned_bytes_counted = counted};
     unowned_bytes += counted;
+    if (!owner) {
+        records[i].listed = 1;
+        records[i].older = newest_unowned;
+        records[i].newer = -1;
+        if (newest_unowned >= 0)
+            records[newest_unowned].newer = i;
+        else
+            oldest_unowned = i;
+        newest_unowned = i;
+    }
     for (int k = 0; k < nhandles; k++) {
         records[i].handle[k] = handles[k];
         records[i].pinned[k] = handles[k] && pinned[k];
@@ -199,6 +223,28 @@ void gch_transfer_release(int64_t id, int completed)
         free_record(i, &b, GCH_PINS_RELEASED_BY_WAIT);
     else
         records[i].state = ACTIVE;
+    leave();
+    free_batch(&b);
+}
+
+/* Has MPI finished this transfer? Does not complete the request. */
+static int finished(record *r);
+
+void gch_transfers_reap_unowned(void)
+{
+    if (in_registry)
+        return;
+    handle_batch b;
+    b.n = b.nbuffers = 0;
+    enter();
+    while (oldest_unowned >= 0 && b.nbuffers < BATCH_HANDLES && b.n < BATCH_HANDLES) {
+        record *r = &records[oldest_unowned];
+        if (r->state != ABANDONED || !finished(r))
+            break;
+        int done;
+        mpc_test(&r->req, &done, NULL); /* completes and frees the request */
+        free_record(oldest_unowned, &b, GCH_PINS_RELEASED_BY_GC);
+    }
     leave();
     free_batch(&b);
 }

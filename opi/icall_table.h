@@ -75,6 +75,7 @@
     X(SdRead, opi_sd_read, IC_I32, (IC_OBJ, IC_I32, IC_I32, IC_TYPE, IC_OBJ_REF)) \
     X(OSend, opi_osend, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32)) \
     X(ORecv, opi_orecv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_TYPE, IC_OBJ_REF, IC_STATUS_REF)) \
+    X(ORecvInto, opi_orecv_into, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_TYPE, IC_OBJ, IC_OBJ_REF, IC_STATUS_REF)) \
     X(OBcast, opi_obcast, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_TYPE, IC_OBJ_REF)) \
     X(OIsend, opi_oisend, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
     X(OIrecvMatch, opi_oirecv_match, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_I32_REF, IC_STATUS_REF)) \

@@ -118,13 +118,20 @@ int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
     return rc;
 }
 
-/* Reads bytes[0..len) as a graph whose root must be a `expected`. */
-static int read_graph(const uint8_t *bytes, size_t len, MonoReflectionType *expected, MonoObject **result)
+/* Reads bytes[0..len) as a graph whose root must be a `expected`, reusing the objects of the
+ * graph under reuse where they fit (NULL: none). */
+static int read_graph_into(const uint8_t *bytes, size_t len, MonoReflectionType *expected, MonoObject *reuse,
+                           MonoObject **result)
 {
     MonoClass *k = class_of(expected);
     if (!k)
         return error_record(OPI_ERR_NULL_ARGUMENT, "expected", "the expected type is null");
-    return sd_read(bytes, len, k, result);
+    return reuse ? sd_read_into(bytes, len, k, reuse, result) : sd_read(bytes, len, k, result);
+}
+
+static int read_graph(const uint8_t *bytes, size_t len, MonoReflectionType *expected, MonoObject **result)
+{
+    return read_graph_into(bytes, len, expected, NULL, result);
 }
 
 int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflectionType *expected,
@@ -172,6 +179,13 @@ static int do_isend_start(void *arg)
     return rc;
 }
 
+static int reap_buffered_sends(void *unused)
+{
+    (void)unused;
+    gch_transfers_reap_unowned();
+    return MPC_OK;
+}
+
 /* Bytes of OSend's sends that may run on after it returned (buffered): beyond, OSend waits. */
 #define OSEND_BUFFERED_BYTES ((int64_t)256 << 20)
 
@@ -205,6 +219,8 @@ int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, i
      * OSEND_BUFFERED_BYTES of such sends, it waits as MPI_Send does. */
     gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
     int64_t id;
+    if (gch_unowned_bytes() > 0) /* earlier buffered sends that have finished go first */
+        opi_call_mpi(reap_buffered_sends, NULL, NULL, 0);
     if (gch_unowned_bytes() + (int64_t)b->length <= OSEND_BUFFERED_BYTES &&
         gch_transfer_add(s.req, NULL, NULL, 0, 0, &info, &id) == MPC_OK)
         return MPC_OK;
@@ -215,6 +231,12 @@ int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, i
 
 int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
                   MonoReflectionType *expected, MonoObject **result, opi_status *status)
+{
+    return opi_orecv_into(comm, size, source, tag, expected, NULL, result, status);
+}
+
+int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoReflectionType *expected,
+                       MonoObject *reuse, MonoObject **result, opi_status *status)
 {
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
@@ -241,7 +263,7 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
     struct native_transfer t = {b->data, (size_t)s.bytes, 0, 0, comm, &msg, &st};
     if ((rc = opi_run_gc_safe(do_mrecv, &t, NULL, 0)) == MPC_OK) {
         opi_fill_status(status, &st, 1);
-        rc = read_graph(b->data, (size_t)s.bytes, expected, result);
+        rc = read_graph_into(b->data, (size_t)s.bytes, expected, reuse, result);
     }
     gch_buffer_give(b);
     return rc;

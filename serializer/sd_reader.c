@@ -179,6 +179,8 @@ static void give_way(uint64_t *seen)
 
 static MonoObject *create_array(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
                                 MonoDomain *domain, uint64_t *seen);
+static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
+                              uint64_t *seen);
 
 /* Creates record i's object (no constructor runs), stores it in objs[i] at once, then fills
  * its data; references come later. Allocation may collect, and a large array is filled in
@@ -188,7 +190,14 @@ static MonoObject *create_array(MonoArray *objs, uint32_t i, const rt_class_plan
 static MonoObject *create(MonoArray *objs, MonoArray *items, uint32_t i, const rt_class_plan *p,
                           const sd_record *rec, MonoDomain *domain, uint64_t *seen)
 {
-    MonoObject *o;
+    MonoObject *o = mono_array_get(objs, MonoObject *, i);
+    if (o) { /* reused (sd_read_into): the data only, as a new one gets it */
+        if (p->shape == RT_OBJECT) {
+            copy_data((uint8_t *)o + sizeof(MonoObject), rec->data, p);
+            return o;
+        }
+        return fill_array(objs, i, p, rec, seen);
+    }
     if (p->shape == RT_COLLECTION) {
         if (!(o = mono_object_new_specific(p->vtable)))
             return NULL;
@@ -240,8 +249,15 @@ static MonoObject *create_array(MonoArray *objs, uint32_t i, const rt_class_plan
     if (!a)
         return NULL;
     mono_array_setref(objs, i, (MonoObject *)a);
+    return fill_array(objs, i, p, rec, seen);
+}
+
+/* Copies an array record's element data into the array objs[i] (references come later). */
+static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
+                              uint64_t *seen)
+{
     if (p->element == RT_ELEM_REFS || !p->data_size)
-        return (MonoObject *)a;
+        return mono_array_get(objs, MonoObject *, i);
     size_t stride = p->element == RT_ELEM_STRUCTS ? p->data_size + 4u * p->nslots : p->data_size;
     size_t per_chunk = COPY_CHUNK / p->data_size ? COPY_CHUNK / p->data_size : 1;
     for (uint64_t e = 0; e < rec->elements;) {
@@ -300,8 +316,12 @@ static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p
     for (uint64_t e = 0; e < groups; e++) {
         for (uint32_t s = 0; s < p->nslots; s++) {
             int32_t idx = sd_i32(rec->refs + e * stride + 4 * s);
-            if (idx < 0)
+            if (idx < 0) { /* null: a new object's slot is null already, a reused one's is cleared */
+                void **slot = slot_address(holder, p, i, e, s);
+                if (*slot)
+                    *slot = NULL; /* (storing null needs no write barrier) */
                 continue;
+            }
             if (!fits(cache, record_plans[idx], p->slots[s].declared)) {
                 const rt_class_plan *dp = rt_plan_for_class(p->slots[s].declared);
                 return failf("a reference points to an object that is not a %.*s", dp ? (int)dp->qualified_name_len : 1,
@@ -344,7 +364,69 @@ static int rebuild_collections(MonoArray *objs, MonoArray *items)
     return SD_ERR_SERIALIZATION;
 }
 
+/* May record i's object be taken from the graph to reuse (candidate o, already at objs[i])? Same
+ * class, not a string, a box or a collection; an array with the record's bounds. */
+static int reusable(MonoObject *o, const rt_class_plan *p, const sd_record *rec)
+{
+    if (rt_plan_known(o) != p || (p->shape != RT_OBJECT && p->shape != RT_ARRAY) || p->value_type)
+        return 0;
+    if (p->shape == RT_OBJECT)
+        return 1;
+    if (rt_array_length(o) != rec->elements)
+        return 0;
+    const uint32_t *bounds = *(const uint32_t **)((uint8_t *)o + sizeof(MonoObject));
+    for (uint32_t d = 0; bounds && d < p->rank; d++) /* (one-dimensional zero-based: no bounds) */
+        if (bounds[2 * d] != rec->lengths[d] || (int32_t)bounds[2 * d + 1] != rec->lower_bounds[d])
+            return 0;
+    return bounds || (p->rank == 1 && rec->lower_bounds[0] == 0);
+}
+
+/* Before anything is created or overwritten: every reference fits its slot, the root fits T. */
+static int check_links(const uint8_t *records, const uint8_t *end, const sd_type *types, const sd_header *h,
+                       const rt_class_plan **plans, const rt_class_plan **record_plans, MonoClass *expected,
+                       fit_cache *cache)
+{
+    sd_cursor cur = {records, end, NULL};
+    for (uint32_t i = 0; i < h->record_count; i++) {
+        sd_record rec;
+        sd_parse_record(&cur, types, h->type_count, &rec);
+        const rt_class_plan *p = plans[rec.type_index];
+        if (p->shape == RT_STRING || (p->shape != RT_OBJECT && p->element == RT_ELEM_RAW))
+            continue;
+        uint64_t groups = p->shape == RT_OBJECT ? 1 : rec.elements;
+        size_t stride = p->shape == RT_OBJECT ? 0 : p->element == RT_ELEM_REFS ? 4 : p->data_size + 4u * p->nslots;
+        for (uint64_t e = 0; e < groups; e++)
+            for (uint32_t s = 0; s < p->nslots; s++) {
+                int32_t idx = sd_i32(rec.refs + e * stride + 4 * s);
+                if (idx >= 0 && !fits(cache, record_plans[idx], p->slots[s].declared)) {
+                    const rt_class_plan *dp = rt_plan_for_class(p->slots[s].declared);
+                    return failf("a reference points to an object that is not a %.*s",
+                                 dp ? (int)dp->qualified_name_len : 1, dp ? dp->qualified_name : "?");
+                }
+            }
+    }
+    if (!fits(cache, record_plans[h->root], expected)) {
+        const rt_class_plan *ep = rt_plan_for_class(expected);
+        return failf("the root is not a %.*s", ep ? (int)ep->qualified_name_len : 1, ep ? ep->qualified_name : "?");
+    }
+    return MPC_OK;
+}
+
+static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse,
+                        MonoObject **result);
+
 int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **result)
+{
+    return read_message(buf, len, expected, NULL, result);
+}
+
+int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse, MonoObject **result)
+{
+    return read_message(buf, len, expected, reuse, result);
+}
+
+static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse,
+                        MonoObject **result)
 {
     sd_header h;
     const char *why;
@@ -401,6 +483,34 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     if (!objs)
         goto done;
     pin = mono_gchandle_new((MonoObject *)objs, 1);
+    if (reuse && !collections) {
+        /* the records' types, then every check that can fail, before any object of reuse is
+         * written; then reuse's objects in record order, kept where they fit */
+        cur.p = records;
+        for (uint32_t i = 0; i < h.record_count; i++) {
+            sd_record rec;
+            sd_parse_record(&cur, types, h.type_count, &rec);
+            record_plans[i] = plans[rec.type_index];
+        }
+        if ((rc = check_links(records, buf + len, types, &h, plans, record_plans, expected, cache)) != MPC_OK)
+            goto done;
+        rc = MPC_ERR_NO_MEMORY;
+        size_t found;
+        if (sd_record_order(reuse, objs, &found) == MPC_OK) {
+            cur.p = records;
+            for (uint32_t i = 0; i < h.record_count; i++) {
+                sd_record rec;
+                sd_parse_record(&cur, types, h.type_count, &rec);
+                MonoObject *o = mono_array_get(objs, MonoObject *, i);
+                if (o && !reusable(o, record_plans[i], &rec))
+                    mono_array_setref(objs, i, NULL);
+            }
+        } else {
+            for (uint32_t i = 0; i < h.record_count; i++) /* a graph that cannot be walked: none */
+                mono_array_setref(objs, i, NULL);
+        }
+        cur.p = records;
+    }
     if (collections) {
         if (!(items = mono_array_new(domain, mono_get_object_class(), h.record_count)))
             goto done;

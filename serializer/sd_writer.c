@@ -741,10 +741,12 @@ int sd_write(MonoObject *root, sd_buffer *out)
 }
 
 static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
-                      int *moved, int yield_to_gc);
+                      MonoArray *order, int *moved, int yield_to_gc);
 
-/* measured non-NULL: only the size is wanted (Measure), nothing is written to out. */
-static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured)
+/* measured non-NULL: only the size is wanted (Measure), nothing is written to out; with order,
+ * only the objects in record order are (sd_record_order). */
+static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
+                            MonoArray *order)
 {
     size_t start = out ? out->len : 0;
     enum { ATTEMPTS = 16 };
@@ -752,7 +754,7 @@ static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buf
         int moved = 0;
         if (out)
             out->len = start;
-        int rc = write_once(root, first, count, out, measured, &moved, attempt < ATTEMPTS - 2);
+        int rc = write_once(root, first, count, out, measured, order, &moved, attempt < ATTEMPTS - 2);
         if (!moved)
             return rc;
         gch_yield_to_gc(); /* no address is held now: let the collection that stopped us run */
@@ -763,17 +765,23 @@ static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buf
 
 int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out)
 {
-    return write_or_measure(root, first, count, out, NULL);
+    return write_or_measure(root, first, count, out, NULL, NULL);
 }
 
 int sd_measure(MonoObject *root, size_t *bytes)
 {
     *bytes = 0;
-    return write_or_measure(root, 0, SIZE_MAX, NULL, bytes);
+    return write_or_measure(root, 0, SIZE_MAX, NULL, bytes, NULL);
+}
+
+int sd_record_order(MonoObject *root, MonoArray *order, size_t *count)
+{
+    *count = 0;
+    return write_or_measure(root, 0, SIZE_MAX, NULL, count, order);
 }
 
 static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
-                      int *moved, int yield_to_gc)
+                      MonoArray *order, int *moved, int yield_to_gc)
 {
     graph g = {0};
     int rc = MPC_ERR_NO_MEMORY;
@@ -825,6 +833,14 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
     if (g.ntypes > SD_MAX_TYPES) {
         rc = error_record(SD_ERR_GRAPH, NULL, "the graph holds %u types, more than the %d a message may name",
                           g.ntypes, SD_MAX_TYPES);
+        goto done;
+    }
+    if (order) { /* no Mono call since the walk ended: the addresses are current */
+        size_t n = g.count < rt_array_length((MonoObject *)order) ? g.count : rt_array_length((MonoObject *)order);
+        for (size_t i = 0; i < n; i++)
+            mono_array_setref(order, i, g.objs[i]);
+        *measured = g.count;
+        rc = MPC_OK;
         goto done;
     }
     if (measured) {

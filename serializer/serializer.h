@@ -41,9 +41,22 @@ int sd_measure(MonoObject *root, size_t *bytes);
  * zero-based array of root's elements [first, first+count) (root a one-dimensional array). */
 int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out);
 
+/* The objects of the graph under root in the order a write numbers them (the root first, then
+ * as found through travelling references), stored into order[0..) as far as it is long; *count
+ * is how many the graph holds. */
+int sd_record_order(MonoObject *root, MonoArray *order, size_t *count);
+
 /* Reads a message whose root must be assignable to expected. On success *result is the root
  * (NULL for the null graph). SD_ERR_SERIALIZATION for anything invalid, hostile or not
  * allowed for expected; no object of a type outside the allow-list is ever created. */
 int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **result);
+
+/* sd_read, reusing the objects of the graph under reuse (non-NULL) where the message's record of
+ * the same number (sd_record_order) has the same class — arrays the same bounds — instead of
+ * creating them: their data is overwritten, their travelling references set (unmarked reference
+ * fields keep their values). Strings, boxed values and collections are never reused, and a
+ * message holding a collection reuses nothing. Every check that can fail runs before the first
+ * reused object is written: a failed read leaves reuse as it was (unless memory runs out). */
+int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse, MonoObject **result);
 
 #endif

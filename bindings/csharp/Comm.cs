@@ -255,6 +255,43 @@ namespace System.MP
             return result;
         }
 
+        /// <summary>Receives the next matching graph into the objects of graph where they fit,
+        /// and returns its root (graph itself when the root fits). The message's objects are
+        /// matched to graph's in the order the serializer numbers them (the root first, then as
+        /// found through [Transportable] references and array elements); an object of the same
+        /// class — an array with the same bounds — is overwritten instead of a new one being
+        /// made, so a loop that receives graphs of one shape allocates nothing (a new array of
+        /// 16 KiB or more costs far more than the copy: it lives in the large-object space).
+        /// The other objects are made new; strings, boxed values and collections are never
+        /// reused, and a message holding a collection reuses nothing. Reference fields that do
+        /// not travel keep their values. Every check that can fail runs before the first object
+        /// of graph is written: after an exception graph is as it was. Do not use graph
+        /// elsewhere while this runs.</summary>
+        public T ORecvInto<T>(T graph, int source, int tag) where T : class
+        {
+            Status unused;
+            return ORecvInto(graph, source, tag, out unused);
+        }
+
+        /// <summary>ORecvInto, with the message's status.</summary>
+        public T ORecvInto<T>(T graph, int source, int tag, out Status status) where T : class
+        {
+            if (graph == null)
+                throw new ArgumentNullException(nameof(graph), "graph is null: use ORecv to receive into new objects");
+            var st = new StatusData();
+            object result = ReceiveGraphInto(source, tag, typeof(T), graph, ref st);
+            status = Status.Of(ref st);
+            return (T)result;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        object ReceiveGraphInto(int source, int tag, Type expected, object reuse, ref StatusData st)
+        {
+            object result;
+            Errors.Check(MPDirect.ORecvInto(handle, peers, source, tag, expected, reuse, out result, ref st));
+            return result;
+        }
+
         /// <summary>Starts sending the graph and returns at once. The graph is serialized
         /// during the call, so changes made to it afterwards do not travel and it may be reused
         /// at once; the bytes leave from a native buffer the core owns until the send completes

@@ -77,6 +77,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdRead(byte[] src, int offset, int count, Type expected, out object result);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OSend(int comm, int size, object graph, int dest, int tag);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ORecv(int comm, int size, int source, int tag, Type expected, out object result, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ORecvInto(int comm, int size, int source, int tag, Type expected, object reuse, out object result, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OBcast(int comm, int size, int rank, object graph, int root, Type expected, out object result);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OIsend(int comm, int size, object graph, int dest, int tag, Request owner, out long id, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OIrecvMatch(int comm, int size, int source, int tag, object owner, out long id, out int matched, ref StatusData status);

@@ -1,0 +1,139 @@
+// SdtoReuseTest — ORecvInto receives a graph into the objects of an existing one where they fit
+// (same class; arrays with the same bounds), matched in the serializer's record order: reused
+// objects are the very same objects afterwards, mismatched ones are made new, strings and
+// collections are never reused, unmarked reference fields keep their values and travelling ones
+// become what was sent (null included). A message that fails (wrong root type, bytes that are no
+// graph) leaves the graph exactly as it was. And a long loop of OSend + ORecvInto, which
+// allocates nothing and so lets no collection run, keeps going: OSend's buffered sends are
+// reaped as they finish, not only by the GC hook (it hung after 256 MiB before).
+#pragma warning disable 649
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.MP;
+
+class Cargo
+{
+    public int Id;
+    [Transportable] public int[] Data;
+    [Transportable] public double[,] Grid;
+    [Transportable] public string Name;
+    [Transportable] public Cargo Next;
+    [Transportable] public List<int> Tags;
+    public object Cache;                 // does not travel: keeps its value
+}
+
+class SubCargo : Cargo { public int Extra; }
+
+static class SdtoReuseTest
+{
+    static Intracomm world = Ring.World;
+    static int rank = Ring.Rank, next = Ring.Next, prev = Ring.Prev;
+
+    static Cargo Make(int id, int length)
+    {
+        var c = new Cargo { Id = id, Data = Enumerable.Range(id, length).ToArray(), Grid = new double[2, 3], Name = "c" + id,
+                            Next = new Cargo { Id = id + 1, Data = new[] { id }, Name = "tail" } };
+        c.Grid[1, 2] = id + 0.5;
+        return c;
+    }
+
+    static Cargo Exchange(Cargo send, Cargo into)
+    {
+        Cargo got = null;
+        Ring.Exchange(() => world.OSend(send, next, 1), () => { got = world.ORecvInto(into, prev, 1); return null; });
+        return got;
+    }
+
+    static void SameShape()
+    {
+        Cargo into = Make(-100, 50);
+        var cache = new object();
+        into.Cache = cache;
+        int[] data = into.Data;
+        double[,] grid = into.Grid;
+        Cargo tail = into.Next;
+        string name = into.Name;
+        Cargo got = Exchange(Make(rank * 10, 50), into);
+        Check.True(ReferenceEquals(got, into) && ReferenceEquals(got.Data, data) && ReferenceEquals(got.Grid, grid)
+                   && ReferenceEquals(got.Next, tail), "same shape: the root, its arrays and the next node are reused");
+        Check.True(got.Id == prev * 10 && got.Data.SequenceEqual(Enumerable.Range(prev * 10, 50)) && got.Grid[1, 2] == prev * 10 + 0.5
+                   && got.Next.Id == prev * 10 + 1 && got.Next.Data.Single() == prev * 10 && got.Name == "c" + prev * 10
+                   && got.Next.Name == "tail", "same shape: every value as sent");
+        Check.True(!ReferenceEquals(got.Name, name), "strings are never overwritten");
+        Check.True(ReferenceEquals(got.Cache, cache), "a field that does not travel keeps its value");
+        Check.True(got.Next.Next == null && got.Tags == null, "null references as sent");
+    }
+
+    static void OtherShapes()
+    {
+        Cargo into = Make(-1, 10);
+        int[] data = into.Data;
+        double[,] grid = into.Grid;
+        into.Next.Next = new Cargo { Id = 99 };   // the message's tail has no Next: cleared
+        Cargo got = Exchange(Make(rank, 20), into);
+        Check.True(ReferenceEquals(got, into) && !ReferenceEquals(got.Data, data) && got.Data.Length == 20
+                   && ReferenceEquals(got.Grid, grid), "an array of another length is made new, the rest reused");
+        Check.True(got.Data.SequenceEqual(Enumerable.Range(prev, 20)) && got.Next.Next == null, "values as sent; a travelling reference cleared");
+
+        var sub = new SubCargo { Id = 7, Extra = 8, Data = new int[3] };
+        Cargo got2 = Exchange(Make(rank, 3), sub);
+        Check.True(!ReferenceEquals(got2, sub) && got2.GetType() == typeof(Cargo) && sub.Id == 7 && sub.Extra == 8,
+                   "a root of another class is made new; graph untouched");
+        Check.True(got2.Data.SequenceEqual(Enumerable.Range(prev, 3)), "its values as sent");
+
+        var withList = Make(rank, 4);
+        withList.Tags = new List<int> { 1, 2 };
+        Cargo target = Make(-5, 4);
+        int[] before = target.Data;
+        Cargo got3 = Exchange(withList, target);
+        Check.True(!ReferenceEquals(got3, target) && ReferenceEquals(target.Data, before) && target.Id == -5
+                   && target.Data[0] == -5 && got3.Tags.SequenceEqual(new[] { 1, 2 }),
+                   "a message holding a collection reuses nothing");
+    }
+
+    static void FailuresLeaveTheGraph()
+    {
+        Cargo into = Make(-3, 8);
+        Ring.Exchange(() => world.OSend(new List<string> { "x" }, next, 2), () => {
+            Check.Throws<MPSerializationException>(() => world.ORecvInto(into, prev, 2), "a root that is not a Cargo");
+            return null;
+        });
+        Ring.Exchange(() => world.Send(new byte[] { 1, 2, 3 }, next, 3), () => {
+            Check.Throws<MPSerializationException>(() => world.ORecvInto(into, prev, 3), "bytes that are no graph");
+            return null;
+        });
+        Check.True(into.Id == -3 && into.Data.SequenceEqual(Enumerable.Range(-3, 8)) && into.Name == "c-3" && into.Next.Id == -2,
+                   "after failed receives the graph is as it was");
+        Check.Throws<ArgumentNullException>(() => world.ORecvInto<Cargo>(null, prev, 4), "a null graph");
+        Cargo ok = Exchange(Make(rank, 8), into);
+        Check.True(ReferenceEquals(ok, into) && ok.Id == prev, "usable afterwards");
+    }
+
+    /// <summary>1,200 OSend + ORecvInto of 256 KiB graphs (300 MiB, more than OSend buffers)
+    /// with nothing allocated: no collection runs, so only OSend itself can free the buffers of
+    /// its earlier sends.</summary>
+    static void LongLoopWithoutCollections()
+    {
+        var mine = new Cargo { Data = new int[65536] };
+        var into = new Cargo { Data = new int[65536] };
+        int bad = 0;
+        for (int i = 0; i < 1200; i++) {
+            mine.Id = i;
+            mine.Data[i % 65536] = i;
+            world.OSend(mine, next, 5);
+            Cargo got = world.ORecvInto(into, prev, 5);
+            if (got.Id != i || got.Data[i % 65536] != i) bad++;
+        }
+        Check.Equal(0, bad, "1200 graphs of 256 KiB sent and received into one graph");
+    }
+
+    static int Main()
+    {
+        SameShape();
+        OtherShapes();
+        FailuresLeaveTheGraph();
+        LongLoopWithoutCollections();
+        return Check.Finish("SdtoReuseTest");
+    }
+}
