@@ -336,6 +336,65 @@ static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p
     return MPC_OK;
 }
 
+/* The pinned object[] that keeps a read's objects reachable while the rest are made. A thread
+ * keeps one (up to HOLDER_KEPT entries) for its next reads: a new one per read cost ~10% of a
+ * read of small objects, and one of more than ~1000 entries is a large object, whose memory is
+ * fresh pages each time. A read nested in another on the thread (managed code that a read runs:
+ * type initializers, collections' Equals/GetHashCode) makes its own. */
+#define HOLDER_KEPT (1u << 16)
+static __thread uint32_t kept_holder;      /* pinned GC handle, 0: none */
+static __thread uint32_t kept_holder_length;
+static __thread int kept_holder_busy;
+
+typedef struct holder {
+    MonoArray *array;
+    uint32_t handle, length;
+    int kept; /* the thread's kept one */
+} holder;
+
+static int holder_take(holder *h, uint32_t n, MonoDomain *domain)
+{
+    *h = (holder){0};
+    if (!kept_holder_busy && kept_holder && kept_holder_length >= n) {
+        kept_holder_busy = h->kept = 1;
+        h->handle = kept_holder;
+        h->length = kept_holder_length;
+        h->array = (MonoArray *)mono_gchandle_get_target(kept_holder);
+        return 0;
+    }
+    uint32_t length = n;
+    int keep = !kept_holder_busy && n <= HOLDER_KEPT;
+    if (keep && length < 1024)
+        length = 1024; /* small reads share one */
+    if (!(h->array = mono_array_new(domain, mono_get_object_class(), length)))
+        return -1;
+    h->handle = mono_gchandle_new((MonoObject *)h->array, 1);
+    h->length = length;
+    if (keep) {
+        if (kept_holder)
+            mono_gchandle_free(kept_holder);
+        kept_holder = h->handle;
+        kept_holder_length = length;
+        kept_holder_busy = h->kept = 1;
+    }
+    return 0;
+}
+
+/* Gives the holder back; its first `used` entries are cleared (a kept one must not keep a read's
+ * objects alive). */
+static void holder_give(holder *h, uint32_t used)
+{
+    if (!h->handle)
+        return;
+    if (!h->kept) {
+        mono_gchandle_free(h->handle);
+        return;
+    }
+    MonoArray *a = (MonoArray *)mono_gchandle_get_target(h->handle); /* pinned: the same array */
+    memset(rt_array_data((MonoObject *)a), 0, (size_t)(used < h->length ? used : h->length) * sizeof(void *));
+    kept_holder_busy = 0;
+}
+
 /* Rebuilds every collection of the message from its elements, through the collections' public
  * API (System.MP's SdtoCollections.Rebuild, one managed call): duplicate keys, null keys and the
  * like fail the read there, so no inconsistent collection is ever made. A Mono call that runs
@@ -440,7 +499,8 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     allowed r = {0};
     const rt_class_plan **plans = calloc(h.type_count, sizeof *plans);
     sd_type *types = calloc(h.type_count, sizeof *types);
-    uint32_t pin = 0, items_pin = 0;
+    uint32_t items_pin = 0, used = 0;
+    holder held = {0};
     MonoArray *items = NULL; /* the elements of the collections, by record */
     const rt_class_plan **record_plans = NULL;
     fit_cache *cache = NULL;
@@ -479,10 +539,10 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     if (!record_plans || !cache)
         goto done;
     MonoDomain *domain = mono_domain_get();
-    MonoArray *objs = mono_array_new(domain, mono_get_object_class(), h.record_count);
-    if (!objs)
+    if (holder_take(&held, h.record_count, domain))
         goto done;
-    pin = mono_gchandle_new((MonoObject *)objs, 1);
+    MonoArray *objs = held.array;
+    used = h.record_count;
     if (reuse && !collections) {
         /* the records' types, then every check that can fail, before any object of reuse is
          * written; then reuse's objects in record order, kept where they fit */
@@ -496,7 +556,10 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
             goto done;
         rc = MPC_ERR_NO_MEMORY;
         size_t found;
-        if (sd_record_order(reuse, objs, &found) == MPC_OK) {
+        int walked = sd_record_order(reuse, objs, &found);
+        if (found > used)
+            used = found > held.length ? held.length : (uint32_t)found; /* what it stored */
+        if (walked == MPC_OK) {
             cur.p = records;
             for (uint32_t i = 0; i < h.record_count; i++) {
                 sd_record rec;
@@ -552,8 +615,7 @@ done:
     if (rc == MPC_ERR_NO_MEMORY)
         error_record(rc, NULL, "out of memory reading a graph of %u objects of %u types", h.record_count,
                      h.type_count);
-    if (pin)
-        mono_gchandle_free(pin);
+    holder_give(&held, used);
     if (items_pin)
         mono_gchandle_free(items_pin);
     free(record_plans);

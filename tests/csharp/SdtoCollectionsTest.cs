@@ -51,6 +51,20 @@ class Keyed
     public override int GetHashCode() => K;
 }
 
+// A key whose hashing reads another graph: a read nested in the rebuild of the outer one.
+class NestingKey
+{
+    public int K;
+    public static byte[] Inner;
+    public override bool Equals(object o) => o is NestingKey other && other.K == K;
+    public override int GetHashCode()
+    {
+        if (Inner != null && Serializer.Deserialize<int[]>(Inner, 0, Inner.Length).Length != 3)
+            throw new InvalidOperationException("the nested read went wrong");
+        return K;
+    }
+}
+
 class Registry { [Transportable] public Dictionary<Keyed, string> Names; [Transportable] public HashSet<Keyed> Set; }
 class Sorted { [Transportable] public SortedDictionary<string, int> Map; }
 class Linked { [Transportable] public LinkedList<int> Items; }
@@ -175,6 +189,16 @@ static class SdtoCollectionsTest
         Registry r2 = RoundTrip(reg);
         Check.True(r2.Names.Count == 100 && r2.Names[new Keyed { K = 57 }] == "n57" && r2.Set.Count == 100 && r2.Set.Contains(new Keyed { K = -99 }),
                    "user keys hash on arrival as they did before");
+
+        // a read nested in a read (a key's GetHashCode reads a graph while the outer read rebuilds)
+        NestingKey.Inner = Serializer.Serialize(new[] { 1, 2, 3 });
+        var nesting = new Dictionary<NestingKey, List<int>>();
+        for (int i = 0; i < 300; i++) nesting[new NestingKey { K = i }] = new List<int> { i, -i };
+        NestingKey.Inner = Serializer.Serialize(new[] { 1, 2, 3 });
+        Dictionary<NestingKey, List<int>> nested = RoundTrip(nesting);
+        NestingKey.Inner = null;
+        Check.True(nested.Count == 300 && Enumerable.Range(0, 300).All(i => nested[new NestingKey { K = i }].SequenceEqual(new[] { i, -i })),
+                   "a read nested in another (a key's GetHashCode deserializes) leaves both intact");
 
         // a large List<double>: contiguous, and whole
         var big = new List<double>(Enumerable.Range(0, 1000000).Select(i => i * 0.5));
