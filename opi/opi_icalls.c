@@ -774,26 +774,19 @@ int32_t opi_request_wait(int64_t id, opi_status *status)
                         : opi_receive_failed(rc, "the receive buffer", (size_t)info.bytes, info.elem_size);
 }
 
-/* A test or cancel of an acquired request. No object: the registry's handle protects it. */
-struct request_call {
-    mpc_request req;
-    int done;
-    mpc_status st;
-};
-
-static int do_test(void *arg)
+int opi_test_request(void *arg)
 {
-    struct request_call *c = arg;
+    opi_request_call *c = arg;
     return mpc_test(&c->req, &c->done, &c->st);
 }
 
-static int do_cancel(void *arg) { return mpc_cancel(&((struct request_call *)arg)->req); }
+static int do_cancel(void *arg) { return mpc_cancel(&((opi_request_call *)arg)->req); }
 
 /* Acquires request id, makes fn's MPI call on it and gives it back: with completes (a test),
  * a call that completed the request — c->done, or a failure, which completes it too (then
  * c->done is set) — frees its record. Returns the acquire's error; otherwise MPC_OK, with the
  * call's code in *call_rc. */
-static int call_on_request(int64_t id, opi_blocking_fn fn, int completes, struct request_call *c,
+static int call_on_request(int64_t id, opi_blocking_fn fn, int completes, opi_request_call *c,
                            gch_transfer_info *info, int *call_rc)
 {
     int rc = gch_transfer_acquire(id, &c->req, info);
@@ -807,10 +800,10 @@ static int call_on_request(int64_t id, opi_blocking_fn fn, int completes, struct
 
 int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
 {
-    struct request_call c = {.done = 0};
+    opi_request_call c = {.done = 0};
     gch_transfer_info info;
     int rc, call_rc;
-    if ((rc = call_on_request(id, do_test, 1, &c, &info, &call_rc)) != MPC_OK)
+    if ((rc = call_on_request(id, opi_test_request, 1, &c, &info, &call_rc)) != MPC_OK)
         return rc;
     *completed = c.done;
     if (call_rc != MPC_OK)
@@ -820,7 +813,7 @@ int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
 
 int32_t opi_request_cancel(int64_t id)
 {
-    struct request_call c = {.done = 0};
+    opi_request_call c = {.done = 0};
     gch_transfer_info info;
     int rc, call_rc;
     return (rc = call_on_request(id, do_cancel, 0, &c, &info, &call_rc)) != MPC_OK ? rc : call_rc;
@@ -851,13 +844,13 @@ int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *status
         int64_t id = ((int64_t *)rt_array_data(ids))[i];
         if (id < 0)
             continue;
-        struct request_call c = {.done = 0};
+        opi_request_call c = {.done = 0};
         gch_transfer_info info;
         bool busy = false;
         if ((rc = gch_transfer_acquire_or_busy(id, &c.req, &info, &busy)) != MPC_OK && busy)
             continue; /* another thread holds it for a moment (Request.Cancel): tested next pass */
         if (rc == MPC_OK) {
-            if ((rc = opi_call_mpi(do_test, &c, objs, 2)) != MPC_OK)
+            if ((rc = opi_call_mpi(opi_test_request, &c, objs, 2)) != MPC_OK)
                 c.done = 1; /* the request failed, and so completed */
             gch_transfer_release(id, c.done);
             if (c.done) {
@@ -882,13 +875,13 @@ int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *status
  * Request.TestAll asks of each request before it completes any. */
 static int do_request_done(void *arg)
 {
-    struct request_call *d = arg;
+    opi_request_call *d = arg;
     return mpc_request_done(d->req, &d->done);
 }
 
 int32_t opi_request_done(int64_t id, int32_t *done)
 {
-    struct request_call d = {.done = 0};
+    opi_request_call d = {.done = 0};
     gch_transfer_info info;
     int rc, call_rc;
     if ((rc = call_on_request(id, do_request_done, 0, &d, &info, &call_rc)) != MPC_OK)

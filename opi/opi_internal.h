@@ -227,6 +227,15 @@ extern const size_t opi_icall_count;
 
 /* ---- non-blocking transfers (opi_icalls.c) ---- */
 
+/* A test (or cancel) of an acquired request, made through opi_call_mpi: opi_test_request sets
+ * done and st. No object: the registry's handle protects the transfer's. */
+typedef struct opi_request_call {
+    mpc_request req;
+    int done;
+    mpc_status st;
+} opi_request_call;
+int opi_test_request(void *call);
+
 /* MOTOR_PIN_POLICY=every: pins objs[0..nobjs) (NULL entries: none) before a transfer starts,
  * pins[i] = 0 where nothing was pinned; opi_early_unpin releases them if it does not start. */
 void opi_early_pins(MonoObject **objs, int nobjs, uint32_t *pins);

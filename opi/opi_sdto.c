@@ -367,22 +367,10 @@ int32_t opi_oirecv_match(int32_t comm, int32_t size, int32_t source, int32_t tag
     return opi_track_transfer(m.req, MPC_OK, 0, &m.st, NULL, 0, NULL, owner, &info, "the graph", id, status);
 }
 
-struct receive_test {
-    mpc_request req;
-    int done;
-    mpc_status st;
-};
-
-static int do_receive_test(void *arg)
-{
-    struct receive_test *t = arg;
-    return mpc_test(&t->req, &t->done, &t->st);
-}
-
 int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoReflectionType *expected, MonoObject **result,
                             int32_t *completed, opi_status *status)
 {
-    struct receive_test t = {.done = 0};
+    opi_request_call t = {.done = 0};
     gch_transfer_info info;
     *completed = 0;
     *result = NULL;
@@ -392,7 +380,7 @@ int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoReflectionType *expec
     if (block) {
         rc = opi_complete(&t.req, 1, NULL, 0, &t.st); /* native buffer: nothing to pin */
         t.done = 1;
-    } else if ((rc = opi_call_mpi(do_receive_test, &t, NULL, 0)) != MPC_OK) {
+    } else if ((rc = opi_call_mpi(opi_test_request, &t, NULL, 0)) != MPC_OK) {
         t.done = 1; /* a failed request is complete */
     }
     if (!t.done) {

@@ -472,24 +472,23 @@ static void *build(const void *key, void *ctx)
             return NULL;
         }
         *c = found->layout;
-        const rt_class_plan *ip = found->items;
+        /* E[]'s element fields (element, data_size, elem_class, slots, runs, hidden...), then
+         * what is k's own */
+        rt_class_plan own = *p;
+        *p = *found->items;
+        p->klass = own.klass;
+        p->vtable = own.vtable;
+        p->polymorphic = own.polymorphic;
+        p->framework = own.framework;
+        p->denied = own.denied;
+        p->value_type = own.value_type;
+        p->abstract = own.abstract;
+        p->qualified_name = own.qualified_name;
+        p->qualified_name_len = own.qualified_name_len;
+        atomic_init(&p->type_initialized, 0);
         p->shape = RT_COLLECTION;
         p->collection = c;
-        p->items = ip;
-        p->rank = 1;
-        p->element = ip->element;
-        p->data_size = ip->data_size;
-        p->elem_class = ip->elem_class;
-        p->elem_type = ip->elem_type;
-        p->nall = ip->nall;
-        p->all = ip->all;
-        p->nslots = ip->nslots;
-        p->slots = ip->slots;
-        p->nruns = ip->nruns;
-        p->runs = ip->runs;
-        p->nhidden = ip->nhidden;
-        p->hidden = ip->hidden;
-        p->first_reference = ip->first_reference;
+        p->items = found->items;
         p->raw_refusal = refuse(k, "%s", "it is a framework collection; send its contents as an array (ToArray()), "
                                          "or the collection itself with OSend");
         return p;

@@ -21,6 +21,7 @@
 #include "gc_hooks.h"
 #include "layout.h"
 #include "class_plan.h"
+#include "ptr_map.h"
 #include "sd_wire.h"
 
 #include <mono/metadata/appdomain.h>
@@ -55,6 +56,9 @@ typedef struct graph {
     size_t *sizes;                /* record -> elements of a collection, counted when found */
     uint8_t *scratch;             /* one collection element gathered from its entry */
     size_t scratch_size;
+    uint8_t **retired;            /* smaller scratch blocks, which a running iteration may still
+                                     use: freed when the write ends */
+    size_t nretired;
 } graph;
 
 /* The element range of record i that is written: the whole array, the root's window, or a
@@ -419,21 +423,48 @@ static int hidden_value(const graph *g, uint32_t i, size_t *elem, const rt_hidde
     return 0;
 }
 
-/* A collection whose comparer is not its element type's default would be rebuilt unlike the
- * original by the receiver (which uses the default): NULL if the comparer is the default, else
- * the comparer's class name. */
-static const char *custom_comparer(MonoObject *o, const rt_collection *c)
+/* Is a comparer of this class its element type's default (the corlib's Generic-, Object-,
+ * Enum-, Nullable-...EqualityComparer`1, ByteEqualityComparer)? A collection with another would
+ * be rebuilt unlike the original by the receiver, which uses the default. Judged once per class
+ * with Mono calls, which are safepoints when a collection is pending: hence the cache. */
+static ptr_map comparer_verdicts = PTR_MAP_INIT; /* comparer class -> DEFAULT_COMPARER or CUSTOM_COMPARER */
+static char default_comparer_mark, custom_comparer_mark;
+#define DEFAULT_COMPARER ((void *)&default_comparer_mark)
+#define CUSTOM_COMPARER ((void *)&custom_comparer_mark)
+
+static void *judge_comparer(const void *key, void *ctx)
+{
+    (void)ctx;
+    MonoClass *k = (MonoClass *)key;
+    const char *name = mono_class_get_name(k), *ns = mono_class_get_namespace(k);
+    static const char suffix[] = "EqualityComparer`1";
+    size_t len = strlen(name), n = sizeof suffix - 1;
+    int defaults = mono_class_get_image(k) == mono_get_corlib() && !strcmp(ns, "System.Collections.Generic") &&
+                   ((len > n && !strcmp(name + len - n, suffix)) || !strcmp(name, "ByteEqualityComparer"));
+    return defaults ? DEFAULT_COMPARER : CUSTOM_COMPARER;
+}
+
+/* The class of collection o's comparer when it is not the default, else NULL. On a first
+ * verdict for a class (Mono calls), a collection may have run: then g->moved is set, as after a
+ * plan build, and the caller gives up. */
+static MonoClass *custom_comparer(graph *g, MonoObject *o, const rt_collection *c)
 {
     MonoObject *comparer = c->comparer >= 0 ? ref_field(o, (uint32_t)c->comparer) : NULL;
     if (!comparer)
         return NULL;
     MonoClass *k = rt_vtable_class(comparer->vtable);
-    const char *name = mono_class_get_name(k), *ns = mono_class_get_namespace(k);
-    static const char suffix[] = "EqualityComparer`1"; /* Generic-, Object-, Enum-, Nullable-... */
-    size_t len = strlen(name), n = sizeof suffix - 1;
-    int defaults = mono_class_get_image(k) == mono_get_corlib() && !strcmp(ns, "System.Collections.Generic") &&
-                   ((len > n && !strcmp(name + len - n, suffix)) || !strcmp(name, "ByteEqualityComparer"));
-    return defaults ? NULL : name;
+    void *verdict = ptr_map_get(&comparer_verdicts, k);
+    if (!verdict) {
+        verdict = ptr_map_get_or_build(&comparer_verdicts, k, judge_comparer, NULL);
+        if (gch_epoch() != g->epoch) {
+            if (!g->immovable) {
+                g->moved = 1;
+                return NULL;
+            }
+            g->epoch = gch_epoch();
+        }
+    }
+    return verdict == CUSTOM_COMPARER ? k : NULL;
 }
 
 /* Counts the elements of collection record r, just discovered, and checks that it can travel. */
@@ -443,21 +474,28 @@ static int admit_collection(graph *g, uint32_t r)
     MonoObject *o = g->objs[r], *store;
     size_t used;
     char path[200];
-    const char *comparer = custom_comparer(o, p->collection);
+    MonoClass *comparer = custom_comparer(g, o, p->collection);
+    if (g->moved)
+        return SD_ERR_GRAPH; /* (not recorded: the write starts over) */
     if (comparer) {
         path_to(g, r, path, sizeof path);
         return error_record(SD_ERR_GRAPH, NULL,
                             "%s (%.*s): its comparer %s is not the default one, and the receiver rebuilds the "
                             "collection with the default comparer (its contents could differ): copy it into a "
                             "collection with the default comparer, or send its contents as arrays",
-                            path, short_len(p), p->qualified_name, comparer);
+                            path, short_len(p), p->qualified_name, mono_class_get_name(comparer));
     }
     if (collection_state(o, p, &g->sizes[r], &store, &used))
         return collection_changed(g, r);
-    if (p->data_size > g->scratch_size) {
-        uint8_t *s = realloc(g->scratch, p->data_size);
-        if (!s)
+    if (p->data_size > g->scratch_size) { /* (a parent collection's iteration may hold the old one) */
+        uint8_t *s = malloc(p->data_size), **retired = realloc(g->retired, (g->nretired + 1) * sizeof *retired);
+        if (retired)
+            g->retired = retired;
+        if (!s || !retired) {
+            free(s);
             return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory writing a collection");
+        }
+        g->retired[g->nretired++] = g->scratch;
         g->scratch = s;
         g->scratch_size = p->data_size;
     }
@@ -480,22 +518,23 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
                      short_len(vp), vp->qualified_name, vp->denied);
         return 0;
     }
+    if (vp->shape == RT_COLLECTION && admit_collection(g, r) != MPC_OK) /* (counts its elements first) */
+        return 0;
     if (hidden_value(g, r, &elem, &h)) {
         path_to(g, r, path, sizeof path);
-        if (vp->shape == RT_ARRAY) {
+        if (vp->shape == RT_ARRAY || vp->shape == RT_COLLECTION) {
             size_t len = strlen(path);
             snprintf(path + len, sizeof path - len, "[%zu]", elem);
         }
         error_record(SD_ERR_GRAPH, NULL,
                      "%s (%.*s): field %s, private to framework type %s, holds a reference the "
                      "structured transport cannot carry (it would arrive null); framework objects with "
-                     "such state (List, Dictionary, Tuple of references...) do not travel yet: send "
-                     "their contents as arrays, or leave the field null",
+                     "such state (Tuple, ValueTuple, LinkedList, SortedDictionary... holding references) do "
+                     "not travel: send their contents as arrays or in a carried collection (List, "
+                     "Dictionary...), or leave the field null",
                      path, short_len(vp), vp->qualified_name, h->name, h->owner);
         return 0;
     }
-    if (vp->shape == RT_COLLECTION && admit_collection(g, r) != MPC_OK)
-        return 0;
     if (vp->klass != d && !vp->polymorphic) {
         path_to(g, r, path, sizeof path);
         const rt_class_plan *dp = rt_plan_for_class(d); /* a Mono call: the write fails anyway */
@@ -576,7 +615,7 @@ static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
     }
     g->refs[g->nrefs++] = (int32_t)r; /* logged first: admissible() traces paths in the log */
     if (r >= before && !admissible(g, (uint32_t)r, declared)) {
-        *failure = SD_ERR_GRAPH;
+        *failure = g->moved ? MPC_OK : SD_ERR_GRAPH; /* moved: the write starts over */
         return -1;
     }
     return 0;
@@ -890,5 +929,8 @@ done:
     free(g.type_of);
     free(g.sizes);
     free(g.scratch);
+    for (size_t k = 0; k < g.nretired; k++)
+        free(g.retired[k]);
+    free(g.retired);
     return rc;
 }

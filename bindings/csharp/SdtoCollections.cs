@@ -52,17 +52,28 @@ namespace System.MP
                     if (!builders.TryGetValue(collection, out Builder b))
                     {
                         Type definition = collection.GetGenericTypeDefinition();
-                        Type kind = definition == typeof(List<>) ? typeof(ListBuilder<>)
-                                  : definition == typeof(Queue<>) ? typeof(QueueBuilder<>)
-                                  : definition == typeof(Stack<>) ? typeof(StackBuilder<>)
-                                  : definition == typeof(HashSet<>) ? typeof(HashSetBuilder<>)
-                                  : typeof(DictionaryBuilder<,>);
-                        b = (Builder)Activator.CreateInstance(kind.MakeGenericType(collection.GetGenericArguments()));
+                        string factory = definition == typeof(List<>) ? nameof(ForList)
+                                       : definition == typeof(Queue<>) ? nameof(ForQueue)
+                                       : definition == typeof(Stack<>) ? nameof(ForStack)
+                                       : definition == typeof(HashSet<>) ? nameof(ForHashSet)
+                                       : nameof(ForDictionary);
+                        MethodInfo make = typeof(Builder).GetMethod(factory, BindingFlags.NonPublic | BindingFlags.Static);
+                        b = (Builder)make.MakeGenericMethod(collection.GetGenericArguments()).Invoke(null, null);
                         builders.Add(collection, b);
                     }
                     return b;
                 }
             }
+
+            static Builder ForList<T>() => new ListBuilder<T>();
+            static Builder ForQueue<T>() => new AddingBuilder<Queue<T>, T>((q, e, i, n) => q.Enqueue(e));
+            static Builder ForStack<T>() => new AddingBuilder<Stack<T>, T>((s, e, i, n) => s.Push(e)); // bottom first
+            static Builder ForHashSet<T>() => new AddingBuilder<HashSet<T>, T>((set, e, i, n) => {
+                if (!set.Add(e))
+                    throw new ArgumentException($"element {i} of a {typeof(HashSet<T>)} of {n} equals an earlier one");
+            });
+            static Builder ForDictionary<K, V>() =>   // Add throws on a null or duplicate key
+                new AddingBuilder<Dictionary<K, V>, KeyValuePair<K, V>>((d, pair, i, n) => d.Add(pair.Key, pair.Value));
 
             /// <summary>A call of the collection's (int capacity) constructor on an object the
             /// serializer created without one, so it starts as `new` would make it.</summary>
@@ -83,6 +94,7 @@ namespace System.MP
             internal abstract void Fill(object collection, Array items);
         }
 
+        /// <summary>A List: its elements copied in one AddRange.</summary>
         sealed class ListBuilder<T> : Builder
         {
             readonly Action<object, int> construct = Constructor(typeof(List<T>));
@@ -95,60 +107,21 @@ namespace System.MP
             }
         }
 
-        sealed class QueueBuilder<T> : Builder
+        /// <summary>The others: element by element through their public Add (Enqueue, Push).</summary>
+        sealed class AddingBuilder<C, E> : Builder where C : class
         {
-            readonly Action<object, int> construct = Constructor(typeof(Queue<T>));
+            readonly Action<object, int> construct = Constructor(typeof(C));
+            readonly Action<C, E, int, int> add;   // (collection, element, its index, count)
+
+            internal AddingBuilder(Action<C, E, int, int> add) { this.add = add; }
 
             internal override void Fill(object collection, Array items)
             {
-                var elements = (T[])items;
+                var elements = (E[])items;
                 construct(collection, elements.Length);
-                var queue = (Queue<T>)collection;
-                foreach (T e in elements)
-                    queue.Enqueue(e);
-            }
-        }
-
-        sealed class StackBuilder<T> : Builder
-        {
-            readonly Action<object, int> construct = Constructor(typeof(Stack<T>));
-
-            internal override void Fill(object collection, Array items)
-            {
-                var elements = (T[])items; // bottom first, as the stack holds them
-                construct(collection, elements.Length);
-                var stack = (Stack<T>)collection;
-                foreach (T e in elements)
-                    stack.Push(e);
-            }
-        }
-
-        sealed class HashSetBuilder<T> : Builder
-        {
-            readonly Action<object, int> construct = Constructor(typeof(HashSet<T>));
-
-            internal override void Fill(object collection, Array items)
-            {
-                var elements = (T[])items;
-                construct(collection, elements.Length);
-                var set = (HashSet<T>)collection;
+                var c = (C)collection;
                 for (int i = 0; i < elements.Length; i++)
-                    if (!set.Add(elements[i]))
-                        throw new ArgumentException($"element {i} of a {typeof(HashSet<T>)} of {elements.Length} equals an earlier one");
-            }
-        }
-
-        sealed class DictionaryBuilder<K, V> : Builder
-        {
-            readonly Action<object, int> construct = Constructor(typeof(Dictionary<K, V>));
-
-            internal override void Fill(object collection, Array items)
-            {
-                var pairs = (KeyValuePair<K, V>[])items;
-                construct(collection, pairs.Length);
-                var dictionary = (Dictionary<K, V>)collection;
-                foreach (KeyValuePair<K, V> pair in pairs)
-                    dictionary.Add(pair.Key, pair.Value); // throws on a null or duplicate key
+                    add(c, elements[i], i, elements.Length);
             }
         }
     }

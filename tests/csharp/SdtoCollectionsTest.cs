@@ -228,6 +228,13 @@ static class SdtoCollectionsTest
         Refused(new Linked { Items = new LinkedList<int>(new[] { 1 }) }, "a LinkedList (not carried)", "root.Items", "LinkedList");
         Refused(new HoldsMyList { Items = new MyList { 1 } }, "a user class deriving from List<int>", "root.Items", "_items");
         Refused(new object[] { new List<int>() }, "a List in a slot declared object", "root[0]", "List<");
+        Refused(new List<ValueTuple<string, int>> { ("a", 1) }, "a List of a framework struct holding a reference",
+                "root[0]", "Item1");
+        // a collection found while another's elements are gathered, whose elements are larger
+        var outer = new Dictionary<int, List<KeyValuePair<string, decimal>>> {
+            [1] = new List<KeyValuePair<string, decimal>> { new KeyValuePair<string, decimal>("k", 2.5m) } };
+        var outer2 = RoundTrip(outer);
+        Check.True(outer2[1].Single().Key == "k" && outer2[1].Single().Value == 2.5m, "nested collections with growing elements");
         // a default comparer passed explicitly is the default
         var explicitDefault = new Dictionary<string, int>(EqualityComparer<string>.Default) { ["x"] = 1 };
         Check.True(RoundTrip(explicitDefault)["x"] == 1, "Dictionary with EqualityComparer.Default travels");
