@@ -5,6 +5,9 @@
 // datacontract (BASELINES: .NET serializers into a byte[], moved with OPI Send and a Probe for
 // the size, one message too).
 //   mpiexec.mpich -n 2 motor Sdto.exe pingpong TRANSPORT MIN_N MAX_N REPS
+//   mpiexec.mpich -n 2 motor Sdto.exe bandwidth KIND ELEMENTS REPS
+//     ping-pong of ELEMENTS doubles as KIND: list (List<double>, OSend/ORecv), array (double[],
+//     OSend/ORecv) or opi (double[], OPI Send/Recv into the same array): "KIND,bytes,rep,iterations,µs".
 //   mpiexec.mpich -n 1 motor Sdto.exe perobject TRANSPORT OBJECTS REPS
 //     a list of OBJECTS small nodes: rows "TRANSPORT-serialize" and "TRANSPORT-roundtrip"
 //     (serialize + deserialize), nanoseconds per object.
@@ -103,8 +106,34 @@ static class Sdto
         Thread.CurrentThread.CurrentCulture = CultureInfo.InvariantCulture;
         Intracomm w = MP.World;
         string mode = args[0], name = args[1];
-        IGraphTransport t = Transport(name);
-        if (mode == "perobject") {
+        IGraphTransport t = mode == "bandwidth" ? null : Transport(name);
+        if (mode == "bandwidth") {
+            int elements = int.Parse(args[2]), reps = int.Parse(args[3]), peer = 1 - w.Rank, iters = 20;
+            var list = new System.Collections.Generic.List<double>(elements);
+            for (int i = 0; i < elements; i++) list.Add(i * 0.5);
+            double[] array = list.ToArray();
+            for (int rep = -1; rep < reps; rep++) {
+                w.Barrier();
+                long t0 = Stopwatch.GetTimestamp();
+                for (int i = 0; i < iters && w.Rank < 2; i++) {
+                    for (int turn = 0; turn < 2; turn++) {
+                        if ((w.Rank == 0) == (turn == 0)) {
+                            if (name == "list") w.OSend(list, peer, 0);
+                            else if (name == "array") w.OSend(array, peer, 0);
+                            else w.Send(array, peer, 0);
+                        } else {
+                            if (name == "list") list = w.ORecv<System.Collections.Generic.List<double>>(peer, 0);
+                            else if (name == "array") array = w.ORecv<double[]>(peer, 0);
+                            else w.Recv(array, peer, 0);
+                        }
+                    }
+                }
+                double us = (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency / (2.0 * iters);
+                if (w.Rank == 0 && rep >= 0) Console.WriteLine($"{name},{8L * elements},{rep},{iters},{us:F3}");
+            }
+            if ((name == "list" ? list[elements - 1] : array[elements - 1]) != (elements - 1) * 0.5)
+                throw new Exception("the doubles arrived wrong");
+        } else if (mode == "perobject") {
             int objects = int.Parse(args[2]), reps = int.Parse(args[3]);
             SmallNode head = null;
             for (int i = 0; i < objects; i++) head = new SmallNode { Value = i, Next = head };

@@ -20,6 +20,7 @@ def main():
     p.add_argument("--min", type=int, default=1, help="fewest list elements")
     p.add_argument("--max", type=int, default=4096, help="most list elements (x4 steps)")
     p.add_argument("--objects", type=int, default=5000, help="list length for the per-object cost")
+    p.add_argument("--elements", type=int, default=1000000, help="doubles in the List<double> comparison")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--out", default="bench/results")
@@ -33,6 +34,12 @@ def main():
     res = benchlib.collect(commands, a.rounds)
     benchlib.report(res, names, LABELS, "LinkedArray ping-pong (4096 ints in N elements), half round trip",
                     "µs", a.out, "sdto", ref="native-c", size_fmt=lambda n: f"N={n}")
+    # a List<double> of 10^6 elements against a double[] of the same size
+    kinds = {"opi": "double[], OPI Send/Recv", "array": "double[], OSend/ORecv", "list": "List<double>, OSend/ORecv"}
+    bw = {k: (["mpiexec.mpich", "-n", "2"] + exe + ["bandwidth", k, str(a.elements), str(a.reps)], {}) for k in kinds}
+    res = benchlib.collect(bw, a.rounds)
+    benchlib.report(res, list(kinds), kinds, f"{a.elements} doubles, ping-pong half round trip", "µs", a.out,
+                    "sdto_list", ref="opi", size_fmt=lambda n: f"{n // 1048576} MiB" if n >= 1048576 else f"{n} B")
     names = [t for t in names if t not in ("native-c", "sdto-into")]
     per = {t: (["mpiexec.mpich", "-n", "1"] + exe + ["perobject", t, str(a.objects), str(a.reps)], {}) for t in names}
     res = benchlib.collect(per, a.rounds)
