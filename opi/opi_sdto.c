@@ -65,7 +65,8 @@ int32_t opi_sd_write(MonoObject *graph, int32_t keep, int32_t *size)
         hold(&written, NULL);
     if (rc == MPC_OK && length > INT32_MAX)
         return error_record(MPC_ERR_TOO_LARGE, "graph",
-                            "the serialized graph takes %zu bytes; a byte[] holds at most %d", length,
+                            "the serialized graph takes %zu bytes; a byte[] holds at most %d: OSend, OBcast and "
+                            "the other O-calls carry graphs this large", length,
                             INT32_MAX);
     *size = rc == MPC_OK ? (int32_t)length : 0;
     return rc;
