@@ -112,6 +112,7 @@ namespace System.MP
         Exception failure;        // raised once by Wait or Test
         T graph;
         bool reported;            // Wait or Test has returned the outcome once
+        readonly object gate = new object();   // one call on the request at a time
         const int Unmatch = 0, Receiving = 1, Complete = 2;
 
         internal ORequest(Comm comm, int source, int tag)
@@ -188,7 +189,7 @@ namespace System.MP
         /// Cancelled after a successful Cancel).</summary>
         public T Wait(out Status status)
         {
-            lock (this) {
+            lock (gate) {
                 if (state == Unmatch && !comm.oreceives.MatchUpTo(this, comm)) {
                     if (!comm.oreceives.OlderThan(this) && comm.oreceives.Remove(this)) {
                         // no older receive can claim the message: one blocking matched probe
@@ -217,7 +218,7 @@ namespace System.MP
         /// then default(T)); false without blocking otherwise.</summary>
         public bool Test(out T graph)
         {
-            lock (this) {
+            lock (gate) {
                 graph = default(T);
                 if (state == Unmatch && !comm.oreceives.MatchUpTo(this, comm))
                     return false;
@@ -232,7 +233,7 @@ namespace System.MP
         /// <summary>true once the graph has arrived (a Test that keeps the graph for Wait).</summary>
         public bool IsCompleted {
             get {
-                lock (this) {
+                lock (gate) {
                     if (state == Unmatch && !comm.oreceives.MatchUpTo(this, comm))
                         return false;
                     return state == Complete || Finish(false);
@@ -246,7 +247,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Cancel()
         {
-            lock (this) {
+            lock (gate) {
                 if (state == Unmatch && comm.oreceives.Remove(this)) {
                     var st = new StatusData { Source = source, Tag = tag, Cancelled = 1 };
                     status = Status.Of(ref st);

@@ -357,16 +357,7 @@ static class SdtoCollectionsTest
     /// give way to the collector; every element arrives.</summary>
     static void WhileCollecting()
     {
-        bool stop = false;
-        var churn = new System.Threading.Thread(() => {
-            var keep = new List<byte[]>();
-            while (!System.Threading.Volatile.Read(ref stop)) {
-                keep.Add(new byte[200]);
-                if (keep.Count > 2000) keep.Clear();
-                GC.Collect(keep.Count % 2);
-            }
-        });
-        churn.Start();
+        var collector = new Collector();
         int bad = 0;
         for (int round = 0; round < 12; round++) {
             var map = new Dictionary<string, List<int>>();
@@ -381,8 +372,7 @@ static class SdtoCollectionsTest
             if (!RoundTrip(q).SequenceEqual(q)) bad++;
             CheckBag(RoundTrip(Sample(round)), round, "while collecting");
         }
-        System.Threading.Volatile.Write(ref stop, true);
-        churn.Join();
+        collector.Dispose();
         Check.Equal(0, bad, "collections written and rebuilt while another thread collects arrive whole");
     }
 

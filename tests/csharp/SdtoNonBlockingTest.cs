@@ -196,16 +196,7 @@ static class SdtoNonBlockingTest
     /// minor and major collections.</summary>
     static void WhileCollecting()
     {
-        bool stop = false;
-        var churn = new Thread(() => {
-            var keep = new List<byte[]>();
-            while (!Volatile.Read(ref stop)) {
-                keep.Add(new byte[300]);
-                if (keep.Count > 1000) keep.Clear();
-                GC.Collect(keep.Count % 2);
-            }
-        });
-        churn.Start();
+        var collector = new Collector(300, 1000);
         int bad = 0;
         for (int round = 0; round < 200; round++) {
             ORequest<Parcel> r = world.OIrecv<Parcel>(prev, 10);
@@ -215,8 +206,7 @@ static class SdtoNonBlockingTest
             s.Wait();
             if (!Intact(got, prev, round, 50 + round)) bad++;
         }
-        Volatile.Write(ref stop, true);
-        churn.Join();
+        collector.Dispose();
         Check.Equal(0, bad, "200 graphs exchanged without blocking while collecting arrive intact");
     }
 

@@ -228,16 +228,7 @@ static class SdtoTest
     /// record an address a collection changed (it restarts when a collection began).</summary>
     static void WhileCollecting()
     {
-        bool stop = false;
-        var churn = new System.Threading.Thread(() => {
-            var keep = new System.Collections.Generic.List<byte[]>();
-            while (!System.Threading.Volatile.Read(ref stop)) {
-                keep.Add(new byte[200]);
-                if (keep.Count > 2000) keep.Clear();
-                GC.Collect(keep.Count % 2);
-            }
-        });
-        churn.Start();
+        var collector = new Collector();
         int bad = 0;
         for (int round = 0; round < 20; round++) {
             Node head = null;
@@ -249,8 +240,7 @@ static class SdtoTest
                 if (p.Value != ((49999 - n) ^ round)) { bad++; break; }
             if (n != 50000) bad++;
         }
-        System.Threading.Volatile.Write(ref stop, true);
-        churn.Join();
+        collector.Dispose();
         Check.Equal(0, bad, "graphs written while another thread collects come back intact");
     }
 

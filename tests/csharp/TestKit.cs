@@ -1,6 +1,7 @@
 // TestKit — assertions for SPMD tests. Every rank checks; Finish() collects the counts at rank 0,
 // which prints "N passed, N failed" for the whole job; the exit code is non-zero on any failure.
 using System;
+using System.Collections.Generic;
 using System.MP;
 using System.Threading;
 
@@ -151,5 +152,32 @@ sealed class HeapChurn
     {
         stop = true;
         if (thread != null) thread.Join();
+    }
+}
+
+/// <summary>Another thread that allocates and forces minor and major collections, one after the
+/// other, until disposed: `using (new Collector()) { ... }` runs the block while collecting.</summary>
+sealed class Collector : IDisposable
+{
+    bool stop;
+    readonly Thread thread;
+
+    public Collector(int objectBytes = 200, int kept = 2000)
+    {
+        thread = new Thread(() => {
+            var keep = new List<byte[]>();
+            while (!Volatile.Read(ref stop)) {
+                keep.Add(new byte[objectBytes]);
+                if (keep.Count > kept) keep.Clear();
+                GC.Collect(keep.Count % 2);
+            }
+        });
+        thread.Start();
+    }
+
+    public void Dispose()
+    {
+        Volatile.Write(ref stop, true);
+        thread.Join();
     }
 }
