@@ -241,6 +241,8 @@ namespace System.MP
         /// serialized size).</summary>
         public T ORecv<T>(int source, int tag, out Status status)
         {
+            if (oreceives.Pending) // OIrecv posted earlier may want the message: take a place after them
+                return OIrecv<T>(source, tag).Wait(out status);
             var st = new StatusData();
             object result = ReceiveGraph(source, tag, typeof(T), ref st);
             status = Status.Of(ref st);

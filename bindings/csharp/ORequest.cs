@@ -58,6 +58,20 @@ namespace System.MP
             return !r.Unmatched;
         }
 
+        /// <summary>Is an unmatched receive waiting (a blocking ORecv must then queue behind it)?</summary>
+        internal bool Pending {
+            get {
+                lock (pending) {
+                    for (int i = 0; i < pending.Count; i++) {
+                        if (pending[i].TryGetTarget(out IOReceive p) && p.Unmatched)
+                            return true;
+                        pending.RemoveAt(i--);
+                    }
+                }
+                return false;
+            }
+        }
+
         /// <summary>Takes r out of the queue; false when it was matched already.</summary>
         internal bool Remove(IOReceive r)
         {

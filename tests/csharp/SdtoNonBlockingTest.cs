@@ -106,6 +106,14 @@ static class SdtoNonBlockingTest
         world.OSend(Make(rank, 4, 3), next, 4);
         Parcel e = exact.Wait(), y = any.Wait();
         Check.True(Intact(y, prev, 3, 3) && Intact(e, prev, 4, 3), "a wildcard receive posted first gets the first message");
+        // a blocking ORecv issued while an OIrecv with the same envelope waits comes after it
+        ORequest<Parcel> earlier = world.OIrecv<Parcel>(prev, 13);
+        world.Barrier();   // no message on tag 13 can have been matched yet
+        world.OSend(Make(rank, 5, 3), next, 13);
+        world.OSend(Make(rank, 6, 3), next, 13);
+        Parcel later = world.ORecv<Parcel>(prev, 13);
+        Check.True(Intact(later, prev, 6, 3) && Intact(earlier.Wait(), prev, 5, 3),
+                   $"a blocking ORecv does not take the message of an earlier OIrecv (it got {later?.Serial})");
     }
 
     /// <summary>The exchange MPI programs write: post the receive, send (blocking), wait. Both
