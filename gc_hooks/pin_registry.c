@@ -230,6 +230,15 @@ void gch_transfer_release(int64_t id, int completed)
 /* Has MPI finished this transfer? Does not complete the request. */
 static int finished(record *r);
 
+/* Completes an abandoned transfer MPI has finished (its error has no reader) and frees its
+ * record; caller holds the lock. */
+static void finish_abandoned(int32_t i, handle_batch *b)
+{
+    int done;
+    mpc_test(&records[i].req, &done, NULL); /* completes and frees the request */
+    free_record(i, b, GCH_PINS_RELEASED_BY_GC);
+}
+
 void gch_transfers_reap_unowned(void)
 {
     if (in_registry)
@@ -241,9 +250,7 @@ void gch_transfers_reap_unowned(void)
         record *r = &records[oldest_unowned];
         if (r->state != ABANDONED || !finished(r))
             break;
-        int done;
-        mpc_test(&r->req, &done, NULL); /* completes and frees the request */
-        free_record(oldest_unowned, &b, GCH_PINS_RELEASED_BY_GC);
+        finish_abandoned(oldest_unowned, &b);
     }
     leave();
     free_batch(&b);
@@ -295,9 +302,7 @@ void gch_transfers_sweep(void)
         if (r->state == ACTIVE && r->owner && !mono_gchandle_get_target(r->owner))
             r->state = ABANDONED; /* its Request was collected */
         if (r->state == ABANDONED && finished(r)) {
-            int done;
-            mpc_test(&r->req, &done, NULL); /* completes and frees the request (its error has no reader) */
-            free_record(i, &b, GCH_PINS_RELEASED_BY_GC);
+            finish_abandoned(i, &b);
         } else if (r->state == ACTIVE && holds_objects(r) && finished(r)) {
             /* the record stays until Wait/Test completes the request; the objects are free to
              * move in this very collection */

@@ -180,6 +180,23 @@ static int do_isend_start(void *arg)
     return rc;
 }
 
+/* Writes the graph into a pooled buffer (*b) and starts sending it, tested once (s). On
+ * failure the buffer is given back (*b NULL) and the code returned. */
+static int start_graph_send(int32_t comm, MonoObject *graph, int32_t dest, int32_t tag, gch_buffer **b,
+                            struct isend_start *s)
+{
+    int rc = write_into(b, graph, 0, SIZE_MAX, "graph");
+    if (rc == MPC_OK) {
+        *s = (struct isend_start){(*b)->data, (*b)->length, dest, tag, comm, 0, MPC_OK, 0};
+        rc = opi_call_mpi(do_isend_start, s, NULL, 0);
+    }
+    if (rc != MPC_OK) {
+        gch_buffer_give(*b);
+        *b = NULL;
+    }
+    return rc;
+}
+
 static int reap_buffered_sends(void *unused)
 {
     (void)unused;
@@ -204,15 +221,13 @@ int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, i
     if (dest == MPI_PROC_NULL) /* MP.ProcNull: nothing to send, nothing to serialize */
         return MPC_OK;
     gch_buffer *b = NULL;
-    if ((rc = write_into(&b, graph, 0, SIZE_MAX, "graph")) != MPC_OK) {
-        gch_buffer_give(b);
+    struct isend_start s;
+    if ((rc = start_graph_send(comm, graph, dest, tag, &b, &s)) != MPC_OK)
         return rc;
-    }
     gch_count(GCH_OPERATIONS, 1);
-    struct isend_start s = {b->data, b->length, dest, tag, comm, 0, MPC_OK, 0};
-    if ((rc = opi_call_mpi(do_isend_start, &s, NULL, 0)) != MPC_OK || s.test_rc != MPC_OK || s.done) {
+    if (s.test_rc != MPC_OK || s.done) {
         gch_buffer_give(b);
-        return rc != MPC_OK ? rc : s.test_rc;
+        return s.test_rc;
     }
     /* Still running (the receiver has not matched it): the bytes are ours, not the user's, so
      * the send goes on buffered and OSend returns, as a standard-mode send may. Then no OSend
@@ -291,15 +306,9 @@ int32_t opi_oisend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, 
         return MPC_OK;
     }
     gch_buffer *b = NULL;
-    if ((rc = write_into(&b, graph, 0, SIZE_MAX, "graph")) != MPC_OK) {
-        gch_buffer_give(b);
+    struct isend_start s;
+    if ((rc = start_graph_send(comm, graph, dest, tag, &b, &s)) != MPC_OK)
         return rc;
-    }
-    struct isend_start s = {b->data, b->length, dest, tag, comm, 0, MPC_OK, 0};
-    if ((rc = opi_call_mpi(do_isend_start, &s, NULL, 0)) != MPC_OK) {
-        gch_buffer_give(b);
-        return rc;
-    }
     gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
     mpc_status none = {0};
     rc = opi_track_transfer(s.req, s.test_rc, s.done, &none, NULL, 0, NULL, owner, &info, "the graph", id, status);

@@ -30,6 +30,18 @@ MonoClass *rt_binding_class(const char *name)
                : NULL;
 }
 
+MonoMethod *rt_binding_method(_Atomic(MonoMethod *) *cache, const char *klass, const char *method, int nargs)
+{
+    MonoMethod *m = atomic_load(cache);
+    if (!m) {
+        MonoClass *c = rt_binding_class(klass);
+        if (!c || !(m = mono_class_get_method_from_name(c, method, nargs)))
+            return NULL;
+        atomic_store(cache, m);
+    }
+    return m;
+}
+
 int rt_has_transportable(MonoClass *k, MonoClassField *f)
 {
     if (!transportable_attribute)
@@ -362,13 +374,9 @@ static int struct_field(MonoClass *k, const char *name, uint32_t *offset, MonoCl
 static MonoClass *carried_element(MonoClass *k)
 {
     static _Atomic(MonoMethod *) element_type;
-    MonoMethod *m = atomic_load(&element_type);
-    if (!m) {
-        MonoClass *c = rt_binding_class("SdtoCollections");
-        if (!c || !(m = mono_class_get_method_from_name(c, "ElementType", 1)))
-            return NULL;
-        atomic_store(&element_type, m);
-    }
+    MonoMethod *m = rt_binding_method(&element_type, "SdtoCollections", "ElementType", 1);
+    if (!m)
+        return NULL;
     void *args[1] = {mono_type_get_object(mono_domain_get(), mono_class_get_type(k))};
     MonoObject *exc = NULL;
     MonoObject *e = args[0] ? mono_runtime_invoke(m, NULL, args, &exc) : NULL;

@@ -108,6 +108,9 @@ typedef struct rt_class_plan {
 void rt_set_transportable_attribute(MonoClass *attribute);
 /* A class of System.MP (the assembly of TransportableAttribute) by name, or NULL. */
 MonoClass *rt_binding_class(const char *name);
+/* Method `method` (taking nargs arguments) of System.MP's class `klass`, found once into *cache
+ * (a race finds the same method); NULL when it does not exist. */
+MonoMethod *rt_binding_method(_Atomic(MonoMethod *) *cache, const char *klass, const char *method, int nargs);
 
 /* Does field f of k (or k itself when f is NULL) carry [Transportable]? Calls Mono. */
 int rt_has_transportable(MonoClass *k, MonoClassField *f);

@@ -108,6 +108,18 @@ static int same_layout(const rt_class_plan *p, const sd_type *t)
            p->data_size == t->data_size && sd_wire_ref_count(p) == t->ref_count;
 }
 
+/* The first line of an exception's ToString ("System.X: message"), to be freed with mono_free;
+ * NULL when it cannot be had. */
+static char *exception_line(MonoObject *exc)
+{
+    MonoObject *exc2 = NULL;
+    MonoString *text = mono_object_to_string(exc, &exc2);
+    char *utf8 = text && !exc2 ? mono_string_to_utf8(text) : NULL;
+    if (utf8)
+        utf8[strcspn(utf8, "\r\n")] = '\0';
+    return utf8;
+}
+
 /* Runs the type initializers of k and of its base classes, as `new` would (k's own first, then
  * each base's, as the constructor chain reaches them), before any received instance exists.
  * Through RuntimeHelpers.RunClassConstructor and mono_runtime_invoke: a throwing initializer
@@ -137,13 +149,10 @@ static int run_type_initializers(const rt_class_plan *p)
             continue;
         /* "System.TypeInitializationException: The type initializer for 'X' threw an
          * exception. ---> Inner: message", the first line of its ToString */
-        MonoObject *exc2 = NULL;
-        MonoString *text = mono_object_to_string(exc, &exc2);
-        char *utf8 = text && !exc2 ? mono_string_to_utf8(text) : NULL;
+        char *utf8 = exception_line(exc);
         char *name = mono_type_get_name(handle);
-        error_record(SD_ERR_SERIALIZATION, NULL,
-                     "the type initializer of %s failed, so no %s can be received: %.*s", name ? name : "?",
-                     name ? name : "?", utf8 ? (int)strcspn(utf8, "\r\n") : 1, utf8 ? utf8 : "?");
+        error_record(SD_ERR_SERIALIZATION, NULL, "the type initializer of %s failed, so no %s can be received: %s",
+                     name ? name : "?", name ? name : "?", utf8 ? utf8 : "?");
         mono_free(name);
         mono_free(utf8);
         return SD_ERR_SERIALIZATION;
@@ -305,14 +314,33 @@ static int fits(fit_cache *c, const rt_class_plan *actual, MonoClass *declared)
     return ok;
 }
 
+/* Where a record's references lie: *groups groups of nslots, *stride bytes apart (an object
+ * has one group). 0 when it has none to link (strings, arrays of raw elements). */
+static int reference_groups(const rt_class_plan *p, const sd_record *rec, uint64_t *groups, size_t *stride)
+{
+    if (p->shape == RT_STRING || (p->shape != RT_OBJECT && p->element == RT_ELEM_RAW))
+        return 0;
+    *groups = p->shape == RT_OBJECT ? 1 : rec->elements;
+    *stride = p->shape == RT_OBJECT ? 0 : p->element == RT_ELEM_REFS ? 4 : p->data_size + 4u * p->nslots;
+    return 1;
+}
+
+/* Fails the read: `what` ("the root", ...) is not a k. */
+static int not_a(const char *what, MonoClass *k)
+{
+    const rt_class_plan *kp = rt_plan_for_class(k);
+    return error_record(SD_ERR_SERIALIZATION, NULL, "%s is not a %.*s", what, kp ? (int)kp->qualified_name_len : 1,
+                        kp ? kp->qualified_name : "?");
+}
+
 static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p, const sd_record *rec,
                        uint32_t i, const rt_class_plan **record_plans, fit_cache *cache, uint64_t *seen)
 {
-    if (p->shape == RT_STRING || (p->shape != RT_OBJECT && p->element == RT_ELEM_RAW))
+    uint64_t groups;
+    size_t stride;
+    if (!reference_groups(p, rec, &groups, &stride))
         return MPC_OK;
     MonoArray *holder = p->shape == RT_COLLECTION ? items : objs;
-    uint64_t groups = p->shape == RT_OBJECT ? 1 : rec->elements;
-    size_t stride = p->shape == RT_OBJECT ? 0 : p->element == RT_ELEM_REFS ? 4 : p->data_size + 4u * p->nslots;
     for (uint64_t e = 0; e < groups; e++) {
         for (uint32_t s = 0; s < p->nslots; s++) {
             int32_t idx = sd_i32(rec->refs + e * stride + 4 * s);
@@ -322,11 +350,8 @@ static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p
                     *slot = NULL; /* (storing null needs no write barrier) */
                 continue;
             }
-            if (!fits(cache, record_plans[idx], p->slots[s].declared)) {
-                const rt_class_plan *dp = rt_plan_for_class(p->slots[s].declared);
-                return failf("a reference points to an object that is not a %.*s", dp ? (int)dp->qualified_name_len : 1,
-                             dp ? dp->qualified_name : "?");
-            }
+            if (!fits(cache, record_plans[idx], p->slots[s].declared))
+                return not_a("a reference points to an object that", p->slots[s].declared);
             /* computed after the check: the store gets current addresses */
             mono_gc_wbarrier_generic_store(slot_address(holder, p, i, e, s), mono_array_get(objs, MonoObject *, idx));
         }
@@ -402,23 +427,16 @@ static void holder_give(holder *h, uint32_t used)
 static int rebuild_collections(MonoArray *objs, MonoArray *items)
 {
     static _Atomic(MonoMethod *) rebuild;
-    MonoMethod *m = atomic_load(&rebuild);
-    if (!m) {
-        MonoClass *c = rt_binding_class("SdtoCollections");
-        if (!c || !(m = mono_class_get_method_from_name(c, "Rebuild", 2)))
-            return error_record(RT_ERR_RUNTIME, NULL, "SdtoCollections.Rebuild not found: no collection can be received");
-        atomic_store(&rebuild, m);
-    }
+    MonoMethod *m = rt_binding_method(&rebuild, "SdtoCollections", "Rebuild", 2);
+    if (!m)
+        return error_record(RT_ERR_RUNTIME, NULL, "SdtoCollections.Rebuild not found: no collection can be received");
     void *args[2] = {objs, items};
     MonoObject *exc = NULL;
     mono_runtime_invoke(m, NULL, args, &exc);
     if (!exc)
         return MPC_OK;
-    MonoObject *exc2 = NULL;
-    MonoString *text = mono_object_to_string(exc, &exc2);
-    char *utf8 = text && !exc2 ? mono_string_to_utf8(text) : NULL;
-    error_record(SD_ERR_SERIALIZATION, NULL, "a collection in the message cannot be rebuilt: %.*s",
-                 utf8 ? (int)strcspn(utf8, "\r\n") : 1, utf8 ? utf8 : "?");
+    char *utf8 = exception_line(exc);
+    error_record(SD_ERR_SERIALIZATION, NULL, "a collection in the message cannot be rebuilt: %s", utf8 ? utf8 : "?");
     mono_free(utf8);
     return SD_ERR_SERIALIZATION;
 }
@@ -450,25 +468,18 @@ static int check_links(const uint8_t *records, const uint8_t *end, const sd_type
         sd_record rec;
         sd_parse_record(&cur, types, h->type_count, &rec);
         const rt_class_plan *p = plans[rec.type_index];
-        if (p->shape == RT_STRING || (p->shape != RT_OBJECT && p->element == RT_ELEM_RAW))
+        uint64_t groups;
+        size_t stride;
+        if (!reference_groups(p, &rec, &groups, &stride))
             continue;
-        uint64_t groups = p->shape == RT_OBJECT ? 1 : rec.elements;
-        size_t stride = p->shape == RT_OBJECT ? 0 : p->element == RT_ELEM_REFS ? 4 : p->data_size + 4u * p->nslots;
         for (uint64_t e = 0; e < groups; e++)
             for (uint32_t s = 0; s < p->nslots; s++) {
                 int32_t idx = sd_i32(rec.refs + e * stride + 4 * s);
-                if (idx >= 0 && !fits(cache, record_plans[idx], p->slots[s].declared)) {
-                    const rt_class_plan *dp = rt_plan_for_class(p->slots[s].declared);
-                    return failf("a reference points to an object that is not a %.*s",
-                                 dp ? (int)dp->qualified_name_len : 1, dp ? dp->qualified_name : "?");
-                }
+                if (idx >= 0 && !fits(cache, record_plans[idx], p->slots[s].declared))
+                    return not_a("a reference points to an object that", p->slots[s].declared);
             }
     }
-    if (!fits(cache, record_plans[h->root], expected)) {
-        const rt_class_plan *ep = rt_plan_for_class(expected);
-        return failf("the root is not a %.*s", ep ? (int)ep->qualified_name_len : 1, ep ? ep->qualified_name : "?");
-    }
-    return MPC_OK;
+    return fits(cache, record_plans[h->root], expected) ? MPC_OK : not_a("the root", expected);
 }
 
 static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse,
@@ -544,34 +555,24 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     MonoArray *objs = held.array;
     used = h.record_count;
     if (reuse && !collections) {
-        /* the records' types, then every check that can fail, before any object of reuse is
-         * written; then reuse's objects in record order, kept where they fit */
+        /* reuse's objects in record order, kept where they fit the records' types; then every
+         * check that can fail, before any object of reuse is written */
+        size_t found; /* (a graph that cannot be walked stores nothing: nothing is reused) */
+        sd_record_order(reuse, objs, &found);
+        if (found > used)
+            used = found > held.length ? held.length : (uint32_t)found; /* what it stored */
         cur.p = records;
         for (uint32_t i = 0; i < h.record_count; i++) {
             sd_record rec;
             sd_parse_record(&cur, types, h.type_count, &rec);
             record_plans[i] = plans[rec.type_index];
+            MonoObject *o = mono_array_get(objs, MonoObject *, i);
+            if (o && !reusable(o, record_plans[i], &rec))
+                mono_array_setref(objs, i, NULL);
         }
         if ((rc = check_links(records, buf + len, types, &h, plans, record_plans, expected, cache)) != MPC_OK)
             goto done;
         rc = MPC_ERR_NO_MEMORY;
-        size_t found;
-        int walked = sd_record_order(reuse, objs, &found);
-        if (found > used)
-            used = found > held.length ? held.length : (uint32_t)found; /* what it stored */
-        if (walked == MPC_OK) {
-            cur.p = records;
-            for (uint32_t i = 0; i < h.record_count; i++) {
-                sd_record rec;
-                sd_parse_record(&cur, types, h.type_count, &rec);
-                MonoObject *o = mono_array_get(objs, MonoObject *, i);
-                if (o && !reusable(o, record_plans[i], &rec))
-                    mono_array_setref(objs, i, NULL);
-            }
-        } else {
-            for (uint32_t i = 0; i < h.record_count; i++) /* a graph that cannot be walked: none */
-                mono_array_setref(objs, i, NULL);
-        }
         cur.p = records;
     }
     if (collections) {
@@ -605,8 +606,7 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     if (collections && (rc = rebuild_collections(objs, items)) != MPC_OK)
         goto done;
     if (!mono_object_isinst(mono_array_get(objs, MonoObject *, h.root), expected)) {
-        const rt_class_plan *ep = rt_plan_for_class(expected);
-        rc = failf("the root is not a %.*s", ep ? (int)ep->qualified_name_len : 1, ep ? ep->qualified_name : "?");
+        rc = not_a("the root", expected);
         goto done;
     }
     *result = mono_array_get(objs, MonoObject *, h.root); /* fetched after the check: it may move */

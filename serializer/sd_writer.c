@@ -816,7 +816,7 @@ int sd_measure(MonoObject *root, size_t *bytes)
 int sd_record_order(MonoObject *root, MonoArray *order, size_t *count)
 {
     *count = 0;
-    return write_or_measure(root, 0, SIZE_MAX, NULL, count, order);
+    return root ? write_or_measure(root, 0, SIZE_MAX, NULL, count, order) : MPC_OK;
 }
 
 static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
@@ -857,6 +857,14 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
                 goto done;
             }
         }
+        if (order) { /* only the order: no Mono call since the walk ended, the addresses are current */
+            size_t n = g.count < rt_array_length((MonoObject *)order) ? g.count : rt_array_length((MonoObject *)order);
+            for (size_t i = 0; i < n; i++)
+                mono_array_setref(order, i, g.objs[i]);
+            *measured = g.count;
+            rc = MPC_OK;
+            goto done;
+        }
         /* the error message of admissible() may build a plan too */
         if (!(g.type_of = malloc(g.count * sizeof *g.type_of)))
             goto done;
@@ -872,14 +880,6 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
     if (g.ntypes > SD_MAX_TYPES) {
         rc = error_record(SD_ERR_GRAPH, NULL, "the graph holds %u types, more than the %d a message may name",
                           g.ntypes, SD_MAX_TYPES);
-        goto done;
-    }
-    if (order) { /* no Mono call since the walk ended: the addresses are current */
-        size_t n = g.count < rt_array_length((MonoObject *)order) ? g.count : rt_array_length((MonoObject *)order);
-        for (size_t i = 0; i < n; i++)
-            mono_array_setref(order, i, g.objs[i]);
-        *measured = g.count;
-        rc = MPC_OK;
         goto done;
     }
     if (measured) {

@@ -43,7 +43,7 @@ int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out)
 
 /* The objects of the graph under root in the order a write numbers them (the root first, then
  * as found through travelling references), stored into order[0..) as far as it is long; *count
- * is how many the graph holds. */
+ * is how many the graph holds. A graph that cannot travel stores nothing (*count 0). */
 int sd_record_order(MonoObject *root, MonoArray *order, size_t *count);
 
 /* Reads a message whose root must be assignable to expected. On success *result is the root

@@ -37,15 +37,6 @@ static class SdtoTest
     static Intracomm world = Ring.World;
     static int rank = Ring.Rank, next = Ring.Next, prev = Ring.Prev;
 
-    static T RoundTrip<T>(T graph)
-    {
-        byte[] bytes = Serializer.Serialize(graph);
-        Check.Equal(bytes.Length, Serializer.Measure(graph), "Serialize returns Measure bytes");
-        var padded = new byte[bytes.Length + 7];
-        Check.Equal(bytes.Length, Serializer.Serialize(graph, padded, 3), "Serialize into a buffer");
-        return Serializer.Deserialize<T>(padded, 3, bytes.Length);
-    }
-
     static Record Sample(int seed)
     {
         var r = new Record {
@@ -74,24 +65,24 @@ static class SdtoTest
 
     static void Shapes()
     {
-        CheckSample(RoundTrip(Sample(3)), 3, "Serializer round trip");
-        Check.True(RoundTrip<Record>(null) == null, "null root");
+        CheckSample(Graphs.RoundTrip(Sample(3)), 3, "Serializer round trip");
+        Check.True(Graphs.RoundTrip<Record>(null) == null, "null root");
         Check.Equal(0, Serializer.Deserialize<int>(Serializer.Serialize(null), 0, Serializer.Measure(null)), "null graph as a value type");
-        Check.Equal(42L, RoundTrip(42L), "a long as the root");
+        Check.Equal(42L, Graphs.RoundTrip(42L), "a long as the root");
         byte[] boxed = Serializer.Serialize(42L);
         Check.Throws<MPSerializationException>(() => Serializer.Deserialize<object>(boxed, 0, boxed.Length), "a boxed long is no [Transportable] object");
-        Check.Equal("héllo wörld", RoundTrip("héllo wörld"), "string root");
-        Check.True(RoundTrip(new[] { 1.5, 2.5 }).SequenceEqual(new[] { 1.5, 2.5 }), "double[] root");
+        Check.Equal("héllo wörld", Graphs.RoundTrip("héllo wörld"), "string root");
+        Check.True(Graphs.RoundTrip(new[] { 1.5, 2.5 }).SequenceEqual(new[] { 1.5, 2.5 }), "double[] root");
         var m = new int[2, 3, 4];
         m[1, 2, 3] = 99;
-        Check.Equal(99, RoundTrip(m)[1, 2, 3], "int[,,] root");
-        var sq = RoundTrip(new Holder { Shape = new Square { Sides = 4, Edge = 1.5 } });
+        Check.Equal(99, Graphs.RoundTrip(m)[1, 2, 3], "int[,,] root");
+        var sq = Graphs.RoundTrip(new Holder { Shape = new Square { Sides = 4, Edge = 1.5 } });
         Check.True(sq.Shape is Square s && s.Edge == 1.5 && s.Sides == 4, "[Transportable] subclass in a base-typed field, inherited fields");
         Check.Throws<ArgumentException>(() => Serializer.Serialize(new Holder { Shape = new Triangle() }), "unmarked subclass in a base-typed field");
         Check.Throws<ArgumentException>(() => Serializer.Serialize(new Unsafe { Callback = () => { } }), "a delegate never travels");
-        var res = RoundTrip(new Res { Row = 4, Col = 1, Block = new double[16, 256] });
+        var res = Graphs.RoundTrip(new Res { Row = 4, Col = 1, Block = new double[16, 256] });
         Check.True(res.Block.GetLength(0) == 16 && res.Block.GetLength(1) == 256 && res.Row == 4, "Res with a double[,] block");
-        var jagged = RoundTrip(new[] { new[] { 1 }, null, new[] { 2, 3 } });
+        var jagged = Graphs.RoundTrip(new[] { new[] { 1 }, null, new[] { 2, 3 } });
         Check.True(jagged[0][0] == 1 && jagged[1] == null && jagged[2][1] == 3, "jagged int[][]");
     }
 
@@ -99,7 +90,7 @@ static class SdtoTest
     {
         Node head = null;
         for (int i = 0; i < 1000000; i++) head = new Node { Value = i, Next = head };
-        Node back = RoundTrip(head);
+        Node back = Graphs.RoundTrip(head);
         int n = 0;
         bool ordered = true;
         for (Node p = back; p != null; p = p.Next, n++) ordered &= p.Value == 999999 - n;
@@ -233,10 +224,10 @@ static class SdtoTest
         for (int round = 0; round < 20; round++) {
             Node head = null;
             for (int i = 0; i < 50000; i++) head = new Node { Value = i ^ round, Next = head };
-            var r = RoundTrip(Sample(round));
+            var r = Graphs.RoundTrip(Sample(round));
             if (r.Id != 1000 + round || !ReferenceEquals(r.Peer, r)) bad++;
             int n = 0;
-            for (Node p = RoundTrip(head); p != null; p = p.Next, n++)
+            for (Node p = Graphs.RoundTrip(head); p != null; p = p.Next, n++)
                 if (p.Value != ((49999 - n) ^ round)) { bad++; break; }
             if (n != 50000) bad++;
         }

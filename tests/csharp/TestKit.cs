@@ -181,3 +181,17 @@ sealed class Collector : IDisposable
         thread.Join();
     }
 }
+
+static class Graphs
+{
+    /// <summary>Through Serializer and back: Serialize must give Measure bytes, and the same
+    /// bytes at an offset of a larger buffer, which Deserialize reads there.</summary>
+    public static T RoundTrip<T>(T graph)
+    {
+        byte[] bytes = Serializer.Serialize(graph);
+        Check.Equal(bytes.Length, Serializer.Measure(graph), "Serialize returns Measure bytes");
+        var padded = new byte[bytes.Length + 7];
+        Check.Equal(bytes.Length, Serializer.Serialize(graph, padded, 3), "Serialize into a buffer");
+        return Serializer.Deserialize<T>(padded, 3, bytes.Length);
+    }
+}
