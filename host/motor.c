@@ -92,7 +92,7 @@ static void end_mpi(int code)
         mpc_abort(mpc_comm_world(), code);
         _exit(code); /* not reached: MPI_Abort ends the process */
     }
-    int rc = mpc_finalize();
+    int rc = motor_core_finalize();
     if (rc != MPC_OK && rc != MPC_ERR_NOT_INITIALIZED)
         fprintf(stderr, "motor: rank %d: MPI_Finalize failed: %s\n", world_rank, mpc_strerror(rc));
 }

@@ -3,11 +3,17 @@
 
 #include "error_record.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 static int granted_thread_level = -1;
 static int tag_upper_bound = 32767; /* MPI guarantees at least this; replaced at init */
@@ -98,6 +104,151 @@ int mpc_finalize(void)
         return error_record(MPC_ERR_NOT_INITIALIZED, NULL,
                             "MPI is not initialised, or has been finalised already");
     return MPI_Finalize();
+}
+
+/* The watch over a bounded MPI_Finalize (mpc_finalize_within). */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int done;
+    struct timespec deadline; /* CLOCK_MONOTONIC */
+    double seconds;
+    int exit_status;
+    int rank;
+} finalize_watch = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0, 0}, 0.0, 0, 0};
+
+static void *watch_finalize(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&finalize_watch.lock);
+    int rc = 0;
+    while (!finalize_watch.done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&finalize_watch.changed, &finalize_watch.lock,
+                                    &finalize_watch.deadline);
+    int done = finalize_watch.done;
+    pthread_mutex_unlock(&finalize_watch.lock);
+    if (done)
+        return NULL;
+    /* Every rank passed the barrier, so the job's work is complete: only MPI's teardown is
+     * stuck. */
+    fprintf(stderr,
+            "motor: rank %d: MPI_Finalize still running %.1f s after every rank finished; "
+            "ending with status %d\n",
+            finalize_watch.rank, finalize_watch.seconds, finalize_watch.exit_status);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(finalize_watch.exit_status);
+}
+
+/* MPI_Finalize, ending the process with `exit_status` if it has not returned after `seconds`. */
+static int finalize_bounded(double seconds, int exit_status, int rank)
+{
+    finalize_watch.exit_status = exit_status;
+    finalize_watch.seconds = seconds;
+    finalize_watch.rank = rank;
+    clock_gettime(CLOCK_MONOTONIC, &finalize_watch.deadline);
+    double whole = (double)(long)seconds;
+    long nanos = finalize_watch.deadline.tv_nsec + (long)((seconds - whole) * 1e9);
+    finalize_watch.deadline.tv_sec += (time_t)whole + nanos / 1000000000L;
+    finalize_watch.deadline.tv_nsec = nanos % 1000000000L;
+    pthread_condattr_t attr;
+    pthread_t watcher;
+    int watching = pthread_condattr_init(&attr) == 0 &&
+                   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 &&
+                   pthread_cond_init(&finalize_watch.changed, &attr) == 0 &&
+                   pthread_create(&watcher, NULL, watch_finalize, NULL) == 0;
+    /* Without a watcher MPI_Finalize runs unbounded, as it would without this call. */
+    int rc = MPI_Finalize();
+    if (watching) {
+        pthread_mutex_lock(&finalize_watch.lock);
+        finalize_watch.done = 1;
+        pthread_cond_signal(&finalize_watch.changed);
+        pthread_mutex_unlock(&finalize_watch.lock);
+        pthread_join(watcher, NULL);
+    }
+    return rc;
+}
+
+/* Sends one PMI-1 command line on `fd` and waits up to `millis` for the reply line `answer`. */
+static int pmi_exchange(int fd, const char *command, const char *answer, int millis)
+{
+    size_t length = strlen(command);
+    if (write(fd, command, length) != (ssize_t)length)
+        return -1;
+    char reply[256];
+    size_t have = 0;
+    struct pollfd readable = {fd, POLLIN, 0};
+    while (have < sizeof reply - 1 && poll(&readable, 1, millis) == 1) {
+        ssize_t n = read(fd, reply + have, sizeof reply - 1 - have);
+        if (n <= 0)
+            return -1;
+        have += (size_t)n;
+        reply[have] = '\0';
+        if (strstr(reply, answer))
+            return 0;
+    }
+    return -1;
+}
+
+/* The socket to Hydra's process manager (PMI-1 over PMI_FD), or -1 under another launcher. */
+static int hydra_pmi_socket(void)
+{
+    const char *value = getenv("PMI_FD");
+    if (!value || !*value)
+        return -1;
+    int fd = atoi(value);
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? fd : -1;
+}
+
+/* 1 on every rank when the job's ranks are on more than one host, 0 on every rank otherwise. */
+static int job_spans_hosts(int *rc)
+{
+    MPI_Comm local;
+    int local_size = 0, world_size = 0, spans = 0;
+    if ((*rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                                   &local)) != MPI_SUCCESS)
+        return 0;
+    if ((*rc = MPI_Comm_size(local, &local_size)) == MPI_SUCCESS &&
+        (*rc = MPI_Comm_size(MPI_COMM_WORLD, &world_size)) == MPI_SUCCESS) {
+        spans = local_size < world_size;
+        *rc = MPI_Allreduce(MPI_IN_PLACE, &spans, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    }
+    int freed = MPI_Comm_free(&local);
+    if (*rc == MPI_SUCCESS)
+        *rc = freed;
+    return spans;
+}
+
+int mpc_finalize_within(double seconds, int exit_status)
+{
+    if (!mpc_is_initialized())
+        return error_record(MPC_ERR_NOT_INITIALIZED, NULL,
+                            "MPI is not initialised, or has been finalised already");
+    if (seconds <= 0)
+        return MPI_Finalize();
+    int rank = 0, rc = MPI_Barrier(MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS || (rc = MPI_Comm_rank(MPI_COMM_WORLD, &rank)) != MPI_SUCCESS)
+        return rc;
+    int spans = job_spans_hosts(&rc);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int pmi = hydra_pmi_socket();
+    if (spans && pmi >= 0) {
+        /* MPICH 4.0.2 disconnects every UCX endpoint before its last process-manager barrier,
+         * and over TCP a disconnect can wait forever for a peer already in that barrier. The
+         * barrier above proved no message of the job is pending, so every rank leaves as MPI_Finalize
+         * would end, without the teardown: the process manager's barrier and its "finalize"
+         * (without which Hydra's proxy kills the job); the kernel frees the rest. */
+        fflush(stdout);
+        fflush(stderr);
+        if (pmi_exchange(pmi, "cmd=barrier_in\n", "cmd=barrier_out\n", 60000) == 0 &&
+            pmi_exchange(pmi, "cmd=finalize\n", "cmd=finalize_ack\n", 60000) == 0)
+            _exit(exit_status);
+        fprintf(stderr, "motor: rank %d: the process manager did not answer at the end; "
+                        "finalizing MPI instead\n", rank);
+    }
+    return finalize_bounded(seconds, exit_status, rank);
 }
 
 int mpc_thread_level(void) { return granted_thread_level; }

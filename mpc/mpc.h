@@ -45,6 +45,12 @@ MPC_API int mpc_error_class(int code);
  * MPI_ERRORS_RETURN on World and Self either way. */
 MPC_API int mpc_init(int *argc, char ***argv, int required, int *provided);
 MPC_API int mpc_finalize(void);
+/* For a program with nothing left to do once MPI ends: a barrier of World (every rank finished,
+ * so no message of the job is pending), then MPI_Finalize. If that has not returned `seconds`
+ * after the barrier, the process ends at once with `exit_status`, stdio flushed: MPICH 4.0 over
+ * UCX's TCP can hang in its teardown when ranks are on different hosts. seconds <= 0: plain
+ * MPI_Finalize. */
+MPC_API int mpc_finalize_within(double seconds, int exit_status);
 MPC_API int mpc_is_initialized(void);      /* initialised and not finalised */
 MPC_API int mpc_thread_level(void);        /* the level MPI granted */
 MPC_API int mpc_tag_ub(void);              /* MPI_TAG_UB of World */

@@ -209,7 +209,7 @@ int32_t opi_abort(int32_t comm, int32_t code)
 static int do_finalize(void *arg)
 {
     (void)arg;
-    return mpc_finalize();
+    return motor_core_finalize();
 }
 int32_t opi_finalize(void) { return opi_run_gc_safe(do_finalize, NULL, NULL, 0); }
 

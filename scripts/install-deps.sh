@@ -17,6 +17,7 @@ case "${1:-}" in
 esac
 if [ "${1:-}" = "--test" ]; then
   PACKAGES+=(clang-14 libclang-rt-14-dev)                      # libFuzzer build of the validator
+  PACKAGES+=(iproute2 util-linux)                              # hosts as network namespaces (ip, nsenter)
 fi
 
 missing=()
