@@ -2,6 +2,7 @@
 #include "mpc.h"
 
 #include "error_record.h"
+#include "liveness.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -93,6 +94,8 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
         return rc;
     if (found)
         tag_upper_bound = *(int *)attr;
+    if (!init && (rc = liveness_start(granted_thread_level)) != MPI_SUCCESS)
+        return rc;
     if (provided)
         *provided = granted_thread_level;
     return MPC_OK;
@@ -103,6 +106,7 @@ int mpc_finalize(void)
     if (!mpc_is_initialized())
         return error_record(MPC_ERR_NOT_INITIALIZED, NULL,
                             "MPI is not initialised, or has been finalised already");
+    liveness_stop();
     return MPI_Finalize();
 }
 
@@ -201,40 +205,22 @@ static int hydra_pmi_socket(void)
     return fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? fd : -1;
 }
 
-/* 1 on every rank when the job's ranks are on more than one host, 0 on every rank otherwise. */
-static int job_spans_hosts(int *rc)
-{
-    MPI_Comm local;
-    int local_size = 0, world_size = 0, spans = 0;
-    if ((*rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                                   &local)) != MPI_SUCCESS)
-        return 0;
-    if ((*rc = MPI_Comm_size(local, &local_size)) == MPI_SUCCESS &&
-        (*rc = MPI_Comm_size(MPI_COMM_WORLD, &world_size)) == MPI_SUCCESS) {
-        spans = local_size < world_size;
-        *rc = MPI_Allreduce(MPI_IN_PLACE, &spans, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    }
-    int freed = MPI_Comm_free(&local);
-    if (*rc == MPI_SUCCESS)
-        *rc = freed;
-    return spans;
-}
-
 int mpc_finalize_within(double seconds, int exit_status)
 {
     if (!mpc_is_initialized())
         return error_record(MPC_ERR_NOT_INITIALIZED, NULL,
                             "MPI is not initialised, or has been finalised already");
-    if (seconds <= 0)
+    if (seconds <= 0) {
+        liveness_stop();
         return MPI_Finalize();
+    }
+    /* the heartbeat runs on through the barrier: a host lost now still ends the job */
     int rank = 0, rc = MPI_Barrier(MPI_COMM_WORLD);
+    liveness_stop();
     if (rc != MPI_SUCCESS || (rc = MPI_Comm_rank(MPI_COMM_WORLD, &rank)) != MPI_SUCCESS)
         return rc;
-    int spans = job_spans_hosts(&rc);
-    if (rc != MPI_SUCCESS)
-        return rc;
     int pmi = hydra_pmi_socket();
-    if (spans && pmi >= 0) {
+    if (liveness_spans_hosts() == 1 && pmi >= 0) {
         /* MPICH 4.0.2 disconnects every UCX endpoint before its last process-manager barrier,
          * and over TCP a disconnect can wait forever for a peer already in that barrier. The
          * barrier above proved no message of the job is pending, so every rank leaves as MPI_Finalize

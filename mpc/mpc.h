@@ -51,6 +51,12 @@ MPC_API int mpc_finalize(void);
  * UCX's TCP can hang in its teardown when ranks are on different hosts. seconds <= 0: plain
  * MPI_Finalize. */
 MPC_API int mpc_finalize_within(double seconds, int exit_status);
+/* In a job spanning hosts each rank exchanges a heartbeat with its two ring neighbours (a thread,
+ * while MPI runs with MPI_THREAD_MULTIPLE). A neighbour silent for MOTOR_HEARTBEAT_TIMEOUT
+ * seconds (default 4; 0: no heartbeat) is named on stderr, and the rank kills itself (SIGKILL), so
+ * Hydra ends the whole job at once; should the signal fail it exits with this status (sysexits'
+ * EX_UNAVAILABLE). */
+#define MPC_EXIT_PEER_LOST 69
 MPC_API int mpc_is_initialized(void);      /* initialised and not finalised */
 MPC_API int mpc_thread_level(void);        /* the level MPI granted */
 MPC_API int mpc_tag_ub(void);              /* MPI_TAG_UB of World */

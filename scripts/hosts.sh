@@ -145,6 +145,12 @@ cmd_down() {
         umount "$STATE" 2>/dev/null || true
         rmdir "$STATE" 2>/dev/null || true
     fi
+    # A namespace outlives its name while sockets still hold it (TCP retransmitting to a host that
+    # was cut off, for minutes): its veth would too, and block the next "up". Deleting our end of
+    # each pair deletes both.
+    for dev in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^m(l|h[0-9]+)$' || true); do
+        ip link del "$dev" 2>/dev/null || true
+    done
     ip link del "$BRIDGE" 2>/dev/null || true
 }
 
