@@ -7,12 +7,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -223,9 +222,10 @@ int mpc_finalize_within(double seconds, int exit_status)
     if (liveness_spans_hosts() == 1 && pmi >= 0) {
         /* MPICH 4.0.2 disconnects every UCX endpoint before its last process-manager barrier,
          * and over TCP a disconnect can wait forever for a peer already in that barrier. The
-         * barrier above proved no message of the job is pending, so every rank leaves as MPI_Finalize
-         * would end, without the teardown: the process manager's barrier and its "finalize"
-         * (without which Hydra's proxy kills the job); the kernel frees the rest. */
+         * barrier above proved no message of the job is pending, so every rank ends as
+         * MPI_Finalize ends toward the process manager, without the transport's teardown: its
+         * barrier, then "finalize" (without which Hydra's proxy kills the job); the kernel
+         * frees the rest. */
         fflush(stdout);
         fflush(stderr);
         if (pmi_exchange(pmi, "cmd=barrier_in\n", "cmd=barrier_out\n", 60000) == 0 &&
