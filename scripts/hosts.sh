@@ -17,8 +17,9 @@
 #                                             prints why and exits 77
 #
 # Addresses exist only inside these namespaces; the bridge has none, so nothing is routed to or
-# from the rest of the machine. A delay is added by netdelay (tests/c/netdelay.c, NFQUEUE): this
-# kernel has no netem.
+# from the rest of the machine. This kernel has no netem: a delay or loss needs a program that
+# holds queued packets (NFQUEUE), given as MOTOR_NETDELAY; the project does not ship one yet, so
+# --delay and --loss refuse without it.
 set -euo pipefail
 
 STATE=/run/motor-hosts
