@@ -169,5 +169,23 @@ for mode in hybrid coop; do
     check "stock mono: $mode suspend accepted" ring_ok
 done
 
+# A job whose ranks run different System.MP builds is refused at start, naming the ranks: rank 1
+# runs a System.MP.dll built from the same sources as version 9.9.9 (libmotorcore.so beside it).
+other=$(mktemp -d)
+sed 's/"[0-9][0-9.]*"/"9.9.9"/' "$build/AssemblyInfo.cs" >"$other/AssemblyInfo.cs"
+src=$(cd "$(dirname "$0")/.." && pwd)
+mcs -nologo -target:library -unsafe -nowarn:1591 -out:"$other/System.MP.dll" \
+    "$src"/bindings/csharp/*.cs "$other/AssemblyInfo.cs" >"$out" 2>"$err"
+check "a System.MP.dll of another version builds" [ $? -eq 0 ]
+ln -s "$build/libmotorcore.so" "$other/libmotorcore.so"
+run 60 "$mpiexec" -n 1 -env MONO_PATH "$build" mono "$probe" args x : -n 1 -env MONO_PATH "$other" mono "$probe" args x
+check "mixed System.MP versions: the job fails without hanging" ended
+check "mixed System.MP versions: the refusal names both builds" \
+    has "rank 0 runs System.MP 0.1.0.0 on X64, 64-bit, little-endian; rank 1 runs System.MP 9.9.9.0" "$err"
+check "mixed System.MP versions: no rank ran the program" lacks "args:" "$out"
+rm -rf "$other"
+run 60 "$mpiexec" -n 2 mono "$probe" args x
+check "the same System.MP on every rank: accepted" has "args:x" "$out"
+
 echo "host_test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -45,6 +45,7 @@ namespace System.MP
                 Hosted = rc == 1;
                 CreateCommunicators();
                 worldSize = world.Size;
+                RefuseMixedJob();
                 // Both hosts: Environment.Exit must end MPI here. Later Mono waits for every other
                 // thread to stop before it exits, and a thread waiting inside MPI never does.
                 processExit = (s, e) => EndProcess(Environment.ExitCode, s, e);
@@ -63,6 +64,41 @@ namespace System.MP
                 }
                 ready = true;
             }
+        }
+
+        /// <summary>What a rank runs, as every rank of a job must run it: this System.MP.dll's
+        /// version, the architecture, the word size and the byte order (objects travel as their
+        /// bytes, so ranks that differ in any of these would misread each other).</summary>
+        internal static string BuildIdentity()
+        {
+            var assembly = typeof(Core).Assembly.GetName();
+            return string.Format("System.MP {0} on {1}, {2}-bit, {3}-endian", assembly.Version,
+                RuntimeInformation.ProcessArchitecture, IntPtr.Size * 8,
+                BitConverter.IsLittleEndian ? "little" : "big");
+        }
+
+        /// <summary>Every rank compares what it runs with the others' (one Allgather at start)
+        /// and refuses a mixed job, naming the ranks that differ from rank 0, before any of them
+        /// could corrupt another's data.</summary>
+        static void RefuseMixedJob()
+        {
+            const int width = 96;
+            var mine = new byte[width];
+            byte[] text = Encoding.UTF8.GetBytes(BuildIdentity());
+            Array.Copy(text, mine, Math.Min(text.Length, width));
+            var all = new byte[width * worldSize];
+            world.Allgather(mine, all);
+            Func<int, string> Identity = rank => Encoding.UTF8.GetString(all, rank * width, width).TrimEnd('\0');
+            string first = Identity(0);
+            var differing = new List<string>();
+            for (int rank = 1; rank < worldSize; rank++)
+                if (Identity(rank) != first)
+                    differing.Add(string.Format("rank {0} runs {1}", rank, Identity(rank)));
+            if (differing.Count > 0)
+                throw new StartupRefusal(string.Format("System.MP: the ranks of this job differ: rank 0 runs {0}; {1}. " +
+                    "Every rank must run the same System.MP version on the same architecture and byte order.",
+                    first, string.Join("; ", differing.Count > 4 ? differing.GetRange(0, 4) : differing) +
+                    (differing.Count > 4 ? string.Format("; and {0} more", differing.Count - 4) : "")));
         }
 
         /// <summary>Under preemptive suspend a thread is stopped by a signal anywhere, also inside
