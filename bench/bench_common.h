@@ -3,6 +3,8 @@
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 
+#include "mpc.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -30,5 +32,16 @@ static inline long bench_peak_rss_kib(void)
         fclose(f);
     return kib;
 }
+
+/* MPI for the native reference programs, started and ended as motor does it (mpc): so a run
+ * across hosts ends by itself as System.MP's does (MPICH 4.0.2 can hang in MPI_Finalize there,
+ * see mpc_finalize_within), and both carry the same heartbeat. */
+static inline int bench_mpi_init(int *argc, char ***argv)
+{
+    int provided = 0;
+    return mpc_init(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+}
+
+static inline int bench_mpi_finalize(void) { return mpc_finalize_within(1.0, 0); }
 
 #endif

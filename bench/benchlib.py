@@ -14,6 +14,48 @@ import sys
 import time
 
 
+HOSTS_SH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "hosts.sh")
+
+
+def host_args(parser):
+    """--hosts and --delay-us: the same runs across separate hosts (scripts/hosts.sh, root)."""
+    parser.add_argument("--hosts", type=int, default=0,
+                        help="run across this many hosts made as network namespaces (needs root)")
+    parser.add_argument("--delay-us", type=float, default=50,
+                        help="with --hosts, measure again with this one-way link delay (0: not)")
+
+
+def launcher(a, ranks):
+    """The command that starts `ranks` processes: mpiexec.mpich here, or across a.hosts hosts
+    (block order, as few hosts a rank as fit)."""
+    if not a.hosts:
+        return ["mpiexec.mpich", "-n", str(ranks)]
+    return ["bash", HOSTS_SH, "run", "--ppn", str(-(-ranks // a.hosts)), "-n", str(ranks), "--"]
+
+
+def settings(a):
+    """Yields (title suffix, output directory) for each setting to measure: this machine; or
+    a.hosts hosts without, then with a.delay_us of delay, each brought up and torn down here."""
+    if not a.hosts:
+        yield "", a.out
+        return
+    a.build = os.path.abspath(a.build)   # the hosts' processes start from the launcher's view
+    netdelay = os.path.join(a.build, "tests", "netdelay")
+    for delay in [0] + ([a.delay_us] if a.delay_us else []):
+        up = ["bash", HOSTS_SH, "up", str(a.hosts)]
+        if delay:
+            if not os.access(netdelay, os.X_OK):
+                raise SystemExit(f"a delay needs {netdelay} (built when libnetfilter-queue-dev is "
+                                 "installed: bash scripts/install-deps.sh --bench)")
+            up += ["--delay", str(delay)]
+        subprocess.run(up, check=True, env=dict(os.environ, MOTOR_NETDELAY=netdelay))
+        try:
+            label = f", across {a.hosts} hosts" + (f", link delay {delay:g} µs" if delay else "")
+            yield label, os.path.join(a.out, f"hosts{a.hosts}" + (f"_delay{delay:g}us" if delay else ""))
+        finally:
+            subprocess.run(["bash", HOSTS_SH, "down"], check=False)
+
+
 def standard_args(parser, minimum, maximum, step="x2"):
     """The flags every driver takes (in the style of mpi4py.bench)."""
     parser.add_argument("--build", default="build")

@@ -3,7 +3,8 @@
 native C MPICH (reference), C# on System.MP and the C# P/Invoke baseline; Gatherv and Alltoallv
 (blocks of the given size from every rank), and Iallreduce + Wait (doubles, Sum) for native C and
 System.MP, too.
-Run through `bash bench/run.sh collectives [--ranks N] [--ops gatherv,alltoallv,iallreduce] [flags]`."""
+Run through `bash bench/run.sh collectives [--ranks N] [--ops gatherv,alltoallv,iallreduce] [flags]`;
+`--hosts H` runs the same across H hosts (network namespaces), without and with a link delay."""
 import argparse
 
 import benchlib
@@ -18,9 +19,15 @@ def main():
     p.add_argument("--ranks", type=int, default=2)
     p.add_argument("--transports", default=",".join(LABELS))
     p.add_argument("--ops", help="comma-separated subset of the collectives (default: all)")
+    benchlib.host_args(p)
     a = p.parse_args()
+    for where, out in benchlib.settings(a):
+        measure(a, where, out)
+
+
+def measure(a, where, out):
     b, sizes = a.build, [str(a.min), str(a.max), str(a.reps)]
-    mpi = ["mpiexec.mpich", "-n", str(a.ranks)]
+    mpi = benchlib.launcher(a, a.ranks)
     names = ["native-c"] + [t for t in a.transports.split(",") if t != "native-c"]
     ops = ["bcast", "allreduce"]
     titles = {"bcast": "Bcast from rank 0", "allreduce": "Allreduce of doubles, Sum"}
@@ -41,7 +48,8 @@ def main():
         }
         run = [t for t in names if not (op in without_pinvoke and t == "pinvoke")]
         res = benchlib.collect({t: commands[t] for t in run}, a.rounds)
-        benchlib.report(res, run, LABELS, f"{titles[op]}, {a.ranks} ranks, per call", "µs", a.out, op)
+        benchlib.report(res, run, LABELS, f"{titles[op]}, {a.ranks} ranks{where}, per call", "µs", out, op)
+
 
 if __name__ == "__main__":
     main()

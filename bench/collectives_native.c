@@ -17,8 +17,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && (strcmp(argv[1], "gatherv") == 0 || strcmp(argv[1], "alltoallv") == 0))
         return vcoll_main(argc, argv);
-    int provided, rank;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    int rank;
+    bench_mpi_init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int allreduce = argc > 1 && strcmp(argv[1], "allreduce") == 0;
     int iallreduce = argc > 1 && strcmp(argv[1], "iallreduce") == 0;
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
         }
     }
     printf("peak,native-c,%d,%ld\n", rank, bench_peak_rss_kib());
-    MPI_Finalize();
+    bench_mpi_finalize();
     return 0;
 }
 
@@ -61,8 +61,8 @@ int main(int argc, char **argv)
  * (MPI_Alltoallv); counts and displacements (doubles) are made once, outside the timed loop. */
 static int vcoll_main(int argc, char **argv)
 {
-    int provided, rank, p;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    int rank, p;
+    bench_mpi_init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     int gatherv = strcmp(argv[1], "gatherv") == 0;
@@ -99,7 +99,7 @@ static int vcoll_main(int argc, char **argv)
     free(recv);
     free(counts);
     free(displs);
-    MPI_Finalize();
+    bench_mpi_finalize();
     return 0;
 }
 /* ---- end of the v-collectives ---- */

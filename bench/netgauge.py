@@ -61,7 +61,12 @@ def commands(pattern, a, names, transports):
         if t not in transports:
             raise SystemExit(f"unknown transport '{t}' ({', '.join(transports)})")
         caps, default, label, prefix, env = transports[t]
-        out[t] = (prefix(a.ranks) + [pattern, t] + tail, env)
+        argv = prefix(a.ranks)
+        if a.hosts:   # the same program, started across the hosts instead
+            if argv[0] != "mpiexec.mpich":
+                raise SystemExit(f"{t} cannot run across hosts (it is not an MPICH program)")
+            argv = benchlib.launcher(a, a.ranks) + argv[3:]
+        out[t] = (argv + [pattern, t] + tail, env)
     return out
 
 
@@ -159,6 +164,7 @@ def main():
     p.add_argument("--max-iterations", type=int, default=0,
                    help="cap on iterations per repetition (default none; 50 when oversubscribed)")
     p.add_argument("--out", default="bench/results")
+    benchlib.host_args(p)
     a = p.parse_args()
     pattern = ALIASES.get(a.pattern, a.pattern)
     if pattern not in PATTERNS:
@@ -174,6 +180,8 @@ def main():
               f"scheduler as much as the transports", flush=True)
         if a.max_iterations == 0:
             a.max_iterations = 50
+    if a.hosts:
+        a.build = os.path.abspath(a.build)   # the hosts' processes start from the launcher's view
     transports = registry(a.build)
     labels = {t: v[2] for t, v in transports.items()}
     available = [t for t, v in transports.items() if v[1]]
@@ -192,18 +200,20 @@ def main():
               "Python and another MPI library with native C on MPICH", flush=True)
     elif not a.transports:
         print("note: mpi4py not measured (install python3-mpi4py to add it)", flush=True)
-    res = benchlib.collect(commands(pattern, a, names, transports), a.rounds)
-    if pattern == "loggp":
-        loggp_report(res, names, a, labels)
-        return
-    n = a.ranks - 1 if pattern in ("onetomany", "manytoone") else 1
-    title = {"pingpong": "Ping-pong", "pingping": "Ping-ping", "window": "Window",
-             "onetomany": f"1:n, n = {n}", "manytoone": f"n:1, n = {n}", "halo": "Halo exchange"}[pattern]
-    benchlib.report(res, names, labels, f"{title}, {a.ranks} ranks: {what}", "µs", a.out, pattern,
-                    volume=n)
-    if pattern == "halo":
-        benchlib.report(res, names, labels, "Halo exchange: µs of the first Sendrecv after the sweep "
-                        "(every code path cold)", "µs", a.out, "halo_first", metric="first")
+    for where, out in benchlib.settings(a):
+        a.out = out
+        res = benchlib.collect(commands(pattern, a, names, transports), a.rounds)
+        if pattern == "loggp":
+            loggp_report(res, names, a, labels)
+            continue
+        n = a.ranks - 1 if pattern in ("onetomany", "manytoone") else 1
+        title = {"pingpong": "Ping-pong", "pingping": "Ping-ping", "window": "Window",
+                 "onetomany": f"1:n, n = {n}", "manytoone": f"n:1, n = {n}", "halo": "Halo exchange"}[pattern]
+        benchlib.report(res, names, labels, f"{title}, {a.ranks} ranks{where}: {what}", "µs", out,
+                        pattern, volume=n)
+        if pattern == "halo":
+            benchlib.report(res, names, labels, "Halo exchange: µs of the first Sendrecv after the sweep "
+                            f"(every code path cold){where}", "µs", out, "halo_first", metric="first")
 
 
 if __name__ == "__main__":

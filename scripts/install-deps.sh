@@ -13,11 +13,13 @@ PACKAGES=(
   libffi-dev                          # closures for user reduction operators
 )
 case "${1:-}" in
-  --bench|--test) PACKAGES+=(python3 python3-matplotlib) ;;   # benchmark tables and plots (PNG)
+  --bench|--test)
+    PACKAGES+=(python3 python3-matplotlib                      # benchmark tables and plots (PNG)
+               iproute2 util-linux                             # hosts as network namespaces (ip, nsenter)
+               iptables libnetfilter-queue-dev) ;;             # a link delay between them (netdelay)
 esac
 if [ "${1:-}" = "--test" ]; then
   PACKAGES+=(clang-14 libclang-rt-14-dev)                      # libFuzzer build of the validator
-  PACKAGES+=(iproute2 util-linux)                              # hosts as network namespaces (ip, nsenter)
 fi
 
 missing=()

@@ -454,7 +454,6 @@ static const pattern patterns[] = {
 
 int main(int argc, char **argv)
 {
-    int provided;
     context c = {0};
     if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* no MPI needed to say what is here */
         for (size_t i = 0; i < sizeof transports / sizeof *transports; i++)
@@ -462,7 +461,7 @@ int main(int argc, char **argv)
                    transports[i].by_default ? "default" : "optional", transports[i].label);
         return 0;
     }
-    check_mpi(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread"); /* as motor */
+    check_mpi(bench_mpi_init(&argc, &argv), "MPI_Init_thread"); /* as motor */
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.size);
     if (argc < 8) {
@@ -509,6 +508,6 @@ int main(int argc, char **argv)
     if (c.check)
         printf("checked,%s,%s,%d,%ld\n", c.t->name, p->name, c.rank, c.verified);
     printf("peak,%s,%d,%ld\n", c.t->name, c.rank, bench_peak_rss_kib());
-    check_mpi(MPI_Finalize(), "MPI_Finalize");
+    check_mpi(bench_mpi_finalize(), "MPI_Finalize");
     return 0;
 }
