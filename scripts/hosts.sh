@@ -17,9 +17,9 @@
 #                                             prints why and exits 77
 #
 # Addresses exist only inside these namespaces; the bridge has none, so nothing is routed to or
-# from the rest of the machine. This kernel has no netem: a delay or loss needs a program that
-# holds queued packets (NFQUEUE), given as MOTOR_NETDELAY; the project does not ship one yet, so
-# --delay and --loss refuse without it.
+# from the rest of the machine. This kernel has no netem: a delay or loss is made by netdelay
+# (tests/c/netdelay.c, built as build/tests/netdelay when libnetfilter-queue-dev is installed),
+# given as MOTOR_NETDELAY, which holds the packets iptables queues to it (NFQUEUE).
 set -euo pipefail
 
 STATE=/run/motor-hosts
@@ -115,7 +115,7 @@ add_node() {
 impair() {
     local h=$1 delay=$2 loss=$3 ns; ns=$(host_ns "$1")
     local tool=${MOTOR_NETDELAY:-}
-    [ -n "$tool" ] && [ -x "$tool" ] || die "a delay or loss needs netdelay (set MOTOR_NETDELAY to the built tests/netdelay)"
+    [ -n "$tool" ] && [ -x "$tool" ] || die "a delay or loss needs netdelay: set MOTOR_NETDELAY to build/tests/netdelay"
     command -v iptables >/dev/null || die "a delay or loss needs iptables"
     ip netns exec "$ns" iptables -A OUTPUT -o eth0 -j NFQUEUE --queue-num 0
     ip netns exec "$ns" "$tool" --queue 0 --delay-us "$delay" --loss-percent "$loss" \

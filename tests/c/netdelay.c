@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,6 +126,7 @@ int main(int argc, char **argv)
     struct sched_param priority = {.sched_priority = 10};
     if (sched_setscheduler(0, SCHED_FIFO, &priority) != 0)
         perror("netdelay: no real-time priority (delays will stretch under load)");
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* wake at the due time, not up to 50 µs later */
     int fd = nfq_fd(handle);
     if (pidfile) {
         FILE *f = fopen(pidfile, "w");
