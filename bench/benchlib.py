@@ -36,8 +36,9 @@ def launcher(a, ranks):
 def settings(a):
     """Yields (title suffix, output directory) for each setting to measure: this machine; or
     a.hosts hosts without, then with a.delay_us of delay, each brought up and torn down here."""
+    base = a.out   # callers may point a.out at each setting's directory in turn
     if not a.hosts:
-        yield "", a.out
+        yield "", base
         return
     a.build = os.path.abspath(a.build)   # the hosts' processes start from the launcher's view
     netdelay = os.path.join(a.build, "tests", "netdelay")
@@ -51,7 +52,7 @@ def settings(a):
         subprocess.run(up, check=True, env=dict(os.environ, MOTOR_NETDELAY=netdelay))
         try:
             label = f", across {a.hosts} hosts" + (f", link delay {delay:g} µs" if delay else "")
-            yield label, os.path.join(a.out, f"hosts{a.hosts}" + (f"_delay{delay:g}us" if delay else ""))
+            yield label, os.path.join(base, f"hosts{a.hosts}" + (f"_delay{delay:g}us" if delay else ""))
         finally:
             subprocess.run(["bash", HOSTS_SH, "down"], check=False)
 

@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
 # Hydra's launcher for the hosts of hosts.sh, in place of ssh: "hosts-launch.sh [-x] ADDRESS
 # COMMAND..." runs COMMAND (joined and given to a shell, as ssh does) on the host with that
-# address: in its network, IPC, mount and UTS namespaces.
-set -euo pipefail
+# address: in its network, IPC, mount and UTS namespaces. Like ssh, it stays on this side and
+# says so when the host's side ends by a signal (its processes were killed).
+set -uo pipefail
 STATE=${MOTOR_HOSTS_STATE:-/run/motor-hosts}
 while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done   # ssh's options (-x, -n)
 address=${1:?hosts-launch.sh: no host}; shift
 host=h${address##*.}
 [ -e "/run/netns/motor-$host" ] || { echo "hosts-launch.sh: no host at $address" >&2; exit 255; }
-exec nsenter --net="/run/netns/motor-$host" --ipc="$STATE/$host.ipc" --mount="$STATE/$host.mnt" \
-    --uts="$STATE/$host.uts" -- sh -c "$*"
+nsenter --net="/run/netns/motor-$host" --ipc="$STATE/$host.ipc" --mount="$STATE/$host.mnt" \
+    --uts="$STATE/$host.uts" -- sh -c "$*" &
+child=$!
+stopping=0
+trap 'stopping=1; kill -TERM $child 2>/dev/null' TERM INT HUP
+wait $child
+status=$?
+while [ $stopping -eq 1 ] && kill -0 $child 2>/dev/null; do wait $child; status=$?; done
+if [ $stopping -eq 0 ] && [ $status -gt 128 ] && [ $status -lt 160 ]; then
+    echo "hosts-launch.sh: the connection to host $host ($address) ended: its processes were" \
+         "killed (signal $((status - 128)))" >&2
+fi
+exit $status

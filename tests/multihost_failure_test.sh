@@ -5,7 +5,8 @@
 #   host       every process of h2 is killed, Hydra's proxy included
 #   partition  h2's link goes down (the host is cut off; its processes live on)
 # Passes when the job ends with a non-zero status within 10 s of the failure, a message names the
-# failed host (Hydra's for a killed rank: its address; the heartbeat's for a partition: its name),
+# failed host (Hydra's for a killed rank: its address; the launcher's for a killed host; the
+# heartbeat's for a partition: its name),
 # and no process is left on any host 10 s after the failure. Exits 77 (skipped, with the reason)
 # where hosts cannot be made.
 set -u
@@ -52,7 +53,7 @@ for ((i = 0; i < 200 * scale; i++)); do
 done
 empty_ms=$((($(date +%s%N) - broken) / 1000000))
 echo "$mode: the job ended with status $rc $ended_ms ms after the failure; $left processes left at $empty_ms ms"
-grep -E '^motor:|RUNNING AT|BAD TERMINATION' "$out"
+grep -E '^motor:|RUNNING AT|BAD TERMINATION|^hosts-launch' "$out"
 
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
@@ -63,6 +64,8 @@ fail() { echo "FAIL: $*"; failed=1; }
 case $mode in
     rank) grep -q 'RUNNING AT 10.231.77.2' "$out" || fail "no message names the failed host" ;;
     partition) grep -q 'rank [0-9] on host h2 has been silent' "$out" || fail "no message names the silent host" ;;
-    host) ;; # Hydra ends the job when h2's proxy vanishes, before any rank can speak; it names no host
+    # Hydra ends the job when h2's proxy vanishes, before any rank can speak; the launcher (ssh,
+    # or hosts-launch.sh here) says which connection ended
+    host) grep -q 'connection to host h2 (10.231.77.2) ended' "$out" || fail "no message names the killed host" ;;
 esac
 exit $failed

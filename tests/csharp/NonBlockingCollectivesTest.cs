@@ -81,15 +81,16 @@ static class NonBlockingCollectivesTest
         // several different collectives in flight at once, completed out of order
         var b1 = new int[50];
         if (rank == 0) for (int i = 0; i < 50; i++) b1[i] = i * 3;
-        var x = new[] { rank + 1 };
-        var y = new int[1];
+        // long elements: the product of 1..size overflowed int at 13 ranks and more (16! here)
+        var x = new[] { (long)rank + 1 };
+        var y = new long[1];
         var g = new int[size];
         Request[] rs = { world.Ibcast(b1, 0), world.Ibarrier(), world.Iallreduce(x, y, Op.Prod), world.Iallgather(new[] { rank }, g) };
         for (int k = rs.Length - 1; k >= 0; k--) rs[k].Wait();
         Check.True(b1.Select((v, i) => v == i * 3).All(ok => ok), "in flight together: Ibcast");
         long fact = 1;
-        for (int k = 1; k <= size; k++) fact *= k;
-        Check.Equal(fact, (long)y[0], "in flight together: Iallreduce Prod");
+        for (int k = 1; k <= size; k++) fact = unchecked(fact * k);   // wraps as MPI's does
+        Check.Equal(fact, y[0], "in flight together: Iallreduce Prod");
         Check.True(g.Select((v, i) => v == i).All(ok => ok), "in flight together: Iallgather");
         Status bs = world.Ibarrier().Wait();
         Check.Equal(0, bs.Count, "Ibarrier: Count 0");
