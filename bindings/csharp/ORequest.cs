@@ -7,6 +7,7 @@
 using System.Collections.Generic;
 using System.Runtime.CompilerServices;
 using System.Threading;
+using System.Threading.Tasks;
 
 namespace System.MP
 {
@@ -116,7 +117,7 @@ namespace System.MP
     /// guess at any graph size. Complete it with Wait or Test; a request you drop is finished by
     /// the core (its message, if matched already, is received and discarded).</summary>
     /// <typeparam name="T">The type the root must be assignable to.</typeparam>
-    public sealed class ORequest<T> : IOReceive
+    public sealed class ORequest<T> : IOReceive, ProgressEngine.IPolled
     {
         readonly Comm comm;
         readonly int source, tag;
@@ -128,6 +129,9 @@ namespace System.MP
         bool reported;            // Wait or Test has returned the outcome once
         readonly object gate = new object();   // one call on the request at a time
         const int Unmatch = 0, Receiving = 1, Complete = 2;
+        // Set once by AsTask; from then on the progress engine completes the receive and Wait,
+        // Test and IsCompleted read the task.
+        volatile TaskCompletionSource<T> awaited;
 
         internal ORequest(Comm comm, int source, int tag)
         {
@@ -203,6 +207,12 @@ namespace System.MP
         /// Cancelled after a successful Cancel).</summary>
         public T Wait(out Status status)
         {
+            TaskCompletionSource<T> task = awaited;
+            if (task != null) {   // the engine completes it; blocking here must not hold the gate
+                T result = task.Task.GetAwaiter().GetResult();   // raises the failure itself
+                status = this.status;
+                return result;
+            }
             lock (gate) {
                 if (state == Unmatch && !comm.oreceives.MatchUpTo(this, comm)) {
                     if (!comm.oreceives.OlderThan(this) && comm.oreceives.Remove(this)) {
@@ -232,6 +242,11 @@ namespace System.MP
         /// then default(T)); false without blocking otherwise.</summary>
         public bool Test(out T graph)
         {
+            TaskCompletionSource<T> task = awaited;
+            if (task != null) {
+                graph = task.Task.IsCompleted ? task.Task.GetAwaiter().GetResult() : default(T);
+                return task.Task.IsCompleted;
+            }
             lock (gate) {
                 graph = default(T);
                 if (state == Unmatch && !comm.oreceives.MatchUpTo(this, comm))
@@ -247,12 +262,77 @@ namespace System.MP
         /// <summary>true once the graph has arrived (a Test that keeps the graph for Wait).</summary>
         public bool IsCompleted {
             get {
+                TaskCompletionSource<T> task = awaited;
+                if (task != null)
+                    return task.Task.IsCompleted;
                 lock (gate) {
                     if (state == Unmatch && !comm.oreceives.MatchUpTo(this, comm))
                         return false;
                     return state == Complete || Finish(false);
                 }
             }
+        }
+
+        /// <summary>Makes the receive awaitable: `T graph = await world.OIrecv&lt;T&gt;(source, tag);`.
+        /// See AsTask.</summary>
+        public TaskAwaiter<T> GetAwaiter() => AsTask().GetAwaiter();
+
+        /// <summary>A task that completes with the graph once it has arrived (default(T) after a
+        /// successful Cancel or from MP.ProcNull), or fails with the receive's exception. No thread
+        /// blocks per receive: the progress engine that serves Request's await matches and
+        /// completes it, and continuations run on the thread pool. The same task is returned every
+        /// time; afterwards Wait, Test and IsCompleted report the task's outcome (Wait's status
+        /// once it has completed).</summary>
+        /// <exception cref="NotSupportedException">the receive is still running and MPI granted
+        /// less than MPI_THREAD_MULTIPLE (MP.ThreadLevel &lt; 3).</exception>
+        public Task<T> AsTask()
+        {
+            lock (gate) {
+                if (awaited != null)
+                    return awaited.Task;
+                if (state != Complete && MP.ThreadLevel < 3)
+                    throw new NotSupportedException("System.MP: awaiting a running receive needs MPI_THREAD_MULTIPLE " +
+                                                    "(MP.ThreadLevel is " + MP.ThreadLevel + "); use Wait or Test");
+                awaited = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
+                if (state == Complete) {
+                    Settle();
+                    return awaited.Task;
+                }
+            }
+            ProgressEngine.Add(this);
+            return awaited.Task;
+        }
+
+        /// <summary>The engine's step: match, then test the receive; settles the task when done.</summary>
+        bool ProgressEngine.IPolled.Poll()
+        {
+            lock (gate) {
+                try {
+                    if (state == Unmatch && !comm.oreceives.MatchUpTo(this, comm))
+                        return false;
+                    if (state == Receiving && !Finish(false))
+                        return false;
+                } catch (Exception e) {
+                    if (state == Unmatch)
+                        comm.oreceives.Remove(this);
+                    failure = e;
+                    state = Complete;
+                }
+                Settle();
+                return true;
+            }
+        }
+
+        /// <summary>Completes the awaited task with the outcome (caller holds the gate).</summary>
+        void Settle()
+        {
+            reported = true;
+            Exception e = failure;
+            failure = null;
+            if (e != null)
+                awaited.TrySetException(e);
+            else
+                awaited.TrySetResult(graph);
         }
 
         /// <summary>Cancels the receive if no message has been matched to it yet: then Wait

@@ -188,15 +188,30 @@ namespace System.MP
         const int YieldingPasses = 200;   // passes with only Thread.Yield before the back-off
         const int MaxBackoffMs = 1;
 
+        /// <summary>An awaited operation the engine completes by polling it (ORequest&lt;T&gt;).</summary>
+        internal interface IPolled
+        {
+            /// <summary>One non-blocking step; true once the operation's task is complete.</summary>
+            bool Poll();
+        }
+
         static readonly object gate = new object();
         static readonly List<Request> incoming = new List<Request>();
+        static readonly List<IPolled> incomingPolled = new List<IPolled>();
         static readonly AutoResetEvent wake = new AutoResetEvent(false);
         static Thread thread;
 
-        internal static void Add(Request r)
+        internal static void Add(Request r) => Add(r, null);
+
+        internal static void Add(IPolled p) => Add(null, p);
+
+        static void Add(Request r, IPolled p)
         {
             lock (gate) {
-                incoming.Add(r);
+                if (r != null)
+                    incoming.Add(r);
+                else
+                    incomingPolled.Add(p);
                 if (thread == null) {
                     thread = new Thread(Run) { IsBackground = true, Name = "System.MP progress engine" };
                     thread.Start();
@@ -211,19 +226,24 @@ namespace System.MP
             long[] ids = new long[0];
             StatusData[] statuses = new StatusData[0];
             Exception[] failures = new Exception[0];
+            var polled = new List<IPolled>();
             int quietPasses = 0;
             while (true) {
                 lock (gate) {
                     active.AddRange(incoming);
                     incoming.Clear();
+                    polled.AddRange(incomingPolled);
+                    incomingPolled.Clear();
                 }
-                if (active.Count == 0) {
+                if (active.Count == 0 && polled.Count == 0) {
                     wake.WaitOne();   // nothing awaited: no polling at all
                     quietPasses = 0;
                     continue;
                 }
+                bool progressed = false;
                 try {
-                    quietPasses = Pass(active, ref ids, ref statuses, ref failures, quietPasses);
+                    if (active.Count > 0)
+                        progressed = Pass(active, ref ids, ref statuses, ref failures);
                 } catch (Exception e) {
                     // not a transfer's failure (those complete their own task): the engine
                     // cannot test these requests, so their tasks fail rather than hang
@@ -231,12 +251,22 @@ namespace System.MP
                         r.CompleteAwaited(null, new MPException("System.MP: the progress engine failed: " + e.Message, -1, e));
                     active.Clear();
                 }
+                // each polled operation settles its own task, failures included
+                int before = polled.Count;
+                polled.RemoveAll(p => p.Poll());
+                progressed |= polled.Count < before;
+                if (progressed || (active.Count == 0 && polled.Count == 0)) {
+                    quietPasses = 0;
+                } else if (++quietPasses < YieldingPasses) {
+                    Thread.Yield();
+                } else {
+                    wake.WaitOne(MaxBackoffMs);   // a new awaited request ends the wait early
+                }
             }
         }
 
-        /// <summary>One pass over the awaited requests; returns the new count of quiet passes.</summary>
-        static int Pass(List<Request> active, ref long[] ids, ref StatusData[] statuses, ref Exception[] failures,
-                        int quietPasses)
+        /// <summary>One pass over the awaited requests; true when some completed.</summary>
+        static bool Pass(List<Request> active, ref long[] ids, ref StatusData[] statuses, ref Exception[] failures)
         {
             if (ids.Length < active.Count) {
                 int n = Math.Max(active.Count, 2 * ids.Length);
@@ -268,14 +298,7 @@ namespace System.MP
             }
             bool progressed = kept < active.Count;
             active.RemoveRange(kept, active.Count - kept);
-            if (progressed || active.Count == 0) {
-                quietPasses = 0;
-            } else if (++quietPasses < YieldingPasses) {
-                Thread.Yield();
-            } else {
-                wake.WaitOne(MaxBackoffMs);   // a new awaited request ends the wait early
-            }
-            return quietPasses;
+            return progressed;
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]

@@ -8,6 +8,7 @@
 // collects, with no registry record or pin left at the end.
 #pragma warning disable 649
 using System;
+using System.Threading.Tasks;
 using System.Collections.Generic;
 using System.Linq;
 using System.MP;
@@ -218,6 +219,41 @@ static class SdtoNonBlockingTest
         Check.Equal(0, bad, "200 graphs exchanged without blocking while collecting arrive intact");
     }
 
+    /// <summary>await on OIrecv: the progress engine matches and completes the receive; Wait
+    /// and Test then report the task's outcome; a receive cancelled while awaited completes its
+    /// task with no graph.</summary>
+    static void Awaited()
+    {
+        TimeSpan bound = TimeSpan.FromSeconds(120);
+        ORequest<Parcel> r = world.OIrecv<Parcel>(prev, 30);
+        Task<Parcel> t = r.AsTask();
+        Check.True(ReferenceEquals(t, r.AsTask()), "AsTask returns the same task every time");
+        world.OSend(Make(rank, 30, 500), next, 30);
+        Check.True(t.Wait(bound), "the awaited receive completes");
+        Check.True(Intact(t.Result, prev, 30, 500), "the awaited graph is intact");
+        Status st;
+        Parcel again = r.Wait(out st);
+        Parcel tested;
+        Check.True(ReferenceEquals(again, t.Result) && st.Source == prev && st.Tag == 30,
+                   "Wait after the await reports the task's graph and the status");
+        Check.True(r.Test(out tested) && ReferenceEquals(tested, t.Result) && r.IsCompleted, "so does Test");
+
+        ORequest<Parcel> viaAwait = world.OIrecv<Parcel>(prev, 31);
+        Task<Parcel> awaiting = AwaitGraph(viaAwait);
+        world.OSend(Make(rank, 31, 50000), next, 31);
+        Check.True(awaiting.Wait(bound) && Intact(awaiting.Result, prev, 31, 50000), "`await world.OIrecv` gets the graph");
+
+        ORequest<Parcel> cancelled = world.OIrecv<Parcel>(prev, 32);
+        Task<Parcel> none = cancelled.AsTask();
+        cancelled.Cancel();
+        Check.True(none.Wait(bound) && none.Result == null, "a receive cancelled while awaited completes with no graph");
+        cancelled.Wait(out st);
+        Check.True(st.Cancelled, "its status says it was cancelled");
+        world.Barrier();
+    }
+
+    static async Task<Parcel> AwaitGraph(ORequest<Parcel> r) => await r;
+
     static int Main()
     {
         Sizes();
@@ -225,6 +261,7 @@ static class SdtoNonBlockingTest
         PostingOrder();
         ExchangeWithBlockingSends();
         CancelAndProcNull();
+        Awaited();
         BadInput();
         WhileCollecting();
         Dropped();
