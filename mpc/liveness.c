@@ -134,17 +134,7 @@ int liveness_spans_hosts(void) { return live.spans; }
 
 int liveness_start(int thread_level)
 {
-    double timeout = 4.0;
-    const char *value = getenv("MOTOR_HEARTBEAT_TIMEOUT");
-    if (value && *value) {
-        char *end = NULL;
-        double parsed = strtod(value, &end);
-        if (end && *end == '\0' && parsed >= 0)
-            timeout = parsed;
-        else
-            fprintf(stderr, "motor: MOTOR_HEARTBEAT_TIMEOUT='%s' is not a number of seconds >= 0; "
-                            "using %.1f\n", value, timeout);
-    }
+    double timeout = mpc_env_seconds("MOTOR_HEARTBEAT_TIMEOUT", 4.0);
     live.spans = spans_hosts(); /* collective: every rank asks, whatever it decides */
     if (timeout == 0 || live.spans != 1 || thread_level != MPI_THREAD_MULTIPLE)
         return 0;

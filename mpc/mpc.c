@@ -237,6 +237,20 @@ int mpc_finalize_within(double seconds, int exit_status)
     return finalize_bounded(seconds, exit_status, rank);
 }
 
+double mpc_env_seconds(const char *variable, double fallback)
+{
+    const char *value = getenv(variable);
+    if (!value || !*value)
+        return fallback;
+    char *end = NULL;
+    double parsed = strtod(value, &end);
+    if (end && *end == '\0' && parsed >= 0)
+        return parsed;
+    fprintf(stderr, "motor: %s='%s' is not a number of seconds >= 0; using %.1f\n", variable, value,
+            fallback);
+    return fallback;
+}
+
 int mpc_thread_level(void) { return granted_thread_level; }
 int mpc_tag_ub(void) { return tag_upper_bound; }
 double mpc_wtime(void) { return MPI_Wtime(); }

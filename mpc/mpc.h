@@ -51,6 +51,9 @@ MPC_API int mpc_finalize(void);
  * UCX's TCP can hang in its teardown when ranks are on different hosts. seconds <= 0: plain
  * MPI_Finalize. */
 MPC_API int mpc_finalize_within(double seconds, int exit_status);
+/* The number of seconds (>= 0) in environment variable `variable`; `fallback` when it is unset or
+ * empty, and when it is not such a number (then said on stderr). */
+MPC_API double mpc_env_seconds(const char *variable, double fallback);
 /* In a job spanning hosts each rank exchanges a heartbeat with its two ring neighbours (a thread,
  * while MPI runs with MPI_THREAD_MULTIPLE). A neighbour silent for MOTOR_HEARTBEAT_TIMEOUT
  * seconds (default 4; 0: no heartbeat) is named on stderr, and the rank kills itself (SIGKILL), so

@@ -47,18 +47,7 @@ char *motor_core_gc_params(const char *user_params)
 
 int motor_core_finalize(void)
 {
-    double seconds = 1.0;
-    const char *value = getenv("MOTOR_FINALIZE_TIMEOUT");
-    if (value && *value) {
-        char *end = NULL;
-        double parsed = strtod(value, &end);
-        if (end && *end == '\0' && parsed >= 0)
-            seconds = parsed;
-        else
-            fprintf(stderr, "motor: MOTOR_FINALIZE_TIMEOUT='%s' is not a number of seconds >= 0; "
-                            "using %.1f\n", value, seconds);
-    }
-    return mpc_finalize_within(seconds, 0);
+    return mpc_finalize_within(mpc_env_seconds("MOTOR_FINALIZE_TIMEOUT", 1.0), 0);
 }
 
 /* Caller holds install_lock. */

@@ -249,9 +249,7 @@ namespace System.MP
             }
             lock (gate) {
                 graph = default(T);
-                if (state == Unmatch && !comm.oreceives.MatchUpTo(this, comm))
-                    return false;
-                if (state == Receiving && !Finish(false))
+                if (!Advance())
                     return false;
                 Status unused;
                 graph = Report(out unused);
@@ -265,11 +263,8 @@ namespace System.MP
                 TaskCompletionSource<T> task = awaited;
                 if (task != null)
                     return task.Task.IsCompleted;
-                lock (gate) {
-                    if (state == Unmatch && !comm.oreceives.MatchUpTo(this, comm))
-                        return false;
-                    return state == Complete || Finish(false);
-                }
+                lock (gate)
+                    return Advance();
             }
         }
 
@@ -290,9 +285,8 @@ namespace System.MP
             lock (gate) {
                 if (awaited != null)
                     return awaited.Task;
-                if (state != Complete && MP.ThreadLevel < 3)
-                    throw new NotSupportedException("System.MP: awaiting a running receive needs MPI_THREAD_MULTIPLE " +
-                                                    "(MP.ThreadLevel is " + MP.ThreadLevel + "); use Wait or Test");
+                if (state != Complete)
+                    ProgressEngine.RequireThreadMultiple("receive");
                 awaited = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
                 if (state == Complete) {
                     Settle();
@@ -308,9 +302,7 @@ namespace System.MP
         {
             lock (gate) {
                 try {
-                    if (state == Unmatch && !comm.oreceives.MatchUpTo(this, comm))
-                        return false;
-                    if (state == Receiving && !Finish(false))
+                    if (!Advance())
                         return false;
                 } catch (Exception e) {
                     if (state == Unmatch)
@@ -321,6 +313,15 @@ namespace System.MP
                 Settle();
                 return true;
             }
+        }
+
+        /// <summary>One step without blocking (caller holds the gate): match a message if none
+        /// is yet, then test the receive; true once the request is complete.</summary>
+        bool Advance()
+        {
+            if (state == Unmatch && !comm.oreceives.MatchUpTo(this, comm))
+                return false;
+            return state == Complete || Finish(false);
         }
 
         /// <summary>Completes the awaited task with the outcome (caller holds the gate).</summary>

@@ -99,10 +99,8 @@ namespace System.MP
             if (source != null)
                 return source.Task;
             bool running = id >= 0;
-            if (running && MP.ThreadLevel < 3)
-                throw new NotSupportedException("System.MP: awaiting a running request needs MPI_THREAD_MULTIPLE " +
-                                                "(MP.ThreadLevel is " + MP.ThreadLevel + "): the progress engine " +
-                                                "tests requests from its own thread; use Wait or Test");
+            if (running)
+                ProgressEngine.RequireThreadMultiple("request");
             source = new TaskCompletionSource<Status>(TaskCreationOptions.RunContinuationsAsynchronously);
             if (Interlocked.CompareExchange(ref awaited, source, null) != null)
                 return awaited.Task;
@@ -200,6 +198,16 @@ namespace System.MP
         static readonly List<IPolled> incomingPolled = new List<IPolled>();
         static readonly AutoResetEvent wake = new AutoResetEvent(false);
         static Thread thread;
+
+        /// <summary>Awaiting a running operation needs MPI_THREAD_MULTIPLE: the engine calls MPI
+        /// from its own thread. NotSupportedException otherwise.</summary>
+        internal static void RequireThreadMultiple(string what)
+        {
+            if (MP.ThreadLevel < 3)
+                throw new NotSupportedException("System.MP: awaiting a running " + what + " needs MPI_THREAD_MULTIPLE " +
+                                                "(MP.ThreadLevel is " + MP.ThreadLevel + "): the progress engine " +
+                                                "tests it from its own thread; use Wait or Test");
+        }
 
         internal static void Add(Request r) => Add(r, null);
 
