@@ -47,6 +47,10 @@ char *motor_core_gc_params(const char *user_params)
 
 int motor_core_finalize(void)
 {
+    /* motor and System.MP's exit handler may both get here: the setting is read (and a bad one
+     * reported) only by the call that ends MPI */
+    if (!mpc_is_initialized())
+        return mpc_finalize(); /* MPC_ERR_NOT_INITIALIZED, with its record */
     return mpc_finalize_within(mpc_env_seconds("MOTOR_FINALIZE_TIMEOUT", 1.0), 0);
 }
 
