@@ -39,14 +39,27 @@ static void on_gc_event(MonoProfiler *prof, MonoProfilerGCEvent ev, uint32_t gen
     }
 }
 
-int gch_install(void)
+static void (*thread_stopping)(void);
+
+/* Raised as the runtime detaches a thread; only when that is the calling thread (at shutdown
+ * the runtime may detach others) is its own thread-local state the one to release. */
+static void on_thread_stopped(MonoProfiler *prof, uintptr_t tid)
+{
+    (void)prof;
+    if (tid == (uintptr_t)pthread_self() && thread_stopping)
+        thread_stopping();
+}
+
+int gch_install(void (*on_thread_stop)(void))
 {
     if (atomic_flag_test_and_set(&installed))
         return 0;
     MonoProfilerHandle h = mono_profiler_create(NULL);
     if (!h)
         return -1;
+    thread_stopping = on_thread_stop;
     mono_profiler_set_gc_event_callback(h, on_gc_event);
+    mono_profiler_set_thread_stopped_callback(h, on_thread_stopped);
     return 0;
 }
 

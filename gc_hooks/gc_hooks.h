@@ -24,8 +24,10 @@ typedef enum gch_counter {
     GCH_COUNTER_COUNT
 } gch_counter;
 
-/* Registers the GC event callback with the running Mono runtime. Idempotent; 0 on success. */
-int gch_install(void);
+/* Registers the GC event callback with the running Mono runtime, and on_thread_stop (or NULL),
+ * which runs on each thread the runtime detaches, still attached, to release what the thread
+ * kept for itself (GC handles). Idempotent; 0 on success. */
+int gch_install(void (*on_thread_stop)(void));
 
 /* Number of collections that have begun (counted before the world stops, so a thread that
  * polls it can get out of the collector's way before it is asked to stop). */

@@ -62,7 +62,7 @@ static int install_locked(void)
     int rc = opi_layout_init();
     if (rc != MPC_OK)
         return rc;
-    if (gch_install() != 0)
+    if (gch_install(sd_thread_stopped) != 0)
         return error_record(RT_ERR_RUNTIME, NULL, "the GC event hook could not be installed");
     /* plans are built under a lock, calling Mono: wait for that lock GC-safe */
     ptr_map_set_lock_wait(gch_lock_gc_safe);

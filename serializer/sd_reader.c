@@ -405,6 +405,14 @@ static int holder_take(holder *h, uint32_t n, MonoDomain *domain)
     return 0;
 }
 
+void sd_thread_stopped(void)
+{
+    if (kept_holder && !kept_holder_busy)
+        mono_gchandle_free(kept_holder);
+    kept_holder = 0;
+    kept_holder_length = 0;
+}
+
 /* Gives the holder back; its first `used` entries are cleared (a kept one must not keep a read's
  * objects alive). */
 static void holder_give(holder *h, uint32_t used)

@@ -59,4 +59,8 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
  * reused object is written: a failed read leaves reuse as it was (unless memory runs out). */
 int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse, MonoObject **result);
 
+/* Releases what the calling thread keeps between reads (a pinned holder array): called as the
+ * runtime detaches the thread (gch_install), so no pin outlives it. */
+void sd_thread_stopped(void);
+
 #endif
