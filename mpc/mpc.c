@@ -557,7 +557,25 @@ int mpc_gatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_
 int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
                    const MPI_Count *displs, mpc_comm comm)
 {
-    return MPI_Allgatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs, MPI_BYTE, comm);
+    /* MPICH 4.0.2's ring Allgatherv_c counts its steps in int: with a piece past 2 GiB it fails
+     * with "Invalid count". Then the pieces meet at rank 0 (Gatherv_c takes large counts) and
+     * leave in one Bcast_c of the extent they fill. */
+    int size, rc;
+    if ((rc = MPI_Comm_size(comm, &size)) != MPI_SUCCESS)
+        return rc;
+    MPI_Count extent = 0;
+    int large = 0;
+    for (int r = 0; r < size; r++) {
+        large |= counts[r] > INT_MAX || displs[r] > INT_MAX;
+        if (displs[r] + counts[r] > extent)
+            extent = displs[r] + counts[r];
+    }
+    if (!large && extent <= INT_MAX)
+        return MPI_Allgatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs, MPI_BYTE, comm);
+    if ((rc = MPI_Gatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs, MPI_BYTE, 0, comm)) !=
+        MPI_SUCCESS)
+        return rc;
+    return mpc_bcast(recvbuf, (size_t)extent, 0, comm);
 }
 
 /* ---- user operators ---- */

@@ -123,7 +123,9 @@ MPC_API int mpc_allreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_
                   mpc_comm comm);
 MPC_API int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
              mpc_comm comm);
-/* Byte-wise v-collectives; counts and displacements in bytes, per rank (large counts). */
+/* Byte-wise v-collectives; counts and displacements in bytes, per rank (large counts). Past
+ * 2 GiB, mpc_allgatherv broadcasts the whole extent the pieces fill: gaps between them are
+ * overwritten (lay the pieces end to end). */
 MPC_API int mpc_scatterv(const void *sendbuf, const MPI_Count *counts, const MPI_Count *displs, void *recvbuf,
                          size_t recvbytes, int root, mpc_comm comm);
 MPC_API int mpc_gatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,

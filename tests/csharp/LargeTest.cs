@@ -1,5 +1,6 @@
 // LargeTest — graphs and arrays above 2 GiB (API.md, version 2): OSend/ORecv and OBcast of a
-// 2.4 GB graph, OPI Send/Recv and Bcast of a 2.4 GB double[], Status.Bytes exact and Count
+// 2.4 GB graph, OScatter/OGather/OAllgather with a 2.4 GB piece, OPI Send/Recv, Bcast and
+// Allreduce of a 2.4 GB double[], Status.Bytes exact and Count
 // clamped at int.MaxValue, Serializer refusing above 2 GiB with an ArgumentException that points
 // at OSend. It needs about 6 GiB per rank, so it runs only with MOTOR_LARGE_TESTS=1 (otherwise it
 // says so and passes): `MOTOR_LARGE_TESTS=1 ctest -R LargeTest`.
@@ -77,6 +78,47 @@ static class LargeTest
         Check.True(a[n - 1] == -1 && a[100003 * 11] == 100003 * 11, "Bcast of a 2.4 GB double[]: intact");
     }
 
+    // The split representation's pieces above 2 GiB: rank 1's element is the 2.4 GB graph, so its
+    // piece (and the gathered total) passes int counts; the other ranks' pieces are small.
+    static Large Piece(int r) => r == 1 ? Make() : new Large { Mark = 42 + r };
+
+    static void Pieces()
+    {
+        Large[] all = null;
+        if (rank == 0) {
+            all = new Large[size];
+            for (int r = 0; r < size; r++) all[r] = Piece(r);
+        }
+        Large[] mine = world.OScatter(all, 0);
+        all = null;
+        Check.True(mine.Length == 1 && (rank == 1 ? Intact(mine[0]) : mine[0].Mark == 42 + rank),
+                   "OScatter with a 2.4 GB piece: every rank's piece intact");
+        mine = null;
+        GC.Collect();
+        Large[] gathered = world.OGather(new[] { Piece(rank) }, 0);
+        if (rank == 0)
+            Check.True(gathered.Length == size && Intact(gathered[1]) && gathered[0].Mark == 42,
+                       "OGather of a 2.4 GB piece: joined intact at the root");
+        gathered = null;
+        GC.Collect();
+        Large[] everyone = world.OAllgather(new[] { Piece(rank) });
+        Check.True(everyone.Length == size && Intact(everyone[1]) && everyone[0].Mark == 42,
+                   "OAllgather of a 2.4 GB piece: joined intact on every rank");
+    }
+
+    static void Reduction()
+    {
+        long n = 2400L << 20 >> 3;   // 2.4 GB of doubles
+        var a = new double[n];
+        for (long i = 0; i < n; i += 100003) a[i] = i + rank;
+        a[n - 1] = rank + 1;
+        var sum = new double[n];
+        world.Allreduce(a, sum, Op.Sum);
+        long ranks = size;
+        Check.True(sum[n - 1] == ranks * (ranks + 1) / 2 && sum[100003L * 9] == ranks * 100003L * 9 + ranks * (ranks - 1) / 2
+                   && sum[1] == 0, "Allreduce of a 2.4 GB double[]: sums exact");
+    }
+
     static int Main()
     {
         if (Environment.GetEnvironmentVariable("MOTOR_LARGE_TESTS") != "1") {
@@ -87,6 +129,10 @@ static class LargeTest
         Graphs();
         GC.Collect();
         Arrays();
+        GC.Collect();
+        Pieces();
+        GC.Collect();
+        Reduction();
         return Check.Finish("LargeTest");
     }
 }
