@@ -509,6 +509,7 @@ static void *build(const void *key, void *ctx)
         MonoClass *e = mono_class_get_element_class(k);
         p->shape = RT_ARRAY;
         p->rank = (uint8_t)mono_class_get_rank(k);
+        p->vector = mono_type_get_type(mono_class_get_type(k)) == MONO_TYPE_SZARRAY;
         p->elem_class = e;
         p->elem_type = element_type(e);
         p->data_size = (uint32_t)mono_array_element_size(k);

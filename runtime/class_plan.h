@@ -72,6 +72,7 @@ typedef struct rt_class_plan {
     MonoVTable *vtable;  /* NULL for abstract classes and interfaces (one domain) */
     rt_shape shape;
     uint8_t rank;        /* arrays: number of dimensions */
+    uint8_t vector;      /* T[]: one dimension, always zero-based (not T[*], which has bounds) */
     rt_elements element; /* arrays */
     uint32_t data_size;  /* objects: instance data bytes; arrays: bytes per element; strings: 2 */
     MonoClass *elem_class; /* arrays: the element class */

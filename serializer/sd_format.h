@@ -60,8 +60,19 @@ static inline uint32_t sd_u32(const uint8_t *p)
 }
 static inline int32_t sd_i32(const uint8_t *p) { return (int32_t)sd_u32(p); }
 
+/* Where one record's pieces lie, as validation found them (the reader's passes read these
+ * instead of parsing the message again). An array's lengths and lower bounds are the 8·rank
+ * bytes before data. */
+typedef struct sd_place {
+    const uint8_t *data, *refs; /* as in sd_record */
+    uint64_t elements;
+    uint32_t type_index;
+} sd_place;
+
 /* Checks a whole message: structure, sizes, every reference and the root (FORMAT.md, "What a
- * reader checks"). 0 if valid (*h then holds the header); -1 with *why set otherwise. */
-int sd_validate(const uint8_t *buf, size_t len, sd_header *h, const char **why);
+ * reader checks"). 0 if valid (*h then holds the header); -1 with *why set otherwise. With
+ * places non-NULL, a valid message's records are also indexed into *places (malloc'd,
+ * record_count entries, to be freed; NULL when there are none). */
+int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places, const char **why);
 
 #endif

@@ -24,6 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A holder's entries by address (mono_array_get and mono_array_setref each call into Mono). */
+static inline MonoObject **entries(MonoArray *a) { return (MonoObject **)rt_array_data((MonoObject *)a); }
+static inline MonoObject *entry_of(MonoArray *a, uint64_t i) { return entries(a)[i]; }
+static inline void hold_at(MonoArray *a, uint64_t i, MonoObject *o)
+{
+    mono_gc_wbarrier_set_arrayref(a, &entries(a)[i], o);
+}
+
 /* Fails the read: the thread's error record says why. */
 static int failf(const char *fmt, int n, const char *s)
 {
@@ -199,7 +207,7 @@ static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *
 static MonoObject *create(MonoArray *objs, MonoArray *items, uint32_t i, const rt_class_plan *p,
                           const sd_record *rec, MonoDomain *domain, uint64_t *seen)
 {
-    MonoObject *o = mono_array_get(objs, MonoObject *, i);
+    MonoObject *o = entry_of(objs, i);
     if (o) { /* reused (sd_read_into): the data only, as a new one gets it */
         if (p->shape == RT_OBJECT) {
             copy_data((uint8_t *)o + sizeof(MonoObject), rec->data, p);
@@ -210,22 +218,22 @@ static MonoObject *create(MonoArray *objs, MonoArray *items, uint32_t i, const r
     if (p->shape == RT_COLLECTION) {
         if (!(o = mono_object_new_specific(p->vtable)))
             return NULL;
-        mono_array_setref(objs, i, o);
-        return create_array(items, i, p->items, rec, domain, seen) ? mono_array_get(objs, MonoObject *, i) : NULL;
+        hold_at(objs, i, o);
+        return create_array(items, i, p->items, rec, domain, seen) ? entry_of(objs, i) : NULL;
     }
     if (p->shape == RT_STRING) {
         o = (MonoObject *)mono_string_new_size(domain, (int32_t)rec->elements);
         if (!o)
             return NULL;
-        mono_array_setref(objs, i, o);
+        hold_at(objs, i, o);
         size_t bytes = 2 * (size_t)rec->elements;
         for (size_t at = 0; at < bytes; at += COPY_CHUNK) {
             if (at)
                 give_way(seen);
-            o = mono_array_get(objs, MonoObject *, i); /* afresh after a chance to collect */
+            o = entry_of(objs, i); /* afresh after a chance to collect */
             memcpy((uint8_t *)rt_string_chars(o) + at, rec->data + at, bytes - at < COPY_CHUNK ? bytes - at : COPY_CHUNK);
         }
-        return mono_array_get(objs, MonoObject *, i);
+        return entry_of(objs, i);
     }
     if (p->shape == RT_OBJECT) {
         /* a value type too: an empty box, filled below (no wire bytes in its slots) */
@@ -233,7 +241,7 @@ static MonoObject *create(MonoArray *objs, MonoArray *items, uint32_t i, const r
         if (!o)
             return NULL;
         copy_data((uint8_t *)o + sizeof(MonoObject), rec->data, p); /* no Mono call since new */
-        mono_array_setref(objs, i, o);
+        hold_at(objs, i, o);
         return o;
     }
     return create_array(objs, i, p, rec, domain, seen);
@@ -251,13 +259,13 @@ static MonoObject *create_array(MonoArray *objs, uint32_t i, const rt_class_plan
         lower[d] = rec->lower_bounds[d];
         zero_based &= lower[d] == 0;
     }
-    if (p->rank == 1 && mono_type_get_type(mono_class_get_type(p->klass)) == MONO_TYPE_SZARRAY && !zero_based)
+    if (p->vector && !zero_based)
         return NULL; /* T[] has no lower bound */
     MonoArray *a = p->rank == 1 && zero_based ? mono_array_new_specific(p->vtable, lengths[0])
                                               : mono_array_new_full(domain, p->klass, lengths, zero_based ? NULL : lower);
     if (!a)
         return NULL;
-    mono_array_setref(objs, i, (MonoObject *)a);
+    hold_at(objs, i, (MonoObject *)a);
     return fill_array(objs, i, p, rec, seen);
 }
 
@@ -266,12 +274,12 @@ static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *
                               uint64_t *seen)
 {
     if (p->element == RT_ELEM_REFS || !p->data_size)
-        return mono_array_get(objs, MonoObject *, i);
+        return entry_of(objs, i);
     size_t stride = p->element == RT_ELEM_STRUCTS ? p->data_size + 4u * p->nslots : p->data_size;
     size_t per_chunk = COPY_CHUNK / p->data_size ? COPY_CHUNK / p->data_size : 1;
     for (uint64_t e = 0; e < rec->elements;) {
         uint64_t n = rec->elements - e < per_chunk ? rec->elements - e : per_chunk;
-        uint8_t *data = rt_array_data(mono_array_get(objs, MonoObject *, i)) + e * p->data_size;
+        uint8_t *data = rt_array_data(entry_of(objs, i)) + e * p->data_size;
         if (p->element == RT_ELEM_RAW && !p->nall)
             memcpy(data, rec->data + e * p->data_size, n * p->data_size);
         else
@@ -281,7 +289,7 @@ static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *
         if (e < rec->elements)
             give_way(seen);
     }
-    return mono_array_get(objs, MonoObject *, i);
+    return entry_of(objs, i);
 }
 
 /* The address of reference slot s of element e (0 for objects) of record i, held in holder[i]
@@ -289,7 +297,7 @@ static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *
  * check before it may let a collection move the objects. */
 static void **slot_address(MonoArray *holder, const rt_class_plan *p, uint32_t i, uint64_t e, uint32_t s)
 {
-    MonoObject *o = mono_array_get(holder, MonoObject *, i);
+    MonoObject *o = entry_of(holder, i);
     uint8_t *data = p->shape == RT_OBJECT ? (uint8_t *)o + sizeof(MonoObject) : rt_array_data(o);
     return (void **)(data + e * p->data_size + p->slots[s].offset);
 }
@@ -325,6 +333,23 @@ static int reference_groups(const rt_class_plan *p, const sd_record *rec, uint64
     return 1;
 }
 
+/* A record as validation placed it: an array's lengths and lower bounds precede its data. */
+static void record_at(const sd_place *place, const sd_type *types, sd_record *rec)
+{
+    const sd_type *t = &types[place->type_index];
+    rec->type_index = place->type_index;
+    rec->data = place->data;
+    rec->refs = place->refs;
+    rec->elements = place->elements;
+    if (t->kind == SD_ARRAY || t->kind == SD_COLLECTION) {
+        const uint8_t *bounds = place->data - 8u * t->rank;
+        for (uint32_t d = 0; d < t->rank; d++) {
+            rec->lengths[d] = sd_u32(bounds + 4 * d);
+            rec->lower_bounds[d] = sd_i32(bounds + 4 * t->rank + 4 * d);
+        }
+    }
+}
+
 /* Fails the read: `what` ("the root", ...) is not a k. */
 static int not_a(const char *what, MonoClass *k)
 {
@@ -353,7 +378,7 @@ static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p
             if (!fits(cache, record_plans[idx], p->slots[s].declared))
                 return not_a("a reference points to an object that", p->slots[s].declared);
             /* computed after the check: the store gets current addresses */
-            mono_gc_wbarrier_generic_store(slot_address(holder, p, i, e, s), mono_array_get(objs, MonoObject *, idx));
+            mono_gc_wbarrier_generic_store(slot_address(holder, p, i, e, s), entry_of(objs, idx));
         }
         if (e % (RECORDS_PER_GC_CHECK * 16) == RECORDS_PER_GC_CHECK * 16 - 1)
             give_way(seen); /* a large array of references: addresses are fetched per store */
@@ -467,14 +492,13 @@ static int reusable(MonoObject *o, const rt_class_plan *p, const sd_record *rec)
 }
 
 /* Before anything is created or overwritten: every reference fits its slot, the root fits T. */
-static int check_links(const uint8_t *records, const uint8_t *end, const sd_type *types, const sd_header *h,
+static int check_links(const sd_place *places, const sd_type *types, const sd_header *h,
                        const rt_class_plan **plans, const rt_class_plan **record_plans, MonoClass *expected,
                        fit_cache *cache)
 {
-    sd_cursor cur = {records, end, NULL};
     for (uint32_t i = 0; i < h->record_count; i++) {
         sd_record rec;
-        sd_parse_record(&cur, types, h->type_count, &rec);
+        record_at(&places[i], types, &rec);
         const rt_class_plan *p = plans[rec.type_index];
         uint64_t groups;
         size_t stride;
@@ -508,11 +532,14 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
 {
     sd_header h;
     const char *why;
+    sd_place *places = NULL; /* where each record lies: the message is parsed once */
     *result = NULL;
-    if (sd_validate(buf, len, &h, &why))
+    if (sd_validate(buf, len, &h, &places, &why))
         return error_record(SD_ERR_SERIALIZATION, NULL, "%s", why);
-    if (h.root < 0)
+    if (h.root < 0) {
+        free(places);
         return MPC_OK; /* the null graph */
+    }
 
     int rc = MPC_ERR_NO_MEMORY;
     allowed r = {0};
@@ -541,7 +568,6 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
             goto done;
         }
     }
-    const uint8_t *records = cur.p;
     /* type initializers before the first instance exists, as `new` would run them */
     int collections = 0;
     for (uint32_t t = 0; t < h.type_count; t++) {
@@ -569,19 +595,17 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
         sd_record_order(reuse, objs, &found);
         if (found > used)
             used = found > held.length ? held.length : (uint32_t)found; /* what it stored */
-        cur.p = records;
         for (uint32_t i = 0; i < h.record_count; i++) {
             sd_record rec;
-            sd_parse_record(&cur, types, h.type_count, &rec);
+            record_at(&places[i], types, &rec);
             record_plans[i] = plans[rec.type_index];
-            MonoObject *o = mono_array_get(objs, MonoObject *, i);
+            MonoObject *o = entry_of(objs, i);
             if (o && !reusable(o, record_plans[i], &rec))
-                mono_array_setref(objs, i, NULL);
+                hold_at(objs, i, NULL);
         }
-        if ((rc = check_links(records, buf + len, types, &h, plans, record_plans, expected, cache)) != MPC_OK)
+        if ((rc = check_links(places, types, &h, plans, record_plans, expected, cache)) != MPC_OK)
             goto done;
         rc = MPC_ERR_NO_MEMORY;
-        cur.p = records;
     }
     if (collections) {
         if (!(items = mono_array_new(domain, mono_get_object_class(), h.record_count)))
@@ -591,7 +615,7 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     uint64_t seen = gch_epoch();
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
-        sd_parse_record(&cur, types, h.type_count, &rec);
+        record_at(&places[i], types, &rec);
         record_plans[i] = plans[rec.type_index];
         if (!create(objs, items, i, plans[rec.type_index], &rec, domain, &seen)) {
             rc = failf("cannot create an object of type %.*s", (int)plans[rec.type_index]->qualified_name_len,
@@ -602,10 +626,9 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
             give_way(&seen);
     }
     /* link the references: every target's type is known from its record */
-    cur.p = records;
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
-        sd_parse_record(&cur, types, h.type_count, &rec);
+        record_at(&places[i], types, &rec);
         if ((rc = link_record(objs, items, plans[rec.type_index], &rec, i, record_plans, cache, &seen)) != MPC_OK)
             goto done;
         if (i % RECORDS_PER_GC_CHECK == 0)
@@ -613,11 +636,11 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     }
     if (collections && (rc = rebuild_collections(objs, items)) != MPC_OK)
         goto done;
-    if (!mono_object_isinst(mono_array_get(objs, MonoObject *, h.root), expected)) {
+    if (!mono_object_isinst(entry_of(objs, (uint32_t)h.root), expected)) {
         rc = not_a("the root", expected);
         goto done;
     }
-    *result = mono_array_get(objs, MonoObject *, h.root); /* fetched after the check: it may move */
+    *result = entry_of(objs, (uint32_t)h.root); /* fetched after the check: it may move */
     rc = MPC_OK;
 done:
     if (rc == MPC_ERR_NO_MEMORY)
@@ -627,6 +650,7 @@ done:
     if (items_pin)
         mono_gchandle_free(items_pin);
     free(record_plans);
+    free(places);
     free(cache);
     free(r.plans);
     free(plans);

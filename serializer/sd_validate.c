@@ -174,10 +174,13 @@ static int check_references(sd_cursor *cur, const sd_type *t, const sd_record *r
     return 0;
 }
 
-int sd_validate(const uint8_t *buf, size_t len, sd_header *h, const char **why)
+int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places, const char **why)
 {
     sd_cursor cur = {buf, buf + len, NULL};
     sd_type *types = NULL;
+    sd_place *index = NULL;
+    if (places)
+        *places = NULL;
     if (sd_parse_header(&cur, h))
         goto bad;
     if (h->total_bytes != len) {
@@ -205,19 +208,29 @@ int sd_validate(const uint8_t *buf, size_t len, sd_header *h, const char **why)
     for (uint32_t i = 0; i < h->type_count; i++)
         if (sd_parse_type(&cur, &types[i]))
             goto bad;
+    /* (record_count is at most a quarter of the bytes: the index is at most 8 times the message) */
+    if (places && h->record_count && !(index = malloc((size_t)h->record_count * sizeof *index))) {
+        cur.error = "out of memory";
+        goto bad;
+    }
     for (uint32_t i = 0; i < h->record_count; i++) {
         sd_record r;
         if (sd_parse_record(&cur, types, h->type_count, &r) ||
             check_references(&cur, &types[r.type_index], &r, h->record_count))
             goto bad;
+        if (index)
+            index[i] = (sd_place){r.data, r.refs, r.elements, r.type_index};
     }
     if (cur.p != cur.end) {
         cur.error = "bytes after the last record";
         goto bad;
     }
     free(types);
+    if (places)
+        *places = index;
     return 0;
 bad:
+    free(index);
     free(types);
     if (why)
         *why = cur.error;
