@@ -8,6 +8,9 @@
 //   mpiexec.mpich -n 2 motor Sdto.exe bandwidth KIND ELEMENTS REPS
 //     ping-pong of ELEMENTS doubles as KIND: list (List<double>, OSend/ORecv), array (double[],
 //     OSend/ORecv) or opi (double[], OPI Send/Recv into the same array): "KIND,bytes,rep,iterations,µs".
+//   mpiexec.mpich -n 1 motor Sdto.exe allocfloor alloc-floor MIN_N MAX_N REPS
+//     the floor of any receiver in this runtime: only allocating and linking the list's 2N objects
+//     (new, no bytes read, nothing checked), µs per list, rows as pingpong's.
 //   mpiexec.mpich -n 1 motor Sdto.exe perobject TRANSPORT OBJECTS REPS
 //     a list of OBJECTS small nodes: rows "TRANSPORT-serialize" and "TRANSPORT-roundtrip"
 //     (serialize + deserialize), nanoseconds per object.
@@ -106,7 +109,7 @@ static class Sdto
         Thread.CurrentThread.CurrentCulture = CultureInfo.InvariantCulture;
         Intracomm w = MP.World;
         string mode = args[0], name = args[1];
-        IGraphTransport t = mode == "bandwidth" ? null : Transport(name);
+        IGraphTransport t = mode == "bandwidth" || mode == "allocfloor" ? null : Transport(name);
         if (mode == "bandwidth") {
             int elements = int.Parse(args[2]), reps = int.Parse(args[3]), peer = 1 - w.Rank, iters = 20;
             var list = new System.Collections.Generic.List<double>(elements);
@@ -133,6 +136,19 @@ static class Sdto
             }
             if ((name == "list" ? list[elements - 1] : array[elements - 1]) != (elements - 1) * 0.5)
                 throw new Exception("the doubles arrived wrong");
+        } else if (mode == "allocfloor") {
+            int min = int.Parse(args[2]), max = int.Parse(args[3]), reps = int.Parse(args[4]);
+            for (int n = min; n <= max; n *= 4) {
+                int iters = Math.Max(5, 2000 / n);
+                LinkedArray kept = null;
+                for (int rep = -1; rep < reps; rep++) {
+                    long t0 = Stopwatch.GetTimestamp();
+                    for (int i = 0; i < iters; i++) kept = Build(n);
+                    double us = (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency / iters;
+                    if (rep >= 0) Console.WriteLine($"{name},{n},{rep},{iters},{us:F6}");
+                }
+                if (kept.Buffer.Length != 4096 / n) throw new Exception("the list was not built");
+            }
         } else if (mode == "perobject") {
             int objects = int.Parse(args[2]), reps = int.Parse(args[3]);
             SmallNode head = null;

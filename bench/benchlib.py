@@ -17,6 +17,17 @@ import time
 HOSTS_SH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "hosts.sh")
 
 
+def mpi4py_launcher():
+    """(argv prefix for n ranks, extra env) to run a Python script under mpi4py, or None when
+    Debian's python3-mpi4py (built against Open MPI) or Open MPI's launcher is missing."""
+    import shutil
+    probe = subprocess.run(["/usr/bin/python3", "-c", "import mpi4py"], capture_output=True)
+    if probe.returncode != 0 or not shutil.which("mpiexec.openmpi"):
+        return None
+    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else {}
+    return (lambda n: ["mpiexec.openmpi", "--oversubscribe", "-n", str(n), "/usr/bin/python3"]), env
+
+
 def host_args(parser):
     """--hosts and --delay-us: the same runs across separate hosts (scripts/hosts.sh, root)."""
     parser.add_argument("--hosts", type=int, default=0,
@@ -137,9 +148,11 @@ def human(n):
     return f"{n} GiB"
 
 
-def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_fmt=None, volume=1, metric="time"):
+def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_fmt=None, volume=1, metric="time",
+           xlabel="message size (bytes)", bandwidth=True):
     """volume: payload bytes moved per timed unit, in messages of the row's size (bandwidth);
-    metric: which of the rows' metrics the table, CSV and plot show."""
+    metric: which of the rows' metrics the table, CSV and plot show; xlabel: what the sizes are;
+    bandwidth: whether a bandwidth panel means anything (sizes in bytes)."""
     times = res.values[metric]
     median = lambda t, s: res.median(t, s, metric)
     size_fmt = size_fmt or human
@@ -185,12 +198,22 @@ def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
-        for t in names:
-            a1.plot(sizes, [median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
-            a2.plot(sizes, [volume * s / median(t, s) for s in sizes], marker="o", ms=3, label=labels.get(t, t))
-        log_axes(a1, "Time", ylabel=unit)
-        log_axes(a2, "Bandwidth", ylabel="MB/s")
+        fig, axes = plt.subplots(1, 2 if bandwidth else 1, figsize=(12, 4.5) if bandwidth else (7, 4.5))
+        a1, a2 = (axes[0], axes[1]) if bandwidth else (axes, None)
+        for t in names:   # error bars: min-max over every run and repetition
+            med = [median(t, s) for s in sizes]
+            lo, hi = [min(times[t][s]) for s in sizes], [max(times[t][s]) for s in sizes]
+            a1.errorbar(sizes, med, yerr=[[m - l for m, l in zip(med, lo)], [h - m for m, h in zip(med, hi)]],
+                        marker="o", ms=3, capsize=2, label=labels.get(t, t))
+            if not bandwidth:
+                continue
+            bw = [volume * s / m for s, m in zip(sizes, med)]
+            a2.errorbar(sizes, bw, yerr=[[b - volume * s / h for s, b, h in zip(sizes, bw, hi)],
+                                         [volume * s / l - b for s, b, l in zip(sizes, bw, lo)]],
+                        marker="o", ms=3, capsize=2, label=labels.get(t, t))
+        log_axes(a1, "Time", xlabel=xlabel, ylabel=unit)
+        if bandwidth:
+            log_axes(a2, "Bandwidth", xlabel=xlabel, ylabel="MB/s")
         a1.legend(fontsize=8)
         fig.suptitle(title + " (median)")
         fig.tight_layout()

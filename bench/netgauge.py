@@ -9,7 +9,6 @@ Transports: whatever the benchmark programs list (`bench_native --list`, `Bench.
 labels live with each transport's code, so a new transport is one file and one registry line."""
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 
@@ -36,12 +35,11 @@ def registry(build):
                  lambda n: ["mpiexec.mpich", "-n", str(n), f"{build}/bench/bench_native"], {}),
                 (["mpiexec.mpich", "-n", "1", f"{build}/motor", f"{build}/bench/Bench.exe", "--list"],
                  lambda n: ["mpiexec.mpich", "-n", str(n), f"{build}/motor", f"{build}/bench/Bench.exe"], {})]
-    probe = subprocess.run(["/usr/bin/python3", "-c", "import mpi4py"], capture_output=True)
-    if probe.returncode == 0 and shutil.which("mpiexec.openmpi"):
-        env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else {}
+    python = benchlib.mpi4py_launcher()
+    if python:
+        prefix, env = python
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpi4py", "bench_mpi4py.py")
-        programs.append((["mpiexec.openmpi", "-n", "1", "/usr/bin/python3", script, "--list"],
-                         lambda n: ["mpiexec.openmpi", "--oversubscribe", "-n", str(n), "/usr/bin/python3", script], env))
+        programs.append((prefix(1) + [script, "--list"], lambda n: prefix(n) + [script], env))
     found = {}
     for listing, prefix, env in programs:
         out = subprocess.run(listing, capture_output=True, text=True, env={**os.environ, **env})

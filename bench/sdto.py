@@ -2,16 +2,21 @@
 """Structured data: the Motor paper's LinkedArray ping-pong (N elements, 4096 ints in total)
 for System.MP's SDTO (OSend/ORecv) against the same list packed by hand in C on MPICH (the
 floor: bench/native/sdto_native.c), BinaryFormatter and DataContractSerializer (binary XML), both
-moved with OPI Send/Probe/Recv; then serialization cost per object of a list of small nodes.
+moved with OPI Send/Probe/Recv, and, when Debian's python3-mpi4py is installed, mpi4py's pickle
+(over Open MPI: bench/mpi4py/sdto_mpi4py.py); then serialization cost per object of a list of
+small nodes.
 Ratios are to native C (ping-pong) and to SDTO (per object). Run through
 `bash bench/run.sh sdto [flags]`."""
 import argparse
+import os
 
 import benchlib
 
 LABELS = {"native-c": "hand-packed C on MPICH", "sdto": "System.MP SDTO (OSend/ORecv)",
           "sdto-into": "System.MP SDTO (OSend/ORecvInto)", "binaryformatter": "BinaryFormatter + OPI",
-          "datacontract": "DataContractSerializer (binary XML) + OPI"}
+          "datacontract": "DataContractSerializer (binary XML) + OPI",
+          "mpi4py-pickle": "mpi4py pickle (send/recv, Open MPI)",
+          "alloc-floor": "C#: only allocating and linking the list (any receiver's floor)"}
 
 
 def main():
@@ -27,26 +32,41 @@ def main():
     a = p.parse_args()
     b = a.build
     exe = [f"{b}/motor", f"{b}/bench/Sdto.exe"]
-    names = list(LABELS)
+    names = [t for t in LABELS if t not in ("mpi4py-pickle", "alloc-floor")]
     args = ["pingpong", "{t}", str(a.min), str(a.max), str(a.reps)]
     commands = {t: (["mpiexec.mpich", "-n", "2"] + ([f"{b}/bench/sdto_native"] if t == "native-c" else exe)
                     + [x.format(t=t) for x in args], {}) for t in names}
+    commands["alloc-floor"] = (["mpiexec.mpich", "-n", "1"] + exe + ["allocfloor", "alloc-floor", str(a.min),
+                                                                     str(a.max), str(a.reps)], {})
+    names.append("alloc-floor")
+    python = benchlib.mpi4py_launcher()
+    if python:
+        prefix, env = python
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpi4py", "sdto_mpi4py.py")
+        commands["mpi4py-pickle"] = (prefix(2) + [script, str(a.min), str(a.max), str(a.reps)], env)
+        names.append("mpi4py-pickle")
+        print("note: mpi4py is Debian's python3-mpi4py, built against Open MPI: its ratios compare Python's "
+              "pickle *and* another MPI library with C on MPICH", flush=True)
+    else:
+        print("note: mpi4py pickle not measured (install python3-mpi4py to add it)", flush=True)
     res = benchlib.collect(commands, a.rounds)
     benchlib.report(res, names, LABELS, "LinkedArray ping-pong (4096 ints in N elements), half round trip",
-                    "µs", a.out, "sdto", ref="native-c", size_fmt=lambda n: f"N={n}")
+                    "µs", a.out, "sdto", ref="native-c", size_fmt=lambda n: f"N={n}",
+                    xlabel="list elements N (4096 ints in all)", bandwidth=False)
     # a List<double> of 10^6 elements against a double[] of the same size
     kinds = {"opi": "double[], OPI Send/Recv", "array": "double[], OSend/ORecv", "list": "List<double>, OSend/ORecv"}
     bw = {k: (["mpiexec.mpich", "-n", "2"] + exe + ["bandwidth", k, str(a.elements), str(a.reps)], {}) for k in kinds}
     res = benchlib.collect(bw, a.rounds)
     benchlib.report(res, list(kinds), kinds, f"{a.elements} doubles, ping-pong half round trip", "µs", a.out,
                     "sdto_list", ref="opi", size_fmt=lambda n: f"{n // 1048576} MiB" if n >= 1048576 else f"{n} B")
-    names = [t for t in names if t not in ("native-c", "sdto-into")]
+    names = [t for t in names if t not in ("native-c", "sdto-into", "mpi4py-pickle", "alloc-floor")]
     per = {t: (["mpiexec.mpich", "-n", "1"] + exe + ["perobject", t, str(a.objects), str(a.reps)], {}) for t in names}
     res = benchlib.collect(per, a.rounds)
     rows = [f"{t}-{k}" for k in ("serialize", "roundtrip") for t in names]
     labels = {f"{t}-{k}": f"{LABELS[t]}, {k}" for t in names for k in ("serialize", "roundtrip")}
     benchlib.report(res, rows, labels, f"Serialization cost per object ({a.objects}-node list)", "ns",
-                    a.out, "sdto_per_object", ref="sdto-serialize", size_fmt=lambda n: f"{n} obj")
+                    a.out, "sdto_per_object", ref="sdto-serialize", size_fmt=lambda n: f"{n} obj",
+                    xlabel="list length (objects)", bandwidth=False)
 
 
 if __name__ == "__main__":

@@ -34,5 +34,12 @@ for t in sdto binaryformatter datacontract; do
     rows "sdto pingpong $t" $t $mpi "$b/motor" "$b/bench/Sdto.exe" pingpong $t 1 16 1
     rows "sdto perobject $t" "$t-serialize" mpiexec.mpich -n 1 "$b/motor" "$b/bench/Sdto.exe" perobject $t 100 1
 done
+rows "sdto pingpong native" native-c $mpi "$b/bench/sdto_native" pingpong native-c 1 16 1
+# mpi4py's pickle, when Debian's python3-mpi4py (Open MPI) is installed
+if /usr/bin/python3 -c "import mpi4py" 2>/dev/null && command -v mpiexec.openmpi >/dev/null; then
+    src=$(cd "$(dirname "$0")/.." && pwd)
+    rows "sdto pingpong mpi4py" mpi4py-pickle env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        mpiexec.openmpi --oversubscribe -n 2 /usr/bin/python3 "$src/bench/mpi4py/sdto_mpi4py.py" 1 16 1
+fi
 echo "bench_smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
