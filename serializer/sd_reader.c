@@ -199,20 +199,49 @@ static MonoObject *create_array(MonoArray *objs, uint32_t i, const rt_class_plan
 static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
                               uint64_t *seen);
 
+/* Copies a string record's characters into the string objs[i], in chunks that give way to
+ * collections. */
+static MonoObject *fill_string(MonoArray *objs, uint32_t i, const sd_record *rec, uint64_t *seen)
+{
+    size_t bytes = 2 * (size_t)rec->elements;
+    for (size_t at = 0; at < bytes; at += COPY_CHUNK) {
+        if (at)
+            give_way(seen);
+        MonoObject *o = entry_of(objs, i); /* afresh after a chance to collect */
+        memcpy((uint8_t *)rt_string_chars(o) + at, rec->data + at, bytes - at < COPY_CHUNK ? bytes - at : COPY_CHUNK);
+    }
+    return entry_of(objs, i);
+}
+
+/* Is o, made by a managed factory for record rec, of the record's class and length? */
+static int made_as(MonoObject *o, const rt_class_plan *p, const sd_record *rec)
+{
+    if (rt_plan_known(o) != p)
+        return 0;
+    if (p->shape == RT_STRING)
+        return (uint64_t)rt_string_length(o) == rec->elements;
+    return p->shape == RT_OBJECT || rt_array_length(o) == rec->elements;
+}
+
 /* Creates record i's object (no constructor runs), stores it in objs[i] at once, then fills
  * its data; references come later. Allocation may collect, and a large array is filled in
  * chunks that give way to collections: every address is fetched from the pinned objs afresh.
  * A collection is created empty and uninitialised, its elements into an E[] in items[i]: it is
- * rebuilt from them once every reference is linked. */
+ * rebuilt from them once every reference is linked. An object already in objs[i] — made by a
+ * managed factory (made: checked first), or one of the graph reused — only gets its data. */
 static MonoObject *create(MonoArray *objs, MonoArray *items, uint32_t i, const rt_class_plan *p,
-                          const sd_record *rec, MonoDomain *domain, uint64_t *seen)
+                          const sd_record *rec, MonoDomain *domain, uint64_t *seen, int made)
 {
     MonoObject *o = entry_of(objs, i);
-    if (o) { /* reused (sd_read_into): the data only, as a new one gets it */
+    if (o) { /* the data only, as a new one gets it */
+        if (made && !made_as(o, p, rec))
+            return NULL;
         if (p->shape == RT_OBJECT) {
             copy_data((uint8_t *)o + sizeof(MonoObject), rec->data, p);
             return o;
         }
+        if (p->shape == RT_STRING)
+            return fill_string(objs, i, rec, seen);
         return fill_array(objs, i, p, rec, seen);
     }
     if (p->shape == RT_COLLECTION) {
@@ -226,14 +255,7 @@ static MonoObject *create(MonoArray *objs, MonoArray *items, uint32_t i, const r
         if (!o)
             return NULL;
         hold_at(objs, i, o);
-        size_t bytes = 2 * (size_t)rec->elements;
-        for (size_t at = 0; at < bytes; at += COPY_CHUNK) {
-            if (at)
-                give_way(seen);
-            o = entry_of(objs, i); /* afresh after a chance to collect */
-            memcpy((uint8_t *)rt_string_chars(o) + at, rec->data + at, bytes - at < COPY_CHUNK ? bytes - at : COPY_CHUNK);
-        }
-        return entry_of(objs, i);
+        return fill_string(objs, i, rec, seen);
     }
     if (p->shape == RT_OBJECT) {
         /* a value type too: an empty box, filled below (no wire bytes in its slots) */
@@ -474,6 +496,75 @@ static int rebuild_collections(MonoArray *objs, MonoArray *items)
     return SD_ERR_SERIALIZATION;
 }
 
+/* ---- objects made by the JIT's allocator (System.MP's SdtoFactories) ----
+ * Through the embedding API each object costs an allocation call and a write-barrier call to
+ * keep it in the holder; one managed call per message makes them all with `new` instead, then
+ * the reader copies their data and links them as for any object. The call itself costs about a
+ * microsecond: worth it from this many records on. */
+#define MANAGED_CREATE_RECORDS 32
+
+/* The number of p's managed factory (asked once, then kept in the plan), 0 when it has none.
+ * A Mono call that may run managed code: the caller holds no address but the pinned holder. */
+static int factory_of(const rt_class_plan *p, MonoDomain *domain)
+{
+    static _Atomic(MonoMethod *) registrar;
+    int n = atomic_load_explicit(&p->factory, memory_order_acquire);
+    if (n)
+        return n > 0 ? n : 0;
+    n = -1;
+    int shape = (p->shape == RT_OBJECT && !p->value_type) || p->shape == RT_STRING || (p->shape == RT_ARRAY && p->vector);
+    MonoMethod *m = shape ? rt_binding_method(&registrar, "SdtoFactories", "Register", 1) : NULL;
+    MonoReflectionType *type = m ? mono_type_get_object(domain, mono_class_get_type(p->klass)) : NULL;
+    if (type) {
+        void *args[1] = {type};
+        MonoObject *exc = NULL, *number = mono_runtime_invoke(m, NULL, args, &exc);
+        if (number && !exc && *(int32_t *)mono_object_unbox(number) > 0)
+            n = *(int32_t *)mono_object_unbox(number);
+    }
+    atomic_store_explicit(&((rt_class_plan *)p)->factory, n, memory_order_release); /* a cache */
+    return n > 0 ? n : 0;
+}
+
+/* Makes every record's object with its class's managed factory into objs[0..count): 1 when
+ * made, 0 when some class has none or a length does not fit an int (the reader makes them
+ * itself), or the error (recorded). A Mono call that runs managed code: the caller holds no
+ * address but the pinned holder. */
+static int managed_create(MonoArray *objs, const sd_place *places, uint32_t count, const rt_class_plan **plans,
+                          uint32_t type_count, MonoDomain *domain)
+{
+    static _Atomic(MonoMethod *) creator;
+    MonoMethod *m = rt_binding_method(&creator, "SdtoFactories", "Create", 4);
+    int32_t *numbers = malloc(((size_t)type_count + 2 * (size_t)count) * sizeof *numbers);
+    if (!m || !numbers) {
+        free(numbers);
+        return 0; /* (not an error: the reader makes them) */
+    }
+    int32_t *of_type = numbers + 2 * (size_t)count, *lengths = numbers + count;
+    for (uint32_t t = 0; t < type_count; t++)
+        of_type[t] = factory_of(plans[t], domain);
+    for (uint32_t i = 0; i < count; i++) {
+        numbers[i] = of_type[places[i].type_index];
+        lengths[i] = (int32_t)places[i].elements;
+        if (!numbers[i] || places[i].elements > INT32_MAX) {
+            free(numbers);
+            return 0;
+        }
+    }
+    intptr_t numbers_at = (intptr_t)numbers, lengths_at = (intptr_t)lengths;
+    int32_t n = (int32_t)count;
+    void *args[4] = {objs, &numbers_at, &lengths_at, &n};
+    MonoObject *exc = NULL;
+    mono_runtime_invoke(m, NULL, args, &exc);
+    free(numbers);
+    if (!exc)
+        return 1;
+    char *utf8 = exception_line(exc);
+    int rc = error_record(MPC_ERR_NO_MEMORY, NULL, "making the %u objects of a message failed: %s", count,
+                          utf8 ? utf8 : "?");
+    mono_free(utf8);
+    return rc;
+}
+
 /* May record i's object be taken from the graph to reuse (candidate o, already at objs[i])? Same
  * class, not a string, a box or a collection; an array with the record's bounds. */
 static int reusable(MonoObject *o, const rt_class_plan *p, const sd_record *rec)
@@ -612,12 +703,18 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
             goto done;
         items_pin = mono_gchandle_new((MonoObject *)items, 1);
     }
+    int made = 0; /* every object made by a managed factory */
+    if (!reuse && !collections && h.record_count >= MANAGED_CREATE_RECORDS &&
+        (made = managed_create(objs, places, h.record_count, plans, h.type_count, domain)) < 0) {
+        rc = made;
+        goto done;
+    }
     uint64_t seen = gch_epoch();
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
         record_at(&places[i], types, &rec);
         record_plans[i] = plans[rec.type_index];
-        if (!create(objs, items, i, plans[rec.type_index], &rec, domain, &seen)) {
+        if (!create(objs, items, i, plans[rec.type_index], &rec, domain, &seen, made)) {
             rc = failf("cannot create an object of type %.*s", (int)plans[rec.type_index]->qualified_name_len,
                        plans[rec.type_index]->qualified_name);
             goto done;

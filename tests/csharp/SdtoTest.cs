@@ -11,6 +11,27 @@ using System.MP;
 using System.Threading;
 
 class Node { public int Value; [Transportable] public Node Next; }
+
+// Classes whose constructors do something: a received object must never run them (a message of
+// 32 records or more has its objects made by `new` where that only allocates).
+class Initialized { public int X = 7; [Transportable] public Initialized Next; }
+class Counted
+{
+    public static int Made;
+    public int X;
+    [Transportable] public Counted Next;
+    public Counted() { Made++; }
+}
+class InitializedBase { public int B = 5; }
+class PlainDerived : InitializedBase { public int D; [Transportable] public PlainDerived Next; }
+class Plain<T> { public T Value; [Transportable] public Plain<T> Next; [Transportable] public string Name; [Transportable] public int[] Data; }
+class Finalized
+{
+    public static int Finalizers;
+    public int X;
+    [Transportable] public Finalized Next;
+    ~Finalized() { Interlocked.Increment(ref Finalizers); }
+}
 class Record
 {
     public long Id;
@@ -102,6 +123,71 @@ static class SdtoTest
         n = 0;
         for (Node p = got; p != null; p = p.Next) n++;
         Check.Equal(1000000, n, "a 1,000,000-element list through OSend/ORecv");
+    }
+
+    static T List<T>(int n, Func<int, T, T> make) where T : class
+    {
+        T head = null;
+        for (int i = 0; i < n; i++) head = make(i, head);
+        return head;
+    }
+
+    // Large messages (32 records or more) have their objects made by `new` in JIT-compiled code
+    // where that only allocates (System.MP's SdtoFactories), else by the reader: either way no
+    // constructor or field initializer runs on receipt, every value arrives as sent, generic
+    // classes, strings (empty ones too), arrays and finalizable classes included.
+    static void ManyObjects()
+    {
+        const int n = 200;
+        var init = Graphs.RoundTrip(List<Initialized>(n, (i, next) => { var o = new Initialized { Next = next }; o.X = i; return o; }));
+        int k = n - 1, wrong = 0;
+        for (var p = init; p != null; p = p.Next, k--) wrong += p.X == k ? 0 : 1;
+        Check.True(wrong == 0 && k == -1, "a field initializer does not run on receipt (X as sent, not 7)");
+
+        var counted = List<Counted>(n, (i, next) => new Counted { X = i, Next = next });
+        int before = Counted.Made;
+        var back = Graphs.RoundTrip(counted);
+        Check.True(Counted.Made == before && back.X == n - 1 && back.Next.X == n - 2, "a constructor does not run on receipt");
+
+        var derived = List<PlainDerived>(n, (i, next) => { var o = new PlainDerived { D = i, Next = next }; o.B = -i; return o; });
+        var d = Graphs.RoundTrip(derived);
+        wrong = 0;
+        k = n - 1;
+        for (var p = d; p != null; p = p.Next, k--) wrong += p.D == k && p.B == -k ? 0 : 1;
+        Check.True(wrong == 0 && k == -1, "a base class's field initializer does not run on receipt");
+
+        var plain = List<Plain<double>>(n, (i, next) => new Plain<double> { Value = i + 0.5, Next = next, Name = i % 3 == 0 ? "" : "n" + i,
+                                                                        Data = i % 5 == 0 ? null : new[] { i, -i } });
+        foreach (var g in new[] { Graphs.RoundTrip(plain), Exchanged(plain) }) {
+            wrong = 0;
+            k = n - 1;
+            for (var p = g; p != null; p = p.Next, k--)
+                wrong += p.Value == k + 0.5 && p.Name == (k % 3 == 0 ? "" : "n" + k)
+                         && (k % 5 == 0 ? p.Data == null : p.Data.Length == 2 && p.Data[0] == k && p.Data[1] == -k) ? 0 : 1;
+            Check.True(wrong == 0 && k == -1, "a generic class with strings (empty ones too) and arrays arrives as sent");
+        }
+
+        var strings = Enumerable.Range(0, n).Select(i => i % 4 == 0 ? "" : new string((char)('a' + i % 26), i)).ToArray();
+        var s2 = Graphs.RoundTrip(strings);
+        Check.True(s2.Length == n && s2.SequenceEqual(strings), "a string[] of 200 strings arrives as sent");
+
+        var jagged = Enumerable.Range(0, n).Select(i => Enumerable.Range(i, i % 7).ToArray()).ToArray();
+        var j2 = Graphs.RoundTrip(jagged);
+        Check.True(j2.Length == n && j2.Select((a, i) => a.SequenceEqual(jagged[i])).All(x => x), "an int[][] of 200 arrays arrives as sent");
+
+        var fin = Graphs.RoundTrip(List<Finalized>(n, (i, next) => new Finalized { X = i, Next = next }));
+        Check.True(fin.X == n - 1 && fin.Next.X == n - 2, "a finalizable class arrives as sent");
+        int finalizers = Finalized.Finalizers;
+        fin = null;
+        for (int i = 0; i < 3; i++) { GC.Collect(); GC.WaitForPendingFinalizers(); }
+        Check.True(Finalized.Finalizers - finalizers >= n, $"received finalizable objects are finalized ({Finalized.Finalizers - finalizers} of {n})");
+    }
+
+    static T Exchanged<T>(T graph)
+    {
+        T got = default(T);
+        Ring.Exchange(() => world.OSend(graph, next, 11), () => { got = world.ORecv<T>(prev, 11); return null; });
+        return got;
     }
 
     // A thread that reads keeps a pinned holder (an object[] as long as its largest read, up to
@@ -289,6 +375,7 @@ static class SdtoTest
         Hostile();
         LongList();
         ThreadsLeaveNoHolders();
+        ManyObjects();
         world.Barrier();
         Check.Equal(0L, MP.Stats.PinsLive, "no live pins");
         return Check.Finish("SdtoTest");
