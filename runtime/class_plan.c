@@ -123,7 +123,7 @@ static char *join(const char *prefix, const char *name)
 /* Records a reference slot declared by owner: every one in `all`; a travelling one in `slots`;
  * one that a framework type declares and that does not travel in `hidden`. */
 static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int travels, const char *name,
-                    MonoClass *owner, int framework)
+                    MonoClass *owner, int framework, MonoClassField *field)
 {
     if (!l->first.path) {
         char *type = rt_class_name(declared);
@@ -159,7 +159,7 @@ static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int tra
     char *n = strdup(name);
     if (!n)
         return -1;
-    l->slots[l->nslots++] = (rt_slot){offset, declared, n};
+    l->slots[l->nslots++] = (rt_slot){offset, declared, n, field, field ? owner : NULL};
     return 0;
 }
 
@@ -194,7 +194,7 @@ static int collect(MonoClass *k, uint32_t base, const char *prefix, slot_lists *
                     return -1;
                 if (mono_type_is_reference(t))
                     rc = add_slot(l, off, mono_class_from_mono_type(t), carried || rt_has_transportable(c, f), name, c,
-                                  framework);
+                                  framework, prefix ? NULL : f);
                 else
                     rc = collect(mono_class_from_mono_type(t), off, name, l);
                 free(name);
@@ -515,7 +515,7 @@ static void *build(const void *key, void *ctx)
         p->data_size = (uint32_t)mono_array_element_size(k);
         if (mono_type_is_reference(mono_class_get_type(e))) {
             p->element = RT_ELEM_REFS;
-            rc = add_slot(&l, 0, e, 1, "", NULL, 0); /* arrays of objects travel with their elements */
+            rc = add_slot(&l, 0, e, 1, "", NULL, 0, NULL); /* arrays of objects travel with their elements */
         } else {
             rc = collect(e, 0, NULL, &l);
             /* structs with travelling references, else raw (their reference slots read null) */

@@ -29,6 +29,9 @@ typedef struct rt_slot {
     uint32_t offset;
     MonoClass *declared;
     const char *name;
+    MonoClassField *field; /* the field, when the slot is one of the instance's own (not inside a
+                              struct field), and the class that declares it */
+    MonoClass *owner;
 } rt_slot;
 
 /* A reference slot declared by a framework type (rt_is_framework_class): no user can mark it
@@ -99,8 +102,8 @@ typedef struct rt_class_plan {
     char *qualified_name;    /* "Full.Name, image" */
     uint32_t qualified_name_len;
     atomic_int type_initialized; /* the serializer's reader ran its type initializers */
-    atomic_int factory;          /* the reader's managed factory (System.MP's SdtoFactories):
-                                    0 not asked yet, -1 none, else its number */
+    atomic_int factory;          /* the reader's managed factory and linker (System.MP's */
+    atomic_int linker;           /* SdtoFactories): 0 not asked yet, -1 none, else its number */
     const rt_collection *collection; /* RT_COLLECTION: where the elements are */
     const struct rt_class_plan *items; /* RT_COLLECTION: the plan of E[], whose element fields
                                           (element, data_size, elem_class, slots...) this plan

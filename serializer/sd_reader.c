@@ -496,68 +496,132 @@ static int rebuild_collections(MonoArray *objs, MonoArray *items)
     return SD_ERR_SERIALIZATION;
 }
 
-/* ---- objects made by the JIT's allocator (System.MP's SdtoFactories) ----
+/* ---- objects made and linked in JIT-compiled code (System.MP's SdtoFactories) ----
  * Through the embedding API each object costs an allocation call and a write-barrier call to
- * keep it in the holder; one managed call per message makes them all with `new` instead, then
- * the reader copies their data and links them as for any object. The call itself costs about a
- * microsecond: worth it from this many records on. */
+ * keep it in the holder, and each reference another barrier call; one managed call per message
+ * makes them all with `new` and stores the references with the JIT's inline barrier instead.
+ * The reader checks every reference first and copies the data afterwards, and links itself the
+ * records whose class has no linker. The call itself costs about a microsecond: worth it from
+ * this many records on. */
 #define MANAGED_CREATE_RECORDS 32
 
-/* The number of p's managed factory (asked once, then kept in the plan), 0 when it has none.
- * A Mono call that may run managed code: the caller holds no address but the pinned holder. */
+/* Asks SdtoFactories.method(type of p[, fields]) once for a number > 0, kept in *cache (-1:
+ * none); 0 when there is none. fields: a FieldInfo[] or NULL. A Mono call that runs managed
+ * code: the caller holds no address but pinned ones. */
+static int ask_number(atomic_int *cache, _Atomic(MonoMethod *) *found, const char *method, int nargs,
+                      const rt_class_plan *p, MonoArray *fields, MonoDomain *domain)
+{
+    int n = -1;
+    MonoMethod *m = rt_binding_method(found, "SdtoFactories", method, nargs);
+    MonoReflectionType *type = m ? mono_type_get_object(domain, mono_class_get_type(p->klass)) : NULL;
+    if (type) {
+        void *args[2] = {type, fields};
+        MonoObject *exc = NULL, *number = mono_runtime_invoke(m, NULL, args, &exc);
+        if (number && !exc && *(int32_t *)mono_object_unbox(number) > 0)
+            n = *(int32_t *)mono_object_unbox(number);
+    }
+    atomic_store_explicit(cache, n, memory_order_release);
+    return n > 0 ? n : 0;
+}
+
+/* The number of p's managed factory, 0 when it has none. */
 static int factory_of(const rt_class_plan *p, MonoDomain *domain)
 {
     static _Atomic(MonoMethod *) registrar;
     int n = atomic_load_explicit(&p->factory, memory_order_acquire);
     if (n)
         return n > 0 ? n : 0;
-    n = -1;
-    int shape = (p->shape == RT_OBJECT && !p->value_type) || p->shape == RT_STRING || (p->shape == RT_ARRAY && p->vector);
-    MonoMethod *m = shape ? rt_binding_method(&registrar, "SdtoFactories", "Register", 1) : NULL;
-    MonoReflectionType *type = m ? mono_type_get_object(domain, mono_class_get_type(p->klass)) : NULL;
-    if (type) {
-        void *args[1] = {type};
-        MonoObject *exc = NULL, *number = mono_runtime_invoke(m, NULL, args, &exc);
-        if (number && !exc && *(int32_t *)mono_object_unbox(number) > 0)
-            n = *(int32_t *)mono_object_unbox(number);
-    }
-    atomic_store_explicit(&((rt_class_plan *)p)->factory, n, memory_order_release); /* a cache */
-    return n > 0 ? n : 0;
+    atomic_int *cache = &((rt_class_plan *)p)->factory;
+    if ((p->shape == RT_OBJECT && !p->value_type) || p->shape == RT_STRING || (p->shape == RT_ARRAY && p->vector))
+        return ask_number(cache, &registrar, "Register", 1, p, NULL, domain);
+    atomic_store_explicit(cache, -1, memory_order_release);
+    return 0;
 }
 
-/* Makes every record's object with its class's managed factory into objs[0..count): 1 when
- * made, 0 when some class has none or a length does not fit an int (the reader makes them
- * itself), or the error (recorded). A Mono call that runs managed code: the caller holds no
+/* The number of p's managed linker, 0 when it has none: a class whose travelling references are
+ * all its own fields, or T[] of references. */
+static int linker_of(const rt_class_plan *p, MonoDomain *domain)
+{
+    static _Atomic(MonoMethod *) registrar;
+    static _Atomic(MonoClass *) field_info;
+    int n = atomic_load_explicit(&p->linker, memory_order_acquire);
+    if (n)
+        return n > 0 ? n : 0;
+    atomic_int *cache = &((rt_class_plan *)p)->linker;
+    if (p->shape == RT_ARRAY && p->vector && p->element == RT_ELEM_REFS)
+        return ask_number(cache, &registrar, "RegisterLinker", 2, p, NULL, domain);
+    int own = p->shape == RT_OBJECT && !p->value_type && p->nslots;
+    for (uint32_t s = 0; own && s < p->nslots; s++)
+        own = p->slots[s].field != NULL;
+    MonoClass *k = atomic_load(&field_info);
+    if (own && !k && (k = mono_class_from_name(mono_get_corlib(), "System.Reflection", "FieldInfo")))
+        atomic_store(&field_info, k);
+    MonoArray *fields = own && k ? mono_array_new(domain, k, p->nslots) : NULL;
+    if (!fields) {
+        atomic_store_explicit(cache, -1, memory_order_release);
+        return 0;
+    }
+    uint32_t pin = mono_gchandle_new((MonoObject *)fields, 1); /* the calls below allocate */
+    for (uint32_t s = 0; s < p->nslots && fields; s++) {
+        MonoReflectionField *f = mono_field_get_object(domain, p->slots[s].owner, p->slots[s].field);
+        if (f)
+            mono_array_setref(fields, s, (MonoObject *)f);
+        else
+            fields = NULL;
+    }
+    n = fields ? ask_number(cache, &registrar, "RegisterLinker", 2, p, fields, domain)
+               : (atomic_store_explicit(cache, -1, memory_order_release), 0);
+    mono_gchandle_free(pin);
+    return n;
+}
+
+/* What a managed creation leaves for the reader: which records it linked. */
+typedef struct managed {
+    int32_t *numbers; /* one allocation: numbers, lengths, links, then by type, then refs */
+    int32_t *links;   /* per record: its linker's number, 0 when the reader links it */
+} managed;
+
+/* Makes every record's object with its class's managed factory into objs[0..count), and links
+ * those whose class has a linker: 1 when made, 0 when some class has no factory or a length does
+ * not fit an int (the reader makes them itself), or the error (recorded). Every reference must
+ * have been checked (check_links). A Mono call that runs managed code: the caller holds no
  * address but the pinned holder. */
 static int managed_create(MonoArray *objs, const sd_place *places, uint32_t count, const rt_class_plan **plans,
-                          uint32_t type_count, MonoDomain *domain)
+                          uint32_t type_count, MonoDomain *domain, managed *out)
 {
     static _Atomic(MonoMethod *) creator;
-    MonoMethod *m = rt_binding_method(&creator, "SdtoFactories", "Create", 4);
-    int32_t *numbers = malloc(((size_t)type_count + 2 * (size_t)count) * sizeof *numbers);
-    if (!m || !numbers) {
-        free(numbers);
+    MonoMethod *m = rt_binding_method(&creator, "SdtoFactories", "Create", 6);
+    size_t ints = 3 * (size_t)count + 2 * (size_t)type_count;
+    int32_t *numbers = m ? malloc(ints * sizeof *numbers + (size_t)count * sizeof(void *)) : NULL;
+    if (!numbers)
         return 0; /* (not an error: the reader makes them) */
+    int32_t *lengths = numbers + count, *links = lengths + count, *factory = links + count, *linker = factory + type_count;
+    const uint8_t **refs = (const uint8_t **)(numbers + ints);
+    for (uint32_t t = 0; t < type_count; t++) {
+        factory[t] = factory_of(plans[t], domain);
+        linker[t] = factory[t] ? linker_of(plans[t], domain) : 0;
     }
-    int32_t *of_type = numbers + 2 * (size_t)count, *lengths = numbers + count;
-    for (uint32_t t = 0; t < type_count; t++)
-        of_type[t] = factory_of(plans[t], domain);
     for (uint32_t i = 0; i < count; i++) {
-        numbers[i] = of_type[places[i].type_index];
+        uint32_t t = places[i].type_index;
+        numbers[i] = factory[t];
         lengths[i] = (int32_t)places[i].elements;
+        links[i] = linker[t];
+        refs[i] = places[i].refs;
         if (!numbers[i] || places[i].elements > INT32_MAX) {
             free(numbers);
             return 0;
         }
     }
-    intptr_t numbers_at = (intptr_t)numbers, lengths_at = (intptr_t)lengths;
+    intptr_t at[4] = {(intptr_t)numbers, (intptr_t)lengths, (intptr_t)links, (intptr_t)refs};
     int32_t n = (int32_t)count;
-    void *args[4] = {objs, &numbers_at, &lengths_at, &n};
+    void *args[6] = {objs, &at[0], &at[1], &at[2], &at[3], &n};
     MonoObject *exc = NULL;
     mono_runtime_invoke(m, NULL, args, &exc);
-    free(numbers);
-    if (!exc)
+    if (!exc) {
+        *out = (managed){numbers, links};
         return 1;
+    }
+    free(numbers);
     char *utf8 = exception_line(exc);
     int rc = error_record(MPC_ERR_NO_MEMORY, NULL, "making the %u objects of a message failed: %s", count,
                           utf8 ? utf8 : "?");
@@ -641,6 +705,7 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     MonoArray *items = NULL; /* the elements of the collections, by record */
     const rt_class_plan **record_plans = NULL;
     fit_cache *cache = NULL;
+    managed by_jit = {0};
     if (!plans || !types || allow(&r, expected))
         goto done;
     sd_cursor cur = {buf + SD_HEADER_BYTES, buf + len, NULL};
@@ -703,11 +768,17 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
             goto done;
         items_pin = mono_gchandle_new((MonoObject *)items, 1);
     }
-    int made = 0; /* every object made by a managed factory */
-    if (!reuse && !collections && h.record_count >= MANAGED_CREATE_RECORDS &&
-        (made = managed_create(objs, places, h.record_count, plans, h.type_count, domain)) < 0) {
-        rc = made;
-        goto done;
+    int made = 0; /* every object made by a managed factory, some linked there */
+    if (!reuse && !collections && h.record_count >= MANAGED_CREATE_RECORDS) {
+        for (uint32_t i = 0; i < h.record_count; i++)
+            record_plans[i] = plans[places[i].type_index];
+        if ((rc = check_links(places, types, &h, plans, record_plans, expected, cache)) != MPC_OK)
+            goto done;
+        if ((made = managed_create(objs, places, h.record_count, plans, h.type_count, domain, &by_jit)) < 0) {
+            rc = made;
+            goto done;
+        }
+        rc = MPC_ERR_NO_MEMORY;
     }
     uint64_t seen = gch_epoch();
     for (uint32_t i = 0; i < h.record_count; i++) {
@@ -726,6 +797,8 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
         record_at(&places[i], types, &rec);
+        if (made && by_jit.links[i])
+            continue; /* linked in managed code */
         if ((rc = link_record(objs, items, plans[rec.type_index], &rec, i, record_plans, cache, &seen)) != MPC_OK)
             goto done;
         if (i % RECORDS_PER_GC_CHECK == 0)
@@ -748,6 +821,7 @@ done:
         mono_gchandle_free(items_pin);
     free(record_plans);
     free(places);
+    free(by_jit.numbers);
     free(cache);
     free(r.plans);
     free(plans);

@@ -1,11 +1,14 @@
 // SdtoFactories — the structured transport's reader (serializer/sd_reader.c) makes the objects of
-// a large message here, with the JIT's allocator: through the embedding API each object costs an
-// allocation call and a write-barrier call (~60 ns in all), `new` in JIT-compiled code a few ns.
-// The reader has checked the whole message before it comes here, and copies the data and links
-// the references afterwards; it also checks that every object made is of its record's class and
-// length. Only objects that `new` makes exactly as the reader would get a factory: strings,
-// one-dimensional zero-based arrays, and classes whose constructors, up to object's, do nothing
-// (no constructor may run on receipt). Anything else keeps the reader's own path.
+// a large message here, and links their references, in JIT-compiled code: through the embedding
+// API each object costs an allocation call and a write-barrier call (~60 ns in all) and each
+// reference another barrier call (~10 ns); `new` and a field store with the JIT's inline barrier
+// cost a few ns. The reader has checked the whole message before it comes here — every
+// reference points to an object assignable to its slot — and copies the data afterwards, after
+// checking that every object made is of its record's class and length. Only objects that `new`
+// makes exactly as the reader would get a factory: strings, one-dimensional zero-based arrays,
+// and classes whose constructors, up to object's, do nothing (no constructor may run on receipt).
+// Only classes whose travelling references are their own fields, and arrays of references, get
+// a linker. Anything else keeps the reader's own path.
 using System;
 using System.Collections.Generic;
 using System.Reflection;
@@ -45,15 +48,102 @@ namespace System.MP
             }
         }
 
-        // objs[i] = a new object of record i's class for every record: numbers[i] is its
-        // factory (from Register), lengths[i] its array or string length; both native int arrays
-        // of count entries owned by the reader.
-        static unsafe void Create(object[] objs, IntPtr numbers, IntPtr lengths, int count)
+        // Sets a new object's travelling references: o, every object of the message, and the
+        // record's reference list (a record number per slot, -1 for null: nothing to store).
+        unsafe delegate void Linker(object o, object[] objs, int* refs);
+
+        static readonly Dictionary<Type, int> linkerNumbers = new Dictionary<Type, int>();
+        static Linker[] linkers = new Linker[16];
+        static int nextLinker = 1;
+
+        // Called by the reader once per class with reference slots: the number of t's linker, or
+        // 0. fields: t's travelling fields in the order of a record's references, null for an
+        // array of references.
+        static int RegisterLinker(Type t, FieldInfo[] fields)
+        {
+            lock (gate) {
+                int number;
+                if (linkerNumbers.TryGetValue(t, out number))
+                    return number;
+                Linker linker = MakeLinker(t, fields);
+                number = 0;
+                if (linker != null) {
+                    Linker[] all = linkers;
+                    if (nextLinker == all.Length)
+                        Array.Resize(ref all, 2 * nextLinker);
+                    all[nextLinker] = linker;
+                    Volatile.Write(ref linkers, all);
+                    number = nextLinker++;
+                }
+                linkerNumbers[t] = number;
+                return number;
+            }
+        }
+
+        // For every record i (count in all): objs[i] = a new object of its class, made by factory
+        // numbers[i] (from Register) with lengths[i] (its array or string length); then, for
+        // every record with a linker (links[i], from RegisterLinker; 0: the reader links it), its
+        // references from refs[i]. All five are the reader's native arrays.
+        static unsafe void Create(object[] objs, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs, int count)
         {
             Func<int, object>[] all = Volatile.Read(ref factories);
-            int* number = (int*)numbers, length = (int*)lengths;
+            int* number = (int*)numbers, length = (int*)lengths, link = (int*)links;
             for (int i = 0; i < count; i++)
                 objs[i] = all[number[i]](length[i]);
+            Linker[] linker = Volatile.Read(ref linkers);
+            int** at = (int**)refs;
+            for (int i = 0; i < count; i++)
+                if (link[i] != 0)
+                    linker[link[i]](objs[i], objs, at[i]);
+        }
+
+        unsafe static Linker MakeLinker(Type t, FieldInfo[] fields)
+        {
+            if (fields == null) {
+                Type e = t.IsArray ? t.GetElementType() : null;
+                if (e == null || t != e.MakeArrayType() || e.IsValueType || e.IsPointer)
+                    return null;
+                MethodInfo link = typeof(SdtoFactories).GetMethod("LinkArray", BindingFlags.NonPublic | BindingFlags.Static);
+                return (Linker)Delegate.CreateDelegate(typeof(Linker), link.MakeGenericMethod(e));
+            }
+            if (!t.IsClass || t.IsArray || fields.Length == 0)
+                return null;
+            foreach (FieldInfo f in fields)
+                if (f == null || f.IsStatic || f.FieldType.IsValueType || !f.DeclaringType.IsAssignableFrom(t))
+                    return null;
+            // o.f_k = objs[refs[k]] for each field whose reference is not null. No type checks:
+            // the reader checked that each record it names is assignable to the field's type.
+            var method = new DynamicMethod("SdtoLink", null, new[] { typeof(object), typeof(object[]), typeof(int*) },
+                                           typeof(SdtoFactories).Module, true);
+            ILGenerator il = method.GetILGenerator();
+            LocalBuilder index = il.DeclareLocal(typeof(int));
+            for (int k = 0; k < fields.Length; k++) {
+                Label skip = il.DefineLabel();
+                il.Emit(OpCodes.Ldarg_2);
+                il.Emit(OpCodes.Ldc_I4, 4 * k);
+                il.Emit(OpCodes.Add);
+                il.Emit(OpCodes.Ldind_I4);
+                il.Emit(OpCodes.Dup);
+                il.Emit(OpCodes.Stloc, index);
+                il.Emit(OpCodes.Ldc_I4_0);
+                il.Emit(OpCodes.Blt, skip);
+                il.Emit(OpCodes.Ldarg_0);
+                il.Emit(OpCodes.Ldarg_1);
+                il.Emit(OpCodes.Ldloc, index);
+                il.Emit(OpCodes.Ldelem_Ref);
+                il.Emit(OpCodes.Stfld, fields[k]);
+                il.MarkLabel(skip);
+            }
+            il.Emit(OpCodes.Ret);
+            return (Linker)method.CreateDelegate(typeof(Linker));
+        }
+
+        unsafe static void LinkArray<T>(object o, object[] objs, int* refs) where T : class
+        {
+            T[] a = (T[])o;
+            for (int e = 0; e < a.Length; e++)
+                if (refs[e] >= 0)
+                    a[e] = (T)objs[refs[e]];
         }
 
         static Func<int, object> Factory(Type t)

@@ -25,6 +25,7 @@ class Counted
 class InitializedBase { public int B = 5; }
 class PlainDerived : InitializedBase { public int D; [Transportable] public PlainDerived Next; }
 class Plain<T> { public T Value; [Transportable] public Plain<T> Next; [Transportable] public string Name; [Transportable] public int[] Data; }
+class Chain { public int V; [Transportable] public Chain Next; [Transportable] public string Label; }
 class Finalized
 {
     public static int Finalizers;
@@ -174,6 +175,22 @@ static class SdtoTest
         var jagged = Enumerable.Range(0, n).Select(i => Enumerable.Range(i, i % 7).ToArray()).ToArray();
         var j2 = Graphs.RoundTrip(jagged);
         Check.True(j2.Length == n && j2.Select((a, i) => a.SequenceEqual(jagged[i])).All(x => x), "an int[][] of 200 arrays arrives as sent");
+
+        // a large message whose first node's two references are swapped (Next names a string,
+        // Label a Chain): refused before any object is linked, and the reader goes on working
+        byte[] chain = Serializer.Serialize(List<Chain>(n, (i, next) => new Chain { V = i, Next = next, Label = "L" + i }));
+        int at = -1;
+        for (int i = 32; i + 8 <= chain.Length && at < 0; i++)
+            if (BitConverter.ToInt32(chain, i) == 1 && BitConverter.ToInt32(chain, i + 4) == 2) at = i;
+        Check.True(at > 0, "the first record's references are records 1 and 2");
+        byte[] swapped = (byte[])chain.Clone();
+        BitConverter.GetBytes(2).CopyTo(swapped, at);
+        BitConverter.GetBytes(1).CopyTo(swapped, at + 4);
+        var refused = Check.Throws<MPSerializationException>(() => Serializer.Deserialize<Chain>(swapped, 0, swapped.Length),
+                                                             "a reference to a record of the wrong type in a large message");
+        Check.True(refused != null && refused.Message.Contains("is not a"), "it says which reference does not fit: " + refused?.Message);
+        var fine = Serializer.Deserialize<Chain>(chain, 0, chain.Length);
+        Check.True(fine.V == n - 1 && fine.Label == "L" + (n - 1) && fine.Next.Label == "L" + (n - 2), "the unswapped message still reads");
 
         var fin = Graphs.RoundTrip(List<Finalized>(n, (i, next) => new Finalized { X = i, Next = next }));
         Check.True(fin.X == n - 1 && fin.Next.X == n - 2, "a finalizable class arrives as sent");
