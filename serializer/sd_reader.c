@@ -12,6 +12,7 @@
 #include "gc_hooks.h"
 #include "layout.h"
 #include "class_plan.h"
+#include "sd_threads.h"
 #include "sd_wire.h"
 
 #include <mono/metadata/metadata.h>
@@ -454,6 +455,7 @@ static int holder_take(holder *h, uint32_t n, MonoDomain *domain)
 
 void sd_thread_stopped(void)
 {
+    sd_writer_thread_stopped();
     if (kept_holder && !kept_holder_busy)
         mono_gchandle_free(kept_holder);
     kept_holder = 0;

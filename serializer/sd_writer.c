@@ -22,6 +22,7 @@
 #include "layout.h"
 #include "class_plan.h"
 #include "ptr_map.h"
+#include "sd_threads.h"
 #include "sd_wire.h"
 
 #include <mono/metadata/appdomain.h>
@@ -41,6 +42,8 @@ typedef struct graph {
     const rt_class_plan **types;
     uint32_t ntypes, cap_types;
     uint32_t *type_of; /* record -> type index */
+    uint32_t cap_type_of;
+    int kept;          /* the arrays are the thread's kept ones (take_kept) */
     size_t win_first, win_count; /* the window of the root array written (a split piece) */
     int windowed;
     int32_t *refs;                /* every reference as a record index, in visiting order */
@@ -819,10 +822,90 @@ int sd_record_order(MonoObject *root, MonoArray *order, size_t *count)
     return root ? write_or_measure(root, 0, SIZE_MAX, NULL, count, order) : MPC_OK;
 }
 
+/* A thread keeps its last write's work arrays for the next write (up to KEPT_RECORDS records):
+ * allocated per write they cost page faults every time (the identity map of 8192 objects is
+ * 128 KiB, which malloc maps afresh), ~15% of a write of small objects. A write nested in
+ * another on the thread (through a Mono call that runs managed code) allocates its own. */
+#define KEPT_RECORDS (1u << 16)
+typedef struct kept_arrays {
+    MonoObject **objs;
+    const rt_class_plan **plans;
+    size_t *sizes;
+    uint32_t cap;
+    uint32_t *map; /* all zero while kept */
+    size_t mask;
+    int32_t *refs;
+    size_t cap_refs;
+    uint32_t *type_of;
+    uint32_t cap_type_of;
+} kept_arrays;
+static __thread kept_arrays kept;
+static __thread int kept_busy;
+
+/* Lends the thread's kept arrays to g, when no write on this thread holds them. */
+static void take_kept(graph *g)
+{
+    if (kept_busy)
+        return;
+    kept_busy = g->kept = 1;
+    g->objs = kept.objs;
+    g->plans = kept.plans;
+    g->sizes = kept.sizes;
+    g->cap = kept.cap;
+    g->map = kept.map;
+    g->mask = kept.mask;
+    g->refs = kept.refs;
+    g->cap_refs = kept.cap_refs;
+    g->type_of = kept.type_of;
+    g->cap_type_of = kept.cap_type_of;
+    kept = (kept_arrays){0};
+}
+
+/* Frees g's work arrays, or keeps them for the thread's next write with the map cleared. */
+static void release_arrays(graph *g)
+{
+    if (g->kept && g->cap <= KEPT_RECORDS) {
+        if (g->map && (g->mask + 1) <= 16u * (size_t)g->count + 1024)
+            memset(g->map, 0, (g->mask + 1) * sizeof *g->map);
+        else if (g->map) /* a large map and few records: clear the records' entries only */
+            for (uint32_t i = 0; i < g->count; i++) {
+                size_t h = hash(g->objs[i]) & g->mask;
+                while (g->map[h] != i + 1)
+                    h = (h + 1) & g->mask;
+                g->map[h] = 0;
+            }
+        kept = (kept_arrays){g->objs, g->plans, g->sizes, g->cap, g->map, g->mask, g->refs, g->cap_refs, g->type_of,
+                             g->cap_type_of};
+    } else {
+        free(g->objs);
+        free(g->plans);
+        free(g->map);
+        free(g->refs);
+        free(g->type_of);
+        free(g->sizes);
+    }
+    if (g->kept)
+        kept_busy = 0;
+}
+
+void sd_writer_thread_stopped(void)
+{
+    if (kept_busy)
+        return;
+    free(kept.objs);
+    free(kept.plans);
+    free(kept.map);
+    free(kept.refs);
+    free(kept.type_of);
+    free(kept.sizes);
+    kept = (kept_arrays){0};
+}
+
 static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
                       MonoArray *order, int *moved, int yield_to_gc)
 {
     graph g = {0};
+    take_kept(&g);
     int rc = MPC_ERR_NO_MEMORY;
     g.epoch = gch_epoch();
     g.yield_to_gc = yield_to_gc;
@@ -866,8 +949,13 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
             goto done;
         }
         /* the error message of admissible() may build a plan too */
-        if (!(g.type_of = malloc(g.count * sizeof *g.type_of)))
-            goto done;
+        if (g.count > g.cap_type_of) {
+            free(g.type_of);
+            g.cap_type_of = 0;
+            if (!(g.type_of = malloc(g.count * sizeof *g.type_of)))
+                goto done;
+            g.cap_type_of = g.count;
+        }
         for (uint32_t i = 0; i < g.count; i++)
             if (type_index_of(&g, g.plans[i], &g.type_of[i]))
                 goto done;
@@ -921,13 +1009,8 @@ done:
         error_record(rc, NULL, "out of memory writing a graph (%u objects found)", g.count);
     for (uint32_t k = 0; k < g.npins; k++)
         mono_gchandle_free(g.pins[k]);
-    free(g.objs);
-    free(g.plans);
-    free(g.map);
-    free(g.refs);
+    release_arrays(&g);
     free(g.types);
-    free(g.type_of);
-    free(g.sizes);
     free(g.scratch);
     for (size_t k = 0; k < g.nretired; k++)
         free(g.retired[k]);

@@ -59,8 +59,9 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
  * reused object is written: a failed read leaves reuse as it was (unless memory runs out). */
 int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse, MonoObject **result);
 
-/* Releases what the calling thread keeps between reads (a pinned holder array): called as the
- * runtime detaches the thread (gch_install), so no pin outlives it. */
+/* Releases what the calling thread keeps between reads and writes (a pinned holder array, the
+ * writer's work arrays): called as the runtime detaches the thread (gch_install), so no pin or
+ * buffer outlives it. */
 void sd_thread_stopped(void);
 
 #endif
