@@ -4,8 +4,8 @@ path (lower-case send/recv: the whole list pickled into one message; recv matche
 with a probe and allocates it, no size guess). Debian's python3-mpi4py is built against Open MPI:
 its figures compare Python *and* another MPI library with the C reference on MPICH.
   mpiexec.openmpi -n 2 python3 sdto_mpi4py.py MIN_N MAX_N REPS
-Rows as Sdto.exe's: "mpi4py-pickle,N,rep,iterations,µs" (half round trip), then
-"peak,mpi4py-pickle,rank,KiB"."""
+Rows as Sdto.exe's, all printed by rank 0: "mpi4py-pickle,N,rep,iterations,µs" (half round
+trip), then "peak,mpi4py-pickle,rank,KiB" for each rank."""
 import array
 import resource
 import sys
@@ -65,7 +65,11 @@ def main():
         if length(graph if rank == 0 else mine) != n:
             raise SystemExit(f"the list of {n} arrived with another length")
         n *= 4
-    print(f"peak,{NAME},{rank},{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", flush=True)
+    # rank 0 prints every line: Open MPI forwards each rank's output on its own and may splice them
+    peaks = world.gather(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, root=0)
+    if rank == 0:
+        for r, kib in enumerate(peaks):
+            print(f"peak,{NAME},{r},{kib}", flush=True)
 
 
 if __name__ == "__main__":
