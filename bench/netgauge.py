@@ -37,9 +37,9 @@ def registry(build):
                  lambda n: ["mpiexec.mpich", "-n", str(n), f"{build}/motor", f"{build}/bench/Bench.exe"], {})]
     python = benchlib.mpi4py_launcher()
     if python:
-        prefix, env = python
+        launch, env = python
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpi4py", "bench_mpi4py.py")
-        programs.append((prefix(1) + [script, "--list"], lambda n: prefix(n) + [script], env))
+        programs.append((launch(1) + [script, "--list"], lambda n: launch(n) + [script], env))
     found = {}
     for listing, prefix, env in programs:
         out = subprocess.run(listing, capture_output=True, text=True, env={**os.environ, **env})

@@ -41,9 +41,9 @@ def main():
     names.append("alloc-floor")
     python = benchlib.mpi4py_launcher()
     if python:
-        prefix, env = python
+        launch, env = python
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpi4py", "sdto_mpi4py.py")
-        commands["mpi4py-pickle"] = (prefix(2) + [script, str(a.min), str(a.max), str(a.reps)], env)
+        commands["mpi4py-pickle"] = (launch(2) + [script, str(a.min), str(a.max), str(a.reps)], env)
         names.append("mpi4py-pickle")
         print("note: mpi4py is Debian's python3-mpi4py, built against Open MPI: its ratios compare Python's "
               "pickle *and* another MPI library with C on MPICH", flush=True)
