@@ -19,7 +19,10 @@
 
 static MonoClass *transportable_attribute;
 static ptr_map plans = PTR_MAP_INIT; /* MonoClass -> rt_class_plan: the one cache */
-static __thread const rt_class_plan *last_plan __attribute__((tls_model("initial-exec")));
+/* The plans this thread met last, by vtable: graphs alternate between a few classes (a node,
+ * its array, the next node...), which one entry kept missing. */
+#define RECENT_PLANS 8
+static __thread const rt_class_plan *recent_plans[RECENT_PLANS] __attribute__((tls_model("initial-exec")));
 
 void rt_set_transportable_attribute(MonoClass *attribute) { transportable_attribute = attribute; }
 
@@ -563,12 +566,13 @@ const rt_class_plan *rt_plan_for_class(MonoClass *k)
 
 const rt_class_plan *rt_plan_known(MonoObject *obj)
 {
-    const rt_class_plan *p = last_plan;
+    const rt_class_plan **recent = &recent_plans[((uintptr_t)obj->vtable >> 6) % RECENT_PLANS];
+    const rt_class_plan *p = *recent;
     if (p && p->vtable == obj->vtable)
         return p;
     /* MonoVTable starts with its class (checked by rt_layout_init): no Mono call, no safepoint */
     p = ptr_map_get(&plans, rt_vtable_class(obj->vtable));
-    if (p && p->vtable == obj->vtable) /* (another domain's vtable would not match: no last hit) */
-        last_plan = p;
+    if (p && p->vtable == obj->vtable) /* (another domain's vtable would not match: not kept) */
+        *recent = p;
     return p;
 }

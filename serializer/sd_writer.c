@@ -563,7 +563,8 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
  * collection changed under the write (recorded). */
 typedef int (*ref_visitor)(graph *g, MonoObject *value, MonoClass *declared, void *ctx);
 
-static int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
+/* always inlined: fn is then a known function, called directly */
+static inline __attribute__((always_inline)) int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
 {
     MonoObject *o = g->objs[i];
     const rt_class_plan *p = g->plans[i];
