@@ -298,6 +298,11 @@ static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *
 {
     if (p->element == RT_ELEM_REFS || !p->data_size)
         return entry_of(objs, i);
+    if (p->element == RT_ELEM_RAW && !p->nall && rec->elements * p->data_size <= COPY_CHUNK) {
+        /* the common small array: one copy (and no division per array) */
+        memcpy(rt_array_data(entry_of(objs, i)), rec->data, rec->elements * p->data_size);
+        return entry_of(objs, i);
+    }
     size_t stride = p->element == RT_ELEM_STRUCTS ? p->data_size + 4u * p->nslots : p->data_size;
     size_t per_chunk = COPY_CHUNK / p->data_size ? COPY_CHUNK / p->data_size : 1;
     for (uint64_t e = 0; e < rec->elements;) {

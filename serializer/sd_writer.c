@@ -27,6 +27,7 @@
 
 #include <mono/metadata/appdomain.h>
 #include <mono/metadata/mono-gc.h>
+#include <endian.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ typedef struct graph {
 
 /* The element range of record i that is written: the whole array, the root's window, or a
  * collection's elements. */
-static void element_range(const graph *g, uint32_t i, size_t *first, size_t *n)
+static inline void element_range(const graph *g, uint32_t i, size_t *first, size_t *n)
 {
     if (g->plans[i]->shape == RT_COLLECTION) {
         *first = 0;
@@ -663,8 +664,9 @@ static int reserve(sd_buffer *b, size_t more)
 
 static void out32(sd_buffer *b, uint32_t v)
 {
-    for (int i = 0; i < 4; i++)
-        b->data[b->len++] = (uint8_t)(v >> (8 * i));
+    uint32_t le = htole32(v); /* one store (GCC kept the byte loop a loop) */
+    memcpy(b->data + b->len, &le, 4);
+    b->len += 4;
 }
 
 static void out_bytes(sd_buffer *b, const void *p, size_t n)
