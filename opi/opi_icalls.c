@@ -5,6 +5,7 @@
  * opi_call_mpi (the rule in gc_hooks.h). */
 #include "opi_icalls.h"
 
+#include "class_plan.h"
 #include "gc_hooks.h"
 #include "layout.h"
 #include "motor_core.h"
@@ -122,8 +123,8 @@ static int append(char **text, size_t *length, const char *fmt, ...)
 }
 
 /* Everything C and C# must agree on, one fact a line, for the contract test: internal calls
- * with their table signatures, error codes, stats positions, built-in operator codes and the
- * layout of opi_status. */
+ * with their table signatures, error codes, stats positions, built-in operator codes, the
+ * managed methods the core calls, and the layout of opi_status. */
 int32_t opi_contract(MonoObject *buffer)
 {
     char *text = NULL;
@@ -140,6 +141,9 @@ int32_t opi_contract(MonoObject *buffer)
 #define LINE_OP(name, mpi_op, family) bad |= append(&text, &length, "op %s %d\n", #name, OP_##name);
     OPI_BUILTIN_OPS(LINE_OP)
 #undef LINE_OP
+#define LINE_MANAGED(id, klass, method, nargs) bad |= append(&text, &length, "managed %s %s %d\n", #klass, #method, nargs);
+    RT_MANAGED_METHODS(LINE_MANAGED)
+#undef LINE_MANAGED
     bad |= append(&text, &length, "layout StatusData %zu\n", sizeof(opi_status));
 #define LINE_FIELD(field) bad |= append(&text, &length, "field StatusData %s %zu\n", #field, offsetof(opi_status, field));
     LINE_FIELD(source) LINE_FIELD(tag) LINE_FIELD(count) LINE_FIELD(cancelled) LINE_FIELD(bytes)

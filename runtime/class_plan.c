@@ -33,14 +33,23 @@ MonoClass *rt_binding_class(const char *name)
                : NULL;
 }
 
-MonoMethod *rt_binding_method(_Atomic(MonoMethod *) *cache, const char *klass, const char *method, int nargs)
+MonoMethod *rt_managed(rt_managed_method which)
 {
-    MonoMethod *m = atomic_load(cache);
+    static const struct {
+        const char *klass, *method;
+        int nargs;
+    } named[RT_MANAGED_COUNT] = {
+#define RT_MANAGED_NAMED(id, klass, method, nargs) {#klass, #method, nargs},
+        RT_MANAGED_METHODS(RT_MANAGED_NAMED)
+#undef RT_MANAGED_NAMED
+    };
+    static _Atomic(MonoMethod *) found[RT_MANAGED_COUNT];
+    MonoMethod *m = atomic_load(&found[which]);
     if (!m) {
-        MonoClass *c = rt_binding_class(klass);
-        if (!c || !(m = mono_class_get_method_from_name(c, method, nargs)))
+        MonoClass *c = rt_binding_class(named[which].klass);
+        if (!c || !(m = mono_class_get_method_from_name(c, named[which].method, named[which].nargs)))
             return NULL;
-        atomic_store(cache, m);
+        atomic_store(&found[which], m);
     }
     return m;
 }
@@ -376,8 +385,7 @@ static int struct_field(MonoClass *k, const char *name, uint32_t *offset, MonoCl
  * managed code: called outside the plan cache's lock. */
 static MonoClass *carried_element(MonoClass *k)
 {
-    static _Atomic(MonoMethod *) element_type;
-    MonoMethod *m = rt_binding_method(&element_type, "SdtoCollections", "ElementType", 1);
+    MonoMethod *m = rt_managed(RT_COLLECTION_ELEMENT_TYPE);
     if (!m)
         return NULL;
     void *args[1] = {mono_type_get_object(mono_domain_get(), mono_class_get_type(k))};

@@ -114,9 +114,24 @@ typedef struct rt_class_plan {
 void rt_set_transportable_attribute(MonoClass *attribute);
 /* A class of System.MP (the assembly of TransportableAttribute) by name, or NULL. */
 MonoClass *rt_binding_class(const char *name);
-/* Method `method` (taking nargs arguments) of System.MP's class `klass`, found once into *cache
- * (a race finds the same method); NULL when it does not exist. */
-MonoMethod *rt_binding_method(_Atomic(MonoMethod *) *cache, const char *klass, const char *method, int nargs);
+/* The managed methods of System.MP the core calls: class, method, parameter count. The one list:
+ * opi_contract reports it and ContractTest checks each against System.MP. */
+#define RT_MANAGED_METHODS(X)                                                                      \
+    X(COLLECTION_ELEMENT_TYPE, SdtoCollections, ElementType, 1)                                    \
+    X(COLLECTIONS_REBUILD, SdtoCollections, Rebuild, 2)                                            \
+    X(FACTORY_REGISTER, SdtoFactories, Register, 1)                                                \
+    X(LINKER_REGISTER, SdtoFactories, RegisterLinker, 2)                                           \
+    X(FACTORIES_CREATE, SdtoFactories, Create, 6)
+
+typedef enum rt_managed_method {
+#define RT_MANAGED_ID(id, klass, method, nargs) RT_##id,
+    RT_MANAGED_METHODS(RT_MANAGED_ID)
+#undef RT_MANAGED_ID
+    RT_MANAGED_COUNT
+} rt_managed_method;
+
+/* That method, found once (a race finds the same one); NULL when System.MP lacks it. */
+MonoMethod *rt_managed(rt_managed_method which);
 
 /* Does field f of k (or k itself when f is NULL) carry [Transportable]? Calls Mono. */
 int rt_has_transportable(MonoClass *k, MonoClassField *f);

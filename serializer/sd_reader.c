@@ -488,8 +488,7 @@ static void holder_give(holder *h, uint32_t used)
  * managed code: the caller holds no address but the pinned arrays. */
 static int rebuild_collections(MonoArray *objs, MonoArray *items)
 {
-    static _Atomic(MonoMethod *) rebuild;
-    MonoMethod *m = rt_binding_method(&rebuild, "SdtoCollections", "Rebuild", 2);
+    MonoMethod *m = rt_managed(RT_COLLECTIONS_REBUILD);
     if (!m)
         return error_record(RT_ERR_RUNTIME, NULL, "SdtoCollections.Rebuild not found: no collection can be received");
     void *args[2] = {objs, items};
@@ -512,14 +511,14 @@ static int rebuild_collections(MonoArray *objs, MonoArray *items)
  * this many records on. */
 #define MANAGED_CREATE_RECORDS 32
 
-/* Asks SdtoFactories.method(type of p[, fields]) once for a number > 0, kept in *cache (-1:
+/* Asks SdtoFactories' registrar (type of p[, fields]) once for a number > 0, kept in *cache (-1:
  * none); 0 when there is none. fields: a FieldInfo[] or NULL. A Mono call that runs managed
  * code: the caller holds no address but pinned ones. */
-static int ask_number(atomic_int *cache, _Atomic(MonoMethod *) *found, const char *method, int nargs,
-                      const rt_class_plan *p, MonoArray *fields, MonoDomain *domain)
+static int ask_number(atomic_int *cache, rt_managed_method registrar, const rt_class_plan *p, MonoArray *fields,
+                      MonoDomain *domain)
 {
     int n = -1;
-    MonoMethod *m = rt_binding_method(found, "SdtoFactories", method, nargs);
+    MonoMethod *m = rt_managed(registrar);
     MonoReflectionType *type = m ? mono_type_get_object(domain, mono_class_get_type(p->klass)) : NULL;
     if (type) {
         void *args[2] = {type, fields};
@@ -534,13 +533,12 @@ static int ask_number(atomic_int *cache, _Atomic(MonoMethod *) *found, const cha
 /* The number of p's managed factory, 0 when it has none. */
 static int factory_of(const rt_class_plan *p, MonoDomain *domain)
 {
-    static _Atomic(MonoMethod *) registrar;
     int n = atomic_load_explicit(&p->factory, memory_order_acquire);
     if (n)
         return n > 0 ? n : 0;
     atomic_int *cache = &((rt_class_plan *)p)->factory;
     if ((p->shape == RT_OBJECT && !p->value_type) || p->shape == RT_STRING || (p->shape == RT_ARRAY && p->vector))
-        return ask_number(cache, &registrar, "Register", 1, p, NULL, domain);
+        return ask_number(cache, RT_FACTORY_REGISTER, p, NULL, domain);
     atomic_store_explicit(cache, -1, memory_order_release);
     return 0;
 }
@@ -549,14 +547,13 @@ static int factory_of(const rt_class_plan *p, MonoDomain *domain)
  * all its own fields, or T[] of references. */
 static int linker_of(const rt_class_plan *p, MonoDomain *domain)
 {
-    static _Atomic(MonoMethod *) registrar;
     static _Atomic(MonoClass *) field_info;
     int n = atomic_load_explicit(&p->linker, memory_order_acquire);
     if (n)
         return n > 0 ? n : 0;
     atomic_int *cache = &((rt_class_plan *)p)->linker;
     if (p->shape == RT_ARRAY && p->vector && p->element == RT_ELEM_REFS)
-        return ask_number(cache, &registrar, "RegisterLinker", 2, p, NULL, domain);
+        return ask_number(cache, RT_LINKER_REGISTER, p, NULL, domain);
     int own = p->shape == RT_OBJECT && !p->value_type && p->nslots;
     for (uint32_t s = 0; own && s < p->nslots; s++)
         own = p->slots[s].field != NULL;
@@ -576,7 +573,7 @@ static int linker_of(const rt_class_plan *p, MonoDomain *domain)
         else
             fields = NULL;
     }
-    n = fields ? ask_number(cache, &registrar, "RegisterLinker", 2, p, fields, domain)
+    n = fields ? ask_number(cache, RT_LINKER_REGISTER, p, fields, domain)
                : (atomic_store_explicit(cache, -1, memory_order_release), 0);
     mono_gchandle_free(pin);
     return n;
@@ -596,8 +593,7 @@ typedef struct managed {
 static int managed_create(MonoArray *objs, const sd_place *places, uint32_t count, const rt_class_plan **plans,
                           uint32_t type_count, MonoDomain *domain, managed *out)
 {
-    static _Atomic(MonoMethod *) creator;
-    MonoMethod *m = rt_binding_method(&creator, "SdtoFactories", "Create", 6);
+    MonoMethod *m = rt_managed(RT_FACTORIES_CREATE);
     size_t ints = 3 * (size_t)count + 2 * (size_t)type_count;
     int32_t *numbers = m ? malloc(ints * sizeof *numbers + (size_t)count * sizeof(void *)) : NULL;
     if (!numbers)

@@ -1,8 +1,8 @@
 // ContractTest — everything C and C# agree on is checked, not hand-kept: the C table of internal
 // calls (opi/icall_table.h) and the C# externs of System.MP.MPDirect agree name by name and
 // parameter by parameter, error codes (mpc.h) match Errors' constants, stats positions match
-// MPStats.Index, built-in operator codes match Op's, and opi_status's layout matches
-// StatusData's. Every extern is callable, and every System.MP method that calls an internal
+// MPStats.Index, built-in operator codes match Op's, the managed methods the core calls
+// (RT_MANAGED_METHODS) exist, and opi_status's layout matches StatusData's. Every extern is callable, and every System.MP method that calls an internal
 // call is NoInlining (internal calls bind when their caller is compiled: an inlined caller
 // compiled before the core registered them would fail under stock mono).
 using System;
@@ -90,6 +90,17 @@ static class ContractTest
         Check.Equal(cOps.Count, ops.Count, "as many built-in operators in C as in Op");
         foreach (var o in cOps)
             Check.True(ops.TryGetValue(Key(o[1]), out int c) && c == int.Parse(o[2]), $"Op.{o[1]} has code {o[2]}");
+
+        // the managed methods the core calls, found as Mono finds them: by name and parameter count
+        var managed = lines.Where(l => l[0] == "managed").ToList();
+        Check.True(managed.Count > 0, "the core names the managed methods it calls");
+        foreach (var l in managed) {
+            string[] rest = l[2].Split(' ');
+            Type t = asm.GetType("System.MP." + l[1], false);
+            int count = t == null ? 0 : t.GetMethods(All).Count(m => m.Name == rest[0] && m.IsStatic
+                                                                      && m.GetParameters().Length == int.Parse(rest[1]));
+            Check.True(count == 1, $"System.MP.{l[1]}.{rest[0]} taking {rest[1]} arguments exists, once");
+        }
 
         // opi_status and StatusData
         Type status = asm.GetType("System.MP.StatusData", true);
