@@ -26,6 +26,9 @@ class InitializedBase { public int B = 5; }
 class PlainDerived : InitializedBase { public int D; [Transportable] public PlainDerived Next; }
 class Plain<T> { public T Value; [Transportable] public Plain<T> Next; [Transportable] public string Name; [Transportable] public int[] Data; }
 class Chain { public int V; [Transportable] public Chain Next; [Transportable] public string Label; }
+class Carrier<T> where T : class { [Transportable] public T Item; [Transportable] public Carrier<T> Next; public T NotSent; }
+class RefBase { [Transportable] public string Name; public string Local; }
+class RefDerived : RefBase { [Transportable] public RefDerived Next; [Transportable] public RefBase Other; }
 class Finalized
 {
     public static int Finalizers;
@@ -175,6 +178,21 @@ static class SdtoTest
         var jagged = Enumerable.Range(0, n).Select(i => Enumerable.Range(i, i % 7).ToArray()).ToArray();
         var j2 = Graphs.RoundTrip(jagged);
         Check.True(j2.Length == n && j2.Select((a, i) => a.SequenceEqual(jagged[i])).All(x => x), "an int[][] of 200 arrays arrives as sent");
+
+        // linkers: a field of a generic parameter's type, fields inherited from a base class,
+        // null and non-null references of one field, unmarked fields arriving null
+        var carried = Graphs.RoundTrip(List<Carrier<string>>(n, (i, next) => new Carrier<string> { Item = "s" + i, Next = next, NotSent = "x" }));
+        var arrays = Exchanged(List<Carrier<int[]>>(n, (i, next) => new Carrier<int[]> { Item = new[] { i }, Next = next }));
+        var derived2 = Graphs.RoundTrip(List<RefDerived>(n, (i, next) => new RefDerived {
+            Name = "n" + i, Local = "l", Next = next, Other = i % 2 == 0 ? null : new RefBase { Name = "o" + i, Local = "l" } }));
+        wrong = 0;
+        k = n - 1;
+        var c1 = carried; var c2 = arrays; var c3 = derived2;
+        for (; c1 != null; c1 = c1.Next, c2 = c2.Next, c3 = c3.Next, k--)
+            wrong += c1.Item == "s" + k && c1.NotSent == null && c2.Item.Single() == k && c3.Name == "n" + k && c3.Local == null
+                     && (k % 2 == 0 ? c3.Other == null : c3.Other.Name == "o" + k && c3.Other.Local == null) ? 0 : 1;
+        Check.True(wrong == 0 && k == -1 && c2 == null && c3 == null,
+                   "generic-typed and inherited references arrive as sent, unmarked ones null");
 
         // a large message whose first node's two references are swapped (Next names a string,
         // Label a Chain): refused before any object is linked, and the reader goes on working
