@@ -69,7 +69,7 @@
     X(Scan, opi_scan, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
     X(OpCreate, opi_op_create, IC_I32, (IC_TYPE, IC_OBJ, IC_I32, IC_I32_REF)) \
     X(OpFree, opi_op_free, IC_I32, (IC_I32)) \
-    X(SdInit, opi_sd_init, IC_I32, (IC_TYPE)) \
+    X(SdInit, opi_sd_init, IC_I32, (IC_TYPE, IC_I64)) \
     X(SdWrite, opi_sd_write, IC_I32, (IC_OBJ, IC_I32, IC_I32_REF)) \
     X(SdCopy, opi_sd_copy, IC_I32, (IC_OBJ, IC_I32)) \
     X(SdRead, opi_sd_read, IC_I32, (IC_OBJ, IC_I32, IC_I32, IC_TYPE, IC_OBJ_REF)) \

@@ -42,13 +42,16 @@ static MonoClass *class_of(MonoReflectionType *t)
     return t ? mono_class_from_mono_type(mono_reflection_type_get_type(t)) : NULL;
 }
 
-int32_t opi_sd_init(MonoReflectionType *attribute)
+/* maker: System.MP's SdtoFactories.Make as a function pointer (0: none, large reads then make
+ * their objects through the embedding API). */
+int32_t opi_sd_init(MonoReflectionType *attribute, int64_t maker)
 {
     MonoClass *k = class_of(attribute);
     if (!k)
         return error_record(OPI_ERR_NULL_ARGUMENT, "transportableAttribute",
                             "transportableAttribute is null");
     rt_set_transportable_attribute(k);
+    sd_set_maker((sd_maker)(intptr_t)maker);
     return MPC_OK;
 }
 

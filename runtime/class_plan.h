@@ -120,8 +120,7 @@ MonoClass *rt_binding_class(const char *name);
     X(COLLECTION_ELEMENT_TYPE, SdtoCollections, ElementType, 1)                                    \
     X(COLLECTIONS_REBUILD, SdtoCollections, Rebuild, 2)                                            \
     X(FACTORY_REGISTER, SdtoFactories, Register, 1)                                                \
-    X(LINKER_REGISTER, SdtoFactories, RegisterLinker, 2)                                           \
-    X(FACTORIES_CREATE, SdtoFactories, Create, 6)
+    X(LINKER_REGISTER, SdtoFactories, RegisterLinker, 2)
 
 typedef enum rt_managed_method {
 #define RT_MANAGED_ID(id, klass, method, nargs) RT_##id,

@@ -579,23 +579,27 @@ static int linker_of(const rt_class_plan *p, MonoDomain *domain)
     return n;
 }
 
+static _Atomic(sd_maker) maker;
+
+void sd_set_maker(sd_maker m) { atomic_store(&maker, m); }
+
 /* What a managed creation leaves for the reader: which records it linked. */
 typedef struct managed {
     int32_t *numbers; /* one allocation: numbers, lengths, links, then by type, then refs */
     int32_t *links;   /* per record: its linker's number, 0 when the reader links it */
 } managed;
 
-/* Makes every record's object with its class's managed factory into objs[0..count), and links
- * those whose class has a linker: 1 when made, 0 when some class has no factory or a length does
- * not fit an int (the reader makes them itself), or the error (recorded). Every reference must
- * have been checked (check_links). A Mono call that runs managed code: the caller holds no
- * address but the pinned holder. */
-static int managed_create(MonoArray *objs, const sd_place *places, uint32_t count, const rt_class_plan **plans,
+/* Makes every record's object with its class's managed factory into the holder (its pinned GC
+ * handle) at [0, count), and links those whose class has a linker: 1 when made, 0 when there is
+ * no maker, some class has no factory or a length does not fit an int (the reader makes them
+ * itself), or the error (recorded). Every reference must have been checked (check_links). Runs
+ * managed code: the caller holds no address but the pinned holder. */
+static int managed_create(uint32_t holder, const sd_place *places, uint32_t count, const rt_class_plan **plans,
                           uint32_t type_count, MonoDomain *domain, managed *out)
 {
-    MonoMethod *m = rt_managed(RT_FACTORIES_CREATE);
+    sd_maker make = atomic_load(&maker);
     size_t ints = 3 * (size_t)count + 2 * (size_t)type_count;
-    int32_t *numbers = m ? malloc(ints * sizeof *numbers + (size_t)count * sizeof(void *)) : NULL;
+    int32_t *numbers = make ? malloc(ints * sizeof *numbers + (size_t)count * sizeof(void *)) : NULL;
     if (!numbers)
         return 0; /* (not an error: the reader makes them) */
     int32_t *lengths = numbers + count, *links = lengths + count, *factory = links + count, *linker = factory + type_count;
@@ -615,21 +619,14 @@ static int managed_create(MonoArray *objs, const sd_place *places, uint32_t coun
             return 0;
         }
     }
-    intptr_t at[4] = {(intptr_t)numbers, (intptr_t)lengths, (intptr_t)links, (intptr_t)refs};
-    int32_t n = (int32_t)count;
-    void *args[6] = {objs, &at[0], &at[1], &at[2], &at[3], &n};
-    MonoObject *exc = NULL;
-    mono_runtime_invoke(m, NULL, args, &exc);
-    if (!exc) {
+    if (make((intptr_t)holder, (intptr_t)numbers, (intptr_t)lengths, (intptr_t)links, (intptr_t)refs, (int32_t)count) ==
+        0) {
         *out = (managed){numbers, links};
         return 1;
     }
     free(numbers);
-    char *utf8 = exception_line(exc);
-    int rc = error_record(MPC_ERR_NO_MEMORY, NULL, "making the %u objects of a message failed: %s", count,
-                          utf8 ? utf8 : "?");
-    mono_free(utf8);
-    return rc;
+    return error_record(MPC_ERR_NO_MEMORY, NULL, "making the %u objects of a message failed (out of memory?)",
+                        count);
 }
 
 /* May record i's object be taken from the graph to reuse (candidate o, already at objs[i])? Same
@@ -777,7 +774,7 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
             record_plans[i] = plans[places[i].type_index];
         if ((rc = check_links(places, types, &h, plans, record_plans, expected, cache)) != MPC_OK)
             goto done;
-        if ((made = managed_create(objs, places, h.record_count, plans, h.type_count, domain, &by_jit)) < 0) {
+        if ((made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, &by_jit)) < 0) {
             rc = made;
             goto done;
         }

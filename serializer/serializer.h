@@ -59,6 +59,16 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
  * reused object is written: a failed read leaves reuse as it was (unless memory runs out). */
 int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse, MonoObject **result);
 
+/* System.MP's SdtoFactories.Make, called through a function pointer (a reverse P/Invoke:
+ * ~1 µs cheaper than mono_runtime_invoke): makes every record's object of a large message in
+ * JIT-compiled code and links those it can (sd_reader.c says what the arrays hold). holder is the
+ * pinned GC handle of the object[] to fill. 0 on success, -1 when it failed (it catches every
+ * exception: none may cross into C). */
+typedef int32_t (*sd_maker)(intptr_t holder, intptr_t numbers, intptr_t lengths, intptr_t links, intptr_t refs,
+                            int32_t count);
+/* Sets the maker (NULL: large reads make their objects through the embedding API). */
+void sd_set_maker(sd_maker maker);
+
 /* Releases what the calling thread keeps between reads and writes (a pinned holder array, the
  * writer's work arrays): called as the runtime detaches the thread (gch_install), so no pin or
  * buffer outlives it. */

@@ -165,7 +165,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         static void CreateCommunicators()
         {
-            Errors.Check(MPDirect.SdInit(typeof(TransportableAttribute)));
+            Errors.Check(MPDirect.SdInit(typeof(TransportableAttribute), SdtoFactories.Maker.ToInt64()));
             world = new Intracomm(MPDirect.WorldHandle(), false);
             self = new Intracomm(MPDirect.SelfHandle(), false);
         }

@@ -71,7 +71,7 @@ namespace System.MP
 
         // Structured data transport. SdWrite serializes into the thread's native scratch buffer,
         // SdCopy copies it out.
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdInit(Type transportableAttribute);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdInit(Type transportableAttribute, long maker);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdWrite(object graph, int keep, out int size);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdCopy(byte[] dest, int offset);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdRead(byte[] src, int offset, int count, Type expected, out object result);

@@ -13,6 +13,7 @@ using System;
 using System.Collections.Generic;
 using System.Reflection;
 using System.Reflection.Emit;
+using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace System.MP
@@ -77,6 +78,24 @@ namespace System.MP
                 }
                 linkerNumbers[t] = number;
                 return number;
+            }
+        }
+
+        delegate int MakeFunction(IntPtr holder, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs, int count);
+        static readonly MakeFunction make = Make; // kept: the reader holds a pointer to it
+
+        // Make as a function pointer for the reader, which calls it like C (no mono_runtime_invoke).
+        internal static IntPtr Maker { get { return Marshal.GetFunctionPointerForDelegate(make); } }
+
+        // Called by the reader through Maker: Create on the object[] held by the GC handle holder.
+        // No exception may cross into C: a failure (out of memory) returns -1.
+        static int Make(IntPtr holder, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs, int count)
+        {
+            try {
+                Create((object[])GCHandle.FromIntPtr(holder).Target, numbers, lengths, links, refs, count);
+                return 0;
+            } catch (Exception) {
+                return -1;
             }
         }
 
