@@ -13,7 +13,7 @@ using System.Threading;
 class Node { public int Value; [Transportable] public Node Next; }
 
 // Classes whose constructors do something: a received object must never run them (a message of
-// 32 records or more has its objects made by `new` where that only allocates).
+// 8 records or more has its objects made by `new` where that only allocates).
 class Initialized { public int X = 7; [Transportable] public Initialized Next; }
 class Counted
 {
@@ -136,7 +136,7 @@ static class SdtoTest
         return head;
     }
 
-    // Large messages (32 records or more) have their objects made by `new` in JIT-compiled code
+    // Large messages (8 records or more) have their objects made by `new` in JIT-compiled code
     // where that only allocates (System.MP's SdtoFactories), else by the reader: either way no
     // constructor or field initializer runs on receipt, every value arrives as sent, generic
     // classes, strings (empty ones too), arrays and finalizable classes included.
