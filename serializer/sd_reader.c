@@ -592,10 +592,11 @@ typedef struct managed {
 /* Makes every record's object with its class's managed factory into the holder (its pinned GC
  * handle) at [0, count), and links those whose class has a linker: 1 when made, 0 when there is
  * no maker, some class has no factory or a length does not fit an int (the reader makes them
- * itself), or the error (recorded). Every reference must have been checked (check_links). Runs
- * managed code: the caller holds no address but the pinned holder. */
+ * itself), or the error (recorded). link_only: the objects exist (a graph reused), only link.
+ * Every reference must have been checked (check_links). Runs managed code: the caller holds no
+ * address but the pinned holder. */
 static int managed_create(uint32_t holder, const sd_place *places, uint32_t count, const rt_class_plan **plans,
-                          uint32_t type_count, MonoDomain *domain, managed *out)
+                          uint32_t type_count, MonoDomain *domain, int link_only, managed *out)
 {
     sd_maker make = atomic_load(&maker);
     size_t ints = 3 * (size_t)count + 2 * (size_t)type_count;
@@ -605,8 +606,8 @@ static int managed_create(uint32_t holder, const sd_place *places, uint32_t coun
     int32_t *lengths = numbers + count, *links = lengths + count, *factory = links + count, *linker = factory + type_count;
     const uint8_t **refs = (const uint8_t **)(numbers + ints);
     for (uint32_t t = 0; t < type_count; t++) {
-        factory[t] = factory_of(plans[t], domain);
-        linker[t] = factory[t] ? linker_of(plans[t], domain) : 0;
+        factory[t] = link_only ? 0 : factory_of(plans[t], domain);
+        linker[t] = factory[t] || link_only ? linker_of(plans[t], domain) : 0;
     }
     for (uint32_t i = 0; i < count; i++) {
         uint32_t t = places[i].type_index;
@@ -614,13 +615,13 @@ static int managed_create(uint32_t holder, const sd_place *places, uint32_t coun
         lengths[i] = (int32_t)places[i].elements;
         links[i] = linker[t];
         refs[i] = places[i].refs;
-        if (!numbers[i] || places[i].elements > INT32_MAX) {
+        if (!link_only && (!numbers[i] || places[i].elements > INT32_MAX)) {
             free(numbers);
             return 0;
         }
     }
-    if (make((intptr_t)holder, (intptr_t)numbers, (intptr_t)lengths, (intptr_t)links, (intptr_t)refs, (int32_t)count) ==
-        0) {
+    if (make((intptr_t)holder, link_only ? 0 : (intptr_t)numbers, (intptr_t)lengths, (intptr_t)links, (intptr_t)refs,
+             (int32_t)count) == 0) {
         *out = (managed){numbers, links};
         return 1;
     }
@@ -774,7 +775,7 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
             record_plans[i] = plans[places[i].type_index];
         if ((rc = check_links(places, types, &h, plans, record_plans, expected, cache)) != MPC_OK)
             goto done;
-        if ((made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, &by_jit)) < 0) {
+        if ((made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, 0, &by_jit)) < 0) {
             rc = made;
             goto done;
         }
@@ -792,6 +793,13 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
         }
         if (i % RECORDS_PER_GC_CHECK == 0)
             give_way(&seen);
+    }
+    /* a graph reused (ORecvInto): its objects, and those made new, linked in managed code where
+     * their class has a linker (every reference was checked before anything was written) */
+    if (reuse && !collections && h.record_count >= MANAGED_CREATE_RECORDS &&
+        (made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, 1, &by_jit)) < 0) {
+        rc = made;
+        goto done;
     }
     /* link the references: every target's type is known from its record */
     for (uint32_t i = 0; i < h.record_count; i++) {

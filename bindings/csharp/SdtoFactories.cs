@@ -49,8 +49,9 @@ namespace System.MP
             }
         }
 
-        // Sets a new object's travelling references: o, every object of the message, and the
-        // record's reference list (a record number per slot, -1 for null: nothing to store).
+        // Sets an object's travelling references: o, every object of the message, and the record's
+        // reference list (a record number per slot, -1 for null, stored too: a reused object's
+        // field may hold something).
         unsafe delegate void Linker(object o, object[] objs, int* refs);
 
         static readonly Dictionary<Type, int> linkerNumbers = new Dictionary<Type, int>();
@@ -100,14 +101,15 @@ namespace System.MP
         }
 
         // For every record i (count in all): objs[i] = a new object of its class, made by factory
-        // numbers[i] (from Register) with lengths[i] (its array or string length); then, for
-        // every record with a linker (links[i], from RegisterLinker; 0: the reader links it), its
-        // references from refs[i]. All five are the reader's native arrays.
+        // numbers[i] (from Register) with lengths[i] (its array or string length) — unless
+        // numbers is zero: the objects exist (a graph reused) — then, for every record with a
+        // linker (links[i], from RegisterLinker; 0: the reader links it), its references from
+        // refs[i]. All five are the reader's native arrays.
         static unsafe void Create(object[] objs, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs, int count)
         {
             Func<int, object>[] all = Volatile.Read(ref factories);
             int* number = (int*)numbers, length = (int*)lengths, link = (int*)links;
-            for (int i = 0; i < count; i++)
+            for (int i = 0; number != null && i < count; i++)
                 objs[i] = all[number[i]](length[i]);
             Linker[] linker = Volatile.Read(ref linkers);
             int** at = (int**)refs;
@@ -130,14 +132,14 @@ namespace System.MP
             foreach (FieldInfo f in fields)
                 if (f == null || f.IsStatic || f.FieldType.IsValueType || !f.DeclaringType.IsAssignableFrom(t))
                     return null;
-            // o.f_k = objs[refs[k]] for each field whose reference is not null. No type checks:
-            // the reader checked that each record it names is assignable to the field's type.
+            // o.f_k = refs[k] < 0 ? null : objs[refs[k]] for each field. No type checks: the
+            // reader checked that each record it names is assignable to the field's type.
             var method = new DynamicMethod("SdtoLink", null, new[] { typeof(object), typeof(object[]), typeof(int*) },
                                            typeof(SdtoFactories).Module, true);
             ILGenerator il = method.GetILGenerator();
             LocalBuilder index = il.DeclareLocal(typeof(int));
             for (int k = 0; k < fields.Length; k++) {
-                Label skip = il.DefineLabel();
+                Label isNull = il.DefineLabel(), next = il.DefineLabel();
                 il.Emit(OpCodes.Ldarg_2);
                 il.Emit(OpCodes.Ldc_I4, 4 * k);
                 il.Emit(OpCodes.Add);
@@ -145,13 +147,18 @@ namespace System.MP
                 il.Emit(OpCodes.Dup);
                 il.Emit(OpCodes.Stloc, index);
                 il.Emit(OpCodes.Ldc_I4_0);
-                il.Emit(OpCodes.Blt, skip);
+                il.Emit(OpCodes.Blt, isNull);
                 il.Emit(OpCodes.Ldarg_0);
                 il.Emit(OpCodes.Ldarg_1);
                 il.Emit(OpCodes.Ldloc, index);
                 il.Emit(OpCodes.Ldelem_Ref);
                 il.Emit(OpCodes.Stfld, fields[k]);
-                il.MarkLabel(skip);
+                il.Emit(OpCodes.Br, next);
+                il.MarkLabel(isNull);
+                il.Emit(OpCodes.Ldarg_0);
+                il.Emit(OpCodes.Ldnull);
+                il.Emit(OpCodes.Stfld, fields[k]);
+                il.MarkLabel(next);
             }
             il.Emit(OpCodes.Ret);
             return (Linker)method.CreateDelegate(typeof(Linker));
@@ -161,8 +168,7 @@ namespace System.MP
         {
             T[] a = (T[])o;
             for (int e = 0; e < a.Length; e++)
-                if (refs[e] >= 0)
-                    a[e] = (T)objs[refs[e]];
+                a[e] = refs[e] >= 0 ? (T)objs[refs[e]] : null;
         }
 
         static Func<int, object> Factory(Type t)

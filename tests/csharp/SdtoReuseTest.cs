@@ -25,6 +25,8 @@ class Cargo
 
 class SubCargo : Cargo { public int Extra; }
 
+class Link { public int V; [Transportable] public Link Next; [Transportable] public Link Skip; [Transportable] public int[] Data; public Link Cache; }
+
 static class SdtoReuseTest
 {
     static Intracomm world = Ring.World;
@@ -128,12 +130,39 @@ static class SdtoReuseTest
         Check.Equal(0, bad, "1200 graphs of 256 KiB sent and received into one graph");
     }
 
+    // A graph of 8 records or more is linked in compiled code (SdtoFactories' linkers): reused
+    // objects' travelling references become what was sent, null included; others keep theirs.
+    static void LargeGraphs()
+    {
+        const int n = 100;
+        Link into = null, sent = null;
+        for (int i = 0; i < n; i++) {
+            into = new Link { V = -i, Next = into, Data = new[] { -i }, Cache = into };
+            sent = new Link { V = rank * 1000 + i, Next = sent, Data = new[] { i } };
+        }
+        for (Link p = into; p != null; p = p.Next) p.Skip = into;     // every node points at the head
+        var before = new List<Link>();
+        for (Link p = into; p != null; p = p.Next) before.Add(p);
+        Link got = null;
+        Ring.Exchange(() => world.OSend(sent, next, 6), () => { got = world.ORecvInto(into, prev, 6); return null; });
+        int k = n - 1, wrong = 0;
+        Link q = got;
+        foreach (Link p in before) {
+            wrong += ReferenceEquals(p, q) && q.V == prev * 1000 + k && q.Skip == null && q.Data.Single() == k
+                     && ReferenceEquals(q.Cache, k > 0 ? before[n - k] : null) ? 0 : 1;
+            q = q?.Next;
+            k--;
+        }
+        Check.True(wrong == 0 && q == null, $"a 100-node list received into one: nodes reused, Skip cleared, Cache kept ({wrong} wrong)");
+    }
+
     static int Main()
     {
         SameShape();
         OtherShapes();
         FailuresLeaveTheGraph();
         LongLoopWithoutCollections();
+        LargeGraphs();
         return Check.Finish("SdtoReuseTest");
     }
 }
