@@ -16,8 +16,12 @@ stopping=0
 trap 'stopping=1; kill -TERM $child 2>/dev/null' TERM INT HUP
 wait $child
 status=$?
+# a wait cut short by the trap returns the signal's status, not the child's: wait again (a child
+# that already ended is still there to be reaped)
 while [ $stopping -eq 1 ] && kill -0 $child 2>/dev/null; do wait $child; status=$?; done
-if [ $stopping -eq 0 ] && [ $status -gt 128 ] && [ $status -lt 160 ]; then
+# SIGKILL comes from nothing on this side (mpiexec stopping the job sends TERM): the host's
+# processes were killed even when mpiexec's TERM came in while this waited
+if [ $status -eq 137 ] || { [ $stopping -eq 0 ] && [ $status -gt 128 ] && [ $status -lt 160 ]; }; then
     echo "hosts-launch.sh: the connection to host $host ($address) ended: its processes were" \
          "killed (signal $((status - 128)))" >&2
 fi
