@@ -20,32 +20,36 @@ namespace System.MP
 {
     internal static class SdtoFactories
     {
-        static readonly object gate = new object();
-        static readonly Dictionary<Type, int> numbers = new Dictionary<Type, int>();
-        // factories by number (0: none); replaced whole when it grows, so Create reads it unlocked
-        static Func<int, object>[] factories = new Func<int, object>[16];
-        static int next = 1;
-
-        // Called by the reader once per class (it remembers the answer in the class plan): the
-        // number of t's factory, or 0 when `new` cannot make a t exactly as the reader would.
-        static int Register(Type t)
+        // Items the reader names by number (a factory, a linker), one per class, made once; 0
+        // names none. The array is replaced whole when it grows, so Create reads it unlocked.
+        sealed class Numbered<T> where T : class
         {
-            lock (gate) {
-                int number;
-                if (numbers.TryGetValue(t, out number))
+            readonly Dictionary<Type, int> numbers = new Dictionary<Type, int>();
+            T[] items = new T[16];
+            int next = 1;
+
+            internal T[] Items { get { return Volatile.Read(ref items); } }
+
+            // t's number: make's item for t, made the first time (0 when make gives none)
+            internal int NumberOf(Type t, Func<T> make)
+            {
+                lock (numbers) {
+                    int number;
+                    if (numbers.TryGetValue(t, out number))
+                        return number;
+                    T item = make();
+                    number = 0;
+                    if (item != null) {
+                        T[] all = items;
+                        if (next == all.Length)
+                            Array.Resize(ref all, 2 * next);
+                        all[next] = item;
+                        Volatile.Write(ref items, all);
+                        number = next++;
+                    }
+                    numbers[t] = number;
                     return number;
-                Func<int, object> factory = Factory(t);
-                number = 0;
-                if (factory != null) {
-                    Func<int, object>[] all = factories;
-                    if (next == all.Length)
-                        Array.Resize(ref all, 2 * next);
-                    all[next] = factory;
-                    Volatile.Write(ref factories, all);
-                    number = next++;
                 }
-                numbers[t] = number;
-                return number;
             }
         }
 
@@ -54,32 +58,22 @@ namespace System.MP
         // field may hold something).
         unsafe delegate void Linker(object o, object[] objs, int* refs);
 
-        static readonly Dictionary<Type, int> linkerNumbers = new Dictionary<Type, int>();
-        static Linker[] linkers = new Linker[16];
-        static int nextLinker = 1;
+        static readonly Numbered<Func<int, object>> factories = new Numbered<Func<int, object>>();
+        static readonly Numbered<Linker> linkers = new Numbered<Linker>();
+
+        // Called by the reader once per class (it remembers the answer in the class plan): the
+        // number of t's factory, or 0 when `new` cannot make a t exactly as the reader would.
+        static int Register(Type t)
+        {
+            return factories.NumberOf(t, () => Factory(t));
+        }
 
         // Called by the reader once per class with reference slots: the number of t's linker, or
         // 0. fields: t's travelling fields in the order of a record's references, null for an
         // array of references.
         static int RegisterLinker(Type t, FieldInfo[] fields)
         {
-            lock (gate) {
-                int number;
-                if (linkerNumbers.TryGetValue(t, out number))
-                    return number;
-                Linker linker = MakeLinker(t, fields);
-                number = 0;
-                if (linker != null) {
-                    Linker[] all = linkers;
-                    if (nextLinker == all.Length)
-                        Array.Resize(ref all, 2 * nextLinker);
-                    all[nextLinker] = linker;
-                    Volatile.Write(ref linkers, all);
-                    number = nextLinker++;
-                }
-                linkerNumbers[t] = number;
-                return number;
-            }
+            return linkers.NumberOf(t, () => MakeLinker(t, fields));
         }
 
         delegate int MakeFunction(IntPtr holder, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs, int count);
@@ -107,11 +101,11 @@ namespace System.MP
         // refs[i]. All five are the reader's native arrays.
         static unsafe void Create(object[] objs, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs, int count)
         {
-            Func<int, object>[] all = Volatile.Read(ref factories);
+            Func<int, object>[] all = factories.Items;
             int* number = (int*)numbers, length = (int*)lengths, link = (int*)links;
             for (int i = 0; number != null && i < count; i++)
                 objs[i] = all[number[i]](length[i]);
-            Linker[] linker = Volatile.Read(ref linkers);
+            Linker[] linker = linkers.Items;
             int** at = (int**)refs;
             for (int i = 0; i < count; i++)
                 if (link[i] != 0)
