@@ -330,10 +330,7 @@ namespace System.MP
             reported = true;
             Exception e = failure;
             failure = null;
-            if (e != null)
-                awaited.TrySetException(e);
-            else
-                awaited.TrySetResult(graph);
+            ProgressEngine.Settle(awaited, e, graph);
         }
 
         /// <summary>Cancels the receive if no message has been matched to it yet: then Wait

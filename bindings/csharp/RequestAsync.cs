@@ -107,10 +107,7 @@ namespace System.MP
             if (!running) {
                 Exception e = failure;
                 failure = null;
-                if (e != null)
-                    source.SetException(e);
-                else
-                    source.SetResult(status);
+                ProgressEngine.Settle(source, e, status);
                 return source.Task;
             }
             ProgressEngine.Add(this);
@@ -167,10 +164,7 @@ namespace System.MP
         {
             id = -1;
             status = st;
-            if (failure != null)
-                awaited.TrySetException(failure);
-            else
-                awaited.TrySetResult(st);
+            ProgressEngine.Settle(awaited, failure, st);
         }
 
         internal long Id => id;
@@ -185,6 +179,15 @@ namespace System.MP
     {
         const int YieldingPasses = 200;   // passes with only Thread.Yield before the back-off
         const int MaxBackoffMs = 1;
+
+        /// <summary>Completes an awaited task: with failure when there is one, else with result.</summary>
+        internal static void Settle<T>(TaskCompletionSource<T> task, Exception failure, T result)
+        {
+            if (failure != null)
+                task.TrySetException(failure);
+            else
+                task.TrySetResult(result);
+        }
 
         /// <summary>An awaited operation the engine completes by polling it (ORequest&lt;T&gt;).</summary>
         internal interface IPolled
