@@ -864,9 +864,21 @@ static void take_kept(graph *g)
     kept = (kept_arrays){0};
 }
 
+static void free_arrays(kept_arrays *a)
+{
+    free(a->objs);
+    free(a->plans);
+    free(a->map);
+    free(a->refs);
+    free(a->type_of);
+    free(a->sizes);
+}
+
 /* Frees g's work arrays, or keeps them for the thread's next write with the map cleared. */
 static void release_arrays(graph *g)
 {
+    kept_arrays a = {g->objs, g->plans, g->sizes, g->cap, g->map, g->mask, g->refs, g->cap_refs, g->type_of,
+                     g->cap_type_of};
     if (g->kept && g->cap <= KEPT_RECORDS) {
         if (g->map && (g->mask + 1) <= 16u * (size_t)g->count + 1024)
             memset(g->map, 0, (g->mask + 1) * sizeof *g->map);
@@ -877,15 +889,9 @@ static void release_arrays(graph *g)
                     h = (h + 1) & g->mask;
                 g->map[h] = 0;
             }
-        kept = (kept_arrays){g->objs, g->plans, g->sizes, g->cap, g->map, g->mask, g->refs, g->cap_refs, g->type_of,
-                             g->cap_type_of};
+        kept = a;
     } else {
-        free(g->objs);
-        free(g->plans);
-        free(g->map);
-        free(g->refs);
-        free(g->type_of);
-        free(g->sizes);
+        free_arrays(&a);
     }
     if (g->kept)
         kept_busy = 0;
@@ -895,12 +901,7 @@ void sd_writer_thread_stopped(void)
 {
     if (kept_busy)
         return;
-    free(kept.objs);
-    free(kept.plans);
-    free(kept.map);
-    free(kept.refs);
-    free(kept.type_of);
-    free(kept.sizes);
+    free_arrays(&kept);
     kept = (kept_arrays){0};
 }
 
