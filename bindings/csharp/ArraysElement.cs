@@ -1,0 +1,154 @@
+// System.MP.Arrays — the user's side of a parallel object array: the element base class, the
+// entry-method attribute, placements, load records and the faults the scheduler reports.
+// Lawlor & Kalé's "dynamic parallel object arrays" (shared/papers/001): an element is addressed
+// by its index, wherever it lives; messages invoke its entry methods.
+using System.Collections.Generic;
+
+namespace System.MP.Arrays
+{
+    /// <summary>Marks an instance method of an element class as an entry method: one that a
+    /// message can invoke. It returns void and takes no parameter or one (the message, any graph
+    /// System.MP can carry). Entry methods are addressed by name, so two entry methods of one
+    /// element class may not share a name.</summary>
+    [AttributeUsage(AttributeTargets.Method)]
+    public sealed class EntryMethodAttribute : Attribute { }
+
+    /// <summary>Where the elements of a new array start.</summary>
+    public enum Placement
+    {
+        /// <summary>Contiguous blocks of the index list: rank r takes positions
+        /// [r·n/p, (r+1)·n/p).</summary>
+        Block,
+        /// <summary>Position i of the index list goes to rank i mod p.</summary>
+        RoundRobin,
+    }
+
+    /// <summary>The base class of the elements of an <see cref="ObjectArray{TIndex, TElement}"/>.
+    /// Derive from it, mark the entry methods with <see cref="EntryMethodAttribute"/>, and mark
+    /// with <see cref="TransportableAttribute"/> the reference fields that must travel when the
+    /// element migrates (value-type fields always travel). The base class's own state is kept
+    /// by the runtime and travels with the element.</summary>
+    /// <typeparam name="TIndex">the index type: any type System.MP can carry, with value
+    /// equality (a primitive, an enum, a string, a struct, or a class that overrides
+    /// Equals and GetHashCode)</typeparam>
+    public abstract class Element<TIndex>
+    {
+        internal ElementArray<TIndex> host;       // unmarked references: never transported
+        internal Record<TIndex> record;
+
+        Record<TIndex> Placed()
+        {
+            if (record == null)
+                throw new InvalidOperationException("System.MP.Arrays: this element is not (or no longer) in an array");
+            return record;
+        }
+
+        /// <summary>This element's index in its array.</summary>
+        public TIndex Index => Placed().Index;
+
+        /// <summary>The rank this element lives on now.</summary>
+        public int Rank => Placed().Array.Rank;
+
+        /// <summary>Seconds spent in this element's entry methods since the array was created or
+        /// last balanced: what the load balancer weighs.</summary>
+        public double Load => Placed().Load;
+
+        /// <summary>How many times this element has contributed to its array's reductions: the
+        /// number of the next reduction it contributes to.</summary>
+        public long Contributions => Placed().Reductions;
+
+        /// <summary>Sends message to the entry method named entry of the element at index to of
+        /// this array. The message is copied during the call (later changes do not travel).
+        /// Messages from this element to one element arrive in the order sent, exactly once,
+        /// wherever either of them migrates.</summary>
+        protected void Send<TMessage>(TIndex to, string entry, TMessage message) =>
+            Placed().Array.SendFrom(record, to, entry, message, true);
+
+        /// <summary>Invokes the parameterless entry method named entry of the element at to.</summary>
+        protected void Send(TIndex to, string entry) => Placed().Array.SendFrom(record, to, entry, (object)null, false);
+
+        /// <summary>Sends message to the entry method named entry of every element of this array
+        /// (this one included), each exactly once, even while elements migrate.</summary>
+        protected void Broadcast<TMessage>(string entry, TMessage message) => Placed().Array.BroadcastFrom(entry, message, true);
+
+        /// <summary>Invokes the parameterless entry method named entry of every element of this array.</summary>
+        protected void Broadcast(string entry) => Placed().Array.BroadcastFrom(entry, (object)null, false);
+
+        /// <summary>Contributes value to this element's next reduction (number
+        /// <see cref="Contributions"/>). Every element of the array contributes once to each
+        /// reduction number; the result reaches every rank once all have.</summary>
+        protected void Contribute<T>(Reduction<T> reduction, T value) => Placed().Array.Contribute(record, reduction, value);
+
+        /// <summary>Moves this element to rank once the current entry method returns:
+        /// <see cref="OnMigrating"/> runs here, the element travels as a graph, and
+        /// <see cref="OnMigrated"/> runs there. Messages follow it.</summary>
+        protected void MigrateTo(int rank) => Placed().Array.RequestMigration(record, rank);
+
+        /// <summary>Deletes this element once the current entry method returns. Later messages
+        /// to its index are held until an element with that index is inserted again.</summary>
+        protected void Destroy() => Placed().Destroying = true;
+
+        /// <summary>Runs on the old rank just before the element leaves (release what cannot travel).</summary>
+        protected internal virtual void OnMigrating() { }
+
+        /// <summary>Runs on the new rank just after the element arrived (rebuild what did not travel).</summary>
+        protected internal virtual void OnMigrated() { }
+    }
+
+    /// <summary>One element's load, as the load balancer sees it.</summary>
+    public sealed class ElementLoad<TIndex>
+    {
+        /// <summary>The element's index.</summary>
+        [Transportable] public TIndex Index;
+        /// <summary>Seconds spent in its entry methods since the last balance.</summary>
+        public double Load;
+        /// <summary>The rank it lives on.</summary>
+        public int Rank;
+    }
+
+    /// <summary>A failure the scheduler met while running: a message that could not be read
+    /// (<see cref="MPSerializationException"/>), an entry method or a migration hook that threw
+    /// (<see cref="ElementException"/>), or an insertion of an index that exists.</summary>
+    public sealed class ArrayFaultEventArgs : EventArgs
+    {
+        /// <summary>What went wrong.</summary>
+        public Exception Exception { get; }
+        internal ArrayFaultEventArgs(Exception e) { Exception = e; }
+    }
+
+    /// <summary>An entry method or a migration hook of an element threw.</summary>
+    public sealed class ElementException : Exception
+    {
+        /// <summary>The element's index.</summary>
+        public object ElementIndex { get; }
+        /// <summary>The entry method (or hook) that threw.</summary>
+        public string Entry { get; }
+        internal ElementException(object index, string entry, Exception inner)
+            : base($"System.MP.Arrays: element {index}: {entry} threw {inner.GetType().Name}: {inner.Message}", inner)
+        {
+            ElementIndex = index;
+            Entry = entry;
+        }
+    }
+
+    /// <summary>The runtime's record of one element: what travels with it besides its fields.</summary>
+    internal sealed class Record<TIndex>
+    {
+        internal ElementArray<TIndex> Array;
+        internal Element<TIndex> Element;
+        internal TIndex Index;
+        internal long Uid;               // unique over the job's life: the sender id of its messages
+        internal long Epoch;             // location version: grows at each move, never reused
+        internal long LastBroadcast;     // broadcasts delivered: 1..LastBroadcast
+        internal long Reductions;        // the next reduction number it contributes to
+        internal double Load;
+        internal bool Ready;             // false while its insertion is being registered
+        internal int MoveTo = -1;
+        internal bool Destroying;
+        internal readonly Dictionary<long, long> NextSeq = new Dictionary<long, long>();
+        internal readonly Dictionary<long, SortedDictionary<long, Header<TIndex>>> OutOfOrder =
+            new Dictionary<long, SortedDictionary<long, Header<TIndex>>>();
+        internal readonly Dictionary<TIndex, long> SendSeq = new Dictionary<TIndex, long>();
+        internal List<Header<TIndex>> Parked;   // messages that came before Ready
+    }
+}

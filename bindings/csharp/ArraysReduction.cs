@@ -1,0 +1,157 @@
+// System.MP.Arrays — reductions over the elements of an array: a handle per kind of reduction,
+// defined collectively, whose results reach every rank in reduction-number order.
+using System.Collections.Generic;
+using System.Threading.Tasks;
+
+namespace System.MP.Arrays
+{
+    /// <summary>A kind of reduction over the elements of one array (see
+    /// <see cref="ObjectArray{TIndex, TElement}.DefineReduction{T}(Func{T, T, T}, string)"/>).
+    /// Elements contribute with <c>Contribute(reduction, value)</c>; each reduction number
+    /// combines one contribution of every element.</summary>
+    public abstract class Reduction
+    {
+        internal object Array;
+        internal int Id;
+        internal string ResultEntry;    // null: the result goes to Completed and Result only
+
+        /// <summary>How many results of this reduction this rank has received.</summary>
+        public long CompletedCount { get; protected set; }
+
+        internal abstract object Combine(object a, object b);
+        internal abstract byte[] Encode(object value);
+        internal abstract object Decode(byte[] bytes);
+        internal abstract void Complete(long number, object value);
+    }
+
+    /// <summary>A reduction whose values are T.</summary>
+    public sealed class Reduction<T> : Reduction
+    {
+        // the value travels in a holder class: the root of a graph is an object, never a bare T
+        internal sealed class Holder { [Transportable] public T Value; }
+
+        readonly Func<T, T, T> combine;
+        readonly Dictionary<long, TaskCompletionSource<T>> results = new Dictionary<long, TaskCompletionSource<T>>();
+
+        /// <summary>Raised on every rank, in reduction-number order, with (number, result), from
+        /// within <see cref="Scheduler.Run"/>.</summary>
+        public event Action<long, T> Completed;
+
+        internal Reduction(Func<T, T, T> combine) { this.combine = combine; }
+
+        /// <summary>The result of reduction number on this rank, once it is known (the task
+        /// completes within <see cref="Scheduler.Run"/>). Every result is kept (a few dozen bytes each).</summary>
+        public Task<T> Result(long number)
+        {
+            if (number < 0) throw new ArgumentOutOfRangeException(nameof(number), number, "System.MP.Arrays: reduction numbers start at 0");
+            TaskCompletionSource<T> tcs;
+            if (!results.TryGetValue(number, out tcs)) {
+                tcs = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
+                results[number] = tcs;
+            }
+            return tcs.Task;
+        }
+
+        internal override object Combine(object a, object b) => combine((T)a, (T)b);
+
+        internal override byte[] Encode(object value) => Serializer.Serialize(new Holder { Value = (T)value });
+
+        internal override object Decode(byte[] bytes)
+        {
+            if (bytes == null) throw new MPSerializationException("System.MP.Arrays: a reduction value is missing");
+            Holder h = Serializer.Deserialize<Holder>(bytes, 0, bytes.Length);
+            if (h == null) throw new MPSerializationException("System.MP.Arrays: a reduction value is null");
+            return h.Value;
+        }
+
+        internal override void Complete(long number, object value)
+        {
+            CompletedCount++;
+            TaskCompletionSource<T> tcs;
+            if (!results.TryGetValue(number, out tcs))
+                results[number] = tcs = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
+            tcs.TrySetResult((T)value);
+            Completed?.Invoke(number, (T)value);
+        }
+    }
+
+    /// <summary>The built-in operators on the primitive types, as combine functions.</summary>
+    internal static class BuiltinCombine<T>
+    {
+        internal static Func<T, T, T> Of(Op op)
+        {
+            if (op == null) throw new ArgumentNullException(nameof(op));
+            object f = null;
+            int code = op.Code;
+            Type t = typeof(T);
+            if (t == typeof(int)) f = Int(code);
+            else if (t == typeof(long)) f = Long(code);
+            else if (t == typeof(double)) f = Double(code);
+            else if (t == typeof(float)) f = Float(code);
+            else if (t == typeof(bool)) f = Bool(code);
+            if (f == null)
+                throw new ArgumentException($"System.MP.Arrays: a built-in Op reduction over {t} is not available here " +
+                                            "(int, long, float, double with Sum/Prod/Min/Max; int and long with BAnd/BOr/BXor; bool with LAnd/LOr); pass a Func<T,T,T>", nameof(op));
+            return (Func<T, T, T>)f;
+        }
+
+        static Func<int, int, int> Int(int code)
+        {
+            switch (code) {
+            case 0: return (a, b) => a + b;
+            case 1: return (a, b) => a * b;
+            case 2: return Math.Min;
+            case 3: return Math.Max;
+            case 6: return (a, b) => a & b;
+            case 7: return (a, b) => a | b;
+            case 8: return (a, b) => a ^ b;
+            default: return null;
+            }
+        }
+
+        static Func<long, long, long> Long(int code)
+        {
+            switch (code) {
+            case 0: return (a, b) => a + b;
+            case 1: return (a, b) => a * b;
+            case 2: return Math.Min;
+            case 3: return Math.Max;
+            case 6: return (a, b) => a & b;
+            case 7: return (a, b) => a | b;
+            case 8: return (a, b) => a ^ b;
+            default: return null;
+            }
+        }
+
+        static Func<double, double, double> Double(int code)
+        {
+            switch (code) {
+            case 0: return (a, b) => a + b;
+            case 1: return (a, b) => a * b;
+            case 2: return Math.Min;
+            case 3: return Math.Max;
+            default: return null;
+            }
+        }
+
+        static Func<float, float, float> Float(int code)
+        {
+            switch (code) {
+            case 0: return (a, b) => a + b;
+            case 1: return (a, b) => a * b;
+            case 2: return Math.Min;
+            case 3: return Math.Max;
+            default: return null;
+            }
+        }
+
+        static Func<bool, bool, bool> Bool(int code)
+        {
+            switch (code) {
+            case 4: return (a, b) => a && b;
+            case 5: return (a, b) => a || b;
+            default: return null;
+            }
+        }
+    }
+}

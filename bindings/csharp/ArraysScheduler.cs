@@ -1,0 +1,187 @@
+// System.MP.Arrays — the per-rank message-driven loop: it receives the arrays' messages, runs
+// the entry methods, and detects quiescence (no message in flight, nothing left to run on any
+// rank) with Mattern's four-counter waves over a non-blocking allreduce.
+using System.Collections.Generic;
+using System.Threading;
+
+namespace System.MP.Arrays
+{
+    /// <summary>The message-driven scheduler of one rank, for the object arrays of one
+    /// communicator. Create it collectively, create arrays on it in the same order on every rank,
+    /// send the first messages, then call <see cref="Run"/> on every rank: it delivers messages
+    /// until the whole job is quiescent. Use it (and its arrays) from the thread that created it.</summary>
+    public sealed class Scheduler : IDisposable
+    {
+        internal readonly Intracomm Comm;       // a duplicate: the arrays' messages never meet the user's
+        readonly Thread owner;
+        readonly List<IScheduledArray> arrays = new List<IScheduledArray>();
+        readonly Queue<Action> work = new Queue<Action>();
+        readonly List<Exception> faults = new List<Exception>();
+        readonly long[] counts = new long[2], totals = new long[2];
+        long sent, received, lastSent = -1, lastReceived = -1;
+        Request wave;
+        bool running, disposed;
+
+        /// <summary>This rank in the scheduler's communicator.</summary>
+        public int Rank { get; }
+        /// <summary>How many ranks take part.</summary>
+        public int Size { get; }
+
+        /// <summary>Messages this rank has sent to other ranks (and to itself through MPI).</summary>
+        public long MessagesSent => sent;
+        /// <summary>Messages this rank has received.</summary>
+        public long MessagesReceived => received;
+
+        /// <summary>Raised on this rank for each failure met while running (a message that could
+        /// not be read, an entry method that threw, an insertion of an existing index). With no
+        /// handler, <see cref="Run"/> throws the first failure once the job is quiescent.</summary>
+        public event EventHandler<ArrayFaultEventArgs> Faulted;
+
+        /// <summary>A scheduler over comm (collective: every rank of comm calls it).</summary>
+        public Scheduler(Intracomm comm)
+        {
+            if (comm == null) throw new ArgumentNullException(nameof(comm));
+            Comm = comm.Dup();
+            Rank = Comm.Rank;
+            Size = Comm.Size;
+            owner = Thread.CurrentThread;
+        }
+
+        internal void CheckThread()
+        {
+            if (disposed) throw new ObjectDisposedException(nameof(Scheduler));
+            if (Thread.CurrentThread != owner)
+                throw new InvalidOperationException("System.MP.Arrays: a scheduler and its arrays are used from the thread that created the scheduler");
+        }
+
+        internal void CheckIdle(string what)
+        {
+            CheckThread();
+            if (running) throw new InvalidOperationException($"System.MP.Arrays: {what} is collective: call it outside Run, on every rank");
+        }
+
+        internal int Add(IScheduledArray array)
+        {
+            int id = arrays.Count;
+            if (id >= (MP.TagUpperBound >> Tags.KindBits))
+                throw new InvalidOperationException($"System.MP.Arrays: at most {MP.TagUpperBound >> Tags.KindBits} arrays per scheduler (MPI's tag range)");
+            arrays.Add(array);
+            return id;
+        }
+
+        internal void Replace(int id, IScheduledArray array) => arrays[id] = array;
+
+        /// <summary>Sends graph to rank dest with tag; serialized now, so it may change at once.</summary>
+        internal void Post(int dest, int tag, object graph)
+        {
+            Comm.OIsend(graph, dest, tag);   // a dropped send request is finished by the core
+            sent++;
+        }
+
+        internal void Later(Action action) => work.Enqueue(action);
+
+        internal void Fault(Exception e)
+        {
+            EventHandler<ArrayFaultEventArgs> handler = Faulted;
+            if (handler != null) handler(this, new ArrayFaultEventArgs(e));
+            else faults.Add(e);
+        }
+
+        /// <summary>Delivers messages and runs entry methods until the job is quiescent: no rank
+        /// has anything to run and no message is in flight. Collective: every rank calls it. Then,
+        /// unless a <see cref="Faulted"/> handler took them, throws the first failure met on this
+        /// rank (the arrays keep working). May be called again for the next phase.</summary>
+        public void Run()
+        {
+            CheckIdle(nameof(Run));
+            running = true;
+            try {
+                lastSent = lastReceived = -1;
+                while (true) {
+                    int got = Poll();
+                    if (work.Count > 0) {
+                        for (int i = 0; i < 64 && work.Count > 0; i++) Execute(work.Dequeue());
+                        continue;
+                    }
+                    if (got > 0) continue;
+                    if (Quiescent()) break;
+                    if (wave != null) Thread.Yield();   // others are still busy: give them the core
+                }
+                foreach (IScheduledArray a in arrays) a.Quiesced();
+            } finally {
+                running = false;
+            }
+            if (faults.Count > 0) {
+                Exception first = faults[0];
+                faults.Clear();
+                throw first;
+            }
+        }
+
+        void Execute(Action action)
+        {
+            try {
+                action();
+            } catch (Exception e) {
+                Fault(e);
+            }
+        }
+
+        /// <summary>Receives what has arrived (at most 64 messages, so local work is not starved).</summary>
+        int Poll()
+        {
+            int got = 0;
+            Status st;
+            while (got < 64 && (st = Comm.Iprobe(MP.AnySource, MP.AnyTag)) != null) {
+                got++;
+                received++;
+                int array = st.Tag >> Tags.KindBits, kind = st.Tag & ((1 << Tags.KindBits) - 1);
+                try {
+                    if (array >= arrays.Count) {
+                        Comm.Recv(new byte[st.Count], st.Source, st.Tag);
+                        throw new MPSerializationException($"System.MP.Arrays: a message from rank {st.Source} for array {array}, which does not exist (tag {st.Tag})");
+                    }
+                    arrays[array].Dispatch(st.Source, kind, st.Tag, st.Count);
+                } catch (Exception e) {
+                    Fault(e);
+                }
+            }
+            return got;
+        }
+
+        /// <summary>One step of termination detection: when idle, join the next wave (an
+        /// Iallreduce of the messages sent and received); quiescent once two consecutive waves
+        /// find sent == received with the same totals (Mattern's four counters).</summary>
+        bool Quiescent()
+        {
+            if (wave == null) {
+                counts[0] = sent;
+                counts[1] = received;
+                wave = Comm.Iallreduce(counts, totals, Op.Sum);
+                return false;
+            }
+            Status unused;
+            if (!wave.Test(out unused)) return false;
+            wave = null;
+            bool done = totals[0] == totals[1] && totals[0] == lastSent && totals[1] == lastReceived;
+            lastSent = totals[0];
+            lastReceived = totals[1];
+            return done;
+        }
+
+        /// <summary>Frees the scheduler's communicator (collective). Its arrays stop working.</summary>
+        public void Dispose()
+        {
+            if (disposed) return;
+            disposed = true;
+            Comm.Dispose();
+        }
+    }
+
+    /// <summary>What the scheduler needs of an array.</summary>
+    internal interface IScheduledArray
+    {
+        void Dispatch(int source, int kind, int tag, int bytes);
+        void Quiesced();
+    }
+}

@@ -1,0 +1,278 @@
+// System.MP.Arrays — what travels between ranks, and the entry-method table. Every message is
+// one SDTO graph of a type the receiver knows from the tag before it reads a byte (the tag
+// names the array and the kind, or the entry method), so hostile bytes can only ever produce
+// objects of that type's allowed set (API.md, "Allowed types on receipt").
+using System.Collections.Generic;
+using System.Reflection;
+
+namespace System.MP.Arrays
+{
+    /// <summary>The tag of a message: array id in the high bits, then a kind below 64 or an
+    /// entry method (64 + its number).</summary>
+    internal static class Tags
+    {
+        internal const int KindBits = 12, Entries = 64, MaxEntries = (1 << KindBits) - Entries;
+        internal const int Migrate = 1, Location = 2, Register = 3, Registered = 4, Duplicate = 5, Tombstone = 6,
+                           BroadcastRequest = 7, Broadcast = 8, ReductionStart = 9, ReductionStarted = 10,
+                           ReductionPartial = 11, ReductionResult = 12, ReductionLate = 13;
+        internal static int Of(int array, int kind) => (array << KindBits) | kind;
+    }
+
+    /// <summary>The binomial tree over the ranks rooted at 0: broadcasts go down it, reduction
+    /// partials up, each O(log p) deep.</summary>
+    internal static class Tree
+    {
+        internal static int Parent(int rank)
+        {
+            for (int mask = 1; ; mask <<= 1)
+                if ((rank & mask) != 0) return rank - mask;
+        }
+
+        internal static List<int> Children(int rank, int size)
+        {
+            var children = new List<int>();
+            for (int mask = 1; mask < size; mask <<= 1) {
+                if ((rank & mask) != 0) break;
+                if (rank + mask < size) children.Add(rank + mask);
+            }
+            return children;
+        }
+    }
+
+    /// <summary>The parameter type of a parameterless entry method: its messages carry null.</summary>
+    internal sealed class NoMessage { }
+
+    /// <summary>A message to an element: who sent it (an element's uid, or −(rank+1) for a rank's
+    /// own code), its number from that sender to that element (1, 2, ...), where it started and
+    /// how often it was forwarded.</summary>
+    internal class Header<TIndex>
+    {
+        [Transportable] public TIndex Index;
+        public long Sender, Seq;
+        public int Origin, Hops;
+        public int Entry;    // set from the tag on receipt, never trusted from the bytes
+    }
+
+    internal sealed class Envelope<TIndex, TMessage> : Header<TIndex>
+    {
+        [Transportable] public TMessage Message;
+    }
+
+    /// <summary>A message held for later (out of order), kept as bytes when its element moves.</summary>
+    internal sealed class HeldMessage
+    {
+        public int Entry;
+        [Transportable] public byte[] Bytes;
+    }
+
+    /// <summary>An element on its way to another rank, with the runtime's record of it.</summary>
+    internal sealed class Passport<TIndex, TElement>
+    {
+        [Transportable] public TElement Element;
+        [Transportable] public TIndex Index;
+        public long Uid, Epoch, LastBroadcast, Reductions;
+        public double Load;
+        [Transportable] public long[] SeqSenders, SeqNext;
+        [Transportable] public TIndex[] SendTargets;
+        [Transportable] public long[] SendNext;
+        [Transportable] public HeldMessage[] Held;
+    }
+
+    /// <summary>Location news: index lives on Rank since Epoch (Rank −1: deleted); Register/Registered/
+    /// Duplicate/Tombstone reuse it with the sequence tables of a deleted element.</summary>
+    internal sealed class LocationNote<TIndex>
+    {
+        [Transportable] public TIndex Index;
+        public int Rank;
+        public long Epoch;
+        [Transportable] public long[] SeqSenders, SeqNext;
+    }
+
+    internal sealed class BroadcastNote
+    {
+        public long Number;     // 0 in a request to rank 0, which numbers them
+        public int Entry;
+        [Transportable] public byte[] Message;
+    }
+
+    internal sealed class ReductionNote
+    {
+        public long Number, Count;
+        public int Reduction = -1;   // −1: no contribution in it
+        [Transportable] public byte[] Value;
+        [Transportable] public long[] DeltaAt, Delta;
+    }
+
+    /// <summary>What makes an index an index: value equality, and a home rank every rank computes alike.</summary>
+    internal static class IndexRules<TIndex>
+    {
+        internal static readonly EqualityComparer<TIndex> Equality = EqualityComparer<TIndex>.Default;
+
+        internal static void CheckType()
+        {
+            Type t = typeof(TIndex);
+            if (t.IsArray || t.IsPointer || typeof(Delegate).IsAssignableFrom(t))
+                throw new ArgumentException($"System.MP.Arrays: {t} cannot be an index type: it has no value equality (use a struct or a string)");
+            if (!t.IsValueType && t != typeof(string)) {
+                MethodInfo equals = t.GetMethod("Equals", new[] { typeof(object) });
+                if (equals == null || equals.DeclaringType == typeof(object))
+                    throw new ArgumentException($"System.MP.Arrays: index class {t} does not override Equals(object): two equal indices would be two elements");
+            }
+        }
+
+        /// <summary>FNV-1a over the index's serialized bytes (its own bytes for int, long and
+        /// string): the same on every rank, unlike GetHashCode.</summary>
+        internal static uint StableHash(TIndex index)
+        {
+            uint h = 2166136261;
+            object boxed = index;
+            if (boxed is int) return Mix((uint)(int)boxed);
+            if (boxed is long) { long v = (long)boxed; return Mix((uint)v ^ (uint)(v >> 32)); }
+            if (boxed is string) {
+                foreach (char c in (string)boxed) { h = (h ^ (byte)c) * 16777619; h = (h ^ (byte)(c >> 8)) * 16777619; }
+                return h;
+            }
+            foreach (byte b in Serializer.Serialize(boxed)) h = (h ^ b) * 16777619;
+            return h;
+        }
+
+        static uint Mix(uint x)   // spreads consecutive ints over the ranks without clustering
+        {
+            x ^= x >> 16; x *= 0x7feb352d; x ^= x >> 15; x *= 0x846ca68b; x ^= x >> 16;
+            return x;
+        }
+    }
+
+    /// <summary>One entry method: how its messages are made, sent, received, copied and delivered.</summary>
+    internal abstract class Entry<TIndex, TElement> where TElement : Element<TIndex>
+    {
+        internal int Number;
+        internal string Name;
+        internal Type MessageType;   // null: parameterless
+        internal abstract Header<TIndex> Make(object message);
+        internal abstract Header<TIndex> Receive(Comm comm, int source, int tag);
+        internal abstract Header<TIndex> Copy(Header<TIndex> m);     // a local delivery's own copy
+        internal abstract Header<TIndex> Decode(byte[] bytes);
+        internal abstract void Invoke(TElement element, Header<TIndex> m);
+        internal abstract void InvokeBroadcast(TElement element, byte[] message);
+    }
+
+    internal sealed class Entry<TIndex, TElement, TMessage> : Entry<TIndex, TElement> where TElement : Element<TIndex>
+    {
+        readonly Action<TElement, TMessage> call;
+        readonly bool immutable;    // no copy needed for a local delivery
+
+        internal Entry(MethodInfo method, bool parameterless)
+        {
+            Name = method.Name;
+            MessageType = parameterless ? null : typeof(TMessage);
+            if (parameterless) {
+                var call0 = (Action<TElement>)Delegate.CreateDelegate(typeof(Action<TElement>), null, method);
+                call = (e, m) => call0(e);
+            } else {
+                call = (Action<TElement, TMessage>)Delegate.CreateDelegate(typeof(Action<TElement, TMessage>), null, method);
+            }
+            Type t = typeof(TMessage);
+            immutable = parameterless || t.IsPrimitive || t.IsEnum || t == typeof(string) || t == typeof(decimal)
+                        || t == typeof(DateTime) || t == typeof(TimeSpan) || t == typeof(Guid);
+        }
+
+        internal override Header<TIndex> Make(object message) =>
+            new Envelope<TIndex, TMessage> { Entry = Number, Message = (TMessage)message };
+
+        internal override Header<TIndex> Receive(Comm comm, int source, int tag)
+        {
+            var m = comm.ORecv<Envelope<TIndex, TMessage>>(source, tag);
+            if (m == null) throw new MPSerializationException($"System.MP.Arrays: a null message for entry {Name}");
+            m.Entry = Number;
+            return m;
+        }
+
+        internal override Header<TIndex> Copy(Header<TIndex> m)
+        {
+            var e = (Envelope<TIndex, TMessage>)m;
+            if (immutable || e.Message == null) return m;
+            var copy = new Envelope<TIndex, TMessage> { Index = e.Index, Sender = e.Sender, Seq = e.Seq, Origin = e.Origin,
+                                                       Hops = e.Hops, Entry = e.Entry };
+            byte[] bytes = Serializer.Serialize(e.Message);
+            copy.Message = Serializer.Deserialize<TMessage>(bytes, 0, bytes.Length);
+            return copy;
+        }
+
+        internal override Header<TIndex> Decode(byte[] bytes)
+        {
+            var m = Serializer.Deserialize<Envelope<TIndex, TMessage>>(bytes, 0, bytes.Length);
+            if (m == null) throw new MPSerializationException($"System.MP.Arrays: a null held message for entry {Name}");
+            m.Entry = Number;
+            return m;
+        }
+
+        internal override void Invoke(TElement element, Header<TIndex> m) => call(element, ((Envelope<TIndex, TMessage>)m).Message);
+
+        internal override void InvokeBroadcast(TElement element, byte[] message)
+        {
+            TMessage value = message == null ? default(TMessage) : Serializer.Deserialize<TMessage>(message, 0, message.Length);
+            call(element, value);
+        }
+    }
+
+    /// <summary>The entry methods of an element class, numbered by name (the same on every rank).</summary>
+    internal static class EntryTable<TIndex, TElement> where TElement : Element<TIndex>
+    {
+        internal static readonly Entry<TIndex, TElement>[] All;
+        internal static readonly Dictionary<string, Entry<TIndex, TElement>> ByName = new Dictionary<string, Entry<TIndex, TElement>>();
+        internal static readonly Exception Refusal;
+
+        static EntryTable()
+        {
+            try {
+                var methods = new List<MethodInfo>();
+                for (Type t = typeof(TElement); t != null && t != typeof(Element<TIndex>); t = t.BaseType)
+                    foreach (MethodInfo m in t.GetMethods(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.DeclaredOnly))
+                        if (m.IsDefined(typeof(EntryMethodAttribute), false) && !methods.Exists(x => x.GetBaseDefinition() == m.GetBaseDefinition()))
+                            methods.Add(m);
+                methods.Sort((a, b) => string.CompareOrdinal(a.Name, b.Name));
+                var all = new List<Entry<TIndex, TElement>>();
+                foreach (MethodInfo m in methods) {
+                    ParameterInfo[] ps = m.GetParameters();
+                    string where = $"{typeof(TElement)}.{m.Name}";
+                    if (ByName.ContainsKey(m.Name))
+                        throw new ArgumentException($"System.MP.Arrays: two entry methods are named {where}: entry methods are addressed by name");
+                    if (m.ReturnType != typeof(void) || ps.Length > 1 || m.IsGenericMethodDefinition)
+                        throw new ArgumentException($"System.MP.Arrays: entry method {where} must return void and take at most one parameter");
+                    if (ps.Length == 1 && (ps[0].ParameterType.IsByRef || ps[0].ParameterType.IsPointer))
+                        throw new ArgumentException($"System.MP.Arrays: entry method {where} takes a ref or pointer parameter");
+                    Type message = ps.Length == 1 ? ps[0].ParameterType : typeof(NoMessage);
+                    var entry = (Entry<TIndex, TElement>)Activator.CreateInstance(
+                        typeof(Entry<,,>).MakeGenericType(typeof(TIndex), typeof(TElement), message),
+                        BindingFlags.Instance | BindingFlags.NonPublic, null, new object[] { m, ps.Length == 0 }, null);
+                    entry.Number = all.Count;
+                    all.Add(entry);
+                    ByName[m.Name] = entry;
+                }
+                if (all.Count > Tags.MaxEntries)
+                    throw new ArgumentException($"System.MP.Arrays: {typeof(TElement)} has {all.Count} entry methods, more than {Tags.MaxEntries}");
+                All = all.ToArray();
+            } catch (Exception e) {
+                Refusal = e is TargetInvocationException && e.InnerException != null ? e.InnerException : e;
+                All = new Entry<TIndex, TElement>[0];
+            }
+        }
+
+        /// <summary>The entry named name, checked against the message the caller gives.</summary>
+        internal static Entry<TIndex, TElement> Find(string name, Type given, bool hasMessage)
+        {
+            if (name == null) throw new ArgumentNullException(nameof(name));
+            Entry<TIndex, TElement> entry;
+            if (!ByName.TryGetValue(name, out entry))
+                throw new ArgumentException($"System.MP.Arrays: {typeof(TElement)} has no entry method named '{name}' (mark it [EntryMethod])", nameof(name));
+            if (hasMessage && entry.MessageType == null)
+                throw new ArgumentException($"System.MP.Arrays: entry method {typeof(TElement)}.{name} takes no message, one of type {given} was given", nameof(name));
+            if (!hasMessage && entry.MessageType != null)
+                throw new ArgumentException($"System.MP.Arrays: entry method {typeof(TElement)}.{name} needs a message of type {entry.MessageType}", nameof(name));
+            if (hasMessage && given != null && !entry.MessageType.IsAssignableFrom(given))
+                throw new ArgumentException($"System.MP.Arrays: entry method {typeof(TElement)}.{name} takes a {entry.MessageType}, not a {given}", nameof(name));
+            return entry;
+        }
+    }
+}

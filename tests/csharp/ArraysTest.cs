@@ -1,0 +1,389 @@
+// ArraysTest — System.MP.Arrays (issue 15): every message delivered exactly once and in order
+// per sender–element pair while elements migrate after every message, are inserted and deleted;
+// broadcasts and reductions exact during migration; messages to elements created later (or
+// deleted and created again) delivered; a hostile message is MPSerializationException on the
+// receiving rank and the array keeps working; bad arguments refused before anything is sent;
+// string and struct indices; the load balancer's moves; no deadlock at quiescence.
+#pragma warning disable 649
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.MP;
+using System.MP.Arrays;
+using System.Reflection;
+using System.Threading;
+
+public class Note
+{
+    public int From, Serial;
+    [Transportable] public string Text;
+}
+
+/// <summary>Counts what it gets, checks the order per sender, and moves after every message.</summary>
+public class Walker : Element<int>
+{
+    public static int N, Size;
+    public int Received, OutOfOrder, Broadcasts, BroadcastOrder, Moves, Hooks;
+    public long LastSum = -1;
+    public bool Wander = true;
+    [Transportable] public Dictionary<int, int> LastSerial = new Dictionary<int, int>();   // sender (≥0 element, <0 rank) → serial
+    [Transportable] public Dictionary<int, int> SentTo = new Dictionary<int, int>();     // target → serials sent
+
+    int NextRank(int salt) => (int)((uint)(Index * 7919 + Received * 104729 + salt * 15485863) % (uint)Size);
+
+    void Wanderer(int salt)
+    {
+        if (!Wander || Size == 1) return;
+        MigrateTo(NextRank(salt));
+        Moves++;
+    }
+
+    [EntryMethod]
+    public void Go(int count)
+    {
+        for (int j = 1; j <= count; j++) {
+            int to = (Index * 7 + j * 13) % N, serial;
+            SentTo.TryGetValue(to, out serial);
+            SentTo[to] = ++serial;
+            Send(to, nameof(Take), new Note { From = Index, Serial = serial, Text = "n" + serial });
+        }
+        Wanderer(1);
+    }
+
+    [EntryMethod]
+    public void Take(Note n)
+    {
+        int last;
+        LastSerial.TryGetValue(n.From, out last);
+        if (n.Serial != last + 1 || n.Text != "n" + n.Serial) OutOfOrder++;
+        LastSerial[n.From] = n.Serial;
+        Received++;
+        Wanderer(2);
+    }
+
+    [EntryMethod]
+    public void Tick(int b)
+    {
+        if (b != Broadcasts + 1) BroadcastOrder++;
+        Broadcasts++;
+        Wanderer(3);
+    }
+
+    public static Reduction<long> Total;
+
+    [EntryMethod]
+    public void Give() { Contribute(Total, (long)Index); }
+
+    [EntryMethod]
+    public void Sum(long total)   // a reduction's result, broadcast to every element
+    {
+        LastSum = total;
+    }
+
+    [EntryMethod]
+    public void Bye() { Destroy(); }
+
+    [EntryMethod]
+    public void Throw() { throw new InvalidOperationException("element asked to throw"); }
+
+    [EntryMethod]
+    public void MoveTo(int rank) { MigrateTo(rank); }
+
+    protected override void OnMigrating() { Hooks++; }
+    protected override void OnMigrated() { Hooks++; }
+}
+
+/// <summary>Contributes to reduction after reduction, moving after each.</summary>
+public class Adder : Element<int>
+{
+    public static Reduction<long> Total;
+    public static int Rounds, Size;
+    public int Done;
+    public long Last = -1;
+
+    [EntryMethod]
+    public void Start() { Contribute(Total, (long)Index); Move(); }
+
+    [EntryMethod]
+    public void Next(long sum)   // each result is broadcast here; contribute to the next
+    {
+        Last = sum;
+        Done++;
+        if (Done < Rounds) { Contribute(Total, (long)Index + Done); Move(); }
+    }
+
+    void Move() { if (Size > 1) MigrateTo((int)((uint)(Index * 31 + Done * 17) % (uint)Size)); }
+}
+
+public struct Cell : IEquatable<Cell>
+{
+    public int X, Y;
+    public Cell(int x, int y) { X = x; Y = y; }
+    public bool Equals(Cell o) => X == o.X && Y == o.Y;
+    public override bool Equals(object o) => o is Cell && Equals((Cell)o);
+    public override int GetHashCode() => X * 65599 + Y;
+    public override string ToString() => $"({X},{Y})";
+}
+
+public class Sparse : Element<Cell>
+{
+    public int Got;
+    [EntryMethod] public void Hello(string text) { if (text == "cell " + Index) Got++; }
+}
+
+public class Named : Element<string>
+{
+    public int Got;
+    [EntryMethod] public void Hello() { Got++; }
+}
+
+public class Twice : Element<int>
+{
+    [EntryMethod] public void A() { }
+    [EntryMethod] public void A(int x) { }
+}
+
+static class ArraysTest
+{
+    static readonly Intracomm world = MP.World;
+    static readonly int rank = world.Rank, size = world.Size;
+
+    static long Sum(long v) => world.Allreduce(v, Op.Sum);
+
+    static void RunExpecting<TException>(Scheduler s, string what) where TException : Exception
+    {
+        Exception got = null;
+        try { s.Run(); } catch (Exception e) { got = e; }
+        Check.True(got is TException, $"{what}: Run threw {(got == null ? "nothing" : got.GetType().Name + ": " + got.Message)}");
+    }
+
+    /// <summary>Every element sends K messages; every receipt moves the receiver; rank code sends too.</summary>
+    static void ExactlyOnceWhileMigrating(Scheduler s)
+    {
+        int n = 4 * size + 3, k = 12;
+        Walker.N = n;
+        Walker.Size = size;
+        var a = ObjectArray<int, Walker>.Create(s, Enumerable.Range(0, n), i => new Walker());
+        Check.Equal(n, (int)Sum(a.LocalCount), "every element created once");
+        var expected = new int[n];
+        for (int i = 0; i < n; i++)
+            for (int j = 1; j <= k; j++) expected[(i * 7 + j * 13) % n]++;
+        // rank code: each rank sends k notes to every element, as sender -(rank+1)
+        for (int i = 0; i < n; i++)
+            for (int j = 1; j <= k; j++) a.Send(i, nameof(Walker.Take), new Note { From = -(rank + 1), Serial = j, Text = "n" + j });
+        for (int i = rank; i < n; i += size) a.Send(i, nameof(Walker.Go), k);
+        s.Run();
+        int wrongCount = 0, disorder = 0, moves = 0;
+        foreach (Walker w in a.LocalElements) {
+            if (w.Received != expected[w.Index] + k * size) wrongCount++;
+            disorder += w.OutOfOrder;
+            moves += w.Moves;
+        }
+        Check.Equal(n, (int)Sum(a.LocalCount), "after the storm: every element exists once");
+        Check.Equal(0L, Sum(wrongCount), "every element got exactly its messages");
+        Check.Equal(0L, Sum(disorder), "in order per sender-element pair");
+        if (size > 1) Check.True(Sum(moves) > n, $"elements migrated ({Sum(moves)} moves)");
+        if (size > 1) Check.True(Sum(a.ForwardedMessages) > 0, "some messages were forwarded (stale locations)");
+
+        // broadcasts while every delivery moves the element
+        int b = 7;
+        if (rank == size - 1) for (int i = 1; i <= b; i++) a.Broadcast(nameof(Walker.Tick), i);
+        s.Run();
+        int wrongB = 0;
+        foreach (Walker w in a.LocalElements) if (w.Broadcasts != b || w.BroadcastOrder != 0) wrongB++;
+        Check.Equal(0L, Sum(wrongB), $"every element got the {b} broadcasts once, in order");
+
+        // a reduction with its result broadcast to the elements (defined collectively)
+        Reduction<long> total = Walker.Total = a.DefineReduction<long>(Op.Sum, nameof(Walker.Sum));
+        var seen = new List<long>();
+        total.Completed += (number, value) => seen.Add(value);
+        foreach (Walker w in a.LocalElements) w.Wander = false;
+        var sumOnce = ObjectArray<int, Walker>.Create(s, new int[0], i => new Walker());   // a second array on the scheduler
+        Check.Equal(0, sumOnce.LocalCount, "an empty array");
+        if (rank == 0) a.Broadcast(nameof(Walker.Give));
+        s.Run();
+        long want = (long)n * (n - 1) / 2;
+        Check.True(seen.Count == 1 && seen[0] == want, $"reduction result on every rank: {string.Join(",", seen)} (want {want})");
+        int wrongSum = 0;
+        foreach (Walker w in a.LocalElements) if (w.LastSum != want) wrongSum++;
+        Check.Equal(0L, Sum(wrongSum), "the result broadcast reached every element");
+        Check.True(total.Result(0).IsCompleted && total.Result(0).Result == want, "Result(0) is the awaited result");
+
+        // deletion: rank 0 deletes element 1; messages to it afterwards are held; re-inserted, it gets them
+        if (rank == 0) a.Delete(1);
+        s.Run();
+        Check.Equal(n - 1, (int)Sum(a.LocalCount), "element 1 deleted");
+        if (rank == size - 1) for (int j = 1; j <= 3; j++) a.Send(1, nameof(Walker.Take), new Note { From = 1000, Serial = j, Text = "n" + j });
+        s.Run();
+        Check.Equal(3L, Sum(a.HeldMessages), "3 messages held for the deleted element");
+        if (rank == 0) a.Insert(1, new Walker { Wander = false }, size - 1);
+        s.Run();
+        Walker again;
+        if (a.TryGetLocal(1, out again)) Check.True(again.Received == 3 && again.OutOfOrder == 0, $"the re-inserted element got the held messages in order ({again.Received})");
+        Check.Equal(0L, Sum(a.HeldMessages), "nothing held any more");
+        Check.Equal(n, (int)Sum(a.LocalCount), "element 1 is back");
+
+        // the scheduler's faults: an entry that throws, a duplicate insertion; the array keeps working
+        if (rank == 0) a.Send(2, nameof(Walker.Throw));
+        Walker there;
+        bool throwsHere = a.TryGetLocal(2, out there);
+        Exception thrown = null;
+        try { s.Run(); } catch (Exception e) { thrown = e; }
+        Check.Equal(1L, Sum(thrown is ElementException && ((ElementException)thrown).Entry == nameof(Walker.Throw) ? 1 : 0), "exactly the rank holding element 2 saw its ElementException");
+        if (throwsHere) Check.True(thrown is ElementException, $"ElementException on the element's rank ({thrown?.GetType().Name})");
+        Walker three;
+        int holder = (int)Sum(a.TryGetLocal(3, out three) ? rank : 0), inserter = (holder + 1) % size;
+        if (size == 1) {
+            Check.Throws<ArgumentException>(() => a.Insert(3, new Walker()), "Insert of an index that lives here");
+        } else {
+            if (rank == inserter) a.Insert(3, new Walker());
+            if (rank == inserter) RunExpecting<InvalidOperationException>(s, "a duplicate insertion is reported on the inserting rank");
+            else s.Run();
+        }
+        Check.Equal(n, (int)Sum(a.LocalCount), "the duplicate was dropped");
+
+        // messages to an index created later, from every rank, then an insertion on another rank
+        int late = n + 5;
+        a.Send(late, nameof(Walker.Take), new Note { From = -(rank + 1), Serial = 1, Text = "n1" });
+        a.Send(late, nameof(Walker.Take), new Note { From = -(rank + 1), Serial = 2, Text = "n2" });
+        s.Run();
+        if (rank == size / 2) a.Insert(late, new Walker { Wander = false });
+        s.Run();
+        Walker lateOne;
+        if (a.TryGetLocal(late, out lateOne))
+            Check.True(lateOne.Received == 2 * size && lateOne.OutOfOrder == 0, $"the element created later got all {2 * size} messages ({lateOne.Received})");
+        Check.Equal(1L, Sum(a.TryGetLocal(late, out lateOne) ? 1 : 0), "the late element lives on one rank");
+
+        // the user's balancer: every element to rank index % size; hooks ran
+        a.Balance((loads, ranks) => loads.Select(l => l.Index % ranks).ToArray());
+        int misplaced = 0;
+        foreach (Walker w in a.LocalElements) if (w.Index % size != rank) misplaced++;
+        Check.Equal(0L, Sum(misplaced), "Balance put every element where the balancer said");
+        foreach (Walker w in a.LocalElements) w.Received = 0;
+        for (int i = 0; i <= late; i++) if (i < n || i == late) a.Send(i, nameof(Walker.Take), new Note { From = 5000 + rank, Serial = 1, Text = "n1" });
+        s.Run();
+        int wrongAfter = 0;
+        foreach (Walker w in a.LocalElements) if (w.Received != size) wrongAfter++;
+        Check.Equal(0L, Sum(wrongAfter), "after balancing, messages still reach every element");
+        var balancerFails = Check.Throws<ArgumentException>(() => a.Balance((loads, ranks) => new int[1] { -1 }), "a balancer's bad plan: ArgumentException on every rank");
+        Check.True(balancerFails == null || balancerFails.Message.Contains("Balance"), "the message says Balance");
+    }
+
+    /// <summary>Rounds of reductions whose results drive the next contribution, every element moving after each.</summary>
+    static void ReductionsWhileMigrating(Scheduler s)
+    {
+        int n = 3 * size + 2, rounds = 6;
+        Adder.Rounds = rounds;
+        Adder.Size = size;
+        var a = ObjectArray<int, Adder>.Create(s, Enumerable.Range(0, n), i => new Adder(), Placement.RoundRobin);
+        Adder.Total = a.DefineReduction<long>((x, y) => x + y, nameof(Adder.Next));
+        var results = new List<long>();
+        Adder.Total.Completed += (k, v) => results.Add(k * 1000000 + v);
+        if (rank == 0) a.Broadcast(nameof(Adder.Start));
+        s.Run();
+        long baseSum = (long)n * (n - 1) / 2;
+        var want = Enumerable.Range(0, rounds).Select(r => r * 1000000L + baseSum + (long)n * r).ToList();
+        Check.True(results.SequenceEqual(want), $"{rounds} reductions exact and in order on every rank: {string.Join(",", results)}");
+        int wrong = 0;
+        foreach (Adder x in a.LocalElements) if (x.Done != rounds || x.Last != baseSum + (long)n * (rounds - 1)) wrong++;
+        Check.Equal(0L, Sum(wrong), "every element saw every result");
+    }
+
+    static void IndexKinds(Scheduler s)
+    {
+        var cells = new List<Cell>();
+        for (int x = 0; x < 5; x++) for (int y = 0; y < 5; y += 2) cells.Add(new Cell(x * 1000, y));
+        var sparse = ObjectArray<Cell, Sparse>.Create(s, cells, c => new Sparse(), c => (c.X / 1000 + c.Y) % size);
+        foreach (Cell c in cells) if ((c.X + c.Y) % size == rank) sparse.Send(c, nameof(Sparse.Hello), "cell " + c);
+        s.Run();
+        int got = 0;
+        foreach (Sparse e in sparse.LocalElements) got += e.Got;
+        Check.Equal((long)cells.Count, Sum(got), "struct indices: every cell got its message");
+
+        var names = new[] { "alpha", "beta", "gamma", "delta", "epsilon" };
+        var named = ObjectArray<string, Named>.Create(s, names, x => new Named());
+        foreach (string name in names) named.Send(name, nameof(Named.Hello));
+        named.Insert("zeta-" + rank, new Named());
+        named.Send("zeta-" + ((rank + 1) % size), nameof(Named.Hello));
+        s.Run();
+        got = 0;
+        foreach (Named e in named.LocalElements) got += e.Got;
+        Check.Equal((long)(names.Length + 1) * size, Sum(got), "string indices, inserted ones included");
+    }
+
+    static void BadInput(Scheduler s)
+    {
+        var a = ObjectArray<int, Walker>.Create(s, Enumerable.Range(0, size), i => new Walker { Wander = false });
+        Check.Throws<ArgumentException>(() => a.Send(0, "NoSuchEntry", 1), "an unknown entry name");
+        Check.Throws<ArgumentException>(() => a.Send(0, nameof(Walker.Take), 42), "a message of the wrong type");
+        Check.Throws<ArgumentException>(() => a.Send(0, nameof(Walker.Take)), "no message for an entry that takes one");
+        Check.Throws<ArgumentException>(() => a.Send(0, nameof(Walker.Bye), 1), "a message for an entry that takes none");
+        Check.Throws<ArgumentNullException>(() => a.Send(0, null, 1), "a null entry name");
+        Check.Throws<ArgumentOutOfRangeException>(() => a.Migrate(rank, size), "Migrate to a rank out of range");
+        Check.Throws<ArgumentException>(() => a.Migrate((rank + 1) % size == rank ? 999 : (rank + 1) % size, 0), "Migrate of an element that is not here");
+        Check.Throws<ArgumentOutOfRangeException>(() => a.Insert(999, new Walker(), -1), "Insert on a rank out of range");
+        Check.Throws<ArgumentException>(() => a.Insert(rank, new Walker()), "Insert of an index that lives here");
+        var strings = ObjectArray<string, Named>.Create(s, new[] { "x" }, x => new Named());
+        Check.Throws<ArgumentNullException>(() => strings.Send(null, nameof(Named.Hello)), "a null index");
+        Check.Throws<ArgumentException>(() => ObjectArray<int, Walker>.Create(s, new[] { 1, 2, 1 }, i => new Walker()), "duplicate indices");
+        if (size > 1)
+            Check.Throws<ArgumentException>(() => ObjectArray<int, Walker>.Create(s, Enumerable.Range(0, 3 + (rank == 0 ? 1 : 0)), i => new Walker()),
+                                            "ranks that disagree on the indices: every rank refuses");
+        Check.Throws<ArgumentException>(() => ObjectArray<int, Walker>.Create(s, Enumerable.Range(0, 3), i => new Walker(), i => size), "a placement outside the ranks");
+        Check.Throws<ArgumentException>(() => ObjectArray<int[], ArrayIndexed>.Create(s, new[] { new int[1] }, i => new ArrayIndexed()), "an index type without value equality");
+        Check.Throws<ArgumentException>(() => ObjectArray<int, Twice>.Create(s, new[] { 0 }, i => new Twice()), "two entry methods with one name");
+        Exception other = null;
+        var t = new Thread(() => { try { a.Send(0, nameof(Walker.Bye)); } catch (Exception e) { other = e; } });
+        t.Start();
+        t.Join();
+        Check.True(other is InvalidOperationException, $"another thread is refused ({other?.GetType().Name})");
+        s.Run();   // nothing was sent: quiescent at once
+        Walker mine;
+        Check.True(a.TryGetLocal(rank, out mine) && mine.Received == 0, "the refused calls sent nothing");
+        // an entry that migrates to a bad rank: the element's exception, reported on its rank
+        a.Send(rank, nameof(Walker.MoveTo), size + 3);
+        RunExpecting<ElementException>(s, "MigrateTo out of range inside an entry method");
+    }
+
+    /// <summary>Bytes that are no message of the kind their tag names: MPSerializationException
+    /// on the receiving rank only; the array keeps working.</summary>
+    static void Hostile(Scheduler s)
+    {
+        var a = ObjectArray<int, Walker>.Create(s, Enumerable.Range(0, size), i => new Walker { Wander = false });
+        var comm = (Intracomm)typeof(Scheduler).GetField("Comm", BindingFlags.Instance | BindingFlags.NonPublic).GetValue(s);
+        FieldInfo sent = typeof(Scheduler).GetField("sent", BindingFlags.Instance | BindingFlags.NonPublic);
+        int arrayId = 7;   // the scheduler's 8th array (created by this test in order)
+        int to = (rank + 1) % size;
+        int entryTake = 5;  // Walker's entries by name: Bye, Give, Go, MoveTo, Sum, Take, Throw, Tick
+        var garbage = new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17 };
+        // Isend: a blocking send to oneself (one rank) would wait for the receive inside Run
+        Request r1 = comm.Isend(garbage, to, (arrayId << 12) | (64 + entryTake));
+        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        RunExpecting<MPSerializationException>(s, "garbage bytes for an entry method");
+        r1.Wait();
+        Request r2 = comm.Isend(garbage, to, (arrayId << 12) | 1);   // as a migrating element
+        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        RunExpecting<MPSerializationException>(s, "garbage bytes as a migrating element");
+        r2.Wait();
+        a.Send(to, nameof(Walker.Take), new Note { From = 1, Serial = 1, Text = "n1" });
+        s.Run();
+        Walker mine;
+        Check.True(a.TryGetLocal(rank, out mine) && mine.Received == 1, "the array works after hostile bytes");
+    }
+
+    static int Main()
+    {
+        Thread.CurrentThread.CurrentCulture = System.Globalization.CultureInfo.InvariantCulture;
+        using (var s = new Scheduler(world)) {
+            s.Run();   // nothing at all: quiescent at once
+            ExactlyOnceWhileMigrating(s);   // arrays 0, 1
+            ReductionsWhileMigrating(s);    // array 2
+            IndexKinds(s);                  // arrays 3, 4
+            BadInput(s);                    // arrays 5, 6
+            Hostile(s);                     // array 7
+        }
+        return Check.Finish("ArraysTest");
+    }
+}
+
+public class ArrayIndexed : Element<int[]> { }
