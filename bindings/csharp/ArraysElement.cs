@@ -84,6 +84,14 @@ namespace System.MP.Arrays
         /// <see cref="OnMigrated"/> runs there. Messages follow it.</summary>
         protected void MigrateTo(int rank) => Placed().Array.RequestMigration(record, rank);
 
+        /// <summary>Inserts element (a new instance of this array's element class) at index on
+        /// rank toRank (this rank when omitted), as ObjectArray.Insert does.</summary>
+        protected void Insert(TIndex index, Element<TIndex> element, int toRank = -1) =>
+            Placed().Array.InsertFrom(index, element, toRank < 0 ? Rank : toRank);
+
+        /// <summary>Deletes the element at index, after the messages this element sent it earlier.</summary>
+        protected void Delete(TIndex index) => Placed().Array.DeleteFrom(record, index);
+
         /// <summary>Deletes this element once the current entry method returns. Later messages
         /// to its index are held until an element with that index is inserted again.</summary>
         protected void Destroy() => Placed().Destroying = true;

@@ -23,6 +23,8 @@ namespace System.MP.Arrays
         internal abstract void BroadcastFrom<TMessage>(string entry, TMessage message, bool hasMessage);
         internal abstract void Contribute<T>(Record<TIndex> from, Reduction<T> reduction, T value);
         internal abstract void RequestMigration(Record<TIndex> from, int rank);
+        internal abstract void InsertFrom(TIndex index, Element<TIndex> element, int rank);
+        internal abstract void DeleteFrom(Record<TIndex> from, TIndex index);
     }
 
     /// <summary>A parallel array of elements of type TElement addressed by TIndex, spread over the
@@ -253,7 +255,18 @@ namespace System.MP.Arrays
 
         /// <summary>Deletes the element at index, wherever it lives, after the messages this
         /// rank sent it earlier.</summary>
-        public void Delete(TIndex index) => SendMessage(null, rankSendSeq, index, DeleteEntry, null);
+        public void Delete(TIndex index) => DeleteFrom(null, index);
+
+        internal override void DeleteFrom(Record<TIndex> from, TIndex index) =>
+            SendMessage(from, from == null ? rankSendSeq : from.SendSeq, index, DeleteEntry, null);
+
+        internal override void InsertFrom(TIndex index, Element<TIndex> element, int toRank)
+        {
+            var typed = element as TElement;
+            if (element != null && typed == null)
+                throw new ArgumentException($"System.MP.Arrays: this array holds {typeof(TElement)}, not {element.GetType()}", nameof(element));
+            Insert(index, typed, toRank);
+        }
 
         /// <summary>Moves the element at index, which lives on this rank, to rank toRank.</summary>
         public void Migrate(TIndex index, int toRank)

@@ -18,9 +18,9 @@ namespace System.MP.Arrays
         readonly Queue<Action> work = new Queue<Action>();
         readonly List<Exception> faults = new List<Exception>();
         readonly long[] counts = new long[2], totals = new long[2];
-        long sent, received, lastSent = -1, lastReceived = -1;
+        long sent, received, lastSent = -1, lastReceived = -1, phase;
         Request wave;
-        bool running, disposed;
+        bool running, disposed, peerAhead;
 
         /// <summary>This rank in the scheduler's communicator.</summary>
         public int Rank { get; }
@@ -63,8 +63,8 @@ namespace System.MP.Arrays
         internal int Add(IScheduledArray array)
         {
             int id = arrays.Count;
-            if (id >= (MP.TagUpperBound >> Tags.KindBits))
-                throw new InvalidOperationException($"System.MP.Arrays: at most {MP.TagUpperBound >> Tags.KindBits} arrays per scheduler (MPI's tag range)");
+            if (id >= (MP.TagUpperBound >> Tags.ArrayShift))
+                throw new InvalidOperationException($"System.MP.Arrays: at most {MP.TagUpperBound >> Tags.ArrayShift} arrays per scheduler (MPI's tag range)");
             arrays.Add(array);
             return id;
         }
@@ -74,9 +74,13 @@ namespace System.MP.Arrays
         /// <summary>Sends graph to rank dest with tag; serialized now, so it may change at once.</summary>
         internal void Post(int dest, int tag, object graph)
         {
-            Comm.OIsend(graph, dest, tag);   // a dropped send request is finished by the core
+            Comm.OIsend(graph, dest, TagFor(tag));   // a dropped send request is finished by the core
             sent++;
         }
+
+        /// <summary>The tag with this rank's phase parity: a message sent after this rank left Run
+        /// belongs to the next phase, and a rank still finishing the last one leaves it queued.</summary>
+        internal int TagFor(int tag) => tag | ((int)(phase & 1) << Tags.KindBits);
 
         internal void Later(Action action) => work.Enqueue(action);
 
@@ -97,7 +101,17 @@ namespace System.MP.Arrays
             running = true;
             try {
                 lastSent = lastReceived = -1;
+                peerAhead = false;
                 while (true) {
+                    if (peerAhead) {
+                        // a message of the next phase came: a peer saw the job quiescent in a wave
+                        // this rank has joined, so that wave ends the phase here too
+                        wave.Wait();
+                        wave = null;
+                        if (totals[0] != totals[1])
+                            throw new InvalidOperationException($"System.MP.Arrays: a peer left Run but the last wave counted {totals[0]} sent, {totals[1]} received");
+                        break;
+                    }
                     int got = Poll();
                     if (work.Count > 0) {
                         for (int i = 0; i < 64 && work.Count > 0; i++) Execute(work.Dequeue());
@@ -110,6 +124,7 @@ namespace System.MP.Arrays
                 foreach (IScheduledArray a in arrays) a.Quiesced();
             } finally {
                 running = false;
+                phase++;
             }
             if (faults.Count > 0) {
                 Exception first = faults[0];
@@ -133,9 +148,13 @@ namespace System.MP.Arrays
             int got = 0;
             Status st;
             while (got < 64 && (st = Comm.Iprobe(MP.AnySource, MP.AnyTag)) != null) {
+                if (((st.Tag >> Tags.KindBits) & 1) != (phase & 1) && wave != null) {
+                    peerAhead = true;   // left queued for the next Run
+                    break;
+                }
                 got++;
                 received++;
-                int array = st.Tag >> Tags.KindBits, kind = st.Tag & ((1 << Tags.KindBits) - 1);
+                int array = st.Tag >> Tags.ArrayShift, kind = st.Tag & ((1 << Tags.KindBits) - 1);
                 try {
                     if (array >= arrays.Count) {
                         Comm.Recv(new byte[st.Count], st.Source, st.Tag);

@@ -7,15 +7,15 @@ using System.Reflection;
 
 namespace System.MP.Arrays
 {
-    /// <summary>The tag of a message: array id in the high bits, then a kind below 64 or an
-    /// entry method (64 + its number).</summary>
+    /// <summary>The tag of a message: array id in the high bits, the sender's phase parity (see
+    /// Scheduler.Run), then a kind below 64 or an entry method (64 + its number).</summary>
     internal static class Tags
     {
-        internal const int KindBits = 12, Entries = 64, MaxEntries = (1 << KindBits) - Entries;
+        internal const int KindBits = 12, ArrayShift = KindBits + 1, Entries = 64, MaxEntries = (1 << KindBits) - Entries;
         internal const int Migrate = 1, Location = 2, Register = 3, Registered = 4, Duplicate = 5, Tombstone = 6,
                            BroadcastRequest = 7, Broadcast = 8, ReductionStart = 9, ReductionStarted = 10,
                            ReductionPartial = 11, ReductionResult = 12, ReductionLate = 13;
-        internal static int Of(int array, int kind) => (array << KindBits) | kind;
+        internal static int Of(int array, int kind) => (array << ArrayShift) | kind;   // Post adds the parity
     }
 
     /// <summary>The binomial tree over the ranks rooted at 0: broadcasts go down it, reduction

@@ -93,7 +93,8 @@ public class Walker : Element<int>
     protected override void OnMigrated() { Hooks++; }
 }
 
-/// <summary>Contributes to reduction after reduction, moving after each.</summary>
+/// <summary>Contributes to reduction after reduction, moving after each; element 0 deletes itself
+/// after its third contribution.</summary>
 public class Adder : Element<int>
 {
     public static Reduction<long> Total;
@@ -101,18 +102,64 @@ public class Adder : Element<int>
     public int Done;
     public long Last = -1;
 
-    [EntryMethod]
-    public void Start() { Contribute(Total, (long)Index); Move(); }
+    public static long Value(int index) => 1 + 1000L * index;
+
+    void Give()
+    {
+        if (Contributions >= Rounds) return;
+        Contribute(Total, Value(Index));
+        if (Index == 0 && Contributions == 3) { Destroy(); return; }
+        if (Size > 1) MigrateTo((int)((uint)(Index * 31 + Done * 17) % (uint)Size));
+    }
+
+    [EntryMethod] public void Start() { Give(); }
 
     [EntryMethod]
     public void Next(long sum)   // each result is broadcast here; contribute to the next
     {
         Last = sum;
         Done++;
-        if (Done < Rounds) { Contribute(Total, (long)Index + Done); Move(); }
+        Give();
+    }
+}
+
+/// <summary>Inserts a new element and sends to old and new indices while everyone moves.</summary>
+public class Churner : Element<int>
+{
+    public static int N, K, Size;
+    public static long Delivered, Disorder;   // this rank's deliveries of Take, over all incarnations
+    public int Received;
+    [Transportable] public Dictionary<int, int> LastSerial = new Dictionary<int, int>();
+    [Transportable] public Dictionary<int, int> SentTo = new Dictionary<int, int>();
+
+    void Move(int salt) { if (Size > 1) MigrateTo((int)((uint)(Index * 7919 + Received * 104729 + salt) % (uint)Size)); }
+
+    public static int Target(int index, int j) => (index * 7 + j * 13) % (2 * N);
+
+    [EntryMethod]
+    public void Go()
+    {
+        Insert(N + Index, new Churner(), (Rank + 1) % Size);
+        for (int j = 1; j <= K; j++) {
+            int to = Target(Index, j), serial;
+            SentTo.TryGetValue(to, out serial);
+            SentTo[to] = ++serial;
+            Send(to, nameof(Take), new Note { From = Index, Serial = serial, Text = "n" + serial });
+        }
+        Move(1);
     }
 
-    void Move() { if (Size > 1) MigrateTo((int)((uint)(Index * 31 + Done * 17) % (uint)Size)); }
+    [EntryMethod]
+    public void Take(Note n)
+    {
+        int last;
+        LastSerial.TryGetValue(n.From, out last);
+        if (n.Serial != last + 1) Disorder++;
+        LastSerial[n.From] = n.Serial;
+        Received++;
+        Delivered++;
+        Move(2);
+    }
 }
 
 public struct Cell : IEquatable<Cell>
@@ -269,24 +316,68 @@ static class ArraysTest
         Check.True(balancerFails == null || balancerFails.Message.Contains("Balance"), "the message says Balance");
     }
 
-    /// <summary>Rounds of reductions whose results drive the next contribution, every element moving after each.</summary>
+    /// <summary>Rounds of reductions whose results drive the next contribution, every element
+    /// moving after each; element 0 deleted after round 2; an element inserted between phases joins.</summary>
     static void ReductionsWhileMigrating(Scheduler s)
     {
-        int n = 3 * size + 2, rounds = 6;
-        Adder.Rounds = rounds;
+        int n = 3 * size + 2;
+        Adder.Rounds = 6;
         Adder.Size = size;
         var a = ObjectArray<int, Adder>.Create(s, Enumerable.Range(0, n), i => new Adder(), Placement.RoundRobin);
         Adder.Total = a.DefineReduction<long>((x, y) => x + y, nameof(Adder.Next));
         var results = new List<long>();
-        Adder.Total.Completed += (k, v) => results.Add(k * 1000000 + v);
+        Adder.Total.Completed += (k, v) => results.Add(v);
         if (rank == 0) a.Broadcast(nameof(Adder.Start));
         s.Run();
-        long baseSum = (long)n * (n - 1) / 2;
-        var want = Enumerable.Range(0, rounds).Select(r => r * 1000000L + baseSum + (long)n * r).ToList();
-        Check.True(results.SequenceEqual(want), $"{rounds} reductions exact and in order on every rank: {string.Join(",", results)}");
+        long all = Enumerable.Range(0, n).Sum(i => Adder.Value(i)), withoutZero = all - Adder.Value(0);
+        var want = new List<long> { all, all, all, withoutZero, withoutZero, withoutZero };
+        Check.True(results.SequenceEqual(want), $"6 reductions exact and in order while migrating, element 0 deleted after 3: {string.Join(",", results)}");
+        Check.Equal(n - 1, (int)Sum(a.LocalCount), "element 0 deleted itself");
         int wrong = 0;
-        foreach (Adder x in a.LocalElements) if (x.Done != rounds || x.Last != baseSum + (long)n * (rounds - 1)) wrong++;
+        foreach (Adder x in a.LocalElements) if (x.Done != 6 || x.Last != withoutZero) wrong++;
         Check.Equal(0L, Sum(wrong), "every element saw every result");
+
+        // an element inserted between phases joins from the next reduction number
+        if (rank == size - 1) a.Insert(n, new Adder { Done = 6 });
+        s.Run();
+        Adder.Rounds = 9;
+        if (rank == 0) a.Broadcast(nameof(Adder.Start));
+        s.Run();
+        long withNew = withoutZero + Adder.Value(n);
+        want.AddRange(new[] { withNew, withNew, withNew });
+        Check.True(results.SequenceEqual(want), $"3 more with the inserted element: {string.Join(",", results)}");
+        Check.True(Adder.Total.Result(8).IsCompleted && Adder.Total.Result(8).Result == withNew, "Result(8) awaited");
+    }
+
+    /// <summary>Elements insert new elements on other ranks and send to indices that do not exist
+    /// yet, while ranks delete elements and everything moves after every message.</summary>
+    static void ConcurrentInsertDelete(Scheduler s)
+    {
+        int n = 3 * size + 4, k = 10;
+        Churner.N = n;
+        Churner.K = k;
+        Churner.Size = size;
+        var a = ObjectArray<int, Churner>.Create(s, Enumerable.Range(0, n), i => new Churner());
+        var expected = new int[2 * n];
+        for (int i = 0; i < n; i++)
+            for (int j = 1; j <= k; j++) expected[Churner.Target(i, j)]++;
+        for (int i = 0; i < 2 * n; i++) {
+            expected[i] += k * size;
+            for (int j = 1; j <= k; j++) a.Send(i, nameof(Churner.Take), new Note { From = -(rank + 1), Serial = j, Text = "n" + j });
+        }
+        var deleted = new[] { 1, 2 };
+        for (int i = rank; i < n; i += size) {
+            a.Send(i, nameof(Churner.Go));
+            if (deleted.Contains(i)) a.Delete(i);   // after its Go: same sender, so in order
+        }
+        s.Run();
+        long sent = (long)n * k + 2L * n * k * size;
+        Check.Equal(sent, Sum(Churner.Delivered) + Sum(a.HeldMessages), "every message delivered exactly once or held for a deleted element");
+        Check.Equal(0L, Sum(Churner.Disorder), "in order per sender-element pair across insertions and deletions");
+        Check.Equal(2 * n - deleted.Length, (int)Sum(a.LocalCount), "n elements inserted, 2 deleted");
+        int wrong = 0;
+        foreach (Churner c in a.LocalElements) if (c.Received != expected[c.Index]) wrong++;
+        Check.Equal(0L, Sum(wrong), "every surviving element got exactly its messages (those sent before it existed included)");
     }
 
     static void IndexKinds(Scheduler s)
@@ -352,16 +443,18 @@ static class ArraysTest
         var a = ObjectArray<int, Walker>.Create(s, Enumerable.Range(0, size), i => new Walker { Wander = false });
         var comm = (Intracomm)typeof(Scheduler).GetField("Comm", BindingFlags.Instance | BindingFlags.NonPublic).GetValue(s);
         FieldInfo sent = typeof(Scheduler).GetField("sent", BindingFlags.Instance | BindingFlags.NonPublic);
-        int arrayId = 7;   // the scheduler's 8th array (created by this test in order)
+        int arrayId = 8;   // the scheduler's 9th array (created by this test in order)
         int to = (rank + 1) % size;
         int entryTake = 5;  // Walker's entries by name: Bye, Give, Go, MoveTo, Sum, Take, Throw, Tick
         var garbage = new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17 };
         // Isend: a blocking send to oneself (one rank) would wait for the receive inside Run
-        Request r1 = comm.Isend(garbage, to, (arrayId << 12) | (64 + entryTake));
+        MethodInfo tagFor = typeof(Scheduler).GetMethod("TagFor", BindingFlags.Instance | BindingFlags.NonPublic);
+        Func<int, int> tag = kind => (int)tagFor.Invoke(s, new object[] { (arrayId << 13) | kind });   // Tags.Of, with the phase
+        Request r1 = comm.Isend(garbage, to, tag(64 + entryTake));
         sent.SetValue(s, (long)sent.GetValue(s) + 1);
         RunExpecting<MPSerializationException>(s, "garbage bytes for an entry method");
         r1.Wait();
-        Request r2 = comm.Isend(garbage, to, (arrayId << 12) | 1);   // as a migrating element
+        Request r2 = comm.Isend(garbage, to, tag(1));   // as a migrating element
         sent.SetValue(s, (long)sent.GetValue(s) + 1);
         RunExpecting<MPSerializationException>(s, "garbage bytes as a migrating element");
         r2.Wait();
@@ -378,9 +471,10 @@ static class ArraysTest
             s.Run();   // nothing at all: quiescent at once
             ExactlyOnceWhileMigrating(s);   // arrays 0, 1
             ReductionsWhileMigrating(s);    // array 2
-            IndexKinds(s);                  // arrays 3, 4
-            BadInput(s);                    // arrays 5, 6
-            Hostile(s);                     // array 7
+            ConcurrentInsertDelete(s);      // array 3
+            IndexKinds(s);                  // arrays 4, 5
+            BadInput(s);                    // arrays 6, 7
+            Hostile(s);                     // array 8
         }
         return Check.Finish("ArraysTest");
     }
