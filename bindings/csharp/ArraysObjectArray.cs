@@ -25,6 +25,7 @@ namespace System.MP.Arrays
         internal abstract void RequestMigration(Record<TIndex> from, int rank);
         internal abstract void InsertFrom(TIndex index, Element<TIndex> element, int rank);
         internal abstract void DeleteFrom(Record<TIndex> from, TIndex index);
+        internal abstract void SendZeroCopyFrom(Record<TIndex> from, TIndex to, string entry, Array array);
     }
 
     /// <summary>A parallel array of elements of type TElement addressed by TIndex, spread over the
@@ -226,6 +227,24 @@ namespace System.MP.Arrays
         /// <summary>Invokes the parameterless entry method entry of the element at index.</summary>
         public void Send(TIndex index, string entry) => SendFrom(null, index, entry, (object)null, false);
 
+        /// <summary>Sends array to entry method entry of the element at index without copying it:
+        /// the array itself is the message (a one-dimensional array of a primitive type or of a
+        /// struct without references). It is handed over: the sender must not change it
+        /// afterwards (a local receiver gets this very array; a remote one gets the bytes MPI
+        /// moves straight from it, perhaps after the sender's next change).</summary>
+        public void SendZeroCopy<T>(TIndex index, string entry, T[] array) => SendZeroCopyFrom(null, index, entry, array);
+
+        internal override void SendZeroCopyFrom(Record<TIndex> from, TIndex to, string entry, Array array)
+        {
+            s.CheckThread();
+            if (to == null) throw new ArgumentNullException(nameof(to));
+            if (array == null) throw new ArgumentNullException(nameof(array));
+            if (!ZeroCopyRules.Accepts(array.GetType()))
+                throw new ArgumentException($"System.MP.Arrays: a {array.GetType()} cannot travel without a copy: only a one-dimensional array of a primitive type or of a struct without references can", nameof(array));
+            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.Find(entry, array.GetType(), true);
+            SendMessage(from, from == null ? rankSendSeq : from.SendSeq, to, e, array, true);
+        }
+
         /// <summary>Sends message to entry method entry of every element, each exactly once.</summary>
         public void Broadcast<TMessage>(string entry, TMessage message) => BroadcastFrom(entry, message, true);
 
@@ -374,6 +393,7 @@ namespace System.MP.Arrays
         {
             internal DeleteMarker() { Number = EntryTable<TIndex, TElement>.All.Length; Name = "(delete)"; }
             internal override Header<TIndex> Make(object message) => new Envelope<TIndex, NoMessage> { Entry = Number };
+            internal override object MessageOf(Header<TIndex> m) => null;
             internal override Header<TIndex> Receive(Comm comm, int source, int tag)
             {
                 var m = comm.ORecv<Envelope<TIndex, NoMessage>>(source, tag);
@@ -406,7 +426,8 @@ namespace System.MP.Arrays
             SendMessage(from, from == null ? rankSendSeq : from.SendSeq, to, e, boxed);
         }
 
-        void SendMessage(Record<TIndex> from, Dictionary<TIndex, long> seqs, TIndex to, Entry<TIndex, TElement> e, object message)
+        void SendMessage(Record<TIndex> from, Dictionary<TIndex, long> seqs, TIndex to, Entry<TIndex, TElement> e, object message,
+                         bool zeroCopy = false)
         {
             s.CheckThread();
             if (to == null) throw new ArgumentNullException(nameof(to));
@@ -418,6 +439,7 @@ namespace System.MP.Arrays
             h.Sender = from == null ? -(rank + 1) : from.Uid;
             h.Seq = seq;
             h.Origin = rank;
+            h.ZeroCopy = zeroCopy;
             Record<TIndex> r;
             if (local.TryGetValue(to, out r)) {
                 Header<TIndex> copy = e.Copy(h);
@@ -450,7 +472,40 @@ namespace System.MP.Arrays
                 Hold(fromUser ? EntryNumbered(h.Entry).Copy(h) : h);
                 return;
             }
-            s.Post(dest, Tags.Of(id, Tags.Entries + h.Entry), h);
+            if (!h.ZeroCopy) {
+                s.Post(dest, Tags.Of(id, Tags.Entries + h.Entry), h);
+                return;
+            }
+            var array = (Array)EntryNumbered(h.Entry).MessageOf(h);
+            s.Post(dest, Tags.Of(id, Tags.ZeroCopy), new ZeroCopyNote<TIndex> {
+                Index = h.Index, Sender = h.Sender, Seq = h.Seq, Origin = h.Origin, Hops = h.Hops, Entry = h.Entry, Length = array.Length });
+            s.PostArray(dest, Tags.Of(id, Tags.ZeroCopyData), array);
+        }
+
+        /// <summary>A zero-copy message: its envelope, then the array received straight into a new array.</summary>
+        void ReceiveZeroCopy(Comm c, int source, int tag)
+        {
+            var note = c.ORecv<ZeroCopyNote<TIndex>>(source, tag);
+            int dataTag = Tags.Of(id, Tags.ZeroCopyData) | (tag & (1 << Tags.KindBits));   // the sender's phase
+            Status data = c.Probe(source, dataTag);   // sent right after its envelope
+            Type type = note != null && note.Entry >= 0 && note.Entry < entries.Length ? entries[note.Entry].MessageType : null;
+            if (note == null || note.Index == null || !ZeroCopyRules.Accepts(type) || note.Length < 0 || note.Length > data.Bytes) {
+                c.Recv(new byte[data.Count], source, dataTag);
+                throw new MPSerializationException($"System.MP.Arrays: a malformed zero-copy message from rank {source}" +
+                                                   (note == null ? "" : $" (entry {note.Entry}, {note.Length} elements, {data.Bytes} bytes)"));
+            }
+            Array array = Array.CreateInstance(type.GetElementType(), note.Length);
+            Status got = c.Recv(array, source, dataTag);
+            if (got.Count != note.Length)
+                throw new MPSerializationException($"System.MP.Arrays: a zero-copy message from rank {source} announced {note.Length} elements and brought {got.Count}");
+            Header<TIndex> h = entries[note.Entry].Make(array);
+            h.Index = note.Index;
+            h.Sender = note.Sender;
+            h.Seq = note.Seq;
+            h.Origin = note.Origin;
+            h.Hops = Math.Max(0, note.Hops);
+            h.ZeroCopy = true;
+            Arrive(h);
         }
 
         void Hold(Header<TIndex> h)
@@ -999,6 +1054,9 @@ namespace System.MP.Arrays
                 return;
             }
             switch (kind) {
+            case Tags.ZeroCopy:
+                ReceiveZeroCopy(c, source, tag);
+                return;
             case Tags.Migrate:
                 Arrived(c.ORecv<Passport<TIndex, TElement>>(source, tag), source);
                 return;

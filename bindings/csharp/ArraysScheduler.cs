@@ -17,6 +17,7 @@ namespace System.MP.Arrays
         readonly List<IScheduledArray> arrays = new List<IScheduledArray>();
         readonly Queue<Action> work = new Queue<Action>();
         readonly List<Exception> faults = new List<Exception>();
+        readonly List<Request> arraySends = new List<Request>();
         readonly long[] counts = new long[2], totals = new long[2];
         long sent, received, lastSent = -1, lastReceived = -1, phase;
         Request wave;
@@ -78,6 +79,17 @@ namespace System.MP.Arrays
             sent++;
         }
 
+        /// <summary>Starts sending an array as itself (OPI: pinned only if the GC could move it);
+        /// the request is completed by the loop.</summary>
+        internal void PostArray(int dest, int tag, Array array) => arraySends.Add(Comm.Isend(array, dest, TagFor(tag)));
+
+        void ReapArraySends()
+        {
+            Status unused;
+            for (int i = arraySends.Count - 1; i >= 0; i--)
+                if (arraySends[i].Test(out unused)) arraySends.RemoveAt(i);
+        }
+
         /// <summary>The tag with this rank's phase parity: a message sent after this rank left Run
         /// belongs to the next phase, and a rank still finishing the last one leaves it queued.</summary>
         internal int TagFor(int tag) => tag | ((int)(phase & 1) << Tags.KindBits);
@@ -118,8 +130,13 @@ namespace System.MP.Arrays
                         continue;
                     }
                     if (got > 0) continue;
+                    if (arraySends.Count > 0) ReapArraySends();
                     if (Quiescent()) break;
                     if (wave != null) Thread.Yield();   // others are still busy: give them the core
+                }
+                if (arraySends.Count > 0) {   // all received by now: their envelopes were
+                    Request.WaitAll(arraySends.ToArray());
+                    arraySends.Clear();
                 }
                 foreach (IScheduledArray a in arrays) a.Quiesced();
             } finally {

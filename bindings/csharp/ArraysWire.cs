@@ -14,7 +14,8 @@ namespace System.MP.Arrays
         internal const int KindBits = 12, ArrayShift = KindBits + 1, Entries = 64, MaxEntries = (1 << KindBits) - Entries;
         internal const int Migrate = 1, Location = 2, Register = 3, Registered = 4, Duplicate = 5, Tombstone = 6,
                            BroadcastRequest = 7, Broadcast = 8, ReductionStart = 9, ReductionStarted = 10,
-                           ReductionPartial = 11, ReductionResult = 12, ReductionLate = 13;
+                           ReductionPartial = 11, ReductionResult = 12, ReductionLate = 13,
+                           ZeroCopy = 14, ZeroCopyData = 15;
         internal static int Of(int array, int kind) => (array << ArrayShift) | kind;   // Post adds the parity
     }
 
@@ -51,6 +52,32 @@ namespace System.MP.Arrays
         public long Sender, Seq;
         public int Origin, Hops;
         public int Entry;    // set from the tag on receipt, never trusted from the bytes
+        public bool ZeroCopy;    // its message is an array handed over: it travels as itself
+    }
+
+    /// <summary>The envelope of a zero-copy message; the array follows as an OPI message of its own.</summary>
+    internal sealed class ZeroCopyNote<TIndex>
+    {
+        [Transportable] public TIndex Index;
+        public long Sender, Seq;
+        public int Origin, Hops, Entry, Length;
+    }
+
+    /// <summary>What may travel without a copy: a one-dimensional array of a primitive type or of
+    /// a struct without references (recursively), as OPI moves them.</summary>
+    internal static class ZeroCopyRules
+    {
+        internal static bool Accepts(Type t) =>
+            t != null && t.IsArray && t == t.GetElementType().MakeArrayType() && Plain(t.GetElementType());
+
+        static bool Plain(Type t)
+        {
+            if (t.IsPrimitive || t.IsEnum) return t != typeof(IntPtr) && t != typeof(UIntPtr);
+            if (!t.IsValueType) return false;
+            foreach (FieldInfo f in t.GetFields(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic))
+                if (!Plain(f.FieldType)) return false;
+            return true;
+        }
     }
 
     internal sealed class Envelope<TIndex, TMessage> : Header<TIndex>
@@ -150,6 +177,7 @@ namespace System.MP.Arrays
         internal string Name;
         internal Type MessageType;   // null: parameterless
         internal abstract Header<TIndex> Make(object message);
+        internal abstract object MessageOf(Header<TIndex> m);
         internal abstract Header<TIndex> Receive(Comm comm, int source, int tag);
         internal abstract Header<TIndex> Copy(Header<TIndex> m);     // a local delivery's own copy
         internal abstract Header<TIndex> Decode(byte[] bytes);
@@ -180,6 +208,8 @@ namespace System.MP.Arrays
         internal override Header<TIndex> Make(object message) =>
             new Envelope<TIndex, TMessage> { Entry = Number, Message = (TMessage)message };
 
+        internal override object MessageOf(Header<TIndex> m) => ((Envelope<TIndex, TMessage>)m).Message;
+
         internal override Header<TIndex> Receive(Comm comm, int source, int tag)
         {
             var m = comm.ORecv<Envelope<TIndex, TMessage>>(source, tag);
@@ -191,7 +221,7 @@ namespace System.MP.Arrays
         internal override Header<TIndex> Copy(Header<TIndex> m)
         {
             var e = (Envelope<TIndex, TMessage>)m;
-            if (immutable || e.Message == null) return m;
+            if (immutable || e.Message == null || e.ZeroCopy) return m;
             var copy = new Envelope<TIndex, TMessage> { Index = e.Index, Sender = e.Sender, Seq = e.Seq, Origin = e.Origin,
                                                        Hops = e.Hops, Entry = e.Entry };
             byte[] bytes = Serializer.Serialize(e.Message);

@@ -162,6 +162,33 @@ public class Churner : Element<int>
     }
 }
 
+public struct Pair { public int A; public double B; }
+
+/// <summary>Receives arrays handed over without a copy, checks them, passes some on.</summary>
+public class Taker : Element<int>
+{
+    public static int N, Size;
+    public int Got, Bad, Pairs;
+
+    [EntryMethod]
+    public void Take(double[] data)
+    {
+        for (int i = 0; i < data.Length; i++) if (data[i] != data.Length * 0.5 + i) { Bad++; break; }
+        Got++;
+        if (data.Length % 3 == 0) SendZeroCopy((Index + 1) % N, nameof(Take), new double[data.Length + 1].Select((x, i) => (data.Length + 1) * 0.5 + i).ToArray());
+        if (Size > 1) MigrateTo((Index + Got) % Size);
+    }
+
+    [EntryMethod]
+    public void TakePairs(Pair[] pairs)
+    {
+        for (int i = 0; i < pairs.Length; i++) if (pairs[i].A != i || pairs[i].B != i * 0.25) { Bad++; break; }
+        Pairs++;
+    }
+
+    public static double[] Make(int length) => Enumerable.Range(0, length).Select(i => length * 0.5 + i).ToArray();
+}
+
 public struct Cell : IEquatable<Cell>
 {
     public int X, Y;
@@ -380,6 +407,32 @@ static class ArraysTest
         Check.Equal(0L, Sum(wrong), "every surviving element got exactly its messages (those sent before it existed included)");
     }
 
+    /// <summary>Arrays handed over without a copy: to local and remote elements, forwarded after
+    /// moves, passed on by elements; lengths 0 to 100000; refusals.</summary>
+    static void ZeroCopy(Scheduler s)
+    {
+        int n = 2 * size + 1;
+        Taker.N = n;
+        Taker.Size = size;
+        var a = ObjectArray<int, Taker>.Create(s, Enumerable.Range(0, n), i => new Taker());
+        var lengths = new[] { 0, 1, 7, 9, 1000, 100000 };
+        int passedOn = lengths.Count(l => l % 3 == 0);
+        for (int i = 0; i < n; i++)
+            foreach (int length in lengths) a.SendZeroCopy(i, nameof(Taker.Take), Taker.Make(length));
+        var pairs = Enumerable.Range(0, 500).Select(i => new Pair { A = i, B = i * 0.25 }).ToArray();
+        a.SendZeroCopy(rank, nameof(Taker.TakePairs), pairs);
+        s.Run();
+        int got = 0, bad = 0, pairsGot = 0;
+        foreach (Taker t in a.LocalElements) { got += t.Got; bad += t.Bad; pairsGot += t.Pairs; }
+        Check.Equal((long)n * size * (lengths.Length + passedOn), Sum(got), "every array arrived once (the passed-on ones too)");
+        Check.Equal(0L, Sum(bad), "every array arrived intact");
+        Check.Equal((long)size, Sum(pairsGot), "arrays of structs");
+        Check.Throws<ArgumentException>(() => a.SendZeroCopy(0, nameof(Taker.Take), new[] { "text" }), "strings cannot travel without a copy");
+        Check.Throws<ArgumentException>(() => a.SendZeroCopy(0, nameof(Taker.Take), new int[3]), "an int[] for an entry that takes double[]");
+        Check.Throws<ArgumentNullException>(() => a.SendZeroCopy(0, nameof(Taker.Take), (double[])null), "a null array");
+        s.Run();
+    }
+
     static void IndexKinds(Scheduler s)
     {
         var cells = new List<Cell>();
@@ -443,7 +496,7 @@ static class ArraysTest
         var a = ObjectArray<int, Walker>.Create(s, Enumerable.Range(0, size), i => new Walker { Wander = false });
         var comm = (Intracomm)typeof(Scheduler).GetField("Comm", BindingFlags.Instance | BindingFlags.NonPublic).GetValue(s);
         FieldInfo sent = typeof(Scheduler).GetField("sent", BindingFlags.Instance | BindingFlags.NonPublic);
-        int arrayId = 8;   // the scheduler's 9th array (created by this test in order)
+        int arrayId = 9;   // the scheduler's 10th array (created by this test in order)
         int to = (rank + 1) % size;
         int entryTake = 5;  // Walker's entries by name: Bye, Give, Go, MoveTo, Sum, Take, Throw, Tick
         var garbage = new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17 };
@@ -458,6 +511,10 @@ static class ArraysTest
         sent.SetValue(s, (long)sent.GetValue(s) + 1);
         RunExpecting<MPSerializationException>(s, "garbage bytes as a migrating element");
         r2.Wait();
+        Request r3 = comm.Isend(garbage, to, tag(14));   // as the envelope of a zero-copy array
+        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        RunExpecting<MPSerializationException>(s, "garbage bytes as a zero-copy envelope");
+        r3.Wait();
         a.Send(to, nameof(Walker.Take), new Note { From = 1, Serial = 1, Text = "n1" });
         s.Run();
         Walker mine;
@@ -475,9 +532,10 @@ static class ArraysTest
             ExactlyOnceWhileMigrating(s);   // arrays 0, 1
             ReductionsWhileMigrating(s);    // array 2
             ConcurrentInsertDelete(s);      // array 3
-            IndexKinds(s);                  // arrays 4, 5
-            BadInput(s);                    // arrays 6, 7
-            Hostile(s);                     // array 8
+            ZeroCopy(s);                    // array 4
+            IndexKinds(s);                  // arrays 5, 6
+            BadInput(s);                    // arrays 7, 8
+            Hostile(s);                     // array 9
         }
         collector?.Dispose();
         return Check.FinishWithNoPinLeft("ArraysTest");
