@@ -64,10 +64,11 @@ namespace System.MP.Arrays
         protected void Send<TMessage>(TIndex to, string entry, TMessage message) =>
             Placed().Array.SendFrom(record, to, entry, message, true);
 
-        /// <summary>Sends array to entry method entry of the element at to without copying it: the
-        /// array (one-dimensional, of a primitive type or a struct without references) is handed
-        /// over and must not be changed afterwards.</summary>
-        protected void SendZeroCopy<T>(TIndex to, string entry, T[] array) => Placed().Array.SendZeroCopyFrom(record, to, entry, array);
+        /// <summary>Sends message to entry method entry of the element at to without copying it:
+        /// a one-dimensional array of a primitive type or of a struct without references, or an
+        /// object whose fields hold no references. It is handed over and must not be changed
+        /// afterwards.</summary>
+        protected void SendZeroCopy(TIndex to, string entry, object message) => Placed().Array.SendZeroCopyFrom(record, to, entry, message);
 
         /// <summary>Invokes the parameterless entry method named entry of the element at to.</summary>
         protected void Send(TIndex to, string entry) => Placed().Array.SendFrom(record, to, entry, (object)null, false);

@@ -25,7 +25,7 @@ namespace System.MP.Arrays
         internal abstract void RequestMigration(Record<TIndex> from, int rank);
         internal abstract void InsertFrom(TIndex index, Element<TIndex> element, int rank);
         internal abstract void DeleteFrom(Record<TIndex> from, TIndex index);
-        internal abstract void SendZeroCopyFrom(Record<TIndex> from, TIndex to, string entry, Array array);
+        internal abstract void SendZeroCopyFrom(Record<TIndex> from, TIndex to, string entry, object message);
     }
 
     /// <summary>A parallel array of elements of type TElement addressed by TIndex, spread over the
@@ -227,22 +227,27 @@ namespace System.MP.Arrays
         /// <summary>Invokes the parameterless entry method entry of the element at index.</summary>
         public void Send(TIndex index, string entry) => SendFrom(null, index, entry, (object)null, false);
 
-        /// <summary>Sends array to entry method entry of the element at index without copying it:
-        /// the array itself is the message (a one-dimensional array of a primitive type or of a
-        /// struct without references). It is handed over: the sender must not change it
-        /// afterwards (a local receiver gets this very array; a remote one gets the bytes MPI
-        /// moves straight from it, perhaps after the sender's next change).</summary>
-        public void SendZeroCopy<T>(TIndex index, string entry, T[] array) => SendZeroCopyFrom(null, index, entry, array);
+        /// <summary>Sends message to entry method entry of the element at index without copying
+        /// it. The message is a one-dimensional array of a primitive type or of a struct without
+        /// references, or an instance of a class whose fields hold no references (exactly the
+        /// entry's parameter type). It is handed over: the sender must not change it afterwards
+        /// (a local receiver gets this very object; a remote one gets the bytes MPI moves straight
+        /// from it, perhaps after the sender's next change).</summary>
+        public void SendZeroCopy(TIndex index, string entry, object message) => SendZeroCopyFrom(null, index, entry, message);
 
-        internal override void SendZeroCopyFrom(Record<TIndex> from, TIndex to, string entry, Array array)
+        internal override void SendZeroCopyFrom(Record<TIndex> from, TIndex to, string entry, object message)
         {
             s.CheckThread();
             if (to == null) throw new ArgumentNullException(nameof(to));
-            if (array == null) throw new ArgumentNullException(nameof(array));
-            if (!ZeroCopyRules.Accepts(array.GetType()))
-                throw new ArgumentException($"System.MP.Arrays: a {array.GetType()} cannot travel without a copy: only a one-dimensional array of a primitive type or of a struct without references can", nameof(array));
-            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.Find(entry, array.GetType(), true);
-            SendMessage(from, from == null ? rankSendSeq : from.SendSeq, to, e, array, true);
+            if (message == null) throw new ArgumentNullException(nameof(message));
+            Type type = message.GetType();
+            if (!ZeroCopyRules.Accepts(type))
+                throw new ArgumentException($"System.MP.Arrays: a {type} cannot travel without a copy: only a one-dimensional array of a primitive " +
+                                            "type or of a struct without references, or an object whose fields hold no references, can", nameof(message));
+            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.Find(entry, type, true);
+            if (!type.IsArray && type != e.MessageType)
+                throw new ArgumentException($"System.MP.Arrays: entry method {entry} takes a {e.MessageType}; an object sent without a copy must be exactly that type, not a {type}", nameof(message));
+            SendMessage(from, from == null ? rankSendSeq : from.SendSeq, to, e, message, true);
         }
 
         /// <summary>Sends message to entry method entry of every element, each exactly once.</summary>
@@ -476,29 +481,35 @@ namespace System.MP.Arrays
                 s.Post(dest, Tags.Of(id, Tags.Entries + h.Entry), h);
                 return;
             }
-            var array = (Array)EntryNumbered(h.Entry).MessageOf(h);
+            object message = EntryNumbered(h.Entry).MessageOf(h);
+            var array = message as Array;
             s.Post(dest, Tags.Of(id, Tags.ZeroCopy), new ZeroCopyNote<TIndex> {
-                Index = h.Index, Sender = h.Sender, Seq = h.Seq, Origin = h.Origin, Hops = h.Hops, Entry = h.Entry, Length = array.Length });
-            s.PostArray(dest, Tags.Of(id, Tags.ZeroCopyData), array);
+                Index = h.Index, Sender = h.Sender, Seq = h.Seq, Origin = h.Origin, Hops = h.Hops, Entry = h.Entry,
+                Length = array == null ? -1 : array.Length });
+            s.PostData(dest, Tags.Of(id, Tags.ZeroCopyData), message);
         }
 
-        /// <summary>A zero-copy message: its envelope, then the array received straight into a new array.</summary>
+        /// <summary>A zero-copy message: its envelope, then the data received straight into a new
+        /// array or object of the entry's parameter type (OPI refuses a message that is not a
+        /// whole number of its elements).</summary>
         void ReceiveZeroCopy(Comm c, int source, int tag)
         {
             var note = c.ORecv<ZeroCopyNote<TIndex>>(source, tag);
             int dataTag = Tags.Of(id, Tags.ZeroCopyData) | (tag & (1 << Tags.KindBits));   // the sender's phase
             Status data = c.Probe(source, dataTag);   // sent right after its envelope
             Type type = note != null && note.Entry >= 0 && note.Entry < entries.Length ? entries[note.Entry].MessageType : null;
-            if (note == null || note.Index == null || !ZeroCopyRules.Accepts(type) || note.Length < 0 || note.Length > data.Bytes) {
+            if (note == null || note.Index == null || !ZeroCopyRules.Accepts(type) || note.Length < -1 || note.Length > data.Bytes
+                || (note.Length < 0) != !type.IsArray) {
                 c.Recv(new byte[data.Count], source, dataTag);
                 throw new MPSerializationException($"System.MP.Arrays: a malformed zero-copy message from rank {source}" +
-                                                   (note == null ? "" : $" (entry {note.Entry}, {note.Length} elements, {data.Bytes} bytes)"));
+                                                   (note == null ? "" : $" (entry {note.Entry}, length {note.Length}, {data.Bytes} bytes)"));
             }
-            Array array = Array.CreateInstance(type.GetElementType(), note.Length);
-            Status got = c.Recv(array, source, dataTag);
-            if (got.Count != note.Length)
+            object message = type.IsArray ? Array.CreateInstance(type.GetElementType(), note.Length)
+                             : System.Runtime.Serialization.FormatterServices.GetUninitializedObject(type);
+            Status got = c.Recv(message, source, dataTag);
+            if (got.Count != (type.IsArray ? note.Length : 1))
                 throw new MPSerializationException($"System.MP.Arrays: a zero-copy message from rank {source} announced {note.Length} elements and brought {got.Count}");
-            Header<TIndex> h = entries[note.Entry].Make(array);
+            Header<TIndex> h = entries[note.Entry].Make(message);
             h.Index = note.Index;
             h.Sender = note.Sender;
             h.Seq = note.Seq;

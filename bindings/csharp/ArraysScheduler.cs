@@ -79,9 +79,9 @@ namespace System.MP.Arrays
             sent++;
         }
 
-        /// <summary>Starts sending an array as itself (OPI: pinned only if the GC could move it);
-        /// the request is completed by the loop.</summary>
-        internal void PostArray(int dest, int tag, Array array) => arraySends.Add(Comm.Isend(array, dest, TagFor(tag)));
+        /// <summary>Starts sending a transportable object as itself (OPI: pinned only if the GC could
+        /// move it); the request is completed by the loop.</summary>
+        internal void PostData(int dest, int tag, object data) => arraySends.Add(Comm.Isend(data, dest, TagFor(tag)));
 
         void ReapArraySends()
         {

@@ -60,15 +60,24 @@ namespace System.MP.Arrays
     {
         [Transportable] public TIndex Index;
         public long Sender, Seq;
-        public int Origin, Hops, Entry, Length;
+        public int Origin, Hops, Entry, Length;   // Length −1: one object, not an array
     }
 
-    /// <summary>What may travel without a copy: a one-dimensional array of a primitive type or of
-    /// a struct without references (recursively), as OPI moves them.</summary>
+    /// <summary>What may travel without a copy, as OPI moves it: a one-dimensional array of a
+    /// primitive type or of a struct without references (recursively), or an instance of a class
+    /// whose fields (inherited ones too) hold no references.</summary>
     internal static class ZeroCopyRules
     {
-        internal static bool Accepts(Type t) =>
-            t != null && t.IsArray && t == t.GetElementType().MakeArrayType() && Plain(t.GetElementType());
+        internal static bool Accepts(Type t)
+        {
+            if (t == null) return false;
+            if (t.IsArray) return t == t.GetElementType().MakeArrayType() && Plain(t.GetElementType());
+            if (!t.IsClass || t == typeof(string) || typeof(Delegate).IsAssignableFrom(t) || t.IsAbstract) return false;
+            for (Type c = t; c != typeof(object); c = c.BaseType)
+                foreach (FieldInfo f in c.GetFields(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.DeclaredOnly))
+                    if (!Plain(f.FieldType)) return false;
+            return true;
+        }
 
         static bool Plain(Type t)
         {

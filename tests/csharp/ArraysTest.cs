@@ -163,12 +163,14 @@ public class Churner : Element<int>
 }
 
 public struct Pair { public int A; public double B; }
+public class Point { public long X; public double Y; }
+public class MovingPoint : Point { public int Z; }
 
 /// <summary>Receives arrays handed over without a copy, checks them, passes some on.</summary>
 public class Taker : Element<int>
 {
     public static int N, Size;
-    public int Got, Bad, Pairs;
+    public int Got, Bad, Pairs, Points;
 
     [EntryMethod]
     public void Take(double[] data)
@@ -177,6 +179,13 @@ public class Taker : Element<int>
         Got++;
         if (data.Length % 3 == 0) SendZeroCopy((Index + 1) % N, nameof(Take), new double[data.Length + 1].Select((x, i) => (data.Length + 1) * 0.5 + i).ToArray());
         if (Size > 1) MigrateTo((Index + Got) % Size);
+    }
+
+    [EntryMethod]
+    public void TakePoint(Point p)
+    {
+        if (p.X != Index || p.Y != -Index * 0.5) Bad++;
+        Points++;
     }
 
     [EntryMethod]
@@ -421,15 +430,19 @@ static class ArraysTest
             foreach (int length in lengths) a.SendZeroCopy(i, nameof(Taker.Take), Taker.Make(length));
         var pairs = Enumerable.Range(0, 500).Select(i => new Pair { A = i, B = i * 0.25 }).ToArray();
         a.SendZeroCopy(rank, nameof(Taker.TakePairs), pairs);
+        for (int i = 0; i < n; i++) a.SendZeroCopy(i, nameof(Taker.TakePoint), new Point { X = i, Y = -i * 0.5 });
         s.Run();
-        int got = 0, bad = 0, pairsGot = 0;
-        foreach (Taker t in a.LocalElements) { got += t.Got; bad += t.Bad; pairsGot += t.Pairs; }
+        int got = 0, bad = 0, pairsGot = 0, points = 0;
+        foreach (Taker t in a.LocalElements) { got += t.Got; bad += t.Bad; pairsGot += t.Pairs; points += t.Points; }
+        Check.Equal((long)n * size, Sum(points), "single objects without references, without a copy");
         Check.Equal((long)n * size * (lengths.Length + passedOn), Sum(got), "every array arrived once (the passed-on ones too)");
         Check.Equal(0L, Sum(bad), "every array arrived intact");
         Check.Equal((long)size, Sum(pairsGot), "arrays of structs");
         Check.Throws<ArgumentException>(() => a.SendZeroCopy(0, nameof(Taker.Take), new[] { "text" }), "strings cannot travel without a copy");
         Check.Throws<ArgumentException>(() => a.SendZeroCopy(0, nameof(Taker.Take), new int[3]), "an int[] for an entry that takes double[]");
-        Check.Throws<ArgumentNullException>(() => a.SendZeroCopy(0, nameof(Taker.Take), (double[])null), "a null array");
+        Check.Throws<ArgumentNullException>(() => a.SendZeroCopy(0, nameof(Taker.Take), null), "a null array");
+        Check.Throws<ArgumentException>(() => a.SendZeroCopy(0, nameof(Taker.TakePoint), new MovingPoint()), "a subclass of the entry's type");
+        Check.Throws<ArgumentException>(() => a.SendZeroCopy(0, nameof(Taker.TakePoint), new Note()), "an object with references");
         s.Run();
     }
 
