@@ -459,15 +459,12 @@ namespace System.MP.Arrays
         /// and the index has no element (the message is held).</summary>
         int NextHop(TIndex index)
         {
-            Location c;
+            Location c, h;
             bool hasC = cache.TryGetValue(index, out c);
-            int home = HomeOf(index);
-            if (home == rank) {
-                Location h;
-                if (homeTable.TryGetValue(index, out h) && (!hasC || h.Epoch >= c.Epoch)) { c = h; hasC = true; }
-            }
+            // the home table holds only indices homed here: no hash needed to consult it
+            if (homeTable.TryGetValue(index, out h) && (!hasC || h.Epoch >= c.Epoch)) { c = h; hasC = true; }
             if (hasC && c.Rank >= 0 && c.Rank != rank) return c.Rank;
-            return home;
+            return HomeOf(index);
         }
 
         void Route(Header<TIndex> h, bool fromUser)

@@ -348,6 +348,20 @@ static class ArraysTest
         int wrongAfter = 0;
         foreach (Walker w in a.LocalElements) if (w.Received != size) wrongAfter++;
         Check.Equal(0L, Sum(wrongAfter), "after balancing, messages still reach every element");
+        // the greedy balancer: heaviest first to the least-loaded rank
+        var loadsGiven = new[] { 5.0, 1, 1, 1, 1, 1, 0.5, 0.5 }.Select((l, i) => new ElementLoad<int> { Index = i, Load = l, Rank = 0 }).ToList();
+        int[] plan = ObjectArray<int, Walker>.Greedy(loadsGiven, 2);
+        double on0 = Enumerable.Range(0, plan.Length).Where(i => plan[i] == 0).Sum(i => loadsGiven[i].Load);
+        Check.True(plan.All(r => r == 0 || r == 1) && on0 == 5.5, $"Greedy balances 11 units as 5.5 + 5.5: rank 0 gets {on0}");
+        Check.True(ObjectArray<int, Walker>.Greedy(loadsGiven, 1).All(r => r == 0), "Greedy on one rank keeps everything there");
+        a.Balance();   // the greedy balancer on measured loads: every element still exists once and is reachable
+        Check.Equal(n + 1, (int)Sum(a.LocalCount), "Balance() keeps every element");
+        foreach (Walker w in a.LocalElements) { w.Received = 0; Check.True(w.Load == 0, "loads reset by Balance"); }
+        for (int i = 0; i <= late; i++) if (i < n || i == late) a.Send(i, nameof(Walker.Take), new Note { From = 6000 + rank, Serial = 1, Text = "n1" });
+        s.Run();
+        wrongAfter = 0;
+        foreach (Walker w in a.LocalElements) if (w.Received != size) wrongAfter++;
+        Check.Equal(0L, Sum(wrongAfter), "after the greedy balance, messages still reach every element");
         var balancerFails = Check.Throws<ArgumentException>(() => a.Balance((loads, ranks) => new int[1] { -1 }), "a balancer's bad plan: ArgumentException on every rank");
         Check.True(balancerFails == null || balancerFails.Message.Contains("Balance"), "the message says Balance");
     }
