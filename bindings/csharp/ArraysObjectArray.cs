@@ -425,9 +425,7 @@ namespace System.MP.Arrays
             s.CheckThread();
             if (to == null) throw new ArgumentNullException(nameof(to));
             object boxed = message;
-            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.Find(entry, boxed?.GetType(), hasMessage);
-            if (hasMessage && boxed == null && e.MessageType.IsValueType)
-                throw new ArgumentNullException(nameof(message), $"System.MP.Arrays: entry method {entry} takes a {e.MessageType}, not null");
+            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.FindFor(entry, boxed, hasMessage);
             SendMessage(from, from == null ? rankSendSeq : from.SendSeq, to, e, boxed);
         }
 
@@ -821,9 +819,7 @@ namespace System.MP.Arrays
         {
             s.CheckThread();
             object boxed = message;
-            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.Find(entry, boxed?.GetType(), hasMessage);
-            if (hasMessage && boxed == null && e.MessageType.IsValueType)
-                throw new ArgumentNullException(nameof(message), $"System.MP.Arrays: entry method {entry} takes a {e.MessageType}, not null");
+            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.FindFor(entry, boxed, hasMessage);
             var note = new BroadcastNote { Entry = e.Number, Message = boxed == null ? null : Serializer.Serialize(boxed) };
             if (rank == 0) Number(note);
             else s.Post(0, Tags.Of(id, Tags.BroadcastRequest), note);

@@ -298,7 +298,17 @@ namespace System.MP.Arrays
             }
         }
 
-        /// <summary>The entry named name, checked against the message the caller gives.</summary>
+        /// <summary>The entry named name, checked against the message the caller gives (null: no
+        /// message, or a null one, which a value-type parameter cannot take).</summary>
+        internal static Entry<TIndex, TElement> FindFor(string name, object message, bool hasMessage)
+        {
+            Entry<TIndex, TElement> entry = Find(name, message?.GetType(), hasMessage);
+            if (hasMessage && message == null && entry.MessageType.IsValueType)
+                throw new ArgumentNullException("message", $"System.MP.Arrays: entry method {name} takes a {entry.MessageType}, not null");
+            return entry;
+        }
+
+        /// <summary>The entry named name, checked against the message type the caller gives.</summary>
         internal static Entry<TIndex, TElement> Find(string name, Type given, bool hasMessage)
         {
             if (name == null) throw new ArgumentNullException(nameof(name));
