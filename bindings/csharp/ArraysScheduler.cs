@@ -99,8 +99,15 @@ namespace System.MP.Arrays
         internal void Fault(Exception e)
         {
             EventHandler<ArrayFaultEventArgs> handler = Faulted;
-            if (handler != null) handler(this, new ArrayFaultEventArgs(e));
-            else faults.Add(e);
+            if (handler == null) {
+                faults.Add(e);
+                return;
+            }
+            try {
+                handler(this, new ArrayFaultEventArgs(e));
+            } catch (Exception fromHandler) {   // Run throws it once the job is quiescent: leaving now would strand the other ranks
+                faults.Add(fromHandler);
+            }
         }
 
         /// <summary>Delivers messages and runs entry methods until the job is quiescent: no rank

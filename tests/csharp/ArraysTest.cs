@@ -314,6 +314,21 @@ static class ArraysTest
         try { s.Run(); } catch (Exception e) { thrown = e; }
         Check.Equal(1L, Sum(thrown is ElementException && ((ElementException)thrown).Entry == nameof(Walker.Throw) ? 1 : 0), "exactly the rank holding element 2 saw its ElementException");
         if (throwsHere) Check.True(thrown is ElementException, $"ElementException on the element's rank ({thrown?.GetType().Name})");
+        // with a handler, faults go there and Run does not throw; a handler that throws is thrown by Run
+        var handled = new List<Exception>();
+        EventHandler<ArrayFaultEventArgs> collect = (sender, e) => handled.Add(e.Exception);
+        s.Faulted += collect;
+        if (rank == 0) a.Send(2, nameof(Walker.Throw));
+        s.Run();
+        Check.Equal(1L, Sum(handled.Count(e => e is ElementException)), "the Faulted handler got the one ElementException");
+        s.Faulted -= collect;
+        EventHandler<ArrayFaultEventArgs> rethrow = (sender, e) => { throw new FormatException("handler"); };
+        s.Faulted += rethrow;
+        if (rank == 0) a.Send(2, nameof(Walker.Throw));
+        thrown = null;
+        try { s.Run(); } catch (Exception e) { thrown = e; }
+        Check.Equal(1L, Sum(thrown is FormatException ? 1 : 0), "a handler's own exception comes out of Run, after quiescence");
+        s.Faulted -= rethrow;
         Walker three;
         int holder = (int)Sum(a.TryGetLocal(3, out three) ? rank : 0), inserter = (holder + 1) % size;
         if (size == 1) {
