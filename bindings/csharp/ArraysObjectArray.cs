@@ -66,6 +66,7 @@ namespace System.MP.Arrays
         readonly SortedDictionary<long, int> owing = new SortedDictionary<long, int>();
         readonly SortedDictionary<long, long> rootDeltas = new SortedDictionary<long, long>();
         readonly List<long> deltaAt = new List<long>(), delta = new List<long>();
+        readonly long[] childReported, childStarted;   // per child: partials received (in order), highest number announced
 
         ObjectArray(Scheduler scheduler, int count)
         {
@@ -74,6 +75,9 @@ namespace System.MP.Arrays
             size = s.Size;
             parent = rank == 0 ? -1 : Tree.Parent(rank);
             children = Tree.Children(rank, size);
+            childReported = new long[children.Count];
+            childStarted = new long[children.Count];
+            for (int i = 0; i < children.Count; i++) childStarted[i] = -1;
             local = new Dictionary<TIndex, Record<TIndex>>(eq);
             cache = new Dictionary<TIndex, Location>(eq);
             homeTable = new Dictionary<TIndex, Location>(eq);
@@ -920,24 +924,13 @@ namespace System.MP.Arrays
             Owe(k + 1, +1);
             if (k >= frontier) {
                 Combine(SlotAt(slots, k), reduction.Id, value, 1);
-                if (k > known) {
-                    known = k;
-                    if (rank == 0) Started(k);
-                    else s.Post(0, Tags.Of(id, Tags.ReductionStart), new ReductionNote { Number = k });
-                }
+                if (k > known) known = k;
             } else {
                 var late = new ReductionNote { Number = k, Count = 1, Reduction = reduction.Id, Value = reduction.Encode(value) };
                 TakeDeltas(late);
                 if (rank == 0) AtRoot(late, false);
                 else s.Post(0, Tags.Of(id, Tags.ReductionLate), late);
             }
-            Advance();
-        }
-
-        void Started(long k)
-        {
-            if (k > known) known = k;
-            foreach (int child in children) s.Post(child, Tags.Of(id, Tags.ReductionStarted), new ReductionNote { Number = k });
             Advance();
         }
 
@@ -972,7 +965,17 @@ namespace System.MP.Arrays
         {
             while (frontier <= known) {
                 Slot slot = SlotAt(slots, frontier);
-                if (OwedAt(frontier) > 0 || slot.ChildrenIn < children.Count) return;
+                if (OwedAt(frontier) > 0) return;
+                if (slot.ChildrenIn < children.Count) {
+                    // a child that has not reported may not know the reduction started (a subtree
+                    // without contributing elements): tell it, once, now that only children are missing
+                    for (int i = 0; i < children.Count; i++)
+                        if (childReported[i] <= frontier && childStarted[i] < known) {
+                            childStarted[i] = known;
+                            s.Post(children[i], Tags.Of(id, Tags.ReductionStarted), new ReductionNote { Number = known });
+                        }
+                    return;
+                }
                 slots.Remove(frontier);
                 var note = new ReductionNote { Number = frontier, Count = slot.Count, Reduction = slot.Reduction,
                                                Value = slot.Reduction >= 0 ? reductions[slot.Reduction].Encode(slot.Value) : null };
@@ -1106,16 +1109,12 @@ namespace System.MP.Arrays
                 }
                 return;
             }
-            case Tags.ReductionStart:
             case Tags.ReductionStarted: {
                 var note = c.ORecv<ReductionNote>(source, tag);
                 CheckNote(note, source);
-                if (kind == Tags.ReductionStart) {
-                    if (rank != 0) throw new MPSerializationException($"System.MP.Arrays: a reduction start from rank {source} reached rank {rank}");
-                    if (note.Number > known) Started(note.Number);
-                } else {
-                    Started(note.Number);
-                }
+                if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a reduction start from rank {source}, not from this rank's parent");
+                if (note.Number > known) known = note.Number;
+                Advance();
                 return;
             }
             case Tags.ReductionPartial:
@@ -1127,8 +1126,10 @@ namespace System.MP.Arrays
                     AtRoot(note, false);
                     return;
                 }
-                if (!children.Contains(source) || note.Number < frontier)
+                int child = children.IndexOf(source);
+                if (child < 0 || note.Number != childReported[child] || note.Number < frontier)
                     throw new MPSerializationException($"System.MP.Arrays: an unexpected partial of reduction {note.Number} from rank {source}");
+                childReported[child]++;
                 Slot slot = SlotAt(slots, note.Number);
                 slot.ChildrenIn++;
                 Combine(slot, note.Reduction, note.Reduction >= 0 ? reductions[note.Reduction].Decode(note.Value) : null, note.Count);

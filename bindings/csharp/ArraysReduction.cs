@@ -31,7 +31,10 @@ namespace System.MP.Arrays
         internal sealed class Holder { [Transportable] public T Value; }
 
         readonly Func<T, T, T> combine;
+        const int Kept = 1024;
         readonly Dictionary<long, TaskCompletionSource<T>> results = new Dictionary<long, TaskCompletionSource<T>>();
+        readonly Queue<long> kept = new Queue<long>();
+        long lastNumber = -1;
 
         /// <summary>Raised on every rank, in reduction-number order, with (number, result), from
         /// within <see cref="Scheduler.Run"/>.</summary>
@@ -40,15 +43,17 @@ namespace System.MP.Arrays
         internal Reduction(Func<T, T, T> combine) { this.combine = combine; }
 
         /// <summary>The result of reduction number on this rank, once it is known (the task
-        /// completes within <see cref="Scheduler.Run"/>). Every result is kept (a few dozen bytes each).</summary>
+        /// completes within <see cref="Scheduler.Run"/>). The last 1024 results are kept for a
+        /// late caller; an older number (or one another reduction of the array took) raises
+        /// InvalidOperationException.</summary>
         public Task<T> Result(long number)
         {
             if (number < 0) throw new ArgumentOutOfRangeException(nameof(number), number, "System.MP.Arrays: reduction numbers start at 0");
             TaskCompletionSource<T> tcs;
-            if (!results.TryGetValue(number, out tcs)) {
-                tcs = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
-                results[number] = tcs;
-            }
+            if (results.TryGetValue(number, out tcs)) return tcs.Task;
+            if (number <= lastNumber)
+                throw new InvalidOperationException($"System.MP.Arrays: reduction {number} is not kept: it was another reduction's, or older than the last {Kept} results");
+            results[number] = tcs = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
             return tcs.Task;
         }
 
@@ -67,10 +72,13 @@ namespace System.MP.Arrays
         internal override void Complete(long number, object value)
         {
             CompletedCount++;
+            lastNumber = number;
             TaskCompletionSource<T> tcs;
             if (!results.TryGetValue(number, out tcs))
                 results[number] = tcs = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
             tcs.TrySetResult((T)value);
+            kept.Enqueue(number);
+            if (kept.Count > Kept) results.Remove(kept.Dequeue());
             Completed?.Invoke(number, (T)value);
         }
     }

@@ -2,6 +2,7 @@
 // the entry methods, and detects quiescence (no message in flight, nothing left to run on any
 // rank) with Mattern's four-counter waves over a non-blocking allreduce.
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Threading;
 
 namespace System.MP.Arrays
@@ -17,7 +18,10 @@ namespace System.MP.Arrays
         readonly List<IScheduledArray> arrays = new List<IScheduledArray>();
         readonly Queue<Action> work = new Queue<Action>();
         readonly List<Exception> faults = new List<Exception>();
-        readonly List<Request> arraySends = new List<Request>();
+        readonly List<Request> sends = new List<Request>();   // kept: a dropped send's buffer waits for a collection
+        static readonly long WaveAfter = Stopwatch.Frequency / 100000, YieldAfter = Stopwatch.Frequency / 50000;   // 10 µs, 20 µs
+        long idleSince;
+        int reapAt = 256;
         readonly long[] counts = new long[2], totals = new long[2];
         long sent, received, lastSent = -1, lastReceived = -1, phase;
         Request wave;
@@ -75,19 +79,31 @@ namespace System.MP.Arrays
         /// <summary>Sends graph to rank dest with tag; serialized now, so it may change at once.</summary>
         internal void Post(int dest, int tag, object graph)
         {
-            Comm.OIsend(graph, dest, TagFor(tag));   // a dropped send request is finished by the core
+            Keep(Comm.OIsend(graph, dest, TagFor(tag)));
             sent++;
         }
 
         /// <summary>Starts sending a transportable object as itself (OPI: pinned only if the GC could
         /// move it); the request is completed by the loop.</summary>
-        internal void PostData(int dest, int tag, object data) => arraySends.Add(Comm.Isend(data, dest, TagFor(tag)));
+        internal void PostData(int dest, int tag, object data) => Keep(Comm.Isend(data, dest, TagFor(tag)));
 
-        void ReapArraySends()
+        void Keep(Request r)
+        {
+            if (r.IsCompleted) return;
+            sends.Add(r);
+            if (sends.Count < reapAt) return;
+            Status unused;
+            sends.RemoveAll(x => x.Test(out unused));
+            reapAt = Math.Max(256, 2 * sends.Count);   // sends stuck on slow receivers are not rescanned each time
+        }
+
+        /// <summary>Completes the finished sends at the front (the oldest: they tend to finish in order).</summary>
+        void ReapSends()
         {
             Status unused;
-            for (int i = arraySends.Count - 1; i >= 0; i--)
-                if (arraySends[i].Test(out unused)) arraySends.RemoveAt(i);
+            int done = 0;
+            while (done < sends.Count && sends[done].Test(out unused)) done++;
+            sends.RemoveRange(0, done);
         }
 
         /// <summary>The tag with this rank's phase parity: a message sent after this rank left Run
@@ -134,16 +150,26 @@ namespace System.MP.Arrays
                     int got = Poll();
                     if (work.Count > 0) {
                         for (int i = 0; i < 64 && work.Count > 0; i++) Execute(work.Dequeue());
+                        idleSince = 0;
                         continue;
                     }
-                    if (got > 0) continue;
-                    if (arraySends.Count > 0) ReapArraySends();
+                    if (got > 0) {
+                        idleSince = 0;
+                        continue;
+                    }
+                    // idle: a quiescence wave costs an allreduce, and yielding costs ~0.5 µs, so a
+                    // rank that is only waiting for a reply polls a while before either
+                    long now = Stopwatch.GetTimestamp();
+                    if (idleSince == 0) idleSince = now;
+                    long idle = now - idleSince;
+                    if (sends.Count > 0) ReapSends();
+                    if (wave == null && idle < WaveAfter) continue;
                     if (Quiescent()) break;
-                    if (wave != null) Thread.Yield();   // others are still busy: give them the core
+                    if (idle > YieldAfter) Thread.Yield();   // others are still busy: give them the core
                 }
-                if (arraySends.Count > 0) {   // all received by now: their envelopes were
-                    Request.WaitAll(arraySends.ToArray());
-                    arraySends.Clear();
+                if (sends.Count > 0) {   // all received by now (their receivers were counted)
+                    Request.WaitAll(sends.ToArray());
+                    sends.Clear();
                 }
                 foreach (IScheduledArray a in arrays) a.Quiesced();
             } finally {

@@ -13,7 +13,7 @@ namespace System.MP.Arrays
     {
         internal const int KindBits = 12, ArrayShift = KindBits + 1, Entries = 64, MaxEntries = (1 << KindBits) - Entries;
         internal const int Migrate = 1, Location = 2, Register = 3, Registered = 4, Duplicate = 5, Tombstone = 6,
-                           BroadcastRequest = 7, Broadcast = 8, ReductionStart = 9, ReductionStarted = 10,
+                           BroadcastRequest = 7, Broadcast = 8, ReductionStarted = 10,
                            ReductionPartial = 11, ReductionResult = 12, ReductionLate = 13,
                            ZeroCopy = 14, ZeroCopyData = 15;
         internal static int Of(int array, int kind) => (array << ArrayShift) | kind;   // Post adds the parity

@@ -123,6 +123,13 @@ public class Adder : Element<int>
     }
 }
 
+/// <summary>Elements all on one rank: the others must still take part in reductions.</summary>
+public class Lonely : Element<int>
+{
+    public static Reduction<int> Count;
+    [EntryMethod] public void Start(int times) { for (int i = 0; i < times; i++) Contribute(Count, 1); }
+}
+
 /// <summary>Inserts a new element and sends to old and new indices while everyone moves.</summary>
 public class Churner : Element<int>
 {
@@ -412,6 +419,16 @@ static class ArraysTest
         want.AddRange(new[] { withNew, withNew, withNew });
         Check.True(results.SequenceEqual(want), $"3 more with the inserted element: {string.Join(",", results)}");
         Check.True(Adder.Total.Result(8).IsCompleted && Adder.Total.Result(8).Result == withNew, "Result(8) awaited");
+        Check.True(Adder.Total.Result(0).IsCompleted && Adder.Total.Result(0).Result == all, "Result(0) is still kept");
+
+        // all elements on the last rank: ranks without elements still close every reduction
+        var lonely = ObjectArray<int, Lonely>.Create(s, Enumerable.Range(0, 3), i => new Lonely(), i => size - 1);
+        Lonely.Count = lonely.DefineReduction<int>(Op.Sum);
+        var counted = new List<int>();
+        Lonely.Count.Completed += (k, v) => counted.Add(v);
+        if (rank == 0) for (int i = 0; i < 3; i++) lonely.Send(i, nameof(Lonely.Start), 4);
+        s.Run();
+        Check.True(counted.SequenceEqual(new[] { 3, 3, 3, 3 }), $"4 reductions over elements on one rank reach every rank: {string.Join(",", counted)}");
     }
 
     /// <summary>Elements insert new elements on other ranks and send to indices that do not exist
@@ -538,7 +555,8 @@ static class ArraysTest
         var a = ObjectArray<int, Walker>.Create(s, Enumerable.Range(0, size), i => new Walker { Wander = false });
         var comm = (Intracomm)typeof(Scheduler).GetField("Comm", BindingFlags.Instance | BindingFlags.NonPublic).GetValue(s);
         FieldInfo sent = typeof(Scheduler).GetField("sent", BindingFlags.Instance | BindingFlags.NonPublic);
-        int arrayId = 9;   // the scheduler's 10th array (created by this test in order)
+        var arrays = (System.Collections.IList)typeof(Scheduler).GetField("arrays", BindingFlags.Instance | BindingFlags.NonPublic).GetValue(s);
+        int arrayId = arrays.Count - 1;   // a: the last array created
         int to = (rank + 1) % size;
         int entryTake = 5;  // Walker's entries by name: Bye, Give, Go, MoveTo, Sum, Take, Throw, Tick
         var garbage = new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17 };
@@ -571,13 +589,13 @@ static class ArraysTest
         Collector collector = Environment.GetCommandLineArgs().Contains("collect") ? new Collector() : null;
         using (var s = new Scheduler(world)) {
             s.Run();   // nothing at all: quiescent at once
-            ExactlyOnceWhileMigrating(s);   // arrays 0, 1
-            ReductionsWhileMigrating(s);    // array 2
-            ConcurrentInsertDelete(s);      // array 3
-            ZeroCopy(s);                    // array 4
-            IndexKinds(s);                  // arrays 5, 6
-            BadInput(s);                    // arrays 7, 8
-            Hostile(s);                     // array 9
+            ExactlyOnceWhileMigrating(s);
+            ReductionsWhileMigrating(s);
+            ConcurrentInsertDelete(s);
+            ZeroCopy(s);
+            IndexKinds(s);
+            BadInput(s);
+            Hostile(s);
         }
         collector?.Dispose();
         return Check.FinishWithNoPinLeft("ArraysTest");
