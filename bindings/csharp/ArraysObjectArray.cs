@@ -369,19 +369,28 @@ namespace System.MP.Arrays
             [Transportable] public string Error;
         }
 
-        /// <summary>The greedy balancer: heaviest first, each to the least-loaded rank (an element
-        /// stays where it is when its rank is among the least loaded).</summary>
+        /// <summary>The greedy balancer: heaviest first, each element stays on its rank while that
+        /// rank stays within 5% of the average load, and otherwise goes to the least-loaded rank
+        /// (so a balanced array is left as it is).</summary>
         public static int[] Greedy(IList<ElementLoad<TIndex>> loads, int ranks)
         {
+            if (loads == null) throw new ArgumentNullException(nameof(loads));
+            if (ranks < 1) throw new ArgumentOutOfRangeException(nameof(ranks), ranks, "System.MP.Arrays: at least one rank");
             var order = new int[loads.Count];
-            for (int i = 0; i < order.Length; i++) order[i] = i;
+            double sum = 0;
+            for (int i = 0; i < order.Length; i++) { order[i] = i; sum += loads[i].Load; }
             Array.Sort(order, (a, b) => loads[b].Load.CompareTo(loads[a].Load) != 0 ? loads[b].Load.CompareTo(loads[a].Load) : a.CompareTo(b));
+            double limit = sum / ranks * 1.05;
             var total = new double[ranks];
             var result = new int[loads.Count];
             foreach (int i in order) {
-                int best = loads[i].Rank;
-                for (int r = 0; r < ranks; r++)
-                    if (total[r] < total[best]) best = r;
+                int here = loads[i].Rank, best = 0;
+                if (here >= 0 && here < ranks && total[here] + loads[i].Load <= limit) {
+                    best = here;
+                } else {
+                    for (int r = 1; r < ranks; r++)
+                        if (total[r] < total[best]) best = r;
+                }
                 result[i] = best;
                 total[best] += loads[i].Load;
             }

@@ -19,7 +19,8 @@ namespace System.MP.Arrays
         readonly Queue<Action> work = new Queue<Action>();
         readonly List<Exception> faults = new List<Exception>();
         readonly List<Request> sends = new List<Request>();   // kept: a dropped send's buffer waits for a collection
-        static readonly long WaveAfter = Stopwatch.Frequency / 100000, YieldAfter = Stopwatch.Frequency / 50000;   // 10 µs, 20 µs
+        static readonly long WaveAfter = Stopwatch.Frequency / 100000, YieldAfter = Stopwatch.Frequency / 50000,   // 10 µs, 20 µs
+                             SleepAfter = Stopwatch.Frequency / 2000;   // 0.5 ms
         long idleSince;
         int reapAt = 256;
         readonly long[] counts = new long[2], totals = new long[2];
@@ -31,6 +32,11 @@ namespace System.MP.Arrays
         public int Rank { get; }
         /// <summary>How many ranks take part.</summary>
         public int Size { get; }
+
+        /// <summary>True when this host runs more of the scheduler's ranks than it has cores: then
+        /// a rank idle for more than half a millisecond sleeps a millisecond at a time instead of
+        /// spinning, so the ranks with work get the cores.</summary>
+        public bool Oversubscribed { get; }
 
         /// <summary>Messages this rank has sent to other ranks (and to itself through MPI).</summary>
         public long MessagesSent => sent;
@@ -50,6 +56,10 @@ namespace System.MP.Arrays
             Rank = Comm.Rank;
             Size = Comm.Size;
             owner = Thread.CurrentThread;
+            // more ranks on this host than cores: an idle rank must give its core away, not spin
+            int host = (int)IndexRules<string>.StableHash(MP.ProcessorName), here = 0;
+            foreach (int other in Comm.Allgather(host)) if (other == host) here++;
+            Oversubscribed = here > Environment.ProcessorCount;
         }
 
         internal void CheckThread()
@@ -165,7 +175,8 @@ namespace System.MP.Arrays
                     if (sends.Count > 0) ReapSends();
                     if (wave == null && idle < WaveAfter) continue;
                     if (Quiescent()) break;
-                    if (idle > YieldAfter) Thread.Yield();   // others are still busy: give them the core
+                    if (idle > SleepAfter && Oversubscribed) Thread.Sleep(1);   // sched_yield barely yields under CFS
+                    else if (idle > YieldAfter) Thread.Yield();   // others are still busy: give them the core
                 }
                 if (sends.Count > 0) {   // all received by now (their receivers were counted)
                     Request.WaitAll(sends.ToArray());
