@@ -22,7 +22,7 @@ namespace System.MP.Arrays
         static readonly long WaveAfter = Stopwatch.Frequency / 100000, YieldAfter = Stopwatch.Frequency / 50000,   // 10 µs, 20 µs
                              SleepAfter = Stopwatch.Frequency / 2000;   // 0.5 ms
         long idleSince;
-        int reapAt = 256;
+        int reapAt = 256, spins;
         readonly long[] counts = new long[2], totals = new long[2];
         long sent, received, lastSent = -1, lastReceived = -1, phase;
         Request wave;
@@ -168,7 +168,10 @@ namespace System.MP.Arrays
                         continue;
                     }
                     // idle: a quiescence wave costs an allreduce, and yielding costs ~0.5 µs, so a
-                    // rank that is only waiting for a reply polls a while before either
+                    // rank that is only waiting for a reply polls a while before either; between
+                    // two probes it looks at nothing else most of the time (a reply found a probe
+                    // later waits for whatever ran in between)
+                    if (idleSince != 0 && wave == null && (++spins & 15) != 0) continue;
                     long now = Stopwatch.GetTimestamp();
                     if (idleSince == 0) idleSince = now;
                     long idle = now - idleSince;
@@ -207,8 +210,8 @@ namespace System.MP.Arrays
         int Poll()
         {
             int got = 0;
-            Status st;
-            while (got < 64 && (st = Comm.Iprobe(MP.AnySource, MP.AnyTag)) != null) {
+            var st = new StatusData();
+            while (got < 64 && Comm.Iprobe(MP.AnySource, MP.AnyTag, ref st)) {
                 if (((st.Tag >> Tags.KindBits) & 1) != (phase & 1) && wave != null) {
                     peerAhead = true;   // left queued for the next Run
                     break;

@@ -302,11 +302,20 @@ namespace System.MP.Arrays
         /// message, or a null one, which a value-type parameter cannot take).</summary>
         internal static Entry<TIndex, TElement> FindFor(string name, object message, bool hasMessage)
         {
-            Entry<TIndex, TElement> entry = Find(name, message?.GetType(), hasMessage);
+            // the last entry found, by reference: names come from nameof, so the same string
+            // object every time, and a repeated send skips hashing it and the type check
+            Type type = message?.GetType();
+            Checked last = lastChecked;
+            if (last != null && ReferenceEquals(last.Name, name) && last.Type == type && last.HasMessage == hasMessage) return last.Entry;
+            Entry<TIndex, TElement> entry = Find(name, type, hasMessage);
             if (hasMessage && message == null && entry.MessageType.IsValueType)
                 throw new ArgumentNullException("message", $"System.MP.Arrays: entry method {name} takes a {entry.MessageType}, not null");
+            lastChecked = new Checked { Name = name, Type = type, HasMessage = hasMessage, Entry = entry };
             return entry;
         }
+
+        sealed class Checked { internal string Name; internal Type Type; internal bool HasMessage; internal Entry<TIndex, TElement> Entry; }
+        [ThreadStatic] static Checked lastChecked;
 
         /// <summary>The entry named name, checked against the message type the caller gives.</summary>
         internal static Entry<TIndex, TElement> Find(string name, Type given, bool hasMessage)

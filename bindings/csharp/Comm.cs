@@ -222,6 +222,15 @@ namespace System.MP
             return found != 0 ? Status.Of(ref st) : null;
         }
 
+        /// <summary>Iprobe without a Status object: for loops that poll (System.MP.Arrays).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal bool Iprobe(int source, int tag, ref StatusData st)
+        {
+            int found;
+            Errors.Check(MPDirect.Iprobe(handle, peers, source, tag, ref st, out found));
+            return found != 0;
+        }
+
         // ---- structured data transport: any object graph, one message per graph ----
 
         /// <summary>Sends the graph under graph (reference fields travel when [Transportable];
