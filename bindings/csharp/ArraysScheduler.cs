@@ -20,7 +20,7 @@ namespace System.MP.Arrays
         readonly List<Exception> faults = new List<Exception>();
         readonly List<Request> sends = new List<Request>();   // kept: a dropped send's buffer waits for a collection
         static readonly long WaveAfter = Stopwatch.Frequency / 100000, YieldAfter = Stopwatch.Frequency / 50000,   // 10 µs, 20 µs
-                             SleepAfter = Stopwatch.Frequency / 2000;   // 0.5 ms
+                             NapAfter = Stopwatch.Frequency / 2000;   // 0.5 ms
         long idleSince;
         int reapAt = 256, spins;
         readonly long[] counts = new long[2], totals = new long[2];
@@ -34,8 +34,8 @@ namespace System.MP.Arrays
         public int Size { get; }
 
         /// <summary>True when this host runs more of the scheduler's ranks than it has cores: then
-        /// a rank idle for more than half a millisecond sleeps a millisecond at a time instead of
-        /// spinning, so the ranks with work get the cores.</summary>
+        /// a rank idle for more than half a millisecond naps 50 µs at a time instead of spinning,
+        /// so the ranks with work get the cores.</summary>
         public bool Oversubscribed { get; }
 
         /// <summary>Messages this rank has sent to other ranks (and to itself through MPI).</summary>
@@ -61,6 +61,9 @@ namespace System.MP.Arrays
             foreach (int other in Comm.Allgather(host)) if (other == host) here++;
             Oversubscribed = here > Environment.ProcessorCount;
         }
+
+        [System.Runtime.InteropServices.DllImport("libc", SetLastError = false)]
+        static extern int usleep(uint microseconds);
 
         internal void CheckThread()
         {
@@ -178,7 +181,7 @@ namespace System.MP.Arrays
                     if (sends.Count > 0) ReapSends();
                     if (wave == null && idle < WaveAfter) continue;
                     if (Quiescent()) break;
-                    if (idle > SleepAfter && Oversubscribed) Thread.Sleep(1);   // sched_yield barely yields under CFS
+                    if (idle > NapAfter && Oversubscribed) usleep(50);   // sched_yield barely yields under CFS; Sleep(1) would add a millisecond to every hop of a chain
                     else if (idle > YieldAfter) Thread.Yield();   // others are still busy: give them the core
                 }
                 if (sends.Count > 0) {   // all received by now (their receivers were counted)
