@@ -50,7 +50,8 @@ namespace System.MP.Arrays
         public int Rank => Placed().Array.Rank;
 
         /// <summary>Seconds spent in this element's entry methods since the array was created or
-        /// last balanced: what the load balancer weighs.</summary>
+        /// last balanced: what the load balancer weighs (CPU seconds where the host runs more
+        /// ranks than it has cores, <see cref="Scheduler.Oversubscribed"/>).</summary>
         public double Load => Placed().Load;
 
         /// <summary>How many times this element has contributed to its array's reductions: the

@@ -5,7 +5,6 @@
 // element), broadcasts numbered at rank 0 and caught up by elements that arrive late, and
 // reductions counted against the number of elements alive for each reduction number.
 using System.Collections.Generic;
-using System.Diagnostics;
 
 namespace System.MP.Arrays
 {
@@ -601,13 +600,13 @@ namespace System.MP.Arrays
             if (h.Hops > 0 && h.Origin != rank && h.Origin >= 0 && h.Origin < size)   // correct the sender's cache
                 s.Post(h.Origin, Tags.Of(id, Tags.Location), new LocationNote<TIndex> { Index = r.Index, Rank = rank, Epoch = r.Epoch });
             Entry<TIndex, TElement> e = EntryNumbered(h.Entry);
-            long t0 = Stopwatch.GetTimestamp();
+            double t0 = s.LoadClock();
             try {
                 e.Invoke((TElement)r.Element, h);
             } catch (Exception x) {
                 s.Fault(new ElementException(r.Index, e.Name, x));
             }
-            r.Load += (Stopwatch.GetTimestamp() - t0) / (double)Stopwatch.Frequency;
+            r.Load += s.LoadClock() - t0;
             Settle(r);
         }
 
@@ -862,7 +861,7 @@ namespace System.MP.Arrays
                 if (b <= logBase) continue;
                 BroadcastNote note = log[(int)(b - logBase - 1)];
                 Entry<TIndex, TElement> e = entries[note.Entry];
-                long t0 = Stopwatch.GetTimestamp();
+                double t0 = s.LoadClock();
                 try {
                     e.InvokeBroadcast((TElement)r.Element, note.Message);
                 } catch (MPSerializationException x) {
@@ -870,7 +869,7 @@ namespace System.MP.Arrays
                 } catch (Exception x) {
                     s.Fault(new ElementException(r.Index, e.Name, x));
                 }
-                r.Load += (Stopwatch.GetTimestamp() - t0) / (double)Stopwatch.Frequency;
+                r.Load += s.LoadClock() - t0;
                 Settle(r);
             }
         }

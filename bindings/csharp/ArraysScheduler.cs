@@ -65,6 +65,22 @@ namespace System.MP.Arrays
         [System.Runtime.InteropServices.DllImport("libc", SetLastError = false)]
         static extern int usleep(uint microseconds);
 
+        struct TimeSpec { public long Seconds, Nanoseconds; }
+        [System.Runtime.InteropServices.DllImport("libc", SetLastError = false)]
+        static extern int clock_gettime(int clock, out TimeSpec time);
+        const int ThreadCpuTime = 3;   // CLOCK_THREAD_CPUTIME_ID
+
+        /// <summary>Seconds, for the elements' loads: wall time, or where ranks share cores the
+        /// thread's CPU time (wall time would count the time others held the core, and the
+        /// balancer would chase that noise).</summary>
+        internal double LoadClock()
+        {
+            if (!Oversubscribed) return Stopwatch.GetTimestamp() / (double)Stopwatch.Frequency;
+            TimeSpec t;
+            clock_gettime(ThreadCpuTime, out t);
+            return t.Seconds + t.Nanoseconds * 1e-9;
+        }
+
         internal void CheckThread()
         {
             if (disposed) throw new ObjectDisposedException(nameof(Scheduler));
