@@ -39,11 +39,17 @@ static int failf(const char *fmt, int n, const char *s)
     return error_record(SD_ERR_SERIALIZATION, NULL, fmt, n, s);
 }
 
-/* The allow-list R: grows from the expected type through travelling slots and array elements. */
+/* The allow-list R: grows from the expected type through travelling slots and array elements.
+ * It starts in the reader's stack storage (on_stack) and moves to the heap if it outgrows it. */
 typedef struct allowed {
     const rt_class_plan **plans;
     uint32_t n, cap;
+    int on_stack;
 } allowed;
+
+/* Tables of a message this small live on the reader's stack. */
+#define SMALL_TYPES 16
+#define SMALL_RECORDS 64
 
 static int in_allowed(const allowed *r, const rt_class_plan *p)
 {
@@ -61,11 +67,15 @@ static int allow(allowed *r, MonoClass *k)
     if (in_allowed(r, p))
         return 0;
     if (r->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 32;
-        const rt_class_plan **g = realloc(r->plans, r->cap * sizeof *g);
+        uint32_t cap = r->cap ? 2 * r->cap : 32;
+        const rt_class_plan **g = r->on_stack ? malloc(cap * sizeof *g) : realloc(r->plans, cap * sizeof *g);
         if (!g)
             return -1;
+        if (r->on_stack)
+            memcpy(g, r->plans, r->n * sizeof *g);
         r->plans = g;
+        r->cap = cap;
+        r->on_stack = 0;
     }
     r->plans[r->n++] = p;
     for (uint32_t s = 0; s < p->nslots; s++)
@@ -698,14 +708,26 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     }
 
     int rc = MPC_ERR_NO_MEMORY;
-    allowed r = {0};
-    const rt_class_plan **plans = calloc(h.type_count, sizeof *plans);
-    sd_type *types = calloc(h.type_count, sizeof *types);
+    /* a small message (most are) is read with no heap allocation but the validator's index:
+     * its tables live on this stack. (glibc's malloc_consolidate ran on every read once the
+     * fit cache, 1280 bytes, came from calloc.) */
+    const rt_class_plan *small_allowed[SMALL_TYPES], *small_plans[SMALL_TYPES], *small_record_plans[SMALL_RECORDS];
+    sd_type small_types[SMALL_TYPES];
+    fit_cache cache_storage;
+    memset(&cache_storage, 0, sizeof cache_storage);
+    fit_cache *cache = &cache_storage;
+    allowed r = {small_allowed, 0, SMALL_TYPES, 1};
+    int small = h.type_count <= SMALL_TYPES;
+    const rt_class_plan **plans = small ? small_plans : calloc(h.type_count, sizeof *plans);
+    sd_type *types = small ? small_types : calloc(h.type_count, sizeof *types);
+    if (small) {
+        memset(small_plans, 0, sizeof small_plans);
+        memset(small_types, 0, sizeof small_types);
+    }
     uint32_t items_pin = 0, used = 0;
     holder held = {0};
     MonoArray *items = NULL; /* the elements of the collections, by record */
     const rt_class_plan **record_plans = NULL;
-    fit_cache *cache = NULL;
     managed by_jit = {0};
     if (!plans || !types || allow(&r, expected))
         goto done;
@@ -736,9 +758,8 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     rc = MPC_ERR_NO_MEMORY;
 
     /* create every object; the object[] keeps them reachable while later ones allocate */
-    record_plans = malloc(h.record_count * sizeof *record_plans);
-    cache = calloc(1, sizeof *cache);
-    if (!record_plans || !cache)
+    record_plans = h.record_count <= SMALL_RECORDS ? small_record_plans : malloc(h.record_count * sizeof *record_plans);
+    if (!record_plans)
         goto done;
     MonoDomain *domain = mono_domain_get();
     if (holder_take(&held, h.record_count, domain))
@@ -827,12 +848,15 @@ done:
     holder_give(&held, used);
     if (items_pin)
         mono_gchandle_free(items_pin);
-    free(record_plans);
+    if (record_plans != small_record_plans)
+        free(record_plans);
     free(places);
     free(by_jit.numbers);
-    free(cache);
-    free(r.plans);
-    free(plans);
-    free(types);
+    if (!r.on_stack)
+        free(r.plans);
+    if (plans != small_plans)
+        free(plans);
+    if (types != small_types)
+        free(types);
     return rc;
 }
