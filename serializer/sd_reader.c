@@ -343,6 +343,7 @@ static void **slot_address(MonoArray *holder, const rt_class_plan *p, uint32_t i
 /* Is an object of plan `actual` assignable to `declared`? Types are few, references many: one
  * class check per (record type, slot class) pair, remembered in a small cache. */
 typedef struct fit_cache {
+    uint64_t filled; /* bit h: entry h holds a pair (so a new cache needs one store, not a memset) */
     const rt_class_plan *actual[64];
     MonoClass *declared[64];
     int fits[64];
@@ -351,9 +352,10 @@ typedef struct fit_cache {
 static int fits(fit_cache *c, const rt_class_plan *actual, MonoClass *declared)
 {
     size_t h = (((uintptr_t)actual >> 4) ^ ((uintptr_t)declared >> 4)) & 63;
-    if (c->actual[h] == actual && c->declared[h] == declared)
+    if ((c->filled >> h & 1) && c->actual[h] == actual && c->declared[h] == declared)
         return c->fits[h];
     int ok = mono_class_is_assignable_from(declared, actual->klass);
+    c->filled |= (uint64_t)1 << h;
     c->actual[h] = actual;
     c->declared[h] = declared;
     c->fits[h] = ok;
@@ -714,16 +716,12 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     const rt_class_plan *small_allowed[SMALL_TYPES], *small_plans[SMALL_TYPES], *small_record_plans[SMALL_RECORDS];
     sd_type small_types[SMALL_TYPES];
     fit_cache cache_storage;
-    memset(&cache_storage, 0, sizeof cache_storage);
+    cache_storage.filled = 0;
     fit_cache *cache = &cache_storage;
     allowed r = {small_allowed, 0, SMALL_TYPES, 1};
-    int small = h.type_count <= SMALL_TYPES;
+    int small = h.type_count <= SMALL_TYPES; /* each entry is written before it is read */
     const rt_class_plan **plans = small ? small_plans : calloc(h.type_count, sizeof *plans);
     sd_type *types = small ? small_types : calloc(h.type_count, sizeof *types);
-    if (small) {
-        memset(small_plans, 0, sizeof small_plans);
-        memset(small_types, 0, sizeof small_types);
-    }
     uint32_t items_pin = 0, used = 0;
     holder held = {0};
     MonoArray *items = NULL; /* the elements of the collections, by record */
