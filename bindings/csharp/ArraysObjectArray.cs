@@ -560,11 +560,9 @@ namespace System.MP.Arrays
             Accept(r, h);
         }
 
-        bool IsHere(Record<TIndex> r)
-        {
-            Record<TIndex> x;
-            return local.TryGetValue(r.Index, out x) && x == r;
-        }
+        /// <summary>Is r still this rank's (not moved or deleted since)? Attach and Detach keep
+        /// the element's back reference in step with the local table.</summary>
+        static bool IsHere(Record<TIndex> r) => r.Element != null && r.Element.record == r;
 
         /// <summary>Delivers h if it is the next from its sender, then any held successors; keeps it otherwise.</summary>
         void Accept(Record<TIndex> r, Header<TIndex> h)
@@ -588,7 +586,8 @@ namespace System.MP.Arrays
                 Invoke(r, h);
                 SortedDictionary<long, Header<TIndex>> waiting;
                 Header<TIndex> following;
-                if (!IsHere(r) || !r.OutOfOrder.TryGetValue(h.Sender, out waiting) || !waiting.TryGetValue(h.Seq + 1, out following)) return;
+                if (r.OutOfOrder.Count == 0 || !IsHere(r) || !r.OutOfOrder.TryGetValue(h.Sender, out waiting)
+                    || !waiting.TryGetValue(h.Seq + 1, out following)) return;
                 waiting.Remove(h.Seq + 1);
                 if (waiting.Count == 0) r.OutOfOrder.Remove(h.Sender);
                 h = following;
