@@ -79,6 +79,20 @@ namespace System.MP.Arrays
             return true;
         }
 
+        static readonly System.Collections.Concurrent.ConcurrentDictionary<Type, bool> accepted =
+            new System.Collections.Concurrent.ConcurrentDictionary<Type, bool>();
+        static readonly Func<object, object> memberwiseClone = (Func<object, object>)Delegate.CreateDelegate(
+            typeof(Func<object, object>), typeof(object).GetMethod("MemberwiseClone", BindingFlags.Instance | BindingFlags.NonPublic));
+
+        /// <summary>A copy of message made without the serializer when it holds no references
+        /// (a shallow copy is then a whole one); null when it needs the serializer.</summary>
+        internal static object PlainCopy(object message)
+        {
+            Type t = message.GetType();
+            if (!accepted.GetOrAdd(t, Accepts)) return null;
+            return t.IsArray ? ((Array)message).Clone() : memberwiseClone(message);
+        }
+
         static bool Plain(Type t)
         {
             if (t.IsPrimitive || t.IsEnum) return t != typeof(IntPtr) && t != typeof(UIntPtr);
@@ -233,8 +247,13 @@ namespace System.MP.Arrays
             if (immutable || e.Message == null || e.ZeroCopy) return m;
             var copy = new Envelope<TIndex, TMessage> { Index = e.Index, Sender = e.Sender, Seq = e.Seq, Origin = e.Origin,
                                                        Hops = e.Hops, Entry = e.Entry };
-            byte[] bytes = Serializer.Serialize(e.Message);
-            copy.Message = Serializer.Deserialize<TMessage>(bytes, 0, bytes.Length);
+            object plain = ZeroCopyRules.PlainCopy(e.Message);
+            if (plain != null) {
+                copy.Message = (TMessage)plain;
+            } else {
+                byte[] bytes = Serializer.Serialize(e.Message);
+                copy.Message = Serializer.Deserialize<TMessage>(bytes, 0, bytes.Length);
+            }
             return copy;
         }
 

@@ -484,6 +484,21 @@ static class ArraysTest
         Check.Equal((long)n * size * (lengths.Length + passedOn), Sum(got), "every array arrived once (the passed-on ones too)");
         Check.Equal(0L, Sum(bad), "every array arrived intact");
         Check.Equal((long)size, Sum(pairsGot), "arrays of structs");
+        // Send copies during the call, for a local element too (plain messages by a shallow clone)
+        foreach (Taker t in a.LocalElements) { t.Got = 0; t.Points = 0; }
+        Taker here = a.LocalElements.FirstOrDefault(t => t.Index % 3 != 2);   // 51 % 3 == 0: it would pass a copy on
+        if (here != null) {
+            // TakePoint first: Take moves the element, and `here` keeps the values it had then
+            var point = new Point { X = here.Index, Y = -here.Index * 0.5 };
+            a.Send(here.Index, nameof(Taker.TakePoint), point);
+            point.X = -7;
+            double[] mine = Taker.Make(50);
+            a.Send(here.Index, nameof(Taker.Take), mine);
+            for (int i = 0; i < mine.Length; i++) mine[i] = -1;
+        }
+        s.Run();
+        if (here != null)
+            Check.True(here.Got == 1 && here.Points == 1 && here.Bad == 0, $"a local Send delivers the values of the call, not later changes (got {here.Got}, {here.Points}, bad {here.Bad})");
         Check.Throws<ArgumentException>(() => a.SendZeroCopy(0, nameof(Taker.Take), new[] { "text" }), "strings cannot travel without a copy");
         Check.Throws<ArgumentException>(() => a.SendZeroCopy(0, nameof(Taker.Take), new int[3]), "an int[] for an entry that takes double[]");
         Check.Throws<ArgumentNullException>(() => a.SendZeroCopy(0, nameof(Taker.Take), null), "a null array");
