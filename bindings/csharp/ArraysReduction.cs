@@ -1,6 +1,7 @@
 // System.MP.Arrays — reductions over the elements of an array: a handle per kind of reduction,
 // defined collectively, whose results reach every rank in reduction-number order.
 using System.Collections.Generic;
+using System.Linq.Expressions;
 using System.Threading.Tasks;
 
 namespace System.MP.Arrays
@@ -83,83 +84,33 @@ namespace System.MP.Arrays
         }
     }
 
-    /// <summary>The built-in operators on the primitive types, as combine functions.</summary>
+    /// <summary>The built-in operators on the primitive types, as combine functions: one
+    /// expression per (operator, type), compiled once when the reduction is defined.</summary>
     internal static class BuiltinCombine<T>
     {
         internal static Func<T, T, T> Of(Op op)
         {
             if (op == null) throw new ArgumentNullException(nameof(op));
-            object f = null;
-            int code = op.Code;
             Type t = typeof(T);
-            if (t == typeof(int)) f = Int(code);
-            else if (t == typeof(long)) f = Long(code);
-            else if (t == typeof(double)) f = Double(code);
-            else if (t == typeof(float)) f = Float(code);
-            else if (t == typeof(bool)) f = Bool(code);
-            if (f == null)
+            bool integer = t == typeof(int) || t == typeof(long), number = integer || t == typeof(float) || t == typeof(double);
+            ParameterExpression a = Expression.Parameter(t, "a"), b = Expression.Parameter(t, "b");
+            int code = op.Code;
+            Expression body =
+                !number && t != typeof(bool) ? null
+                : code == Op.Sum.Code && number ? Expression.Add(a, b)
+                : code == Op.Prod.Code && number ? Expression.Multiply(a, b)
+                : (code == Op.Min.Code || code == Op.Max.Code) && number
+                    ? Expression.Call(typeof(Math).GetMethod(code == Op.Min.Code ? "Min" : "Max", new[] { t, t }), a, b)
+                : code == Op.LAnd.Code && t == typeof(bool) ? Expression.AndAlso(a, b)
+                : code == Op.LOr.Code && t == typeof(bool) ? Expression.OrElse(a, b)
+                : code == Op.BAnd.Code && integer ? Expression.And(a, b)
+                : code == Op.BOr.Code && integer ? Expression.Or(a, b)
+                : code == Op.BXor.Code && integer ? (Expression)Expression.ExclusiveOr(a, b)
+                : null;
+            if (body == null)
                 throw new ArgumentException($"System.MP.Arrays: a built-in Op reduction over {t} is not available here " +
                                             "(int, long, float, double with Sum/Prod/Min/Max; int and long with BAnd/BOr/BXor; bool with LAnd/LOr); pass a Func<T,T,T>", nameof(op));
-            return (Func<T, T, T>)f;
-        }
-
-        static Func<int, int, int> Int(int code)
-        {
-            switch (code) {
-            case 0: return (a, b) => a + b;
-            case 1: return (a, b) => a * b;
-            case 2: return Math.Min;
-            case 3: return Math.Max;
-            case 6: return (a, b) => a & b;
-            case 7: return (a, b) => a | b;
-            case 8: return (a, b) => a ^ b;
-            default: return null;
-            }
-        }
-
-        static Func<long, long, long> Long(int code)
-        {
-            switch (code) {
-            case 0: return (a, b) => a + b;
-            case 1: return (a, b) => a * b;
-            case 2: return Math.Min;
-            case 3: return Math.Max;
-            case 6: return (a, b) => a & b;
-            case 7: return (a, b) => a | b;
-            case 8: return (a, b) => a ^ b;
-            default: return null;
-            }
-        }
-
-        static Func<double, double, double> Double(int code)
-        {
-            switch (code) {
-            case 0: return (a, b) => a + b;
-            case 1: return (a, b) => a * b;
-            case 2: return Math.Min;
-            case 3: return Math.Max;
-            default: return null;
-            }
-        }
-
-        static Func<float, float, float> Float(int code)
-        {
-            switch (code) {
-            case 0: return (a, b) => a + b;
-            case 1: return (a, b) => a * b;
-            case 2: return Math.Min;
-            case 3: return Math.Max;
-            default: return null;
-            }
-        }
-
-        static Func<bool, bool, bool> Bool(int code)
-        {
-            switch (code) {
-            case 4: return (a, b) => a && b;
-            case 5: return (a, b) => a || b;
-            default: return null;
-            }
+            return Expression.Lambda<Func<T, T, T>>(body, a, b).Compile();
         }
     }
 }

@@ -126,8 +126,10 @@ public class Adder : Element<int>
 /// <summary>Elements all on one rank: the others must still take part in reductions.</summary>
 public class Lonely : Element<int>
 {
-    public static Reduction<int> Count;
+    public static Reduction<int> Count, Largest;
+    public static Reduction<bool> All;
     [EntryMethod] public void Start(int times) { for (int i = 0; i < times; i++) Contribute(Count, 1); }
+    [EntryMethod] public void Big() { Contribute(Largest, Index); Contribute(All, Index >= 0); }
 }
 
 /// <summary>Inserts a new element and sends to old and new indices while everyone moves.</summary>
@@ -429,6 +431,15 @@ static class ArraysTest
         if (rank == 0) for (int i = 0; i < 3; i++) lonely.Send(i, nameof(Lonely.Start), 4);
         s.Run();
         Check.True(counted.SequenceEqual(new[] { 3, 3, 3, 3 }), $"4 reductions over elements on one rank reach every rank: {string.Join(",", counted)}");
+        // other built-in operators, and the ones a type does not have
+        Lonely.Largest = lonely.DefineReduction<int>(Op.Max);
+        Lonely.All = lonely.DefineReduction<bool>(Op.LAnd);
+        if (rank == 0) for (int i = 0; i < 3; i++) lonely.Send(i, nameof(Lonely.Big));
+        s.Run();
+        Check.True(Lonely.Largest.Result(4).IsCompleted && Lonely.Largest.Result(4).Result == 2, "Op.Max over int");
+        Check.True(Lonely.All.Result(5).IsCompleted && Lonely.All.Result(5).Result, "Op.LAnd over bool");
+        Check.Throws<ArgumentException>(() => lonely.DefineReduction<double>(Op.BXor), "Op.BXor over double is refused");
+        Check.Throws<ArgumentException>(() => lonely.DefineReduction<bool>(Op.Sum), "Op.Sum over bool is refused");
     }
 
     /// <summary>Elements insert new elements on other ranks and send to indices that do not exist
