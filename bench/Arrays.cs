@@ -241,6 +241,22 @@ static class ArraysBench
 
     static void Counted(Scheduler s, long before) => lastMessages = world.Allreduce(s.MessagesSent - before, Op.Sum);
 
+    /// <summary>The plain System.MP reference: n round trips of graph between ranks 0 and 1
+    /// by OSend/ORecv; agreed seconds, and the graph as it last arrived.</summary>
+    static double OSendPingPong<T>(T graph, int n, out T last)
+    {
+        world.Barrier();
+        long t0 = Stopwatch.GetTimestamp();
+        T q = graph;
+        for (int i = 0; i < n; i++) {
+            if (rank == 0) { world.OSend(q, 1, 0); q = world.ORecv<T>(1, 0); }
+            else { q = world.ORecv<T>(0, 0); world.OSend(q, 0, 0); }
+        }
+        long t1 = Stopwatch.GetTimestamp();
+        last = q;
+        return Agree(world, Seconds(t0, t1));
+    }
+
     /// <summary>Rank 0's value on every rank of c (so every rank takes the same decisions).</summary>
     static double Agree(Intracomm c, double seconds) => c.Allreduce(c.Rank == 0 ? seconds : 0.0, Op.Max);
 
@@ -307,16 +323,10 @@ static class ArraysBench
             Func<int, double> measure;
             if (s == null) {
                 measure = n => {
-                    world.Barrier();
-                    long t0 = Stopwatch.GetTimestamp();
-                    Payload q = p;
-                    for (int i = 0; i < n; i++) {
-                        if (rank == 0) { world.OSend(q, 1, 0); q = world.ORecv<Payload>(1, 0); }
-                        else { q = world.ORecv<Payload>(0, 0); world.OSend(q, 0, 0); }
-                    }
-                    long t1 = Stopwatch.GetTimestamp();
+                    Payload q;
+                    double seconds = OSendPingPong(p, n, out q);
                     q.Check(bytes);
-                    return Agree(world, Seconds(t0, t1));
+                    return seconds;
                 };
             } else {
                 measure = n => {
@@ -589,16 +599,10 @@ static class ArraysBench
                 };
             } else {
                 measure = n => {
-                    world.Barrier();
-                    long t0 = Stopwatch.GetTimestamp();
-                    StateMsg q = state;
-                    for (int i = 0; i < n; i++) {
-                        if (rank == 0) { world.OSend(q, 1, 0); q = world.ORecv<StateMsg>(1, 0); }
-                        else { q = world.ORecv<StateMsg>(0, 0); world.OSend(q, 0, 0); }
-                    }
-                    long t1 = Stopwatch.GetTimestamp();
+                    StateMsg q;
+                    double seconds = OSendPingPong(state, n, out q);
                     if (q.State.Length != doubles) throw new Exception("the state arrived wrong");
-                    return Agree(world, Seconds(t0, t1));
+                    return seconds;
                 };
             }
             Measure(name, 8L * doubles, measure, target, 20000, reps, 2, 8.0 * doubles / 1024);
