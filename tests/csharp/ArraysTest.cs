@@ -17,6 +17,24 @@ public class Note
 {
     public int From, Serial;
     [Transportable] public string Text;
+
+    /// <summary>The next note from `from` to `to`, numbered per target in sentTo.</summary>
+    public static Note Next(Dictionary<int, int> sentTo, int from, int to)
+    {
+        int serial;
+        sentTo.TryGetValue(to, out serial);
+        sentTo[to] = ++serial;
+        return new Note { From = from, Serial = serial, Text = "n" + serial };
+    }
+
+    /// <summary>Is n the next note from its sender (by lastSerial), intact? Records it.</summary>
+    public static bool InOrder(Dictionary<int, int> lastSerial, Note n)
+    {
+        int last;
+        lastSerial.TryGetValue(n.From, out last);
+        lastSerial[n.From] = n.Serial;
+        return n.Serial == last + 1 && n.Text == "n" + n.Serial;
+    }
 }
 
 /// <summary>Counts what it gets, checks the order per sender, and moves after every message.</summary>
@@ -42,10 +60,8 @@ public class Walker : Element<int>
     public void Go(int count)
     {
         for (int j = 1; j <= count; j++) {
-            int to = (Index * 7 + j * 13) % N, serial;
-            SentTo.TryGetValue(to, out serial);
-            SentTo[to] = ++serial;
-            Send(to, nameof(Take), new Note { From = Index, Serial = serial, Text = "n" + serial });
+            int to = (Index * 7 + j * 13) % N;
+            Send(to, nameof(Take), Note.Next(SentTo, Index, to));
         }
         Wanderer(1);
     }
@@ -53,10 +69,7 @@ public class Walker : Element<int>
     [EntryMethod]
     public void Take(Note n)
     {
-        int last;
-        LastSerial.TryGetValue(n.From, out last);
-        if (n.Serial != last + 1 || n.Text != "n" + n.Serial) OutOfOrder++;
-        LastSerial[n.From] = n.Serial;
+        if (!Note.InOrder(LastSerial, n)) OutOfOrder++;
         Received++;
         Wanderer(2);
     }
@@ -150,10 +163,8 @@ public class Churner : Element<int>
     {
         Insert(N + Index, new Churner(), (Rank + 1) % Size);
         for (int j = 1; j <= K; j++) {
-            int to = Target(Index, j), serial;
-            SentTo.TryGetValue(to, out serial);
-            SentTo[to] = ++serial;
-            Send(to, nameof(Take), new Note { From = Index, Serial = serial, Text = "n" + serial });
+            int to = Target(Index, j);
+            Send(to, nameof(Take), Note.Next(SentTo, Index, to));
         }
         Move(1);
     }
@@ -161,10 +172,7 @@ public class Churner : Element<int>
     [EntryMethod]
     public void Take(Note n)
     {
-        int last;
-        LastSerial.TryGetValue(n.From, out last);
-        if (n.Serial != last + 1) Disorder++;
-        LastSerial[n.From] = n.Serial;
+        if (!Note.InOrder(LastSerial, n)) Disorder++;
         Received++;
         Delivered++;
         Move(2);
