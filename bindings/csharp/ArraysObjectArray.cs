@@ -67,8 +67,9 @@ namespace System.MP.Arrays
         readonly List<long> deltaAt = new List<long>(), delta = new List<long>();
         readonly long[] childReported, childStarted;   // per child: partials received (in order), highest number announced
 
-        ObjectArray(Scheduler scheduler, int count)
+        ObjectArray(Scheduler scheduler, int count, int id)
         {
+            this.id = id;
             s = scheduler;
             rank = s.Rank;
             size = s.Size;
@@ -84,10 +85,7 @@ namespace System.MP.Arrays
             held = new Dictionary<TIndex, List<Header<TIndex>>>(eq);
             rankSendSeq = new Dictionary<TIndex, long>(eq);
             initialCount = count;
-            id = -1;
         }
-
-        ObjectArray(ObjectArray<TIndex, TElement> unplaced, int id) : this(unplaced.s, (int)unplaced.initialCount) { this.id = id; }
 
         // ---------------------------------------------------------------- creation
 
@@ -124,7 +122,9 @@ namespace System.MP.Arrays
 
             // everything that can fail happens before the ranks agree, so all throw or none does
             var list = new List<TIndex>(indices);
-            var unplaced = new ObjectArray<TIndex, TElement>(s, list.Count);
+            // registered with the scheduler only once every rank agrees (nothing else can take
+            // the id meanwhile: creation is collective and outside Run)
+            var a = new ObjectArray<TIndex, TElement>(s, list.Count, s.NextArrayId());
             var made = new List<Record<TIndex>>();
             string error = null;
             long hash = list.Count;
@@ -139,8 +139,8 @@ namespace System.MP.Arrays
                     if (r < 0 || r >= s.Size)
                         throw new ArgumentException($"System.MP.Arrays: index {index} is placed on rank {r}, outside 0..{s.Size - 1}");
                     hash = hash * 1000003 + IndexRules<TIndex>.StableHash(index) * 31 + r;
-                    unplaced.cache[index] = new Location(r, 1);
-                    if (unplaced.HomeOf(index) == s.Rank) unplaced.homeTable[index] = new Location(r, 1);
+                    a.cache[index] = new Location(r, 1);
+                    if (a.HomeOf(index) == s.Rank) a.homeTable[index] = new Location(r, 1);
                     if (r != s.Rank) continue;
                     TElement e = make(index);
                     if (e == null) throw new ArgumentException($"System.MP.Arrays: make returned null for index {index}");
@@ -160,11 +160,8 @@ namespace System.MP.Arrays
             if (low[1] != high[1])
                 throw new ArgumentException("System.MP.Arrays: the ranks gave different index lists or placements (every rank passes the same)");
 
-            var a = new ObjectArray<TIndex, TElement>(unplaced, s.Add(null));
-            foreach (var kv in unplaced.cache) a.cache[kv.Key] = kv.Value;
-            foreach (var kv in unplaced.homeTable) a.homeTable[kv.Key] = kv.Value;
             foreach (Record<TIndex> r in made) a.Attach(r);
-            s.Replace(a.id, a);
+            s.Add(a);
             return a;
         }
 

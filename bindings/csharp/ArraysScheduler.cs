@@ -94,16 +94,16 @@ namespace System.MP.Arrays
             if (running) throw new InvalidOperationException($"System.MP.Arrays: {what} is collective: call it outside Run, on every rank");
         }
 
-        internal int Add(IScheduledArray array)
+        /// <summary>The id the next array created will have (its place in the tags).</summary>
+        internal int NextArrayId()
         {
             int id = arrays.Count;
             if (id >= (MP.TagUpperBound >> Tags.ArrayShift))
                 throw new InvalidOperationException($"System.MP.Arrays: at most {MP.TagUpperBound >> Tags.ArrayShift} arrays per scheduler (MPI's tag range)");
-            arrays.Add(array);
             return id;
         }
 
-        internal void Replace(int id, IScheduledArray array) => arrays[id] = array;
+        internal void Add(IScheduledArray array) => arrays.Add(array);
 
         /// <summary>Sends graph to rank dest with tag; serialized now, so it may change at once.</summary>
         internal void Post(int dest, int tag, object graph)
