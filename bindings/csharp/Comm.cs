@@ -213,13 +213,10 @@ namespace System.MP
         }
 
         /// <summary>The status of a matching waiting message, or null when there is none.</summary>
-        [MethodImpl(MethodImplOptions.NoInlining)]
         public Status Iprobe(int source, int tag)
         {
             var st = new StatusData();
-            int found;
-            Errors.Check(MPDirect.Iprobe(handle, peers, source, tag, ref st, out found));
-            return found != 0 ? Status.Of(ref st) : null;
+            return Iprobe(source, tag, ref st) ? Status.Of(ref st) : null;
         }
 
         /// <summary>Iprobe without a Status object: for loops that poll (System.MP.Arrays).</summary>
