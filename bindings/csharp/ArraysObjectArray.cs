@@ -50,6 +50,7 @@ namespace System.MP.Arrays
         readonly Dictionary<TIndex, LocationNote<TIndex>> tombstones;
         readonly Dictionary<TIndex, List<Header<TIndex>>> held;
         readonly Dictionary<TIndex, long> rankSendSeq;
+        readonly long[] wireOut = new long[Wire.Longs], wireIn = new long[Wire.Longs];   // headers (Wire), copied at each call
         long inserted, heldCount, forwarded;
 
         // broadcasts: numbered at rank 0, logged until quiescence for elements that arrive late
@@ -408,11 +409,18 @@ namespace System.MP.Arrays
             internal DeleteMarker() { Number = EntryTable<TIndex, TElement>.All.Length; Name = "(delete)"; }
             internal override Header<TIndex> Make(object message) => new Envelope<TIndex, NoMessage> { Entry = Number };
             internal override object MessageOf(Header<TIndex> m) => null;
-            internal override Header<TIndex> Receive(Comm comm, int source, int tag)
+            internal override object Graph(Header<TIndex> m) => IndexCodec<TIndex>.Fits ? null : new Keyed<TIndex, NoMessage> { Index = m.Index };
+            internal override Header<TIndex> Receive(long[] header)
             {
-                var m = comm.ORecv<Envelope<TIndex, NoMessage>>(source, tag);
-                if (m == null) throw new MPSerializationException("System.MP.Arrays: a null delete message");
-                m.Entry = Number;
+                var m = new Envelope<TIndex, NoMessage> { Entry = Number };
+                if (!IndexCodec<TIndex>.Fits) {
+                    var k = (Keyed<TIndex, NoMessage>)Comm.ReadIncomingAfter(header, typeof(Keyed<TIndex, NoMessage>));
+                    if (k == null) throw new MPSerializationException("System.MP.Arrays: a delete message without an index");
+                    m.Index = k.Index;
+                } else if (Comm.ReadIncomingAfter(header, typeof(NoMessage)) != null) {
+                    throw new MPSerializationException("System.MP.Arrays: a delete message with a message");
+                }
+                Wire.Read(header, m);
                 return m;
             }
             internal override Header<TIndex> Copy(Header<TIndex> m) => m;
@@ -482,7 +490,8 @@ namespace System.MP.Arrays
                 return;
             }
             if (!h.ZeroCopy) {
-                s.Post(dest, Tags.Of(id, Tags.Entries + h.Entry), h);
+                Wire.Write(wireOut, h);
+                s.Post(dest, Tags.Of(id, Tags.Entries + h.Entry), wireOut, EntryNumbered(h.Entry).Graph(h));
                 return;
             }
             object message = EntryNumbered(h.Entry).MessageOf(h);
@@ -496,9 +505,9 @@ namespace System.MP.Arrays
         /// <summary>A zero-copy message: its envelope, then the data received straight into a new
         /// array or object of the entry's parameter type (OPI refuses a message that is not a
         /// whole number of its elements).</summary>
-        void ReceiveZeroCopy(Comm c, int source, int tag)
+        void ReceiveZeroCopy(Comm c, int source, int tag, int bytes)
         {
-            var note = c.ORecv<ZeroCopyNote<TIndex>>(source, tag);
+            var note = Comm.ReadIncoming<ZeroCopyNote<TIndex>>(bytes);
             int dataTag = Tags.Of(id, Tags.ZeroCopyData) | (tag & (1 << Tags.KindBits));   // the sender's phase
             Status data = c.Probe(source, dataTag);   // sent right after its envelope
             Type type = note != null && note.Entry >= 0 && note.Entry < entries.Length ? entries[note.Entry].MessageType : null;
@@ -1054,25 +1063,22 @@ namespace System.MP.Arrays
             Comm c = s.Comm;
             if (kind >= Tags.Entries) {
                 int number = kind - Tags.Entries;
-                if (number > entries.Length) {
-                    c.Recv(new byte[bytes], source, tag);
+                if (number > entries.Length)
                     throw new MPSerializationException($"System.MP.Arrays: a message from rank {source} for entry method {number}, which {typeof(TElement)} does not have");
-                }
-                Header<TIndex> h = EntryNumbered(number).Receive(c, source, tag);
+                Header<TIndex> h = EntryNumbered(number).Receive(wireIn);
                 if (h.Index == null) throw new MPSerializationException($"System.MP.Arrays: a message from rank {source} without an index");
-                if (h.Hops < 0) h.Hops = 0;
                 Arrive(h);
                 return;
             }
             switch (kind) {
             case Tags.ZeroCopy:
-                ReceiveZeroCopy(c, source, tag);
+                ReceiveZeroCopy(c, source, tag, bytes);
                 return;
             case Tags.Migrate:
-                Arrived(c.ORecv<Passport<TIndex, TElement>>(source, tag), source);
+                Arrived(Comm.ReadIncoming<Passport<TIndex, TElement>>(bytes), source);
                 return;
             case Tags.Location: {
-                LocationNote<TIndex> note = Note(c, source, tag);
+                LocationNote<TIndex> note = Note(source, bytes);
                 Location old;
                 if (note.Rank >= 0 && note.Rank < size && (!cache.TryGetValue(note.Index, out old) || old.Epoch < note.Epoch))
                     cache[note.Index] = new Location(note.Rank, note.Epoch);
@@ -1080,20 +1086,20 @@ namespace System.MP.Arrays
                 return;
             }
             case Tags.Register: {
-                LocationNote<TIndex> note = Note(c, source, tag);
+                LocationNote<TIndex> note = Note(source, bytes);
                 note.Rank = source;
                 if (HomeOf(note.Index) != rank) throw new MPSerializationException($"System.MP.Arrays: rank {source} registered index {note.Index} at rank {rank}, which is not its home");
                 Register(note);
                 return;
             }
             case Tags.Registered:
-                Registered(Note(c, source, tag));
+                Registered(Note(source, bytes));
                 return;
             case Tags.Duplicate:
-                Duplicate(Note(c, source, tag));
+                Duplicate(Note(source, bytes));
                 return;
             case Tags.Tombstone: {
-                LocationNote<TIndex> note = Note(c, source, tag);
+                LocationNote<TIndex> note = Note(source, bytes);
                 if (HomeOf(note.Index) != rank || (note.SeqSenders?.Length ?? 0) != (note.SeqNext?.Length ?? 0))
                     throw new MPSerializationException($"System.MP.Arrays: a malformed deletion of index {note.Index} from rank {source}");
                 Bury(note);
@@ -1101,7 +1107,7 @@ namespace System.MP.Arrays
             }
             case Tags.BroadcastRequest:
             case Tags.Broadcast: {
-                var note = c.ORecv<BroadcastNote>(source, tag);
+                var note = Comm.ReadIncoming<BroadcastNote>(bytes);
                 if (note == null || note.Entry < 0 || note.Entry >= entries.Length)
                     throw new MPSerializationException($"System.MP.Arrays: a malformed broadcast from rank {source}");
                 if (kind == Tags.BroadcastRequest) {
@@ -1114,7 +1120,7 @@ namespace System.MP.Arrays
                 return;
             }
             case Tags.ReductionStarted: {
-                var note = c.ORecv<ReductionNote>(source, tag);
+                var note = Comm.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
                 if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a reduction start from rank {source}, not from this rank's parent");
                 if (note.Number > known) known = note.Number;
@@ -1123,7 +1129,7 @@ namespace System.MP.Arrays
             }
             case Tags.ReductionPartial:
             case Tags.ReductionLate: {
-                var note = c.ORecv<ReductionNote>(source, tag);
+                var note = Comm.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
                 if (kind == Tags.ReductionLate) {
                     if (rank != 0) throw new MPSerializationException($"System.MP.Arrays: a late contribution from rank {source} reached rank {rank}");
@@ -1143,21 +1149,20 @@ namespace System.MP.Arrays
                 return;
             }
             case Tags.ReductionResult: {
-                var note = c.ORecv<ReductionNote>(source, tag);
+                var note = Comm.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
                 if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a reduction result from rank {source}, not from this rank's parent");
                 Result(note);
                 return;
             }
             default:
-                c.Recv(new byte[bytes], source, tag);
                 throw new MPSerializationException($"System.MP.Arrays: a message of unknown kind {kind} from rank {source}");
             }
         }
 
-        LocationNote<TIndex> Note(Comm c, int source, int tag)
+        LocationNote<TIndex> Note(int source, int bytes)
         {
-            var note = c.ORecv<LocationNote<TIndex>>(source, tag);
+            var note = Comm.ReadIncoming<LocationNote<TIndex>>(bytes);
             if (note == null || note.Index == null)
                 throw new MPSerializationException($"System.MP.Arrays: a malformed location message from rank {source}");
             return note;

@@ -106,9 +106,13 @@ namespace System.MP.Arrays
         internal void Add(IScheduledArray array) => arrays.Add(array);
 
         /// <summary>Sends graph to rank dest with tag; serialized now, so it may change at once.</summary>
-        internal void Post(int dest, int tag, object graph)
+        internal void Post(int dest, int tag, object graph) => Post(dest, tag, null, graph);
+
+        /// <summary>Sends header's longs, then graph (Wire); both copied now. Never waits: a send
+        /// that does not finish at once runs on in the core, which frees its bytes.</summary>
+        internal void Post(int dest, int tag, long[] header, object graph)
         {
-            Keep(Comm.OIsend(graph, dest, TagFor(tag)));
+            Comm.Post(header, graph, dest, TagFor(tag));
             sent++;
         }
 
@@ -206,6 +210,7 @@ namespace System.MP.Arrays
                 }
                 foreach (IScheduledArray a in arrays) a.Quiesced();
             } finally {
+                System.MP.Comm.ReleaseIncoming();   // the last message taken
                 running = false;
                 phase++;
             }
@@ -225,24 +230,31 @@ namespace System.MP.Arrays
             }
         }
 
-        /// <summary>Receives what has arrived (at most 64 messages, so local work is not starved).</summary>
+        /// <summary>Receives what has arrived (at most 64 messages, so local work is not starved),
+        /// each taken whole (Comm.Take) before its array reads it.</summary>
         int Poll()
         {
             int got = 0;
             var st = new StatusData();
-            while (got < 64 && Comm.Iprobe(MP.AnySource, MP.AnyTag, ref st)) {
-                if (((st.Tag >> Tags.KindBits) & 1) != (phase & 1) && wave != null) {
-                    peerAhead = true;   // left queued for the next Run
-                    break;
+            while (got < 64) {
+                // a message of the next phase can come only while a wave runs (Run): only then is
+                // its tag looked at before it is taken, so that it can be left queued
+                if (wave == null) {
+                    if (!Comm.Take(MP.AnySource, MP.AnyTag, ref st)) break;
+                } else {
+                    if (!Comm.Iprobe(MP.AnySource, MP.AnyTag, ref st)) break;
+                    if (((st.Tag >> Tags.KindBits) & 1) != (phase & 1)) {
+                        peerAhead = true;
+                        break;
+                    }
+                    Comm.Take(st.Source, st.Tag, ref st);
                 }
                 got++;
                 received++;
                 int array = st.Tag >> Tags.ArrayShift, kind = st.Tag & ((1 << Tags.KindBits) - 1);
                 try {
-                    if (array >= arrays.Count) {
-                        Comm.Recv(new byte[st.Count], st.Source, st.Tag);
+                    if (array >= arrays.Count)
                         throw new MPSerializationException($"System.MP.Arrays: a message from rank {st.Source} for array {array}, which does not exist (tag {st.Tag})");
-                    }
                     arrays[array].Dispatch(st.Source, kind, st.Tag, st.Count);
                 } catch (Exception e) {
                     Fault(e);
@@ -283,6 +295,8 @@ namespace System.MP.Arrays
     /// <summary>What the scheduler needs of an array.</summary>
     internal interface IScheduledArray
     {
+        /// <summary>Handles a message of kind from source, already taken (Comm.Take): its bytes
+        /// are in the thread's incoming buffer until the next take.</summary>
         void Dispatch(int source, int kind, int tag, int bytes);
         void Quiesced();
     }

@@ -256,9 +256,9 @@ namespace System.MP
             var sizes = new long[Size];
             try {
                 Scatter(array, root, sizes);
-                return (T[])ReadPiece(0, sizes[0], typeof(T[]));
+                return (T[])ReadIncoming(0, sizes[0], typeof(T[]));
             } finally {
-                ReleasePieces();
+                ReleaseIncoming();
             }
         }
 
@@ -270,7 +270,7 @@ namespace System.MP
             try {
                 return GatherPieces(piece, root, false, sizes) ? Join<T>(sizes) : null;
             } finally {
-                ReleasePieces();
+                ReleaseIncoming();
             }
         }
 
@@ -282,7 +282,7 @@ namespace System.MP
                 GatherPieces(piece, 0, true, sizes);
                 return Join<T>(sizes);
             } finally {
-                ReleasePieces();
+                ReleaseIncoming();
             }
         }
 
@@ -292,7 +292,7 @@ namespace System.MP
             long offset = 0;
             int total = 0;
             for (int r = 0; r < sizes.Length; r++) {
-                pieces[r] = (T[])ReadPiece(offset, sizes[r], typeof(T[]));
+                pieces[r] = (T[])ReadIncoming(offset, sizes[r], typeof(T[]));
                 offset += sizes[r];
                 total += pieces[r].Length;
             }
@@ -317,16 +317,7 @@ namespace System.MP
             return all || Rank == root;
         }
 
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        static void ReleasePieces() => MPDirect.SdRelease();
 
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        static object ReadPiece(long offset, long count, Type expected)
-        {
-            object result;
-            Errors.Check(MPDirect.SdReadIncoming(offset, count, expected, out result));
-            return result;
-        }
     }
 
     /// <summary>Per-thread one-element arrays for the single-value calls (no allocation per call).</summary>

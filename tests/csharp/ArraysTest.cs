@@ -237,6 +237,20 @@ public class Named : Element<string>
     [EntryMethod] public void Hello() { Got++; }
 }
 
+public enum Colour : byte { Red = 1, Green = 2, Blue = 3 }
+
+public class Tinted : Element<Colour>
+{
+    public int Got;
+    [EntryMethod] public void Paint(int colour) { if ((int)Index == colour) Got++; }
+}
+
+public class Wide : Element<long>
+{
+    public int Got;
+    [EntryMethod] public void Hello(long index) { if (index == Index) Got++; }
+}
+
 public class Twice : Element<int>
 {
     [EntryMethod] public void A() { }
@@ -546,6 +560,24 @@ static class ArraysTest
         got = 0;
         foreach (Named e in named.LocalElements) got += e.Got;
         Check.Equal((long)(names.Length + 1) * size, Sum(got), "string indices, inserted ones included");
+        named.Delete("zeta-" + ((rank + 1) % size));
+        s.Run();
+        Check.Equal((long)names.Length, Sum(named.LocalElements.Count()), "string indices: deleted from another rank");
+
+        // indices that travel in the message's header: an enum, and longs beyond int's range
+        var colours = ObjectArray<Colour, Tinted>.Create(s, new[] { Colour.Red, Colour.Green, Colour.Blue }, c => new Tinted());
+        colours.Send((Colour)(rank % 3 + 1), nameof(Tinted.Paint), (int)(rank % 3 + 1));
+        s.Run();
+        got = 0;
+        foreach (Tinted e in colours.LocalElements) got += e.Got;
+        Check.Equal((long)size, Sum(got), "enum indices: each message reached its colour");
+        var far = new[] { long.MinValue, -5000000000L, -1L, 0L, 5000000000L, long.MaxValue };
+        var wide = ObjectArray<long, Wide>.Create(s, far, x => new Wide());
+        foreach (long x in far) wide.Send(x, nameof(Wide.Hello), x);
+        s.Run();
+        got = 0;
+        foreach (Wide e in wide.LocalElements) got += e.Got;
+        Check.Equal((long)far.Length * size, Sum(got), "long indices beyond int's range: every message reached its element");
     }
 
     static void BadInput(Scheduler s)
@@ -609,6 +641,23 @@ static class ArraysTest
         sent.SetValue(s, (long)sent.GetValue(s) + 1);
         RunExpecting<MPSerializationException>(s, "garbage bytes as a zero-copy envelope");
         r3.Wait();
+        // a whole header (4 longs: sender, number, origin and hops, index) before bytes that are
+        // no graph; and a header before the null graph, for Go(int), which takes a value
+        var headerAndGarbage = new byte[32 + garbage.Length];
+        Buffer.BlockCopy(garbage, 0, headerAndGarbage, 32, garbage.Length);
+        Request r4 = comm.Isend(headerAndGarbage, to, tag(64 + entryTake));
+        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        RunExpecting<MPSerializationException>(s, "a header before garbage bytes for an entry method");
+        r4.Wait();
+        byte[] nullGraph = Serializer.Serialize(null);
+        var header = new long[] { -(rank + 1), 1, rank, to };
+        var headerAndNull = new byte[32 + nullGraph.Length];
+        Buffer.BlockCopy(header, 0, headerAndNull, 0, 32);
+        Buffer.BlockCopy(nullGraph, 0, headerAndNull, 32, nullGraph.Length);
+        Request r5 = comm.Isend(headerAndNull, to, tag(64 + 2));   // Go(int)
+        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        RunExpecting<MPSerializationException>(s, "no value for an entry method that takes an int");
+        r5.Wait();
         a.Send(to, nameof(Walker.Take), new Note { From = 1, Serial = 1, Text = "n1" });
         s.Run();
         Walker mine;
