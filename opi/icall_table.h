@@ -31,6 +31,8 @@
     X(SelfHandle, opi_self_handle, IC_I32, (void)) \
     X(TagUpperBound, opi_tag_upper_bound, IC_I32, (void)) \
     X(Wtime, opi_wtime, IC_F64, (void)) \
+    X(Ticks, opi_ticks, IC_I64, (void)) \
+    X(TickSeconds, opi_tick_seconds, IC_F64, (void)) \
     X(ProcessorName, opi_processor_name, IC_I32, (IC_OBJ)) \
     X(Abort, opi_abort, IC_I32, (IC_I32, IC_I32)) \
     X(Finalize, opi_finalize, IC_I32, (void)) \

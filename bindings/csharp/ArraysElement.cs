@@ -147,6 +147,13 @@ namespace System.MP.Arrays
     }
 
     /// <summary>The runtime's record of one element: what travels with it besides its fields.</summary>
+    /// <summary>A message number in a table, read and advanced with one lookup.</summary>
+    internal sealed class Seq
+    {
+        internal long Value;
+        internal Seq(long value) { Value = value; }
+    }
+
     internal sealed class Record<TIndex>
     {
         internal ElementArray<TIndex> Array;
@@ -160,10 +167,10 @@ namespace System.MP.Arrays
         internal bool Ready;             // false while its insertion is being registered
         internal int MoveTo = -1;
         internal bool Destroying;
-        internal readonly Dictionary<long, long> NextSeq = new Dictionary<long, long>();
+        internal readonly Dictionary<long, Seq> NextSeq = new Dictionary<long, Seq>();   // by sender: the number expected next
         internal readonly Dictionary<long, SortedDictionary<long, Header<TIndex>>> OutOfOrder =
             new Dictionary<long, SortedDictionary<long, Header<TIndex>>>();
-        internal readonly Dictionary<TIndex, long> SendSeq = new Dictionary<TIndex, long>();
+        internal readonly Dictionary<TIndex, Seq> SendSeq = new Dictionary<TIndex, Seq>();   // by target: the number sent last
         internal List<Header<TIndex>> Parked;   // messages that came before Ready
     }
 }

@@ -49,7 +49,7 @@ namespace System.MP.Arrays
         readonly Dictionary<TIndex, Location> cache, homeTable;
         readonly Dictionary<TIndex, LocationNote<TIndex>> tombstones;
         readonly Dictionary<TIndex, List<Header<TIndex>>> held;
-        readonly Dictionary<TIndex, long> rankSendSeq;
+        readonly Dictionary<TIndex, Seq> rankSendSeq;
         readonly long[] wireOut = new long[Wire.Longs], wireIn = new long[Wire.Longs];   // headers (Wire), copied at each call
         long inserted, heldCount, forwarded;
 
@@ -84,7 +84,7 @@ namespace System.MP.Arrays
             homeTable = new Dictionary<TIndex, Location>(eq);
             tombstones = new Dictionary<TIndex, LocationNote<TIndex>>(eq);
             held = new Dictionary<TIndex, List<Header<TIndex>>>(eq);
-            rankSendSeq = new Dictionary<TIndex, long>(eq);
+            rankSendSeq = new Dictionary<TIndex, Seq>(eq);
             initialCount = count;
         }
 
@@ -446,14 +446,14 @@ namespace System.MP.Arrays
             SendMessage(from, from == null ? rankSendSeq : from.SendSeq, to, e, boxed);
         }
 
-        void SendMessage(Record<TIndex> from, Dictionary<TIndex, long> seqs, TIndex to, Entry<TIndex, TElement> e, object message,
+        void SendMessage(Record<TIndex> from, Dictionary<TIndex, Seq> seqs, TIndex to, Entry<TIndex, TElement> e, object message,
                          bool zeroCopy = false)
         {
             s.CheckThread();
             if (to == null) throw new ArgumentNullException(nameof(to));
-            long seq;
-            seqs.TryGetValue(to, out seq);
-            seqs[to] = ++seq;
+            Seq last;
+            if (!seqs.TryGetValue(to, out last)) seqs[to] = last = new Seq(0);
+            long seq = ++last.Value;
             Header<TIndex> h = e.Make(message);
             h.Index = to;
             h.Sender = from == null ? -(rank + 1) : from.Uid;
@@ -573,8 +573,8 @@ namespace System.MP.Arrays
         /// <summary>Delivers h if it is the next from its sender, then any held successors; keeps it otherwise.</summary>
         void Accept(Record<TIndex> r, Header<TIndex> h)
         {
-            long next;
-            if (!r.NextSeq.TryGetValue(h.Sender, out next)) next = 1;
+            Seq expected;
+            long next = r.NextSeq.TryGetValue(h.Sender, out expected) ? expected.Value : 1;
             if (h.Seq != next) {
                 if (h.Seq < next) {
                     s.Fault(new MPSerializationException($"System.MP.Arrays: element {r.Index} got message {h.Seq} from sender {h.Sender} twice"));
@@ -587,8 +587,9 @@ namespace System.MP.Arrays
                 else waiting[h.Seq] = h;
                 return;
             }
+            if (expected == null) r.NextSeq[h.Sender] = expected = new Seq(1);
             while (true) {
-                r.NextSeq[h.Sender] = h.Seq + 1;
+                expected.Value = h.Seq + 1;
                 Invoke(r, h);
                 SortedDictionary<long, Header<TIndex>> waiting;
                 Header<TIndex> following;
@@ -605,13 +606,13 @@ namespace System.MP.Arrays
             if (h.Hops > 0 && h.Origin != rank && h.Origin >= 0 && h.Origin < size)   // correct the sender's cache
                 s.Post(h.Origin, Tags.Of(id, Tags.Location), new LocationNote<TIndex> { Index = r.Index, Rank = rank, Epoch = r.Epoch });
             Entry<TIndex, TElement> e = EntryNumbered(h.Entry);
-            double t0 = s.LoadClock();
+            long t0 = s.LoadClock();
             try {
                 e.Invoke((TElement)r.Element, h);
             } catch (Exception x) {
                 s.Fault(new ElementException(r.Index, e.Name, x));
             }
-            r.Load += s.LoadClock() - t0;
+            r.Load += s.LoadSeconds(s.LoadClock() - t0);
             Settle(r);
         }
 
@@ -650,9 +651,9 @@ namespace System.MP.Arrays
                 SendTargets = new TIndex[r.SendSeq.Count], SendNext = new long[r.SendSeq.Count],
             };
             int i = 0;
-            foreach (var kv in r.NextSeq) { p.SeqSenders[i] = kv.Key; p.SeqNext[i++] = kv.Value; }
+            foreach (var kv in r.NextSeq) { p.SeqSenders[i] = kv.Key; p.SeqNext[i++] = kv.Value.Value; }
             i = 0;
-            foreach (var kv in r.SendSeq) { p.SendTargets[i] = kv.Key; p.SendNext[i++] = kv.Value; }
+            foreach (var kv in r.SendSeq) { p.SendTargets[i] = kv.Key; p.SendNext[i++] = kv.Value.Value; }
             var heldBytes = new List<HeldMessage>();
             foreach (var waiting in r.OutOfOrder.Values)
                 foreach (Header<TIndex> h in waiting.Values) heldBytes.Add(new HeldMessage { Entry = h.Entry, Bytes = Serializer.Serialize(h) });
@@ -680,8 +681,8 @@ namespace System.MP.Arrays
                 throw new MPSerializationException($"System.MP.Arrays: element {p.Index} arrived from rank {source} but already lives here");
             var r = new Record<TIndex> { Element = p.Element, Index = p.Index, Uid = p.Uid, Epoch = p.Epoch, LastBroadcast = p.LastBroadcast,
                                          Reductions = p.Reductions, Load = p.Load, Ready = true };
-            for (int i = 0; i < senders; i++) r.NextSeq[p.SeqSenders[i]] = p.SeqNext[i];
-            for (int i = 0; i < targets; i++) if (p.SendTargets[i] != null) r.SendSeq[p.SendTargets[i]] = p.SendNext[i];
+            for (int i = 0; i < senders; i++) r.NextSeq[p.SeqSenders[i]] = new Seq(p.SeqNext[i]);
+            for (int i = 0; i < targets; i++) if (p.SendTargets[i] != null) r.SendSeq[p.SendTargets[i]] = new Seq(p.SendNext[i]);
             var restored = new List<Header<TIndex>>();
             foreach (HeldMessage m in p.Held) {
                 if (m == null || m.Bytes == null || m.Entry < 0 || m.Entry > entries.Length) {
@@ -777,7 +778,7 @@ namespace System.MP.Arrays
             int n = note.SeqSenders?.Length ?? 0;
             if ((note.SeqNext?.Length ?? 0) != n)
                 throw new MPSerializationException($"System.MP.Arrays: the registration of index {note.Index} has inconsistent tables");
-            for (int i = 0; i < n; i++) r.NextSeq[note.SeqSenders[i]] = note.SeqNext[i];
+            for (int i = 0; i < n; i++) r.NextSeq[note.SeqSenders[i]] = new Seq(note.SeqNext[i]);
             r.Epoch = note.Epoch;
             r.Ready = true;
             cache[r.Index] = new Location(rank, r.Epoch);
@@ -813,7 +814,7 @@ namespace System.MP.Arrays
             var tomb = new LocationNote<TIndex> { Index = r.Index, Rank = -1, Epoch = r.Epoch + 1,
                                                   SeqSenders = new long[r.NextSeq.Count], SeqNext = new long[r.NextSeq.Count] };
             int i = 0;
-            foreach (var kv in r.NextSeq) { tomb.SeqSenders[i] = kv.Key; tomb.SeqNext[i++] = kv.Value; }
+            foreach (var kv in r.NextSeq) { tomb.SeqSenders[i] = kv.Key; tomb.SeqNext[i++] = kv.Value.Value; }
             int home = HomeOf(r.Index);
             if (home == rank) Bury(tomb);
             else s.Post(home, Tags.Of(id, Tags.Tombstone), tomb);
@@ -866,7 +867,7 @@ namespace System.MP.Arrays
                 if (b <= logBase) continue;
                 BroadcastNote note = log[(int)(b - logBase - 1)];
                 Entry<TIndex, TElement> e = entries[note.Entry];
-                double t0 = s.LoadClock();
+                long t0 = s.LoadClock();
                 try {
                     e.InvokeBroadcast((TElement)r.Element, note.Message);
                 } catch (MPSerializationException x) {
@@ -874,7 +875,7 @@ namespace System.MP.Arrays
                 } catch (Exception x) {
                     s.Fault(new ElementException(r.Index, e.Name, x));
                 }
-                r.Load += s.LoadClock() - t0;
+                r.Load += s.LoadSeconds(s.LoadClock() - t0);
                 Settle(r);
             }
         }

@@ -60,7 +60,13 @@ namespace System.MP.Arrays
             int host = (int)IndexRules<string>.StableHash(MP.ProcessorName), here = 0;
             foreach (int other in Comm.Allgather(host)) if (other == host) here++;
             Oversubscribed = here > Environment.ProcessorCount;
+            secondsPerTick = Oversubscribed ? 1e-9 : TickSeconds();
         }
+
+        readonly double secondsPerTick;
+
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+        static double TickSeconds() => MPDirect.TickSeconds();
 
         [System.Runtime.InteropServices.DllImport("libc", SetLastError = false)]
         static extern int usleep(uint microseconds);
@@ -70,16 +76,20 @@ namespace System.MP.Arrays
         static extern int clock_gettime(int clock, out TimeSpec time);
         const int ThreadCpuTime = 3;   // CLOCK_THREAD_CPUTIME_ID
 
-        /// <summary>Seconds, for the elements' loads: wall time, or where ranks share cores the
-        /// thread's CPU time (wall time would count the time others held the core, and the
-        /// balancer would chase that noise).</summary>
-        internal double LoadClock()
+        /// <summary>Now, for the elements' loads (read twice per message, so cheap): the core's
+        /// ticks of wall time, or where ranks share cores the thread's CPU time in ns (wall time
+        /// would count the time others held the core, and the balancer would chase that noise).
+        /// <see cref="LoadSeconds"/> converts a difference.</summary>
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+        internal long LoadClock()
         {
-            if (!Oversubscribed) return Stopwatch.GetTimestamp() / (double)Stopwatch.Frequency;
+            if (!Oversubscribed) return MPDirect.Ticks();
             TimeSpec t;
             clock_gettime(ThreadCpuTime, out t);
-            return t.Seconds + t.Nanoseconds * 1e-9;
+            return t.Seconds * 1000000000 + t.Nanoseconds;
         }
+
+        internal double LoadSeconds(long elapsed) => elapsed * secondsPerTick;
 
         internal void CheckThread()
         {
@@ -181,20 +191,17 @@ namespace System.MP.Arrays
                         break;
                     }
                     int got = Poll();
-                    if (work.Count > 0) {
+                    if (work.Count > 0 || got > 0) {
                         for (int i = 0; i < 64 && work.Count > 0; i++) Execute(work.Dequeue());
                         idleSince = 0;
-                        continue;
-                    }
-                    if (got > 0) {
-                        idleSince = 0;
+                        spins = 0;
                         continue;
                     }
                     // idle: a quiescence wave costs an allreduce, and yielding costs ~0.5 µs, so a
                     // rank that is only waiting for a reply polls a while before either; between
-                    // two probes it looks at nothing else most of the time (a reply found a probe
-                    // later waits for whatever ran in between)
-                    if (idleSince != 0 && wave == null && (++spins & 15) != 0) continue;
+                    // two probes it looks at nothing else most of the time, not even the clock
+                    // (~30 ns: a reply found a probe later waits for whatever ran in between)
+                    if (wave == null && (++spins & 15) != 0) continue;
                     long now = Stopwatch.GetTimestamp();
                     if (idleSince == 0) idleSince = now;
                     long idle = now - idleSince;

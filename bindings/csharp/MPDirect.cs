@@ -22,6 +22,9 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SelfHandle();
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int TagUpperBound();
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern double Wtime();
+        // a cheap clock for per-entry loads (the TSC where invariant): ticks, and seconds per tick
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern long Ticks();
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern double TickSeconds();
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ProcessorName(byte[] buffer);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Abort(int comm, int code);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Finalize();
