@@ -72,14 +72,14 @@ namespace System.MP.Arrays
         protected void SendZeroCopy(TIndex to, string entry, object message) => Placed().Array.SendZeroCopyFrom(record, to, entry, message);
 
         /// <summary>Invokes the parameterless entry method named entry of the element at to.</summary>
-        protected void Send(TIndex to, string entry) => Placed().Array.SendFrom(record, to, entry, (object)null, false);
+        protected void Send(TIndex to, string entry) => Placed().Array.SendFrom(record, to, entry, null, false);
 
         /// <summary>Sends message to the entry method named entry of every element of this array
         /// (this one included), each exactly once, even while elements migrate.</summary>
         protected void Broadcast<TMessage>(string entry, TMessage message) => Placed().Array.BroadcastFrom(entry, message, true);
 
         /// <summary>Invokes the parameterless entry method named entry of every element of this array.</summary>
-        protected void Broadcast(string entry) => Placed().Array.BroadcastFrom(entry, (object)null, false);
+        protected void Broadcast(string entry) => Placed().Array.BroadcastFrom(entry, null, false);
 
         /// <summary>Contributes value to this element's next reduction (number
         /// <see cref="Contributions"/>). Every element of the array contributes once to each
@@ -154,6 +154,40 @@ namespace System.MP.Arrays
         internal Seq(long value) { Value = value; }
     }
 
+    /// <summary>Message numbers by sender or by target, with the last one used at hand: a
+    /// ping-pong or a stream asks for the same key again and again, and a lookup costs ~40 ns.
+    /// An entry, once made, is never replaced (Set changes it in place), so the one at hand
+    /// stays right.</summary>
+    internal sealed class SeqTable<TKey>
+    {
+        readonly Dictionary<TKey, Seq> table;
+        readonly IEqualityComparer<TKey> eq;
+        TKey lastKey;
+        Seq last;
+
+        internal SeqTable(IEqualityComparer<TKey> eq)
+        {
+            this.eq = eq;
+            table = new Dictionary<TKey, Seq>(eq);
+        }
+
+        internal int Count => table.Count;
+        public Dictionary<TKey, Seq>.Enumerator GetEnumerator() => table.GetEnumerator();   // for foreach
+
+        /// <summary>The entry for key, made with value initial when there is none.</summary>
+        internal Seq Get(TKey key, long initial)
+        {
+            if (last != null && eq.Equals(lastKey, key)) return last;
+            Seq found;
+            if (!table.TryGetValue(key, out found)) table[key] = found = new Seq(initial);
+            lastKey = key;
+            last = found;
+            return found;
+        }
+
+        internal void Set(TKey key, long value) => Get(key, value).Value = value;
+    }
+
     internal sealed class Record<TIndex>
     {
         internal ElementArray<TIndex> Array;
@@ -167,10 +201,10 @@ namespace System.MP.Arrays
         internal bool Ready;             // false while its insertion is being registered
         internal int MoveTo = -1;
         internal bool Destroying;
-        internal readonly Dictionary<long, Seq> NextSeq = new Dictionary<long, Seq>();   // by sender: the number expected next
+        internal readonly SeqTable<long> NextSeq = new SeqTable<long>(EqualityComparer<long>.Default);   // by sender: the number expected next
         internal readonly Dictionary<long, SortedDictionary<long, Header<TIndex>>> OutOfOrder =
             new Dictionary<long, SortedDictionary<long, Header<TIndex>>>();
-        internal readonly Dictionary<TIndex, Seq> SendSeq = new Dictionary<TIndex, Seq>();   // by target: the number sent last
+        internal readonly SeqTable<TIndex> SendSeq = new SeqTable<TIndex>(IndexRules<TIndex>.Equality);   // by target: the number sent last
         internal List<Header<TIndex>> Parked;   // messages that came before Ready
     }
 }

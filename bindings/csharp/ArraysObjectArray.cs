@@ -18,8 +18,9 @@ namespace System.MP.Arrays
         internal abstract void Dispatch(int source, int kind, int tag, int bytes);
         internal abstract void Quiesced();
         internal abstract int Rank { get; }
-        internal abstract void SendFrom<TMessage>(Record<TIndex> from, TIndex to, string entry, TMessage message, bool hasMessage);
-        internal abstract void BroadcastFrom<TMessage>(string entry, TMessage message, bool hasMessage);
+        // messages come boxed: a generic virtual method costs Mono a lookup per call
+        internal abstract void SendFrom(Record<TIndex> from, TIndex to, string entry, object message, bool hasMessage);
+        internal abstract void BroadcastFrom(string entry, object message, bool hasMessage);
         internal abstract void Contribute<T>(Record<TIndex> from, Reduction<T> reduction, T value);
         internal abstract void RequestMigration(Record<TIndex> from, int rank);
         internal abstract void InsertFrom(TIndex index, Element<TIndex> element, int rank);
@@ -49,7 +50,7 @@ namespace System.MP.Arrays
         readonly Dictionary<TIndex, Location> cache, homeTable;
         readonly Dictionary<TIndex, LocationNote<TIndex>> tombstones;
         readonly Dictionary<TIndex, List<Header<TIndex>>> held;
-        readonly Dictionary<TIndex, Seq> rankSendSeq;
+        readonly SeqTable<TIndex> rankSendSeq;
         readonly long[] wireOut = new long[Wire.Longs], wireIn = new long[Wire.Longs];   // headers (Wire), copied at each call
         long inserted, heldCount, forwarded;
 
@@ -84,7 +85,7 @@ namespace System.MP.Arrays
             homeTable = new Dictionary<TIndex, Location>(eq);
             tombstones = new Dictionary<TIndex, LocationNote<TIndex>>(eq);
             held = new Dictionary<TIndex, List<Header<TIndex>>>(eq);
-            rankSendSeq = new Dictionary<TIndex, Seq>(eq);
+            rankSendSeq = new SeqTable<TIndex>(eq);
             initialCount = count;
         }
 
@@ -142,6 +143,7 @@ namespace System.MP.Arrays
                     hash = hash * 1000003 + IndexRules<TIndex>.StableHash(index) * 31 + r;
                     a.cache[index] = new Location(r, 1);
                     if (a.HomeOf(index) == s.Rank) a.homeTable[index] = new Location(r, 1);
+                    a.moves++;
                     if (r != s.Rank) continue;
                     TElement e = make(index);
                     if (e == null) throw new ArgumentException($"System.MP.Arrays: make returned null for index {index}");
@@ -172,12 +174,14 @@ namespace System.MP.Arrays
             r.Element.host = this;
             r.Element.record = r;
             local[r.Index] = r;
+            moves++;
             Owe(r.Reductions, +1);
         }
 
         void Detach(Record<TIndex> r)
         {
             local.Remove(r.Index);
+            moves++;
             Owe(r.Reductions, -1);
             r.Element.record = null;
             r.Element.host = null;
@@ -226,7 +230,7 @@ namespace System.MP.Arrays
         public void Send<TMessage>(TIndex index, string entry, TMessage message) => SendFrom(null, index, entry, message, true);
 
         /// <summary>Invokes the parameterless entry method entry of the element at index.</summary>
-        public void Send(TIndex index, string entry) => SendFrom(null, index, entry, (object)null, false);
+        public void Send(TIndex index, string entry) => SendFrom(null, index, entry, null, false);
 
         /// <summary>Sends message to entry method entry of the element at index without copying
         /// it. The message is a one-dimensional array of a primitive type or of a struct without
@@ -255,7 +259,7 @@ namespace System.MP.Arrays
         public void Broadcast<TMessage>(string entry, TMessage message) => BroadcastFrom(entry, message, true);
 
         /// <summary>Invokes the parameterless entry method entry of every element, each exactly once.</summary>
-        public void Broadcast(string entry) => BroadcastFrom(entry, (object)null, false);
+        public void Broadcast(string entry) => BroadcastFrom(entry, null, false);
 
         /// <summary>Inserts element at index on this rank. Messages already sent to index are
         /// delivered to it. If index exists elsewhere, the element is dropped and the failure
@@ -437,36 +441,33 @@ namespace System.MP.Arrays
 
         Entry<TIndex, TElement> EntryNumbered(int n) => n == entries.Length ? DeleteEntry : entries[n];
 
-        internal override void SendFrom<TMessage>(Record<TIndex> from, TIndex to, string entry, TMessage message, bool hasMessage)
+        internal override void SendFrom(Record<TIndex> from, TIndex to, string entry, object message, bool hasMessage)
         {
             s.CheckThread();
             if (to == null) throw new ArgumentNullException(nameof(to));
-            object boxed = message;
-            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.FindFor(entry, boxed, hasMessage);
-            SendMessage(from, from == null ? rankSendSeq : from.SendSeq, to, e, boxed);
+            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.FindFor(entry, message, hasMessage);
+            SendMessage(from, from == null ? rankSendSeq : from.SendSeq, to, e, message);
         }
 
-        void SendMessage(Record<TIndex> from, Dictionary<TIndex, Seq> seqs, TIndex to, Entry<TIndex, TElement> e, object message,
+        void SendMessage(Record<TIndex> from, SeqTable<TIndex> seqs, TIndex to, Entry<TIndex, TElement> e, object message,
                          bool zeroCopy = false)
         {
             s.CheckThread();
             if (to == null) throw new ArgumentNullException(nameof(to));
-            Seq last;
-            if (!seqs.TryGetValue(to, out last)) seqs[to] = last = new Seq(0);
-            long seq = ++last.Value;
+            long seq = ++seqs.Get(to, 0).Value;
             Header<TIndex> h = e.Make(message);
             h.Index = to;
             h.Sender = from == null ? -(rank + 1) : from.Uid;
             h.Seq = seq;
             h.Origin = rank;
             h.ZeroCopy = zeroCopy;
-            Record<TIndex> r;
-            if (local.TryGetValue(to, out r)) {
+            Whereabouts w = Locate(sending, to);
+            if (w.Local != null) {
                 Header<TIndex> copy = e.Copy(h);
                 s.Later(() => Arrive(copy));
                 return;
             }
-            Route(h, true);
+            Route(h, true, w.Hop);
         }
 
         /// <summary>The next rank towards index: the newest location this rank knows (its cache,
@@ -482,9 +483,31 @@ namespace System.MP.Arrays
             return HomeOf(index);
         }
 
-        void Route(Header<TIndex> h, bool fromUser)
+        // The index last looked up for sending and for receiving, with what the tables said: a
+        // ping-pong or a stream asks about the same index again and again, and each lookup costs
+        // ~40 ns. An answer holds while `moves` is unchanged: every change of local, cache or
+        // homeTable bumps it.
+        sealed class Whereabouts
         {
-            int dest = NextHop(h.Index);
+            internal TIndex Index;
+            internal Record<TIndex> Local;   // the element, when it is on this rank
+            internal int Hop;                // else NextHop
+            internal long Moves = -1;
+        }
+        readonly Whereabouts sending = new Whereabouts(), arriving = new Whereabouts();
+        long moves;
+
+        Whereabouts Locate(Whereabouts w, TIndex index)
+        {
+            if (w.Moves == moves && eq.Equals(w.Index, index)) return w;
+            w.Index = index;
+            w.Moves = moves;
+            w.Hop = local.TryGetValue(index, out w.Local) ? rank : NextHop(index);
+            return w;
+        }
+
+        void Route(Header<TIndex> h, bool fromUser, int dest)
+        {
             if (dest == rank) {
                 Hold(fromUser ? EntryNumbered(h.Entry).Copy(h) : h);
                 return;
@@ -553,10 +576,12 @@ namespace System.MP.Arrays
         /// parked if it is being registered, forwarded otherwise.</summary>
         void Arrive(Header<TIndex> h)
         {
-            Record<TIndex> r;
-            if (!local.TryGetValue(h.Index, out r)) {
-                if (NextHop(h.Index) != rank) { h.Hops++; forwarded++; }
-                Route(h, false);
+            Whereabouts w = Locate(arriving, h.Index);
+            Record<TIndex> r = w.Local;
+            if (r == null) {
+                int dest = w.Hop;
+                if (dest != rank) { h.Hops++; forwarded++; }
+                Route(h, false, dest);
                 return;
             }
             if (!r.Ready) {
@@ -573,8 +598,8 @@ namespace System.MP.Arrays
         /// <summary>Delivers h if it is the next from its sender, then any held successors; keeps it otherwise.</summary>
         void Accept(Record<TIndex> r, Header<TIndex> h)
         {
-            Seq expected;
-            long next = r.NextSeq.TryGetValue(h.Sender, out expected) ? expected.Value : 1;
+            Seq expected = r.NextSeq.Get(h.Sender, 1);
+            long next = expected.Value;
             if (h.Seq != next) {
                 if (h.Seq < next) {
                     s.Fault(new MPSerializationException($"System.MP.Arrays: element {r.Index} got message {h.Seq} from sender {h.Sender} twice"));
@@ -587,7 +612,6 @@ namespace System.MP.Arrays
                 else waiting[h.Seq] = h;
                 return;
             }
-            if (expected == null) r.NextSeq[h.Sender] = expected = new Seq(1);
             while (true) {
                 expected.Value = h.Seq + 1;
                 Invoke(r, h);
@@ -662,6 +686,7 @@ namespace System.MP.Arrays
             Detach(r);
             cache[r.Index] = new Location(to, r.Epoch);
             if (HomeOf(r.Index) == rank) homeTable[r.Index] = new Location(to, r.Epoch);
+            moves++;
             Advance();
         }
 
@@ -681,8 +706,8 @@ namespace System.MP.Arrays
                 throw new MPSerializationException($"System.MP.Arrays: element {p.Index} arrived from rank {source} but already lives here");
             var r = new Record<TIndex> { Element = p.Element, Index = p.Index, Uid = p.Uid, Epoch = p.Epoch, LastBroadcast = p.LastBroadcast,
                                          Reductions = p.Reductions, Load = p.Load, Ready = true };
-            for (int i = 0; i < senders; i++) r.NextSeq[p.SeqSenders[i]] = new Seq(p.SeqNext[i]);
-            for (int i = 0; i < targets; i++) if (p.SendTargets[i] != null) r.SendSeq[p.SendTargets[i]] = new Seq(p.SendNext[i]);
+            for (int i = 0; i < senders; i++) r.NextSeq.Set(p.SeqSenders[i], p.SeqNext[i]);
+            for (int i = 0; i < targets; i++) if (p.SendTargets[i] != null) r.SendSeq.Set(p.SendTargets[i], p.SendNext[i]);
             var restored = new List<Header<TIndex>>();
             foreach (HeldMessage m in p.Held) {
                 if (m == null || m.Bytes == null || m.Entry < 0 || m.Entry > entries.Length) {
@@ -716,6 +741,7 @@ namespace System.MP.Arrays
         void Located(TIndex index, int at, long epoch)
         {
             cache[index] = new Location(at, epoch);
+            moves++;
             int home = HomeOf(index);
             if (home == rank) SetHome(index, at, epoch);
             else s.Post(home, Tags.Of(id, Tags.Location), new LocationNote<TIndex> { Index = index, Rank = at, Epoch = epoch });
@@ -726,6 +752,7 @@ namespace System.MP.Arrays
             Location old;
             if (homeTable.TryGetValue(index, out old) && old.Epoch >= epoch) return;
             homeTable[index] = new Location(at, epoch);
+            moves++;
             if (at >= 0) Release(index);
         }
 
@@ -755,6 +782,7 @@ namespace System.MP.Arrays
             tombstones.Remove(note.Index);
             long epoch = (exists ? loc.Epoch : 0) + 1;
             homeTable[note.Index] = new Location(note.Rank, epoch);
+            moves++;
             Reply(note.Rank, Tags.Registered, new LocationNote<TIndex> { Index = note.Index, Rank = note.Rank, Epoch = epoch,
                                                                           SeqSenders = tomb?.SeqSenders, SeqNext = tomb?.SeqNext });
             Release(note.Index);
@@ -778,10 +806,11 @@ namespace System.MP.Arrays
             int n = note.SeqSenders?.Length ?? 0;
             if ((note.SeqNext?.Length ?? 0) != n)
                 throw new MPSerializationException($"System.MP.Arrays: the registration of index {note.Index} has inconsistent tables");
-            for (int i = 0; i < n; i++) r.NextSeq[note.SeqSenders[i]] = new Seq(note.SeqNext[i]);
+            for (int i = 0; i < n; i++) r.NextSeq.Set(note.SeqSenders[i], note.SeqNext[i]);
             r.Epoch = note.Epoch;
             r.Ready = true;
             cache[r.Index] = new Location(rank, r.Epoch);
+            moves++;
             List<Header<TIndex>> parked = r.Parked;
             r.Parked = null;
             if (parked != null)
@@ -801,6 +830,7 @@ namespace System.MP.Arrays
             AddDelta(r.Reductions, -1);
             cache.Remove(r.Index);
             if (note.Rank >= 0 && note.Rank < size) cache[r.Index] = new Location(note.Rank, 0);
+            moves++;
             if (r.Parked != null) foreach (Header<TIndex> h in r.Parked) Arrive(h);
             s.Fault(new InvalidOperationException($"System.MP.Arrays: Insert of index {note.Index} on rank {rank}: it already lives on rank {note.Rank}; the new element was dropped"));
             Advance();
@@ -811,6 +841,7 @@ namespace System.MP.Arrays
             Detach(r);
             AddDelta(r.Reductions, -1);
             cache.Remove(r.Index);
+            moves++;
             var tomb = new LocationNote<TIndex> { Index = r.Index, Rank = -1, Epoch = r.Epoch + 1,
                                                   SeqSenders = new long[r.NextSeq.Count], SeqNext = new long[r.NextSeq.Count] };
             int i = 0;
@@ -828,17 +859,17 @@ namespace System.MP.Arrays
             Location old;
             if (homeTable.TryGetValue(tomb.Index, out old) && old.Epoch >= tomb.Epoch) return;
             homeTable[tomb.Index] = new Location(-1, tomb.Epoch);
+            moves++;
             tombstones[tomb.Index] = tomb;
         }
 
         // ---------------------------------------------------------------- broadcasts
 
-        internal override void BroadcastFrom<TMessage>(string entry, TMessage message, bool hasMessage)
+        internal override void BroadcastFrom(string entry, object message, bool hasMessage)
         {
             s.CheckThread();
-            object boxed = message;
-            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.FindFor(entry, boxed, hasMessage);
-            var note = new BroadcastNote { Entry = e.Number, Message = boxed == null ? null : Serializer.Serialize(boxed) };
+            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.FindFor(entry, message, hasMessage);
+            var note = new BroadcastNote { Entry = e.Number, Message = message == null ? null : Serializer.Serialize(message) };
             if (rank == 0) Number(note);
             else s.Post(0, Tags.Of(id, Tags.BroadcastRequest), note);
         }
@@ -1082,7 +1113,7 @@ namespace System.MP.Arrays
                 LocationNote<TIndex> note = Note(source, bytes);
                 Location old;
                 if (note.Rank >= 0 && note.Rank < size && (!cache.TryGetValue(note.Index, out old) || old.Epoch < note.Epoch))
-                    cache[note.Index] = new Location(note.Rank, note.Epoch);
+                { cache[note.Index] = new Location(note.Rank, note.Epoch); moves++; }
                 if (HomeOf(note.Index) == rank && note.Rank >= 0 && note.Rank < size) SetHome(note.Index, note.Rank, note.Epoch);
                 return;
             }
