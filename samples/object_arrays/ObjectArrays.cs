@@ -140,7 +140,7 @@ static class Kernel
     public static double[] Step(double[] u, double[] v, int n, double[] pending, int offset, int substeps)
     {
         Install(u, n, pending, offset);
-        Install(v, n, pending, offset);
+        if (substeps > 1) Install(v, n, pending, offset);   // v's ring is read only from the second sweep on
         int w = n + 2;
         for (int s = 0; s < substeps; s++) {
             for (int i = 1; i <= n; i++) {
