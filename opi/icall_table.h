@@ -89,7 +89,8 @@
     X(SdRelease, opi_sd_release, IC_I32, (void)) \
     /* System.MP.Arrays' scheduler: a graph after a header of raw bytes; one probe per receive */ \
     X(OPost, opi_opost, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32)) \
-    X(OTake, opi_otake, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_I32_REF, IC_STATUS_REF)) \
+    X(OTake, opi_otake, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32_REF, IC_STATUS_REF)) \
+    X(OForward, opi_oforward, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32)) \
     X(SdReadIncomingAfter, opi_sd_read_incoming_after, IC_I32, (IC_OBJ, IC_TYPE, IC_OBJ_REF)) \
     /* the v-collectives, Exscan, ReduceScatterBlock */ \
     X(Gatherv, opi_gatherv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32)) \

@@ -423,6 +423,27 @@ int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoReflectionType *expec
  * incoming buffer after one matched probe (ORecv after an Iprobe probes twice), where
  * SdReadIncoming and SdReadIncomingAfter read it. */
 
+/* The end of a post: the send started from b (tested once, s) runs on buffered when it did not
+ * finish at once. */
+static int post_running(gch_buffer *b, struct isend_start *s, int32_t tag)
+{
+    gch_count(GCH_OPERATIONS, 1);
+    if (s->test_rc != MPC_OK || s->done) {
+        gch_buffer_give(b);
+        return s->test_rc;
+    }
+    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
+    int64_t id;
+    if (gch_unowned_bytes() > 0)
+        opi_call_mpi(reap_buffered_sends, NULL, NULL, 0);
+    int rc = gch_transfer_add(s->req, NULL, NULL, 0, 0, &info, &id);
+    if (rc == MPC_OK)
+        return MPC_OK;
+    opi_complete(&s->req, 1, NULL, 0, NULL); /* the registry is full: the bytes must outlive the send */
+    gch_buffer_give(b);
+    return rc;
+}
+
 int32_t opi_opost(int32_t comm, int32_t size, MonoObject *header, MonoObject *graph, int32_t dest, int32_t tag)
 {
     int rc;
@@ -436,27 +457,47 @@ int32_t opi_opost(int32_t comm, int32_t size, MonoObject *header, MonoObject *gr
     struct isend_start s;
     if ((rc = start_graph_send(comm, header ? &hb : NULL, graph, dest, tag, &b, &s)) != MPC_OK)
         return rc;
-    gch_count(GCH_OPERATIONS, 1);
-    if (s.test_rc != MPC_OK || s.done) {
-        gch_buffer_give(b);
-        return s.test_rc;
-    }
-    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
-    int64_t id;
-    if (gch_unowned_bytes() > 0)
-        opi_call_mpi(reap_buffered_sends, NULL, NULL, 0);
-    if ((rc = gch_transfer_add(s.req, NULL, NULL, 0, 0, &info, &id)) == MPC_OK)
-        return MPC_OK;
-    opi_complete(&s.req, 1, NULL, 0, NULL); /* the registry is full: the bytes must outlive the send */
-    gch_buffer_give(b);
-    return rc;
+    return post_running(b, &s, tag);
 }
 
-int32_t opi_otake(int32_t comm, int32_t size, int32_t source, int32_t tag, int32_t *found, opi_status *status)
+/* Passes the incoming message on to dest, its header replaced by header's bytes and the rest
+ * sent as it came (a message to an element that is elsewhere: its graph is neither read nor
+ * written again; the rank that delivers it checks it). */
+int32_t opi_oforward(int32_t comm, int32_t size, MonoObject *header, int32_t dest, int32_t tag)
 {
     int rc;
+    opi_buffer hb;
+    if ((rc = check_comm(comm)) || (rc = check_dest(size, &dest, tag)) ||
+        (rc = opi_buffer_whole_as(header, "header", &hb)))
+        return rc;
+    size_t have = received ? received->length : 0;
+    if (have < hb.bytes)
+        return error_record(SD_ERR_SERIALIZATION, NULL, "a message of %zu bytes is shorter than its %zu-byte header",
+                            have, hb.bytes);
+    if (dest == MPI_PROC_NULL)
+        return MPC_OK;
+    gch_buffer *b = gch_buffer_take(have);
+    if (!b)
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a forwarded message of %zu bytes", have);
+    memcpy(b->data, hb.data, hb.bytes);
+    memcpy(b->data + hb.bytes, received->data + hb.bytes, have - hb.bytes);
+    b->length = have;
+    struct isend_start s = {b->data, b->length, dest, tag, comm, 0, MPC_OK, 0};
+    if ((rc = opi_call_mpi(do_isend_start, &s, NULL, 0)) != MPC_OK) {
+        gch_buffer_give(b);
+        return rc;
+    }
+    return post_running(b, &s, tag);
+}
+
+int32_t opi_otake(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoObject *header, int32_t *found,
+                  opi_status *status)
+{
+    int rc;
+    opi_buffer hb = {0};
     *found = 0;
-    if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
+    if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)) ||
+        (header && (rc = opi_buffer_whole_as(header, "header", &hb))))
         return rc;
     hold(&received, NULL);
     if (source == MPI_PROC_NULL) { /* found at once, with no bytes, as in MPI */
@@ -492,6 +533,11 @@ int32_t opi_otake(int32_t comm, int32_t size, int32_t source, int32_t tag, int32
     }
     gch_count(GCH_OPERATIONS, 1);
     received = b;
+    if (header) { /* its first bytes, as far as both go (the rest of header is zeroed) */
+        size_t n = b->length < hb.bytes ? b->length : hb.bytes;
+        memcpy(hb.data, b->data, n);
+        memset(hb.data + n, 0, hb.bytes - n);
+    }
     return MPC_OK;
 }
 

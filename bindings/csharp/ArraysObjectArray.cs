@@ -51,7 +51,7 @@ namespace System.MP.Arrays
         readonly Dictionary<TIndex, LocationNote<TIndex>> tombstones;
         readonly Dictionary<TIndex, List<Header<TIndex>>> held;
         readonly SeqTable<TIndex> rankSendSeq;
-        readonly long[] wireOut = new long[Wire.Longs], wireIn = new long[Wire.Longs];   // headers (Wire), copied at each call
+        readonly long[] wireOut = new long[Wire.Longs];   // a header (Wire), copied at each post
         long inserted, heldCount, forwarded;
 
         // broadcasts: numbered at rank 0, logged until quiescence for elements that arrive late
@@ -1097,7 +1097,9 @@ namespace System.MP.Arrays
                 int number = kind - Tags.Entries;
                 if (number > entries.Length)
                     throw new MPSerializationException($"System.MP.Arrays: a message from rank {source} for entry method {number}, which {typeof(TElement)} does not have");
-                Header<TIndex> h = EntryNumbered(number).Receive(wireIn);
+                long[] header = s.Incoming;
+                if (IndexCodec<TIndex>.Fits && PassedOn(header, number)) return;
+                Header<TIndex> h = EntryNumbered(number).Receive(header);
                 if (h.Index == null) throw new MPSerializationException($"System.MP.Arrays: a message from rank {source} without an index");
                 Arrive(h);
                 return;
@@ -1190,6 +1192,20 @@ namespace System.MP.Arrays
             default:
                 throw new MPSerializationException($"System.MP.Arrays: a message of unknown kind {kind} from rank {source}");
             }
+        }
+
+        /// <summary>A message to an element that is elsewhere goes on as it came, one hop more,
+        /// without its graph being read and written again (the index is in its header).</summary>
+        bool PassedOn(long[] header, int entry)
+        {
+            Whereabouts w = Locate(arriving, IndexCodec<TIndex>.Decode(header[Wire.Index]));
+            if (w.Local != null || w.Hop == rank) return false;
+            int hops = (int)(header[Wire.OriginAndHops] >> 32);
+            hops = hops < 0 ? 1 : hops == int.MaxValue ? hops : hops + 1;
+            header[Wire.OriginAndHops] = (uint)header[Wire.OriginAndHops] | ((long)hops << 32);
+            forwarded++;
+            s.Forward(w.Hop, Tags.Of(id, Tags.Entries + entry), header);
+            return true;
         }
 
         LocationNote<TIndex> Note(int source, int bytes)

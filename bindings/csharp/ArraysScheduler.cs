@@ -126,6 +126,17 @@ namespace System.MP.Arrays
             sent++;
         }
 
+        /// <summary>The first longs of the message taken last (Wire: a message to an element's header).</summary>
+        internal readonly long[] Incoming = new long[Wire.Longs];
+
+        /// <summary>Sends the message taken last on to rank dest with tag, header in place of its
+        /// own (Comm.Forward).</summary>
+        internal void Forward(int dest, int tag, long[] header)
+        {
+            Comm.Forward(header, dest, TagFor(tag));
+            sent++;
+        }
+
         /// <summary>Starts sending a transportable object as itself (OPI: pinned only if the GC could
         /// move it); the request is completed by the loop.</summary>
         internal void PostData(int dest, int tag, object data) => Keep(Comm.Isend(data, dest, TagFor(tag)));
@@ -247,14 +258,14 @@ namespace System.MP.Arrays
                 // a message of the next phase can come only while a wave runs (Run): only then is
                 // its tag looked at before it is taken, so that it can be left queued
                 if (wave == null) {
-                    if (!Comm.Take(MP.AnySource, MP.AnyTag, ref st)) break;
+                    if (!Comm.Take(MP.AnySource, MP.AnyTag, Incoming, ref st)) break;
                 } else {
                     if (!Comm.Iprobe(MP.AnySource, MP.AnyTag, ref st)) break;
                     if (((st.Tag >> Tags.KindBits) & 1) != (phase & 1)) {
                         peerAhead = true;
                         break;
                     }
-                    Comm.Take(st.Source, st.Tag, ref st);
+                    Comm.Take(st.Source, st.Tag, Incoming, ref st);
                 }
                 got++;
                 received++;

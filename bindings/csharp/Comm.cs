@@ -237,15 +237,23 @@ namespace System.MP
             Errors.Check(MPDirect.OPost(handle, peers, header, graph, dest, tag));
 
         /// <summary>Receives the next message matching (source, tag), if one waits, into this
-        /// thread's incoming buffer (replacing what was there), and says whether one did. Read it
-        /// with ReadIncoming or ReadIncomingAfter before the next take or split collective.</summary>
+        /// thread's incoming buffer (replacing what was there), copies its first bytes into
+        /// header (zeros past a shorter message), and says whether one did. Read it with
+        /// ReadIncoming or ReadIncomingAfter, or pass it on with Forward, before the next take or
+        /// split collective.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        internal bool Take(int source, int tag, ref StatusData st)
+        internal bool Take(int source, int tag, long[] header, ref StatusData st)
         {
             int found;
-            Errors.Check(MPDirect.OTake(handle, peers, source, tag, out found, ref st));
+            Errors.Check(MPDirect.OTake(handle, peers, source, tag, header, out found, ref st));
             return found != 0;
         }
+
+        /// <summary>Sends the message taken last to dest with header's longs in place of its own
+        /// first ones, the rest as it came (neither read nor written again). Never waits.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal void Forward(long[] header, int dest, int tag) =>
+            Errors.Check(MPDirect.OForward(handle, peers, header, dest, tag));
 
         /// <summary>The graph of bytes bytes at offset in the thread's incoming buffer, whose root
         /// must be an expected.</summary>

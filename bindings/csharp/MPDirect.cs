@@ -94,9 +94,12 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdRelease();
         // System.MP.Arrays' scheduler: OPost sends header's bytes then the graph and never waits;
         // OTake receives the next matching message into the thread's incoming buffer (one matched
-        // probe); SdReadIncomingAfter copies its first bytes into header and reads the graph after.
+        // probe) and copies its first bytes into header (null: none); OForward sends it on with
+        // header's bytes instead of its own; SdReadIncomingAfter copies its first bytes into
+        // header and reads the graph after.
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OPost(int comm, int size, long[] header, object graph, int dest, int tag);
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OTake(int comm, int size, int source, int tag, out int found, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OTake(int comm, int size, int source, int tag, long[] header, out int found, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OForward(int comm, int size, long[] header, int dest, int tag);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int SdReadIncomingAfter(long[] header, Type expected, out object result);
 
         // the v-collectives (counts and displacements in elements; those significant only at

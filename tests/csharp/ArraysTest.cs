@@ -642,13 +642,24 @@ static class ArraysTest
         RunExpecting<MPSerializationException>(s, "garbage bytes as a zero-copy envelope");
         r3.Wait();
         // a whole header (4 longs: sender, number, origin and hops, index) before bytes that are
-        // no graph; and a header before the null graph, for Go(int), which takes a value
-        var headerAndGarbage = new byte[32 + garbage.Length];
-        Buffer.BlockCopy(garbage, 0, headerAndGarbage, 32, garbage.Length);
-        Request r4 = comm.Isend(headerAndGarbage, to, tag(64 + entryTake));
+        // no graph: for the element on the receiving rank, then for one elsewhere (the receiving
+        // rank passes the bytes on unread, and the element's rank finds them wrong); and a header
+        // before the null graph, for Go(int), which takes a value
+        Func<long[], byte[], byte[]> headed = (longs, rest) => {
+            var bytes = new byte[32 + rest.Length];
+            Buffer.BlockCopy(longs, 0, bytes, 0, 32);
+            Buffer.BlockCopy(rest, 0, bytes, 32, rest.Length);
+            return bytes;
+        };
+        Request r4 = comm.Isend(headed(new long[] { -(rank + 1), 1, rank, to }, garbage), to, tag(64 + entryTake));
         sent.SetValue(s, (long)sent.GetValue(s) + 1);
         RunExpecting<MPSerializationException>(s, "a header before garbage bytes for an entry method");
         r4.Wait();
+        int beyond = (to + 1) % size;   // the element there lives on the rank after the receiver
+        Request r6 = comm.Isend(headed(new long[] { -(rank + 1), 1, rank, beyond }, garbage), to, tag(64 + entryTake));
+        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        RunExpecting<MPSerializationException>(s, "garbage bytes forwarded to the element's rank");
+        r6.Wait();
         byte[] nullGraph = Serializer.Serialize(null);
         var header = new long[] { -(rank + 1), 1, rank, to };
         var headerAndNull = new byte[32 + nullGraph.Length];
