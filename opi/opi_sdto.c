@@ -350,6 +350,32 @@ static int do_imrecv(void *arg)
     return mpc_imrecv(m->buf, m->bytes, &m->msg, &m->req);
 }
 
+/* Matches the next message (m->source, m->tag) with one probe and, when there is one, starts
+ * receiving it into a pooled buffer of its size (*b, m->req). *matched says whether a message was
+ * matched: it is then taken off the queue whatever else fails (*b NULL on failure). */
+static int match_and_start(struct match *m, int32_t *matched, gch_buffer **b)
+{
+    int rc;
+    *b = NULL;
+    if ((rc = opi_call_mpi(do_improbe, m, NULL, 0)) != MPC_OK || !m->found)
+        return rc;
+    *matched = 1;
+    if (!(*b = gch_buffer_take((size_t)m->st.bytes))) { /* truncated to nothing: expected */
+        struct native_transfer discard = {NULL, 0, 0, 0, m->comm, &m->msg, NULL};
+        opi_call_mpi(do_mrecv, &discard, NULL, 0);
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received message of %lld bytes",
+                            (long long)m->st.bytes);
+    }
+    (*b)->length = (size_t)m->st.bytes;
+    m->buf = (*b)->data;
+    m->bytes = (*b)->length;
+    if ((rc = opi_call_mpi(do_imrecv, m, NULL, 0)) != MPC_OK) {
+        gch_buffer_give(*b);
+        *b = NULL;
+    }
+    return rc;
+}
+
 int32_t opi_oirecv_match(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoObject *owner, int64_t *id,
                          int32_t *matched, opi_status *status)
 {
@@ -365,23 +391,9 @@ int32_t opi_oirecv_match(int32_t comm, int32_t size, int32_t source, int32_t tag
         return MPC_OK;
     }
     struct match m = {.source = source, .tag = tag, .comm = comm};
-    if ((rc = opi_call_mpi(do_improbe, &m, NULL, 0)) != MPC_OK || !m.found)
+    gch_buffer *b; /* a matched message is this request's alone from here on, whatever happens */
+    if ((rc = match_and_start(&m, matched, &b)) != MPC_OK || !b)
         return rc;
-    *matched = 1; /* the message is this request's alone from here on, whatever happens */
-    gch_buffer *b = gch_buffer_take((size_t)m.st.bytes);
-    if (!b) { /* the matched message must still be taken off the queue (truncated: expected) */
-        struct native_transfer discard = {NULL, 0, 0, 0, comm, &m.msg, NULL};
-        opi_call_mpi(do_mrecv, &discard, NULL, 0);
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received graph of %lld bytes",
-                            (long long)m.st.bytes);
-    }
-    b->length = (size_t)m.st.bytes;
-    m.buf = b->data;
-    m.bytes = b->length;
-    if ((rc = opi_call_mpi(do_imrecv, &m, NULL, 0)) != MPC_OK) {
-        gch_buffer_give(b);
-        return rc;
-    }
     /* tracked even when it is complete already: the completion reads the bytes */
     gch_transfer_info info = {.elem_size = 1, .is_send = 0, .bytes = (int64_t)b->length, .buffer = b};
     return opi_track_transfer(m.req, MPC_OK, 0, &m.st, NULL, 0, NULL, owner, &info, "the graph", id, status);
@@ -506,25 +518,12 @@ int32_t opi_otake(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoO
         return MPC_OK;
     }
     struct match m = {.source = source, .tag = tag, .comm = comm};
-    if ((rc = opi_call_mpi(do_improbe, &m, NULL, 0)) != MPC_OK || !m.found)
+    gch_buffer *b;
+    if ((rc = match_and_start(&m, found, &b)) != MPC_OK || !b)
         return rc;
-    *found = 1; /* matched: it is ours to take off the queue, whatever happens */
-    gch_buffer *b = gch_buffer_take((size_t)m.st.bytes);
-    if (!b) {
-        struct native_transfer discard = {NULL, 0, 0, 0, comm, &m.msg, NULL};
-        opi_call_mpi(do_mrecv, &discard, NULL, 0);
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received message of %lld bytes",
-                            (long long)m.st.bytes);
-    }
-    b->length = (size_t)m.st.bytes;
-    m.buf = b->data;
-    m.bytes = b->length;
-    opi_request_call t = {.done = 0};
-    if ((rc = opi_call_mpi(do_imrecv, &m, NULL, 0)) == MPC_OK) {
-        t.req = m.req;
-        if ((rc = opi_call_mpi(opi_test_request, &t, NULL, 0)) == MPC_OK && !t.done)
-            rc = opi_complete(&t.req, 1, NULL, 0, &t.st); /* a large message: native buffer, nothing to pin */
-    }
+    opi_request_call t = {.req = m.req, .done = 0};
+    if ((rc = opi_call_mpi(opi_test_request, &t, NULL, 0)) == MPC_OK && !t.done)
+        rc = opi_complete(&t.req, 1, NULL, 0, &t.st); /* a large message: native buffer, nothing to pin */
     if (rc == MPC_OK)
         rc = opi_fill_status(status, &t.st, 1);
     if (rc != MPC_OK) {
