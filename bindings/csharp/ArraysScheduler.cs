@@ -265,7 +265,7 @@ namespace System.MP.Arrays
                         peerAhead = true;
                         break;
                     }
-                    Comm.Take(st.Source, st.Tag, Incoming, ref st);
+                    if (!Comm.Take(st.Source, st.Tag, Incoming, ref st)) break;   // (it is there: one thread probes)
                 }
                 got++;
                 received++;
