@@ -4,6 +4,7 @@
 // objects of that type's allowed set (API.md, "Allowed types on receipt"); a message to an
 // element puts four longs (Wire) before its graph.
 using System.Collections.Generic;
+using System.Linq.Expressions;
 using System.Reflection;
 
 namespace System.MP.Arrays
@@ -136,7 +137,9 @@ namespace System.MP.Arrays
         }
     }
 
-    /// <summary>An index of an integral type or an enum travels in the message's header as a long.</summary>
+    /// <summary>An index travels in the message's header as a long when it is of an integral type
+    /// or an enum, or a struct of such fields (no more than 8 bytes of them: a 2-D index of two
+    /// ints fits), packed field by field in metadata order (the same on every rank).</summary>
     internal static class IndexCodec<TIndex>
     {
         internal static readonly bool Fits;
@@ -145,16 +148,88 @@ namespace System.MP.Arrays
 
         static IndexCodec()
         {
-            Type t = typeof(TIndex), u = t.IsEnum ? Enum.GetUnderlyingType(t) : t;
-            Fits = u == typeof(int) || u == typeof(long) || u == typeof(short) || u == typeof(ushort) || u == typeof(uint)
-                   || u == typeof(ulong) || u == typeof(byte) || u == typeof(sbyte) || u == typeof(char);
-            if (!Fits) return;
-            var index = Linq.Expressions.Expression.Parameter(t, "index");
-            var bits = Linq.Expressions.Expression.Parameter(typeof(long), "bits");
-            Encode = Linq.Expressions.Expression.Lambda<Func<TIndex, long>>(
-                Linq.Expressions.Expression.Convert(Linq.Expressions.Expression.Convert(index, u), typeof(long)), index).Compile();
-            Decode = Linq.Expressions.Expression.Lambda<Func<long, TIndex>>(
-                Linq.Expressions.Expression.Convert(Linq.Expressions.Expression.Convert(bits, u), t), bits).Compile();
+            Type t = typeof(TIndex);
+            try {
+                if (Width(t) > 0) {
+                    Type u = Plain(t);
+                    var index = Expression.Parameter(t, "index");
+                    var bits = Expression.Parameter(typeof(long), "bits");
+                    Encode = Expression.Lambda<Func<TIndex, long>>(
+                        Expression.Convert(Expression.Convert(index, u), typeof(long)), index).Compile();
+                    Decode = Expression.Lambda<Func<long, TIndex>>(
+                        Expression.Convert(Expression.Convert(bits, u), t), bits).Compile();
+                } else if (t.IsValueType && !t.IsPrimitive && !t.IsExplicitLayout && !Packs(t, out Encode, out Decode)) {
+                    return;
+                }
+                // round trips must give the value back (a field the compiled code may not touch
+                // would throw here, not in a send; a field spilling into its neighbours shows)
+                if (Encode == null) return;
+                var eq = IndexRules<TIndex>.Equality;
+                bool same = eq.Equals(Decode(Encode(default(TIndex))), default(TIndex));
+                foreach (long pattern in new[] { -1L, 0x5555555555555555L, unchecked((long)0xAAAAAAAAAAAAAAAAUL), 0x00FF00FF00FF00FFL, 0x7F7F7F7F7F7F7F7FL }) {
+                    TIndex value = Decode(pattern);
+                    same &= eq.Equals(Decode(Encode(value)), value);
+                }
+                Fits = same;
+            } catch (Exception) {
+                Fits = false;
+            }
+        }
+
+        static Type Plain(Type t) => t.IsEnum ? Enum.GetUnderlyingType(t) : t;
+
+        /// <summary>Bits of an integral type or enum (0: neither).</summary>
+        static int Width(Type t)
+        {
+            Type u = Plain(t);
+            if (u == typeof(long) || u == typeof(ulong)) return 64;
+            if (u == typeof(int) || u == typeof(uint)) return 32;
+            if (u == typeof(short) || u == typeof(ushort) || u == typeof(char)) return 16;
+            if (u == typeof(byte) || u == typeof(sbyte)) return 8;
+            return 0;
+        }
+
+        static Type Unsigned(Type u) =>
+            u == typeof(long) || u == typeof(ulong) ? typeof(ulong) : u == typeof(int) || u == typeof(uint) ? typeof(uint)
+            : u == typeof(byte) || u == typeof(sbyte) ? typeof(byte) : typeof(ushort);
+
+        /// <summary>Encode and decode for a struct whose fields are all integral or enums, 64 bits at most.</summary>
+        static bool Packs(Type t, out Func<TIndex, long> encode, out Func<long, TIndex> decode)
+        {
+            encode = null;
+            decode = null;
+            FieldInfo[] fields = t.GetFields(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic);
+            Array.Sort(fields, (a, b) => a.MetadataToken.CompareTo(b.MetadataToken));
+            int total = 0;
+            foreach (FieldInfo f in fields) {
+                if (f.IsInitOnly || Width(f.FieldType) == 0) return false;
+                total += Width(f.FieldType);
+            }
+            if (fields.Length == 0 || total > 64) return false;
+            var index = Expression.Parameter(t, "index");
+            var bits = Expression.Parameter(typeof(long), "bits");
+            var value = Expression.Variable(t, "value");
+            var unsignedBits = Expression.Convert(bits, typeof(ulong));
+            Expression packed = Expression.Constant(0UL);
+            var unpack = new List<Expression> { Expression.Assign(value, Expression.Default(t)) };
+            int offset = 0;
+            foreach (FieldInfo f in fields) {
+                Type u = Plain(f.FieldType), us = Unsigned(u);
+                int width = Width(u);
+                ulong mask = width == 64 ? ulong.MaxValue : (1UL << width) - 1;
+                // masked: Mono's compiled conversions may sign-extend a negative field on the way
+                Expression field = Expression.And(Expression.Convert(Expression.Convert(Expression.Convert(Expression.Field(index, f), u), us), typeof(ulong)),
+                                                  Expression.Constant(mask));
+                packed = Expression.Or(packed, Expression.LeftShift(field, Expression.Constant(offset)));
+                Expression part = Expression.And(Expression.RightShift(unsignedBits, Expression.Constant(offset)), Expression.Constant(mask));
+                unpack.Add(Expression.Assign(Expression.Field(value, f),
+                                             Expression.Convert(Expression.Convert(Expression.Convert(part, us), u), f.FieldType)));
+                offset += width;
+            }
+            unpack.Add(value);
+            encode = Expression.Lambda<Func<TIndex, long>>(Expression.Convert(packed, typeof(long)), index).Compile();
+            decode = Expression.Lambda<Func<long, TIndex>>(Expression.Block(new[] { value }, unpack), bits).Compile();
+            return true;
         }
     }
 

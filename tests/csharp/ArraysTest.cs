@@ -245,6 +245,41 @@ public class Tinted : Element<Colour>
     [EntryMethod] public void Paint(int colour) { if ((int)Index == colour) Got++; }
 }
 
+public struct Mixed : IEquatable<Mixed>
+{
+    public Colour C;
+    public char K;
+    short s;          // private: packed all the same
+    public sbyte B;
+    public Mixed(Colour c, char k, short s, sbyte b) { C = c; K = k; this.s = s; B = b; }
+    public bool Equals(Mixed o) => C == o.C && K == o.K && s == o.s && B == o.B;
+    public override bool Equals(object o) => o is Mixed && Equals((Mixed)o);
+    public override int GetHashCode() => ((int)C * 31 + K) * 31 + s * 7 + B;
+    public override string ToString() => $"{C}/{(int)K}/{s}/{B}";
+}
+
+public struct Triple : IEquatable<Triple>
+{
+    public int A, B, C;
+    public Triple(int a, int b, int c) { A = a; B = b; C = c; }
+    public bool Equals(Triple o) => A == o.A && B == o.B && C == o.C;
+    public override bool Equals(object o) => o is Triple && Equals((Triple)o);
+    public override int GetHashCode() => (A * 31 + B) * 31 + C;
+    public override string ToString() => $"{A}/{B}/{C}";
+}
+
+public class Spot : Element<Mixed>
+{
+    public int Got;
+    [EntryMethod] public void Hello(string text) { if (text == Index.ToString()) Got++; }
+}
+
+public class Trio : Element<Triple>
+{
+    public int Got;
+    [EntryMethod] public void Hello(string text) { if (text == Index.ToString()) Got++; }
+}
+
 public class Wide : Element<long>
 {
     public int Got;
@@ -571,6 +606,22 @@ static class ArraysTest
         got = 0;
         foreach (Tinted e in colours.LocalElements) got += e.Got;
         Check.Equal((long)size, Sum(got), "enum indices: each message reached its colour");
+        // structs: of small integral fields, signed ones negative too (packed into the header),
+        // and of three ints (12 bytes: they travel in the graph)
+        var mixed = new[] { new Mixed(Colour.Red, 'a', -1, -128), new Mixed(Colour.Blue, '\uffff', short.MaxValue, 127),
+                            new Mixed(Colour.Green, 'z', short.MinValue, 0) };
+        var packed = ObjectArray<Mixed, Spot>.Create(s, mixed, m => new Spot(), Placement.RoundRobin);
+        foreach (Mixed m in mixed) packed.Send(m, nameof(Spot.Hello), m.ToString());
+        var triples = new[] { new Triple(1, -2, 3), new Triple(int.MinValue, 0, int.MaxValue) };
+        var wide3 = ObjectArray<Triple, Trio>.Create(s, triples, x => new Trio(), Placement.RoundRobin);
+        foreach (Triple x in triples) wide3.Send(x, nameof(Trio.Hello), x.ToString());
+        s.Run();
+        got = 0;
+        foreach (Spot e in packed.LocalElements) got += e.Got;
+        Check.Equal((long)mixed.Length * size, Sum(got), "struct indices packed into the header arrive intact");
+        got = 0;
+        foreach (Trio e in wide3.LocalElements) got += e.Got;
+        Check.Equal((long)triples.Length * size, Sum(got), "struct indices too wide for the header travel in the graph");
         var far = new[] { long.MinValue, -5000000000L, -1L, 0L, 5000000000L, long.MaxValue };
         var wide = ObjectArray<long, Wide>.Create(s, far, x => new Wide());
         foreach (long x in far) wide.Send(x, nameof(Wide.Hello), x);
