@@ -186,20 +186,25 @@ static int do_isend_start(void *arg)
 /* Writes header's bytes (NULL: none), then the graph, into a pooled buffer (*b) and starts
  * sending it, tested once (s). On failure the buffer is given back (*b NULL) and the code
  * returned. */
+/* Starts sending b's bytes, tested once (s). */
+static int start_send(int32_t comm, const gch_buffer *b, int32_t dest, int32_t tag, struct isend_start *s)
+{
+    *s = (struct isend_start){b->data, b->length, dest, tag, comm, 0, MPC_OK, 0};
+    return opi_call_mpi(do_isend_start, s, NULL, 0);
+}
+
 static int start_graph_send(int32_t comm, const opi_buffer *header, MonoObject *graph, int32_t dest, int32_t tag,
                             gch_buffer **b, struct isend_start *s)
 {
-    int rc = MPC_OK;
     if (header) { /* copied before the write, which may let a collection move the header */
         if (!(*b = gch_buffer_take(header->bytes + 4096)))
             return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a serialization buffer");
         memcpy((*b)->data, header->data, header->bytes);
         (*b)->length = header->bytes;
     }
-    if (rc == MPC_OK && (rc = write_into(b, graph, 0, SIZE_MAX, "graph")) == MPC_OK) {
-        *s = (struct isend_start){(*b)->data, (*b)->length, dest, tag, comm, 0, MPC_OK, 0};
-        rc = opi_call_mpi(do_isend_start, s, NULL, 0);
-    }
+    int rc = write_into(b, graph, 0, SIZE_MAX, "graph");
+    if (rc == MPC_OK)
+        rc = start_send(comm, *b, dest, tag, s);
     if (rc != MPC_OK) {
         gch_buffer_give(*b);
         *b = NULL;
@@ -223,6 +228,29 @@ static int do_mrecv(void *arg)
     return mpc_mrecv(t->buf, t->bytes, t->msg, t->st);
 }
 
+/* The end of a send started from the pooled buffer b (tested once, s). Still running (the
+ * receiver has not matched it): the bytes are ours, not the caller's, so the send goes on
+ * buffered and the call returns, as a standard-mode send may; the core frees b when MPI is done.
+ * Past `cap` bytes of such sends it waits, as MPI_Send does, and so it does when the registry
+ * cannot take it. */
+static int run_on_buffered(gch_buffer *b, struct isend_start *s, int32_t tag, int64_t cap)
+{
+    gch_count(GCH_OPERATIONS, 1);
+    if (s->test_rc != MPC_OK || s->done) {
+        gch_buffer_give(b);
+        return s->test_rc;
+    }
+    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
+    int64_t id;
+    if (gch_unowned_bytes() > 0) /* earlier buffered sends that have finished go first */
+        opi_call_mpi(reap_buffered_sends, NULL, NULL, 0);
+    if (gch_unowned_bytes() <= cap - (int64_t)b->length && gch_transfer_add(s->req, NULL, NULL, 0, 0, &info, &id) == MPC_OK)
+        return MPC_OK;
+    int rc = opi_complete(&s->req, 1, NULL, 0, NULL); /* native memory: nothing to pin */
+    gch_buffer_give(b);
+    return rc;
+}
+
 int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, int32_t tag)
 {
     int rc;
@@ -234,25 +262,8 @@ int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, i
     struct isend_start s;
     if ((rc = start_graph_send(comm, NULL, graph, dest, tag, &b, &s)) != MPC_OK)
         return rc;
-    gch_count(GCH_OPERATIONS, 1);
-    if (s.test_rc != MPC_OK || s.done) {
-        gch_buffer_give(b);
-        return s.test_rc;
-    }
-    /* Still running (the receiver has not matched it): the bytes are ours, not the user's, so
-     * the send goes on buffered and OSend returns, as a standard-mode send may. Then no OSend
-     * waits for a receiver that matches lazily (OIrecv) or is itself in OSend. Past
-     * OSEND_BUFFERED_BYTES of such sends, it waits as MPI_Send does. */
-    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
-    int64_t id;
-    if (gch_unowned_bytes() > 0) /* earlier buffered sends that have finished go first */
-        opi_call_mpi(reap_buffered_sends, NULL, NULL, 0);
-    if (gch_unowned_bytes() + (int64_t)b->length <= OSEND_BUFFERED_BYTES &&
-        gch_transfer_add(s.req, NULL, NULL, 0, 0, &info, &id) == MPC_OK)
-        return MPC_OK;
-    rc = opi_complete(&s.req, 1, NULL, 0, NULL); /* native memory: nothing to pin */
-    gch_buffer_give(b);
-    return rc;
+    /* no OSend waits for a receiver that matches lazily (OIrecv) or is itself in OSend */
+    return run_on_buffered(b, &s, tag, OSEND_BUFFERED_BYTES);
 }
 
 int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
@@ -435,25 +446,15 @@ int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoReflectionType *expec
  * incoming buffer after one matched probe (ORecv after an Iprobe probes twice), where
  * SdReadIncoming and SdReadIncomingAfter read it. */
 
-/* The end of a post: the send started from b (tested once, s) runs on buffered when it did not
- * finish at once. */
-static int post_running(gch_buffer *b, struct isend_start *s, int32_t tag)
+/* The header of the incoming message, hb's size: the bytes it holds (*have), or a failure when it
+ * is shorter. */
+static int incoming_header(const opi_buffer *hb, size_t *have)
 {
-    gch_count(GCH_OPERATIONS, 1);
-    if (s->test_rc != MPC_OK || s->done) {
-        gch_buffer_give(b);
-        return s->test_rc;
-    }
-    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
-    int64_t id;
-    if (gch_unowned_bytes() > 0)
-        opi_call_mpi(reap_buffered_sends, NULL, NULL, 0);
-    int rc = gch_transfer_add(s->req, NULL, NULL, 0, 0, &info, &id);
-    if (rc == MPC_OK)
-        return MPC_OK;
-    opi_complete(&s->req, 1, NULL, 0, NULL); /* the registry is full: the bytes must outlive the send */
-    gch_buffer_give(b);
-    return rc;
+    *have = received ? received->length : 0;
+    if (*have < hb->bytes)
+        return error_record(SD_ERR_SERIALIZATION, NULL, "a message of %zu bytes is shorter than its %zu-byte header",
+                            *have, hb->bytes);
+    return MPC_OK;
 }
 
 int32_t opi_opost(int32_t comm, int32_t size, MonoObject *header, MonoObject *graph, int32_t dest, int32_t tag)
@@ -469,7 +470,7 @@ int32_t opi_opost(int32_t comm, int32_t size, MonoObject *header, MonoObject *gr
     struct isend_start s;
     if ((rc = start_graph_send(comm, header ? &hb : NULL, graph, dest, tag, &b, &s)) != MPC_OK)
         return rc;
-    return post_running(b, &s, tag);
+    return run_on_buffered(b, &s, tag, INT64_MAX);
 }
 
 /* Passes the incoming message on to dest, its header replaced by header's bytes and the rest
@@ -479,13 +480,10 @@ int32_t opi_oforward(int32_t comm, int32_t size, MonoObject *header, int32_t des
 {
     int rc;
     opi_buffer hb;
+    size_t have;
     if ((rc = check_comm(comm)) || (rc = check_dest(size, &dest, tag)) ||
-        (rc = opi_buffer_whole_as(header, "header", &hb)))
+        (rc = opi_buffer_whole_as(header, "header", &hb)) || (rc = incoming_header(&hb, &have)))
         return rc;
-    size_t have = received ? received->length : 0;
-    if (have < hb.bytes)
-        return error_record(SD_ERR_SERIALIZATION, NULL, "a message of %zu bytes is shorter than its %zu-byte header",
-                            have, hb.bytes);
     if (dest == MPI_PROC_NULL)
         return MPC_OK;
     gch_buffer *b = gch_buffer_take(have);
@@ -494,12 +492,12 @@ int32_t opi_oforward(int32_t comm, int32_t size, MonoObject *header, int32_t des
     memcpy(b->data, hb.data, hb.bytes);
     memcpy(b->data + hb.bytes, received->data + hb.bytes, have - hb.bytes);
     b->length = have;
-    struct isend_start s = {b->data, b->length, dest, tag, comm, 0, MPC_OK, 0};
-    if ((rc = opi_call_mpi(do_isend_start, &s, NULL, 0)) != MPC_OK) {
+    struct isend_start s;
+    if ((rc = start_send(comm, b, dest, tag, &s)) != MPC_OK) {
         gch_buffer_give(b);
         return rc;
     }
-    return post_running(b, &s, tag);
+    return run_on_buffered(b, &s, tag, INT64_MAX);
 }
 
 int32_t opi_otake(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoObject *header, int32_t *found,
@@ -545,13 +543,10 @@ int32_t opi_otake(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoO
 int32_t opi_sd_read_incoming_after(MonoObject *header, MonoReflectionType *expected, MonoObject **result)
 {
     opi_buffer hb;
-    int rc = opi_buffer_whole_as(header, "header", &hb);
-    if (rc != MPC_OK)
+    size_t have;
+    int rc;
+    if ((rc = opi_buffer_whole_as(header, "header", &hb)) || (rc = incoming_header(&hb, &have)))
         return rc;
-    size_t have = received ? received->length : 0;
-    if (have < hb.bytes)
-        return error_record(SD_ERR_SERIALIZATION, NULL, "a message of %zu bytes is shorter than its %zu-byte header",
-                            have, hb.bytes);
     memcpy(hb.data, received->data, hb.bytes); /* before the read, which may move header */
     return read_graph(received->data + hb.bytes, have - hb.bytes, expected, result);
 }
