@@ -146,7 +146,6 @@ namespace System.MP.Arrays
         }
     }
 
-    /// <summary>The runtime's record of one element: what travels with it besides its fields.</summary>
     /// <summary>A message number in a table, read and advanced with one lookup.</summary>
     internal sealed class Seq
     {
@@ -188,6 +187,7 @@ namespace System.MP.Arrays
         internal void Set(TKey key, long value) => Get(key, value).Value = value;
     }
 
+    /// <summary>The runtime's record of one element: what travels with it besides its fields.</summary>
     internal sealed class Record<TIndex>
     {
         internal ElementArray<TIndex> Array;

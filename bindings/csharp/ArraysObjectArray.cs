@@ -1200,9 +1200,7 @@ namespace System.MP.Arrays
         {
             Whereabouts w = Locate(arriving, IndexCodec<TIndex>.Decode(header[Wire.Index]));
             if (w.Local != null || w.Hop == rank) return false;
-            int hops = (int)(header[Wire.OriginAndHops] >> 32);
-            hops = hops < 0 ? 1 : hops == int.MaxValue ? hops : hops + 1;
-            header[Wire.OriginAndHops] = (uint)header[Wire.OriginAndHops] | ((long)hops << 32);
+            Wire.AddHop(header);
             forwarded++;
             s.Forward(w.Hop, Tags.Of(id, Tags.Entries + entry), header);
             return true;

@@ -121,7 +121,7 @@ namespace System.MP.Arrays
         {
             header[Sender] = h.Sender;
             header[Seq] = h.Seq;
-            header[OriginAndHops] = (uint)h.Origin | ((long)h.Hops << 32);
+            header[OriginAndHops] = OriginHops(h.Origin, h.Hops);
             header[Index] = IndexCodec<TIndex>.Fits ? IndexCodec<TIndex>.Encode(h.Index) : 0;
         }
 
@@ -132,9 +132,20 @@ namespace System.MP.Arrays
             h.Sender = header[Sender];
             h.Seq = header[Seq];
             h.Origin = (int)header[OriginAndHops];
-            h.Hops = Math.Max(0, (int)(header[OriginAndHops] >> 32));
+            h.Hops = Hops(header);
             if (IndexCodec<TIndex>.Fits) h.Index = IndexCodec<TIndex>.Decode(header[Index]);
         }
+
+        /// <summary>One hop more on a received header (a forward that passes the bytes on).</summary>
+        internal static void AddHop(long[] header)
+        {
+            int hops = Hops(header);
+            header[OriginAndHops] = OriginHops((int)header[OriginAndHops], hops == int.MaxValue ? hops : hops + 1);
+        }
+
+        static int Hops(long[] header) => Math.Max(0, (int)(header[OriginAndHops] >> 32));
+
+        static long OriginHops(int origin, int hops) => (uint)origin | ((long)hops << 32);
     }
 
     /// <summary>An index travels in the message's header as a long when it is of an integral type
