@@ -747,6 +747,17 @@ namespace System.MP.Arrays
             else s.Post(home, Tags.Of(id, Tags.Location), new LocationNote<TIndex> { Index = index, Rank = at, Epoch = epoch });
         }
 
+        /// <summary>Index was at rank `at` at epoch: kept unless this rank knows a newer epoch. A
+        /// rank's cache never goes back in epochs, so following caches never goes round in a
+        /// circle (each rank an element left points to where it went next, or to its death).</summary>
+        void Learn(TIndex index, int at, long epoch)
+        {
+            Location old;
+            if (at < 0 || at >= size || (cache.TryGetValue(index, out old) && old.Epoch >= epoch)) return;
+            cache[index] = new Location(at, epoch);
+            moves++;
+        }
+
         void SetHome(TIndex index, int at, long epoch)
         {
             Location old;
@@ -774,7 +785,7 @@ namespace System.MP.Arrays
             Location loc;
             bool exists = homeTable.TryGetValue(note.Index, out loc);
             if (exists && loc.Rank >= 0) {
-                Reply(note.Rank, Tags.Duplicate, new LocationNote<TIndex> { Index = note.Index, Rank = loc.Rank });
+                Reply(note.Rank, Tags.Duplicate, new LocationNote<TIndex> { Index = note.Index, Rank = loc.Rank, Epoch = loc.Epoch });
                 return;
             }
             LocationNote<TIndex> tomb;
@@ -828,9 +839,7 @@ namespace System.MP.Arrays
                 throw new MPSerializationException($"System.MP.Arrays: a refusal of index {note.Index} that no insertion here waits for");
             Detach(r);
             AddDelta(r.Reductions, -1);
-            cache.Remove(r.Index);
-            if (note.Rank >= 0 && note.Rank < size) cache[r.Index] = new Location(note.Rank, 0);
-            moves++;
+            Learn(note.Index, note.Rank, note.Epoch);   // this rank may know a newer place than the home did
             if (r.Parked != null) foreach (Header<TIndex> h in r.Parked) Arrive(h);
             s.Fault(new InvalidOperationException($"System.MP.Arrays: Insert of index {note.Index} on rank {rank}: it already lives on rank {note.Rank}; the new element was dropped"));
             Advance();
@@ -840,7 +849,10 @@ namespace System.MP.Arrays
         {
             Detach(r);
             AddDelta(r.Reductions, -1);
-            cache.Remove(r.Index);
+            // the death is the newest news of index here: a note about an older epoch that comes
+            // later must not point this rank back along the element's old path (a message would
+            // go round between the ranks that path left pointing at each other)
+            cache[r.Index] = new Location(-1, r.Epoch + 1);
             moves++;
             var tomb = new LocationNote<TIndex> { Index = r.Index, Rank = -1, Epoch = r.Epoch + 1,
                                                   SeqSenders = new long[r.NextSeq.Count], SeqNext = new long[r.NextSeq.Count] };
@@ -1113,9 +1125,7 @@ namespace System.MP.Arrays
                 return;
             case Tags.Location: {
                 LocationNote<TIndex> note = Note(source, bytes);
-                Location old;
-                if (note.Rank >= 0 && note.Rank < size && (!cache.TryGetValue(note.Index, out old) || old.Epoch < note.Epoch))
-                { cache[note.Index] = new Location(note.Rank, note.Epoch); moves++; }
+                Learn(note.Index, note.Rank, note.Epoch);
                 if (HomeOf(note.Index) == rank && note.Rank >= 0 && note.Rank < size) SetHome(note.Index, note.Rank, note.Epoch);
                 return;
             }

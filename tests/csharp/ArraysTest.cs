@@ -667,29 +667,59 @@ static class ArraysTest
 
     /// <summary>Bytes that are no message of the kind their tag names: MPSerializationException
     /// on the receiving rank only; the array keeps working.</summary>
+    /// <summary>Messages written by hand into a scheduler's communicator, for its last array,
+    /// counted as the scheduler counts its own (so quiescence still balances).</summary>
+    sealed class RawSender
+    {
+        readonly Scheduler s;
+        readonly Intracomm comm;
+        readonly FieldInfo sent = typeof(Scheduler).GetField("sent", BindingFlags.Instance | BindingFlags.NonPublic);
+        readonly MethodInfo tagFor = typeof(Scheduler).GetMethod("TagFor", BindingFlags.Instance | BindingFlags.NonPublic);
+        readonly int arrayId;
+
+        public RawSender(Scheduler s)
+        {
+            this.s = s;
+            comm = (Intracomm)typeof(Scheduler).GetField("Comm", BindingFlags.Instance | BindingFlags.NonPublic).GetValue(s);
+            var arrays = (System.Collections.IList)typeof(Scheduler).GetField("arrays", BindingFlags.Instance | BindingFlags.NonPublic).GetValue(s);
+            arrayId = arrays.Count - 1;
+        }
+
+        int Tag(int kind) => (int)tagFor.Invoke(s, new object[] { (arrayId << 13) | kind });   // Tags.Of, with the phase
+
+        void Count() => sent.SetValue(s, (long)sent.GetValue(s) + 1);
+
+        /// <summary>bytes as a message of kind (Isend: a blocking send to oneself would wait for Run).</summary>
+        public Request Send(byte[] bytes, int to, int kind)
+        {
+            Request r = comm.Isend(bytes, to, Tag(kind));
+            Count();
+            return r;
+        }
+
+        /// <summary>graph, serialized, as a message of kind.</summary>
+        public Request SendGraph(object graph, int to, int kind)
+        {
+            Request r = comm.OIsend(graph, to, Tag(kind));
+            Count();
+            return r;
+        }
+    }
+
     static void Hostile(Scheduler s)
     {
         var a = ObjectArray<int, Walker>.Create(s, Enumerable.Range(0, size), i => new Walker { Wander = false });
-        var comm = (Intracomm)typeof(Scheduler).GetField("Comm", BindingFlags.Instance | BindingFlags.NonPublic).GetValue(s);
-        FieldInfo sent = typeof(Scheduler).GetField("sent", BindingFlags.Instance | BindingFlags.NonPublic);
-        var arrays = (System.Collections.IList)typeof(Scheduler).GetField("arrays", BindingFlags.Instance | BindingFlags.NonPublic).GetValue(s);
-        int arrayId = arrays.Count - 1;   // a: the last array created
+        var raw = new RawSender(s);
         int to = (rank + 1) % size;
         int entryTake = 5;  // Walker's entries by name: Bye, Give, Go, MoveTo, Sum, Take, Throw, Tick
         var garbage = new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17 };
-        // Isend: a blocking send to oneself (one rank) would wait for the receive inside Run
-        MethodInfo tagFor = typeof(Scheduler).GetMethod("TagFor", BindingFlags.Instance | BindingFlags.NonPublic);
-        Func<int, int> tag = kind => (int)tagFor.Invoke(s, new object[] { (arrayId << 13) | kind });   // Tags.Of, with the phase
-        Request r1 = comm.Isend(garbage, to, tag(64 + entryTake));
-        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        Request r1 = raw.Send(garbage, to, 64 + entryTake);
         RunExpecting<MPSerializationException>(s, "garbage bytes for an entry method");
         r1.Wait();
-        Request r2 = comm.Isend(garbage, to, tag(1));   // as a migrating element
-        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        Request r2 = raw.Send(garbage, to, 1);   // as a migrating element
         RunExpecting<MPSerializationException>(s, "garbage bytes as a migrating element");
         r2.Wait();
-        Request r3 = comm.Isend(garbage, to, tag(14));   // as the envelope of a zero-copy array
-        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        Request r3 = raw.Send(garbage, to, 14);   // as the envelope of a zero-copy array
         RunExpecting<MPSerializationException>(s, "garbage bytes as a zero-copy envelope");
         r3.Wait();
         // a whole header (4 longs: sender, number, origin and hops, index) before bytes that are
@@ -702,13 +732,11 @@ static class ArraysTest
             Buffer.BlockCopy(rest, 0, bytes, 32, rest.Length);
             return bytes;
         };
-        Request r4 = comm.Isend(headed(new long[] { -(rank + 1), 1, rank, to }, garbage), to, tag(64 + entryTake));
-        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        Request r4 = raw.Send(headed(new long[] { -(rank + 1), 1, rank, to }, garbage), to, 64 + entryTake);
         RunExpecting<MPSerializationException>(s, "a header before garbage bytes for an entry method");
         r4.Wait();
         int beyond = (to + 1) % size;   // the element there lives on the rank after the receiver
-        Request r6 = comm.Isend(headed(new long[] { -(rank + 1), 1, rank, beyond }, garbage), to, tag(64 + entryTake));
-        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        Request r6 = raw.Send(headed(new long[] { -(rank + 1), 1, rank, beyond }, garbage), to, 64 + entryTake);
         RunExpecting<MPSerializationException>(s, "garbage bytes forwarded to the element's rank");
         r6.Wait();
         byte[] nullGraph = Serializer.Serialize(null);
@@ -716,14 +744,75 @@ static class ArraysTest
         var headerAndNull = new byte[32 + nullGraph.Length];
         Buffer.BlockCopy(header, 0, headerAndNull, 0, 32);
         Buffer.BlockCopy(nullGraph, 0, headerAndNull, 32, nullGraph.Length);
-        Request r5 = comm.Isend(headerAndNull, to, tag(64 + 2));   // Go(int)
-        sent.SetValue(s, (long)sent.GetValue(s) + 1);
+        Request r5 = raw.Send(headerAndNull, to, 64 + 2);   // Go(int)
         RunExpecting<MPSerializationException>(s, "no value for an entry method that takes an int");
         r5.Wait();
         a.Send(to, nameof(Walker.Take), new Note { From = 1, Serial = 1, Text = "n1" });
         s.Run();
         Walker mine;
         Check.True(a.TryGetLocal(rank, out mine) && mine.Received == 1, "the array works after hostile bytes");
+    }
+
+    /// <summary>A location note that arrives late (here written by hand: the element moved on or
+    /// died since) must not send messages round in circles: the rank where an element died, and
+    /// a rank whose insertion was refused, keep the newest epoch they know and ignore older
+    /// notes. Before, each cleared its entry, the late note pointed it back along the element's
+    /// old path, and a message went between two ranks for ever (seen as a rare hang at 5 ranks).
+    /// Three ranks at least: the circle needs two ranks besides the index's home.</summary>
+    static void StaleLocations(Scheduler s)
+    {
+        if (size < 3) return;
+        const int Location = 2;   // Tags.Location
+        // a deleted element, and a late note on the rank where it died
+        var a = ObjectArray<int, Walker>.Create(s, new[] { 0 }, i => new Walker { Wander = false }, i => 0);
+        int home = a.HomeOf(0), from = (home + 1) % size, died = (home + 2) % size;
+        var raw = new RawSender(s);
+        if (rank == 0 && from != 0) a.Migrate(0, from);
+        s.Run();
+        if (rank == from) a.Migrate(0, died);
+        s.Run();
+        if (rank == died) a.Delete(0);
+        s.Run();
+        Request late = rank == from ? raw.SendGraph(LocationNote(0, from, 1), died, Location) : null;
+        s.Run();
+        late?.Wait();
+        if (rank == from) a.Send(0, nameof(Walker.Take), new Note { From = -1, Serial = 1, Text = "n1" });
+        s.Run();
+        Check.Equal(1L, Sum(a.HeldMessages), "a message to a deleted element, after a late note about it, is held at its home");
+        // a rank the element passed through, whose own insertion of the index was refused
+        var b = ObjectArray<int, Walker>.Create(s, new[] { 0 }, i => new Walker { Wander = false }, i => 0);
+        raw = new RawSender(s);
+        int passed = died;
+        if (rank == 0 && from != 0) b.Migrate(0, from);
+        s.Run();
+        if (rank == from) b.Migrate(0, passed);
+        s.Run();
+        if (rank == passed) b.Migrate(0, home);
+        s.Run();
+        if (rank == passed) {
+            b.Insert(0, new Walker { Wander = false });
+            RunExpecting<InvalidOperationException>(s, "an insertion of an index that lives elsewhere");
+        } else {
+            s.Run();
+        }
+        late = rank == from ? raw.SendGraph(LocationNote(0, from, 1), passed, Location) : null;
+        s.Run();
+        late?.Wait();
+        if (rank == passed) b.Send(0, nameof(Walker.Take), new Note { From = -1, Serial = 1, Text = "n1" });
+        s.Run();
+        Walker w;
+        Check.Equal(1L, Sum(b.TryGetLocal(0, out w) ? w.Received : 0), "a message from a refused inserter, after a late note, reaches the element");
+    }
+
+    /// <summary>An internal location note (index at rank since epoch), as the arrays send them.</summary>
+    static object LocationNote(int index, int at, long epoch)
+    {
+        Type t = typeof(Scheduler).Assembly.GetType("System.MP.Arrays.LocationNote`1", true).MakeGenericType(typeof(int));
+        object note = Activator.CreateInstance(t, true);
+        t.GetField("Index").SetValue(note, index);
+        t.GetField("Rank").SetValue(note, at);
+        t.GetField("Epoch").SetValue(note, epoch);
+        return note;
     }
 
     static int Main()
@@ -741,6 +830,7 @@ static class ArraysTest
             IndexKinds(s);
             BadInput(s);
             Hostile(s);
+            StaleLocations(s);
         }
         collector?.Dispose();
         return Check.FinishWithNoPinLeft("ArraysTest");
