@@ -12,11 +12,14 @@ Every array figure is timed inside one Scheduler.Run, from the first send to the
 chain of many operations (bench/Arrays.cs says why). Run through `bash bench/run.sh arrays [flags]`."""
 import argparse
 import os
+import re
 import statistics
+import subprocess
+import sys
 
 import benchlib
 
-PARTS = ("pingpong", "stream", "forward", "collectives", "migrate")
+PARTS = ("pingpong", "stream", "forward", "collectives", "migrate", "sample")
 LABELS = {
     "osend": "OSend/ORecv ping-pong (plain System.MP)",
     "element": "element 0 (rank 0) <-> element 1 (rank 1)",
@@ -34,8 +37,11 @@ LABELS = {
     "array-reduce-event": "array reduction (Sum), next from Reduction.Completed (no result broadcast)",
     "state-osend": "OSend/ORecv of the state (half round trip)",
     "migrate": "element migration (MigrateTo)",
+    "unbalanced": "ObjectArrays, Block placement only",
+    "balanced": "ObjectArrays, greedy Balance between phases",
 }
 TARGET = 1.3   # the issue's target: a message to a remote element <= 1.3x a plain OSend of the same graph
+SAMPLE_TARGET = 1.5   # and the sample's balanced run >= 1.5x faster than the unbalanced one at 4 ranks
 
 
 def merge(into, res):
@@ -56,6 +62,62 @@ def messages(res, names, fmt):
         print("array messages per operation (all ranks, median): " + "; ".join(rows))
 
 
+def sample(a, cores):
+    """The object-array sample (samples/object_arrays), once per round: its time per phase without
+    and with balancing, and the gain after the first phase (which both runs spend unbalanced while
+    the loads are measured; the balancing's own time is counted)."""
+    ranks = a.sample_ranks
+    if ranks > cores:
+        print(f"note: {ranks} ranks on {cores} cores (oversubscribed): the balanced run can gain at most "
+              "what an even split over the cores gives; the sample prints the measured loads", flush=True)
+    argv = ["mpiexec.mpich", "-n", str(ranks), f"{a.build}/motor", f"{a.build}/ObjectArrays.exe"] + a.sample_args.split()
+    res, gains, wholes, contrasts = benchlib.Results(), [], [], []
+    for r in range(a.rounds):
+        print(f"[round {r + 1}/{a.rounds}] sample ...", file=sys.stderr, flush=True)
+        out = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=True).stdout
+        run, phases = None, {"unbalanced": [], "balanced": []}
+        for line in out.splitlines():
+            if line.startswith("without balancing"):
+                run = "unbalanced"
+            elif line.startswith("with balancing"):
+                run = "balanced"
+            m = re.match(r"\s+phase (\d+): ([\d.]+) s", line)
+            if m and run:
+                phases[run].append(float(m.group(2)))
+                res.times[run][int(m.group(1)) + 1].append(float(m.group(2)))
+                c = re.search(r"contrast ([\d.]+)x", line)
+                if c and run == "unbalanced":
+                    contrasts.append(float(c.group(1)))
+            m = re.search(r"after the first phase \(balance included\) ([\d.]+) s unbalanced, ([\d.]+) s balanced: "
+                          r"[\d.]+x; whole run ([\d.]+)x", line)
+            if m:   # (a run too short for the sample's millisecond figures has no gain to report)
+                gains.append(float(m.group(1)) / float(m.group(2)) if float(m.group(2)) > 0 else float("nan"))
+                wholes.append(float(m.group(3)))
+            m = re.match(r"peak memory per rank \(VmHWM, MiB\): (.*)", line)
+            if m:
+                for t in phases:
+                    res.peaks[t].extend(int(float(x) * 1024) for x in m.group(1).split())
+        if not gains or len(gains) != r + 1:
+            raise SystemExit("arrays.py: the sample printed no comparison:\n" + out)
+    benchlib.report(res, ["unbalanced", "balanced"], LABELS,
+                    f"ObjectArrays sample at {ranks} ranks ({' '.join(a.sample_args.split()) or 'defaults'}): time per phase",
+                    "s per phase", a.out, "arrays_sample", ref="unbalanced", size_fmt=lambda p: f"phase {p - 1}",
+                    xlabel="phase", bandwidth=False, log=False)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "arrays_sample_gain.csv"), "w") as f:
+        f.write("round,gain_after_first_phase,gain_whole_run\n")
+        for i, (g, w) in enumerate(zip(gains, wholes)):
+            f.write(f"{i + 1},{g:.4f},{w:.4f}\n")
+    spread = lambda v: f"{statistics.median(v):.2f} [{min(v):.2f}-{max(v):.2f}]"
+    if contrasts:
+        print(f"heavy block against light block, measured (unbalanced phases): {spread(contrasts)}x")
+    g = statistics.median(gains)
+    print(f"balanced run faster than unbalanced, after the first phase: {spread(gains)}x over {len(gains)} runs; "
+          f"whole run {spread(wholes)}x")
+    print(f"target: the balanced run >= {SAMPLE_TARGET}x faster at 4 ranks: median {g:.2f}x "
+          f"{'met' if g >= SAMPLE_TARGET else 'NOT met'}" + ("" if ranks == 4 else f" (this run: {ranks} ranks)"))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--build", default="build")
@@ -70,6 +132,8 @@ def main():
     p.add_argument("--bcast-bytes", type=int, default=8, help="broadcast payload in bytes of doubles")
     p.add_argument("--migrate-min", type=int, default=1024, help="smallest element state in bytes")
     p.add_argument("--migrate-max", type=int, default=1 << 20, help="largest element state in bytes (x4 steps)")
+    p.add_argument("--sample-ranks", type=int, default=4, help="ranks of the sample part")
+    p.add_argument("--sample-args", default="", help="arguments for ObjectArrays.exe in the sample part")
     p.add_argument("--parts", default=",".join(PARTS), help="comma-separated subset of " + ",".join(PARTS))
     p.add_argument("--out", default="bench/results")
     a = p.parse_args()
@@ -160,6 +224,9 @@ def main():
         benchlib.report(res, names, LABELS, "Migration cost per KiB of element state", "µs/KiB", a.out,
                         "arrays_migrate_perkib", ref="state-osend", size_fmt=human, metric="perkib",
                         xlabel="element state (bytes)", bandwidth=False)
+
+    if "sample" in parts:
+        sample(a, cores)
 
 
 if __name__ == "__main__":

@@ -149,10 +149,11 @@ def human(n):
 
 
 def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_fmt=None, volume=1, metric="time",
-           xlabel="message size (bytes)", bandwidth=True):
+           xlabel="message size (bytes)", bandwidth=True, log=True):
     """volume: payload bytes moved per timed unit, in messages of the row's size (bandwidth);
     metric: which of the rows' metrics the table, CSV and plot show; xlabel: what the sizes are;
-    bandwidth: whether a bandwidth panel means anything (sizes in bytes)."""
+    bandwidth: whether a bandwidth panel means anything (sizes in bytes); log: log axes (else
+    linear, from 0, for a few small counts such as phases)."""
     times = res.values[metric]
     median = lambda t, s: res.median(t, s, metric)
     size_fmt = size_fmt or human
@@ -166,9 +167,10 @@ def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_
         for t in names:
             for s in sizes:
                 v = times[t][s]
-                w.writerow([t, s, f"{median(t, s):.4f}", f"{min(v):.4f}", f"{max(v):.4f}",
-                            len(v), f"{volume * s / median(t, s):.1f}",
-                            f"{median(t, s) / median(ref, s):.3f}",
+                m, r = median(t, s), median(ref, s)
+                w.writerow([t, s, f"{m:.4f}", f"{min(v):.4f}", f"{max(v):.4f}",
+                            len(v), f"{volume * s / m:.1f}" if m > 0 else "",
+                            f"{m / r:.3f}" if r > 0 else "",
                             max(res.peaks[t]) if res.peaks[t] else ""])
 
     print(f"\n{title}\n{unit}: median [min-max] over all runs and repetitions; "
@@ -181,7 +183,7 @@ def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_
         for t in names:
             v = times[t][s]
             cell = f"{median(t, s):8.3f} [{min(v):.3f}-{max(v):.3f}]"
-            if t != ref:
+            if t != ref and median(ref, s) > 0:
                 cell += f" x{median(t, s) / median(ref, s):.2f}"
             cells.append(f"{cell:<30}")
         print(f"{size_fmt(s):>8} | " + " | ".join(cells))
@@ -211,7 +213,15 @@ def report(res, names, labels, title, unit, out_dir, stem, ref="native-c", size_
             a2.errorbar(sizes, bw, yerr=[[b - volume * s / h for s, b, h in zip(sizes, bw, hi)],
                                          [volume * s / l - b for s, b, l in zip(sizes, bw, lo)]],
                         marker="o", ms=3, capsize=2, label=labels.get(t, t))
-        log_axes(a1, "Time", xlabel=xlabel, ylabel=unit)
+        if log:
+            log_axes(a1, "Time", xlabel=xlabel, ylabel=unit)
+        else:
+            a1.set_xlabel(xlabel)
+            a1.set_ylabel(unit)
+            a1.set_title("Time")
+            a1.set_xticks(sizes, [size_fmt(s) for s in sizes])
+            a1.set_ylim(bottom=0)
+            a1.grid(True, alpha=0.3)
         if bandwidth:
             log_axes(a2, "Bandwidth", xlabel=xlabel, ylabel="MB/s")
         a1.legend(fontsize=8)

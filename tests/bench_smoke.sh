@@ -41,5 +41,14 @@ if /usr/bin/python3 -c "import mpi4py" 2>/dev/null && command -v mpiexec.openmpi
     rows "sdto pingpong mpi4py" mpi4py-pickle env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
         mpiexec.openmpi --oversubscribe -n 2 /usr/bin/python3 "$src/bench/mpi4py/sdto_mpi4py.py" 1 16 1
 fi
+# the object-array sample through its driver (bench/arrays.py, part sample): table, CSV and gains
+src=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mktemp -d)
+log=$(cd "$src" && timeout $((120 * ${MOTOR_TIMEOUT_SCALE:-1})) /usr/bin/python3 bench/arrays.py --build "$b" --parts sample \
+      --rounds 1 --sample-ranks 2 --sample-args "--blocks 4 --block-size 64 --steps 3 --phases 2" --out "$out" 2>&1)
+if [ $? -eq 0 ] && grep -q "^balanced,2," "$out/arrays_sample.csv" && grep -q "^1," "$out/arrays_sample_gain.csv" \
+   && grep -q "after the first phase" <<<"$log"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: arrays sample driver"; echo "$log" | tail -5; fi
+rm -rf "$out"
 echo "bench_smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

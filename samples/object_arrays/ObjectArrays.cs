@@ -1,6 +1,8 @@
 // ObjectArrays — System.MP.Arrays on an irregular problem: a 2-D diffusion stencil over B×B blocks,
 // one migratable element per block, halos exchanged through entry methods; the north band of blocks
-// costs 10× (10 sub-steps a step) and Block placement puts it on the first rank(s). Runs P phases
+// costs tenfold (12 sweeps a step against 1; with the halo work every block does once a step, a
+// heavy block's step measures ~10× a light one's, printed as "contrast") and Block placement puts
+// it on the first rank(s). Runs P phases
 // without, then with array.Balance() between phases; prints time per phase, blocks per rank and a
 // checksum that must be bit-identical both ways (--verify: against a serial run too; exit 1 if not).
 //   mpiexec.mpich -n 4 build/motor build/ObjectArrays.exe [--balance|--no-balance] [--verify] [--blocks 8] ...
@@ -273,7 +275,10 @@ sealed class Config
     // 400×400 cells a block: a light block's step (~0.2 ms) dwarfs its four halo messages (a few
     // µs each), as in a real stencil. With small blocks the messages flatten the tenfold contrast:
     // at 160×160 a heavy block measures ~7× a light one, and the most balancing can gain shrinks.
-    public int Blocks = 8, BlockSize = 400, Steps = 20, Phases = 4, Cost = 10, HeavyRows = -1;
+    // Cost: a heavy block's sweeps per step (a light one does 1). Each step also costs every block
+    // its halos (cut, sent, received, put in place: ~0.2 of a sweep at 400×400), so 12 sweeps make
+    // a heavy block's step ~10× a light one's, as measured (the tenfold contrast of the problem).
+    public int Blocks = 8, BlockSize = 400, Steps = 20, Phases = 4, Cost = 12, HeavyRows = -1;
     public string Balancer = "greedy";
     // Balance only when the last phase's measured load was uneven: max/mean rank load above this
     // (moving 1.3 MB blocks costs a fraction of a phase; a balanced run should not pay it again).
@@ -374,7 +379,8 @@ static class ObjectArrays
                 imbalance = sum > 0 ? max * loads.Length / sum : 1;
                 if (print && rank == 0)
                     Console.WriteLine($"  phase {p}: {t:F3} s ({1000 * t / c.Steps:F1} ms/step)  blocks per rank: {Join(counts)}" +
-                                      $"  heavy: {Join(heavies)}  measured load (s): {Join(loads)}  imbalance {imbalance:F2}");
+                                      $"  heavy: {Join(heavies)}  measured load (s): {Join(loads)}  imbalance {imbalance:F2}" +
+                                      Contrast(counts, heavies, loads));
             }
             if (rank == 0) a.Broadcast(nameof(Block.Report));
             s.Run();
@@ -383,6 +389,31 @@ static class ObjectArrays
         foreach (double t in outcome.PhaseTimes) outcome.Total += t;
         outcome.Total += outcome.BalanceTime;
         return outcome;
+    }
+
+    /// <summary>A heavy block's measured load against a light one's: the least-squares fit of
+    /// each rank's load as heavy·H + light·L ("" when the ranks' mixes cannot tell them apart).</summary>
+    static string Contrast(int[] counts, int[] heavies, double[] loads)
+    {
+        double hh = 0, hl = 0, ll = 0, hy = 0, ly = 0;
+        for (int r = 0; r < loads.Length; r++) {
+            double h = heavies[r], l = counts[r] - heavies[r];
+            hh += h * h; hl += h * l; ll += l * l; hy += h * loads[r]; ly += l * loads[r];
+        }
+        double det = hh * ll - hl * hl;
+        if (Math.Abs(det) < 1e-9 * Math.Max(1, hh * ll)) return "";
+        double heavy = (hy * ll - ly * hl) / det, light = (ly * hh - hy * hl) / det;
+        return light > 0 ? $"  contrast {heavy / light:F1}x" : "";
+    }
+
+    /// <summary>This process's peak resident memory in KiB (Linux: VmHWM), or -1.</summary>
+    static long PeakKib()
+    {
+        try {
+            foreach (string line in System.IO.File.ReadAllLines("/proc/self/status"))
+                if (line.StartsWith("VmHWM:")) return long.Parse(line.Substring(6).Trim().Split(' ')[0]);
+        } catch (System.IO.IOException) { }
+        return -1;
     }
 
     static double LocalLoad(ObjectArray<int, Block> a)
@@ -445,7 +476,9 @@ static class ObjectArrays
 
     static int Verify()
     {
-        var c = new Config { Blocks = 4, BlockSize = 12, Steps = 5, Phases = 3, HeavyRows = 1, Tolerance = 0 };
+        // blocks this small cost their halo messages as much as a few sweeps: 200 sweeps keep the
+        // heavy row clearly heavier than noise, so the greedy balancer always has something to move
+        var c = new Config { Blocks = 4, BlockSize = 12, Steps = 5, Phases = 3, HeavyRows = 1, Tolerance = 0, Cost = 200 };
         int steps = c.Steps * c.Phases;
         Summary reference = Serial(c);
         Say($"ObjectArrays --verify: {c.Blocks}x{c.Blocks} blocks of {c.BlockSize}x{c.BlockSize}, {c.Phases} phases of {c.Steps} steps, {size} rank(s)");
@@ -503,7 +536,7 @@ static class ObjectArrays
         bool verify = false, withBalance = true, withoutBalance = true;
         for (int i = 0; i < args.Length; i++) {
             string arg = args[i];
-            if (arg == "--help" || arg == "-h") { Usage("a 2-D stencil with a 10x costlier band, run with and without load balancing"); return 0; }
+            if (arg == "--help" || arg == "-h") { Usage("a 2-D stencil with a tenfold costlier band, run with and without load balancing"); return 0; }
             if (arg == "--verify") { verify = true; continue; }
             if (arg == "--balance") { withBalance = true; withoutBalance = false; continue; }
             if (arg == "--no-balance") { withBalance = false; withoutBalance = true; continue; }
@@ -553,6 +586,8 @@ static class ObjectArrays
             Say($"same grid both ways; after the first phase (balance included) {a:F3} s unbalanced, {b:F3} s balanced: " +
                 $"{(b > 0 ? a / b : 0):F2}x; whole run {without.Total / with.Total:F2}x");
         }
+        long[] peaks = world.Gather(PeakKib(), 0);
+        if (rank == 0) Say($"peak memory per rank (VmHWM, MiB): {string.Join(" ", Array.ConvertAll(peaks, k => (k / 1024.0).ToString("F1")))}");
         return 0;
     }
 }
