@@ -47,6 +47,10 @@ namespace System.MP.Arrays
         readonly Entry<TIndex, TElement>[] entries = EntryTable<TIndex, TElement>.All;
         readonly EqualityComparer<TIndex> eq = IndexRules<TIndex>.Equality;
         readonly Dictionary<TIndex, Record<TIndex>> local;
+        // insertions here that the index's home has not registered yet: kept apart from local, so
+        // that the real element, when the index already exists elsewhere and migrates here before
+        // the home's refusal comes back, is not taken for a duplicate (and lost)
+        readonly Dictionary<TIndex, Record<TIndex>> pending;
         readonly Dictionary<TIndex, Location> cache, homeTable;
         readonly Dictionary<TIndex, LocationNote<TIndex>> tombstones;
         readonly Dictionary<TIndex, List<Header<TIndex>>> held;
@@ -81,6 +85,7 @@ namespace System.MP.Arrays
             childStarted = new long[children.Count];
             for (int i = 0; i < children.Count; i++) childStarted[i] = -1;
             local = new Dictionary<TIndex, Record<TIndex>>(eq);
+            pending = new Dictionary<TIndex, Record<TIndex>>(eq);
             cache = new Dictionary<TIndex, Location>(eq);
             homeTable = new Dictionary<TIndex, Location>(eq);
             tombstones = new Dictionary<TIndex, LocationNote<TIndex>>(eq);
@@ -173,14 +178,14 @@ namespace System.MP.Arrays
             r.Array = this;
             r.Element.host = this;
             r.Element.record = r;
-            local[r.Index] = r;
+            (r.Ready ? local : pending)[r.Index] = r;
             moves++;
             Owe(r.Reductions, +1);
         }
 
         void Detach(Record<TIndex> r)
         {
-            local.Remove(r.Index);
+            (r.Ready ? local : pending).Remove(r.Index);
             moves++;
             Owe(r.Reductions, -1);
             r.Element.record = null;
@@ -193,15 +198,17 @@ namespace System.MP.Arrays
         public Scheduler Scheduler => s;
         internal override int Rank => rank;
 
-        /// <summary>Elements living on this rank now.</summary>
-        public int LocalCount => local.Count;
+        /// <summary>Elements living on this rank now (insertions here included while their home
+        /// registers them).</summary>
+        public int LocalCount => local.Count + pending.Count;
 
         /// <summary>The elements living on this rank now (a snapshot).</summary>
         public IList<TElement> LocalElements
         {
             get {
-                var list = new List<TElement>(local.Count);
+                var list = new List<TElement>(local.Count + pending.Count);
                 foreach (Record<TIndex> r in local.Values) list.Add((TElement)r.Element);
+                foreach (Record<TIndex> r in pending.Values) list.Add((TElement)r.Element);
                 return list;
             }
         }
@@ -210,7 +217,7 @@ namespace System.MP.Arrays
         public bool TryGetLocal(TIndex index, out TElement element)
         {
             Record<TIndex> r;
-            element = index != null && local.TryGetValue(index, out r) ? (TElement)r.Element : null;
+            element = index != null && (local.TryGetValue(index, out r) || pending.TryGetValue(index, out r)) ? (TElement)r.Element : null;
             return element != null;
         }
 
@@ -278,7 +285,8 @@ namespace System.MP.Arrays
                 s.Post(toRank, Tags.Of(id, Tags.Migrate), new Passport<TIndex, TElement> { Element = element, Index = index });
                 return;
             }
-            if (local.ContainsKey(index)) throw new ArgumentException($"System.MP.Arrays: index {index} already lives on this rank", nameof(index));
+            if (local.ContainsKey(index) || pending.ContainsKey(index))
+                throw new ArgumentException($"System.MP.Arrays: index {index} already lives on this rank", nameof(index));
             InsertHere(index, element);
         }
 
@@ -462,7 +470,7 @@ namespace System.MP.Arrays
             h.Origin = rank;
             h.ZeroCopy = zeroCopy;
             Whereabouts w = Locate(sending, to);
-            if (w.Local != null) {
+            if (w.Local != null || w.Pending != null) {
                 Header<TIndex> copy = e.Copy(h);
                 s.Later(() => Arrive(copy));
                 return;
@@ -491,7 +499,8 @@ namespace System.MP.Arrays
         {
             internal TIndex Index;
             internal Record<TIndex> Local;   // the element, when it is on this rank
-            internal int Hop;                // else NextHop
+            internal Record<TIndex> Pending; // else its insertion here, not registered yet
+            internal int Hop;                // else NextHop (this rank for a pending insertion)
             internal long Moves = -1;
         }
         readonly Whereabouts sending = new Whereabouts(), arriving = new Whereabouts();
@@ -502,7 +511,9 @@ namespace System.MP.Arrays
             if (w.Moves == moves && eq.Equals(w.Index, index)) return w;
             w.Index = index;
             w.Moves = moves;
-            w.Hop = local.TryGetValue(index, out w.Local) ? rank : NextHop(index);
+            w.Pending = null;
+            if (local.TryGetValue(index, out w.Local) || (pending.Count > 0 && pending.TryGetValue(index, out w.Pending))) w.Hop = rank;
+            else w.Hop = NextHop(index);
             return w;
         }
 
@@ -527,18 +538,21 @@ namespace System.MP.Arrays
 
         /// <summary>A zero-copy message: its envelope, then the data received straight into a new
         /// array or object of the entry's parameter type (OPI refuses a message that is not a
-        /// whole number of its elements).</summary>
+        /// whole number of its elements). An envelope that cannot be read is refused before its
+        /// data is looked for: that comes through the loop on its own and is refused there.</summary>
         void ReceiveZeroCopy(Comm c, int source, int tag, int bytes)
         {
             var note = Comm.ReadIncoming<ZeroCopyNote<TIndex>>(bytes);
+            Type type = note != null && note.Entry >= 0 && note.Entry < entries.Length ? entries[note.Entry].MessageType : null;
+            if (note == null || note.Index == null || !ZeroCopyRules.Accepts(type) || note.Length < -1 || (note.Length < 0) != !type.IsArray)
+                throw new MPSerializationException($"System.MP.Arrays: a malformed zero-copy message from rank {source}" +
+                                                   (note == null ? "" : $" (entry {note.Entry}, length {note.Length})"));
             int dataTag = Tags.Of(id, Tags.ZeroCopyData) | (tag & (1 << Tags.KindBits));   // the sender's phase
             Status data = c.Probe(source, dataTag);   // sent right after its envelope
-            Type type = note != null && note.Entry >= 0 && note.Entry < entries.Length ? entries[note.Entry].MessageType : null;
-            if (note == null || note.Index == null || !ZeroCopyRules.Accepts(type) || note.Length < -1 || note.Length > data.Bytes
-                || (note.Length < 0) != !type.IsArray) {
+            s.ReceivedDirectly();
+            if (note.Length > data.Bytes) {
                 c.Recv(new byte[data.Count], source, dataTag);
-                throw new MPSerializationException($"System.MP.Arrays: a malformed zero-copy message from rank {source}" +
-                                                   (note == null ? "" : $" (entry {note.Entry}, length {note.Length}, {data.Bytes} bytes)"));
+                throw new MPSerializationException($"System.MP.Arrays: a zero-copy message from rank {source} announced {note.Length} elements in {data.Bytes} bytes");
             }
             object message = type.IsArray ? Array.CreateInstance(type.GetElementType(), note.Length)
                              : System.Runtime.Serialization.FormatterServices.GetUninitializedObject(type);
@@ -578,17 +592,17 @@ namespace System.MP.Arrays
         {
             Whereabouts w = Locate(arriving, h.Index);
             Record<TIndex> r = w.Local;
-            if (r == null) {
-                int dest = w.Hop;
-                if (dest != rank) { h.Hops++; forwarded++; }
-                Route(h, false, dest);
+            if (r != null) {
+                Accept(r, h);
                 return;
             }
-            if (!r.Ready) {
-                (r.Parked ?? (r.Parked = new List<Header<TIndex>>())).Add(h);
+            if (w.Pending != null) {
+                (w.Pending.Parked ?? (w.Pending.Parked = new List<Header<TIndex>>())).Add(h);
                 return;
             }
-            Accept(r, h);
+            int dest = w.Hop;
+            if (dest != rank) { h.Hops++; forwarded++; }
+            Route(h, false, dest);
         }
 
         /// <summary>Is r still this rank's (not moved or deleted since)? Attach and Detach keep
@@ -667,9 +681,8 @@ namespace System.MP.Arrays
             } catch (Exception x) {
                 s.Fault(new ElementException(r.Index, nameof(Element<TIndex>.OnMigrating), x));
             }
-            r.Epoch++;
             var p = new Passport<TIndex, TElement> {
-                Element = (TElement)r.Element, Index = r.Index, Uid = r.Uid, Epoch = r.Epoch, LastBroadcast = r.LastBroadcast,
+                Element = (TElement)r.Element, Index = r.Index, Uid = r.Uid, Epoch = r.Epoch + 1, LastBroadcast = r.LastBroadcast,
                 Reductions = r.Reductions, Load = r.Load,
                 SeqSenders = new long[r.NextSeq.Count], SeqNext = new long[r.NextSeq.Count],
                 SendTargets = new TIndex[r.SendSeq.Count], SendNext = new long[r.SendSeq.Count],
@@ -678,11 +691,25 @@ namespace System.MP.Arrays
             foreach (var kv in r.NextSeq) { p.SeqSenders[i] = kv.Key; p.SeqNext[i++] = kv.Value.Value; }
             i = 0;
             foreach (var kv in r.SendSeq) { p.SendTargets[i] = kv.Key; p.SendNext[i++] = kv.Value.Value; }
-            var heldBytes = new List<HeldMessage>();
-            foreach (var waiting in r.OutOfOrder.Values)
-                foreach (Header<TIndex> h in waiting.Values) heldBytes.Add(new HeldMessage { Entry = h.Entry, Bytes = Serializer.Serialize(h) });
-            p.Held = heldBytes.ToArray();
-            s.Post(to, Tags.Of(id, Tags.Migrate), p);
+            // serialized (and sent) before anything changes here: an element that cannot travel
+            // (a [Transportable] field holding what no graph can carry) stays, and the loop that
+            // delivered the message asking for the move goes on with the messages after it
+            try {
+                var heldBytes = new List<HeldMessage>();
+                foreach (var waiting in r.OutOfOrder.Values)
+                    foreach (Header<TIndex> h in waiting.Values) heldBytes.Add(new HeldMessage { Entry = h.Entry, Bytes = Serializer.Serialize(h) });
+                p.Held = heldBytes.ToArray();
+                s.Post(to, Tags.Of(id, Tags.Migrate), p);
+            } catch (Exception x) {
+                s.Fault(new ElementException(r.Index, $"its migration to rank {to} (it stays on rank {rank})", x));
+                try {
+                    r.Element.OnMigrated();
+                } catch (Exception y) {
+                    s.Fault(new ElementException(r.Index, nameof(Element<TIndex>.OnMigrated), y));
+                }
+                return;
+            }
+            r.Epoch++;
             Detach(r);
             cache[r.Index] = new Location(to, r.Epoch);
             if (HomeOf(r.Index) == rank) homeTable[r.Index] = new Location(to, r.Epoch);
@@ -695,7 +722,8 @@ namespace System.MP.Arrays
             if (p == null || p.Element == null || p.Index == null)
                 throw new MPSerializationException($"System.MP.Arrays: an element from rank {source} arrived without its element or index");
             if (p.Uid == 0) {   // a remote Insert
-                if (local.ContainsKey(p.Index)) throw new InvalidOperationException($"System.MP.Arrays: Insert of index {p.Index}: it already lives on rank {rank}");
+                if (local.ContainsKey(p.Index) || pending.ContainsKey(p.Index))
+                    throw new InvalidOperationException($"System.MP.Arrays: Insert of index {p.Index}: it already lives on rank {rank}");
                 InsertHere(p.Index, p.Element);
                 return;
             }
@@ -812,14 +840,16 @@ namespace System.MP.Arrays
         void Registered(LocationNote<TIndex> note)
         {
             Record<TIndex> r;
-            if (!local.TryGetValue(note.Index, out r) || r.Ready)
+            if (!pending.TryGetValue(note.Index, out r) || local.ContainsKey(note.Index))
                 throw new MPSerializationException($"System.MP.Arrays: a registration of index {note.Index} that no insertion here waits for");
             int n = note.SeqSenders?.Length ?? 0;
             if ((note.SeqNext?.Length ?? 0) != n)
                 throw new MPSerializationException($"System.MP.Arrays: the registration of index {note.Index} has inconsistent tables");
             for (int i = 0; i < n; i++) r.NextSeq.Set(note.SeqSenders[i], note.SeqNext[i]);
             r.Epoch = note.Epoch;
+            pending.Remove(r.Index);
             r.Ready = true;
+            local[r.Index] = r;
             cache[r.Index] = new Location(rank, r.Epoch);
             moves++;
             List<Header<TIndex>> parked = r.Parked;
@@ -835,7 +865,7 @@ namespace System.MP.Arrays
         void Duplicate(LocationNote<TIndex> note)
         {
             Record<TIndex> r;
-            if (!local.TryGetValue(note.Index, out r) || r.Ready)
+            if (!pending.TryGetValue(note.Index, out r))
                 throw new MPSerializationException($"System.MP.Arrays: a refusal of index {note.Index} that no insertion here waits for");
             Detach(r);
             AddDelta(r.Reductions, -1);
@@ -1120,6 +1150,8 @@ namespace System.MP.Arrays
             case Tags.ZeroCopy:
                 ReceiveZeroCopy(c, source, tag, bytes);
                 return;
+            case Tags.ZeroCopyData:   // (taken whole by the loop: nothing is left queued)
+                throw new MPSerializationException($"System.MP.Arrays: zero-copy data from rank {source} ({bytes} bytes) after an envelope that could not be read");
             case Tags.Migrate:
                 Arrived(Comm.ReadIncoming<Passport<TIndex, TElement>>(bytes), source);
                 return;

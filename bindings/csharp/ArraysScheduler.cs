@@ -138,8 +138,17 @@ namespace System.MP.Arrays
         }
 
         /// <summary>Starts sending a transportable object as itself (OPI: pinned only if the GC could
-        /// move it); the request is completed by the loop.</summary>
-        internal void PostData(int dest, int tag, object data) => Keep(Comm.Isend(data, dest, TagFor(tag)));
+        /// move it); the request is completed by the loop. Counted like any message: the array
+        /// receives it itself right after its envelope (<see cref="ReceivedDirectly"/>), or, when
+        /// the envelope could not be read, the loop takes it as a message of its own.</summary>
+        internal void PostData(int dest, int tag, object data)
+        {
+            Keep(Comm.Isend(data, dest, TagFor(tag)));
+            sent++;
+        }
+
+        /// <summary>Counts a message an array received itself, not through the loop.</summary>
+        internal void ReceivedDirectly() => received++;
 
         void Keep(Request r)
         {

@@ -179,6 +179,25 @@ public class Churner : Element<int>
     }
 }
 
+/// <summary>Counts its messages; the first one makes it unable to travel (a delegate in a
+/// graph field) and asks it to move, so the move fails while later messages wait behind it.</summary>
+public class Fragile : Element<int>
+{
+    public int Count;
+    [Transportable] public object Payload;
+
+    [EntryMethod]
+    public void Take(int n)
+    {
+        Count++;
+        if (n != 1 || Ranks < 2) return;
+        Payload = new Action(() => { });
+        MigrateTo((Rank + 1) % Ranks);
+    }
+
+    public static int Ranks;
+}
+
 public struct Pair { public int A; public double B; }
 public class Point { public long X; public double Y; }
 public class MovingPoint : Point { public int Z; }
@@ -697,6 +716,14 @@ static class ArraysTest
             return r;
         }
 
+        /// <summary>data as the zero-copy data message that follows an envelope, sent (and
+        /// counted) by the scheduler itself, as an array's SendZeroCopy sends it.</summary>
+        public void SendData(object data, int to)
+        {
+            typeof(Scheduler).GetMethod("PostData", BindingFlags.Instance | BindingFlags.NonPublic)
+                             .Invoke(s, new object[] { to, (arrayId << 13) | 15, data });   // Tags.ZeroCopyData
+        }
+
         /// <summary>graph, serialized, as a message of kind.</summary>
         public Request SendGraph(object graph, int to, int kind)
         {
@@ -722,6 +749,13 @@ static class ArraysTest
         Request r3 = raw.Send(garbage, to, 14);   // as the envelope of a zero-copy array
         RunExpecting<MPSerializationException>(s, "garbage bytes as a zero-copy envelope");
         r3.Wait();
+        // an envelope that cannot be read, then its data as the array sends it: the loop takes
+        // the data on its own and refuses it (before, the data was not counted as sent, and the
+        // job never became quiescent)
+        Request r7 = raw.Send(garbage, to, 14);
+        raw.SendData(new double[3], to);
+        RunExpecting<MPSerializationException>(s, "garbage bytes as a zero-copy envelope, then its data");
+        r7.Wait();
         // a whole header (4 longs: sender, number, origin and hops, index) before bytes that are
         // no graph: for the element on the receiving rank, then for one elsewhere (the receiving
         // rank passes the bytes on unread, and the element's rank finds them wrong); and a header
@@ -804,6 +838,56 @@ static class ArraysTest
         Check.Equal(1L, Sum(b.TryGetLocal(0, out w) ? w.Received : 0), "a message from a refused inserter, after a late note, reaches the element");
     }
 
+    /// <summary>An insertion of an index that exists (refused by its home) must not cost the
+    /// real element: here the element migrates to the inserting rank before the home's refusal
+    /// comes back (one sender posts both, so they arrive in that order). Before, the arriving
+    /// element was taken for a duplicate and dropped, and messages to it went round for ever.</summary>
+    static void InsertionMeetsTheElement(Scheduler s)
+    {
+        if (size < 3) return;
+        var a = ObjectArray<int, Walker>.Create(s, new[] { 0 }, i => new Walker { Wander = false }, i => 0);
+        int home = a.HomeOf(0), holder = (home + 1) % size, inserter = (home + 2) % size;
+        if (rank == 0 && holder != 0) a.Migrate(0, holder);
+        s.Run();
+        if (rank == holder) {
+            a.Insert(0, new Walker { Wander = false }, inserter);   // refused at the home: index 0 exists
+            a.Migrate(0, inserter);                                 // and the element follows it
+        }
+        if (rank == inserter) RunExpecting<InvalidOperationException>(s, "an insertion of an index that exists");
+        else s.Run();
+        Check.Equal(1L, Sum(a.LocalCount), "the element survives a refused insertion on the rank it moves to");
+        Walker w;
+        Check.True(rank != inserter || a.TryGetLocal(0, out w), "the element lives where it moved");
+        if (rank == home) a.Send(0, nameof(Walker.Take), new Note { From = -1, Serial = 1, Text = "n1" });
+        s.Run();
+        Check.Equal(1L, Sum(a.TryGetLocal(0, out w) ? w.Received : 0), "a message reaches it afterwards");
+    }
+
+    /// <summary>An element that cannot travel stays where it is and the messages behind the one
+    /// that asked for the move are still delivered: three messages held at the home until the
+    /// index is inserted there, the first of which makes the element unserializable and asks to
+    /// move. Before, the failed move's exception left Insert and the two others were lost.</summary>
+    static void MigrationThatCannotHappen(Scheduler s)
+    {
+        if (size < 2) return;
+        Fragile.Ranks = size;
+        var a = ObjectArray<int, Fragile>.Create(s, new int[0], i => new Fragile());
+        int home = a.HomeOf(7), from = (home + 1) % size;
+        if (rank == from) for (int n = 1; n <= 3; n++) a.Send(7, nameof(Fragile.Take), n);
+        s.Run();
+        Check.Equal(3L, Sum(a.HeldMessages), "messages to an index not inserted yet are held");
+        if (rank == home) {
+            a.Insert(7, new Fragile());   // registered at once here: the held messages run now
+            RunExpecting<ElementException>(s, "a migration of an element that cannot be serialized");
+        } else {
+            s.Run();
+        }
+        Fragile f;
+        Check.Equal(3L, Sum(a.TryGetLocal(7, out f) ? f.Count : 0), "every held message delivered, the failed move's included");
+        Check.True(rank != home || a.TryGetLocal(7, out f), "the element stays where it could not leave");
+        Check.Equal(0L, Sum(a.HeldMessages), "nothing left held");
+    }
+
     /// <summary>An internal location note (index at rank since epoch), as the arrays send them.</summary>
     static object LocationNote(int index, int at, long epoch)
     {
@@ -831,6 +915,8 @@ static class ArraysTest
             BadInput(s);
             Hostile(s);
             StaleLocations(s);
+            InsertionMeetsTheElement(s);
+            MigrationThatCannotHappen(s);
         }
         collector?.Dispose();
         return Check.FinishWithNoPinLeft("ArraysTest");
