@@ -65,7 +65,7 @@ namespace System.MP.Arrays
         // reductions (see Contribute): this rank's frontier, the highest number started, partial
         // slots, local elements by the number they owe next, deltas of the element count
         readonly List<Reduction> reductions = new List<Reduction>();
-        sealed class Slot { internal long Count; internal object Value; internal int Reduction = -1; internal int ChildrenIn; }
+        sealed class Slot { internal long Count; internal object Value; internal int Reduction = -1; internal int ChildrenIn; internal string Failure; }
         long frontier, known = -1, rootNext, initialCount;
         readonly Dictionary<long, Slot> slots = new Dictionary<long, Slot>(), rootSlots = new Dictionary<long, Slot>();
         readonly SortedDictionary<long, int> owing = new SortedDictionary<long, int>();
@@ -986,7 +986,10 @@ namespace System.MP.Arrays
             return slot;
         }
 
-        void Combine(Slot slot, int reduction, object value, long count)
+        /// <summary>Adds count contributions (value, or failure: a part that could not be
+        /// combined) to slot. A combine function that throws fails the slot's result, which every
+        /// rank then gets as a failure: the counts go on, so later reductions still complete.</summary>
+        void Combine(Slot slot, int reduction, object value, long count, string failure = null)
         {
             slot.Count += count;
             if (reduction < 0) return;
@@ -995,9 +998,34 @@ namespace System.MP.Arrays
                 slot.Value = value;
             } else if (slot.Reduction != reduction) {
                 s.Fault(new InvalidOperationException($"System.MP.Arrays: elements contributed to one reduction number with different reductions ({slot.Reduction} and {reduction})"));
-            } else {
-                slot.Value = reductions[reduction].Combine(slot.Value, value);
+            } else if (failure == null && slot.Failure == null) {
+                try {
+                    slot.Value = reductions[reduction].Combine(slot.Value, value);
+                } catch (Exception x) {
+                    failure = $"its combine function threw {x.GetType().Name}: {x.Message}";
+                    s.Fault(new InvalidOperationException($"System.MP.Arrays: reduction {reduction} of array {id}: {failure}", x));
+                }
             }
+            if (failure != null && slot.Failure == null) {
+                slot.Failure = failure;
+                slot.Value = null;
+            }
+        }
+
+        /// <summary>A partial's value on the wire; a value that cannot be encoded fails the
+        /// partial instead of losing it (the counts travel on).</summary>
+        ReductionNote Partial(long number, Slot slot)
+        {
+            var note = new ReductionNote { Number = number, Count = slot.Count, Reduction = slot.Reduction, Failure = slot.Failure };
+            if (slot.Reduction >= 0 && slot.Failure == null) {
+                try {
+                    note.Value = reductions[slot.Reduction].Encode(slot.Value);
+                } catch (Exception x) {
+                    note.Failure = $"its combined value could not be sent: {x.GetType().Name}: {x.Message}";
+                    s.Fault(new InvalidOperationException($"System.MP.Arrays: reduction {slot.Reduction} of array {id}: {note.Failure}", x));
+                }
+            }
+            return note;
         }
 
         internal override void Contribute<T>(Record<TIndex> from, Reduction<T> reduction, T value)
@@ -1006,6 +1034,7 @@ namespace System.MP.Arrays
             if (reduction == null) throw new ArgumentNullException(nameof(reduction));
             if (reduction.Array != this) throw new ArgumentException("System.MP.Arrays: the reduction was defined on another array", nameof(reduction));
             if (!from.Ready) throw new InvalidOperationException("System.MP.Arrays: an element contributes once its insertion is registered");
+            byte[] encoded = reduction.Encode(value);   // a value that cannot travel is refused here, before anything counts it
             long k = from.Reductions++;
             Owe(k, -1);
             Owe(k + 1, +1);
@@ -1013,7 +1042,7 @@ namespace System.MP.Arrays
                 Combine(SlotAt(slots, k), reduction.Id, value, 1);
                 if (k > known) known = k;
             } else {
-                var late = new ReductionNote { Number = k, Count = 1, Reduction = reduction.Id, Value = reduction.Encode(value) };
+                var late = new ReductionNote { Number = k, Count = 1, Reduction = reduction.Id, Value = encoded };
                 TakeDeltas(late);
                 if (rank == 0) AtRoot(late, false);
                 else s.Post(0, Tags.Of(id, Tags.ReductionLate), late);
@@ -1064,8 +1093,7 @@ namespace System.MP.Arrays
                     return;
                 }
                 slots.Remove(frontier);
-                var note = new ReductionNote { Number = frontier, Count = slot.Count, Reduction = slot.Reduction,
-                                               Value = slot.Reduction >= 0 ? reductions[slot.Reduction].Encode(slot.Value) : null };
+                ReductionNote note = Partial(frontier, slot);
                 TakeDeltas(note);
                 frontier++;
                 if (rank == 0) AtRoot(note, true);
@@ -1076,7 +1104,8 @@ namespace System.MP.Arrays
         void CheckNote(ReductionNote note, int source)
         {
             if (note == null || note.Number < 0 || note.Count < 0 || note.Reduction < -1 || note.Reduction >= reductions.Count
-                || (note.DeltaAt?.Length ?? 0) != (note.Delta?.Length ?? 0) || (note.Reduction >= 0) != (note.Value != null))
+                || (note.DeltaAt?.Length ?? 0) != (note.Delta?.Length ?? 0)
+                || (note.Reduction >= 0 && note.Failure == null) != (note.Value != null))
                 throw new MPSerializationException($"System.MP.Arrays: a malformed reduction message from rank {source}");
         }
 
@@ -1094,7 +1123,8 @@ namespace System.MP.Arrays
             } else {
                 Slot slot = SlotAt(rootSlots, note.Number);
                 if (main) slot.ChildrenIn = 1;
-                Combine(slot, note.Reduction, note.Reduction >= 0 ? reductions[note.Reduction].Decode(note.Value) : null, note.Count);
+                Combine(slot, note.Reduction, note.Reduction >= 0 && note.Failure == null ? reductions[note.Reduction].Decode(note.Value) : null,
+                        note.Count, note.Failure);
             }
             Complete();
         }
@@ -1112,9 +1142,7 @@ namespace System.MP.Arrays
                 }
                 if (slot.Count != expected) return;
                 rootSlots.Remove(rootNext);
-                var result = new ReductionNote { Number = rootNext++, Count = slot.Count, Reduction = slot.Reduction,
-                                                 Value = slot.Reduction >= 0 ? reductions[slot.Reduction].Encode(slot.Value) : null };
-                Result(result);
+                Result(Partial(rootNext++, slot));
             }
         }
 
@@ -1123,8 +1151,18 @@ namespace System.MP.Arrays
             foreach (int child in children) s.Post(child, Tags.Of(id, Tags.ReductionResult), note);
             if (note.Reduction < 0) return;
             Reduction reduction = reductions[note.Reduction];
+            if (note.Failure != null) {   // every rank learns it: its Result(number) task fails, Run reports it
+                var failed = new InvalidOperationException($"System.MP.Arrays: reduction {note.Reduction} of array {id}, number {note.Number}, has no result: {note.Failure}");
+                reduction.Fail(note.Number, failed);
+                s.Fault(failed);
+                return;
+            }
             object value = reduction.Decode(note.Value);
-            reduction.Complete(note.Number, value);
+            try {
+                reduction.Complete(note.Number, value);
+            } catch (Exception x) {   // a Completed handler threw: the result still goes to the elements
+                s.Fault(x);
+            }
             if (rank == 0 && reduction.ResultEntry != null)   // the result, as a broadcast of it
                 Number(new BroadcastNote { Entry = EntryTable<TIndex, TElement>.ByName[reduction.ResultEntry].Number,
                                            Message = value == null ? null : Serializer.Serialize(value) });
@@ -1218,8 +1256,9 @@ namespace System.MP.Arrays
                 childReported[child]++;
                 Slot slot = SlotAt(slots, note.Number);
                 slot.ChildrenIn++;
-                Combine(slot, note.Reduction, note.Reduction >= 0 ? reductions[note.Reduction].Decode(note.Value) : null, note.Count);
                 for (int i = 0; i < (note.DeltaAt?.Length ?? 0); i++) { deltaAt.Add(note.DeltaAt[i]); delta.Add(note.Delta[i]); }
+                Combine(slot, note.Reduction, note.Reduction >= 0 && note.Failure == null ? reductions[note.Reduction].Decode(note.Value) : null,
+                        note.Count, note.Failure);
                 if (note.Number > known) known = note.Number;
                 Advance();
                 return;

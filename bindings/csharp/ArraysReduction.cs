@@ -23,6 +23,7 @@ namespace System.MP.Arrays
         internal abstract byte[] Encode(object value);
         internal abstract object Decode(byte[] bytes);
         internal abstract void Complete(long number, object value);
+        internal abstract void Fail(long number, Exception failure);
     }
 
     /// <summary>A reduction whose values are T.</summary>
@@ -38,7 +39,8 @@ namespace System.MP.Arrays
         long lastNumber = -1;
 
         /// <summary>Raised on every rank, in reduction-number order, with (number, result), from
-        /// within <see cref="Scheduler.Run"/>.</summary>
+        /// within <see cref="Scheduler.Run"/>; not for a number whose combine function threw
+        /// (its <see cref="Result"/> task fails). An exception from a handler is reported by Run.</summary>
         public event Action<long, T> Completed;
 
         internal Reduction(Func<T, T, T> combine) { this.combine = combine; }
@@ -46,7 +48,8 @@ namespace System.MP.Arrays
         /// <summary>The result of reduction number on this rank, once it is known (the task
         /// completes within <see cref="Scheduler.Run"/>). The last 1024 results are kept for a
         /// late caller; an older number (or one another reduction of the array took) raises
-        /// InvalidOperationException.</summary>
+        /// InvalidOperationException. The task fails with InvalidOperationException when the
+        /// combine function threw for that number.</summary>
         public Task<T> Result(long number)
         {
             if (number < 0) throw new ArgumentOutOfRangeException(nameof(number), number, "System.MP.Arrays: reduction numbers start at 0");
@@ -72,15 +75,24 @@ namespace System.MP.Arrays
 
         internal override void Complete(long number, object value)
         {
+            Settle(number).TrySetResult((T)value);
+            Completed?.Invoke(number, (T)value);
+        }
+
+        /// <summary>Reduction number has no result (a combine function threw): its task fails,
+        /// and Completed is not raised for it.</summary>
+        internal override void Fail(long number, Exception failure) => Settle(number).TrySetException(failure);
+
+        TaskCompletionSource<T> Settle(long number)
+        {
             CompletedCount++;
             lastNumber = number;
             TaskCompletionSource<T> tcs;
             if (!results.TryGetValue(number, out tcs))
                 results[number] = tcs = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
-            tcs.TrySetResult((T)value);
             kept.Enqueue(number);
             if (kept.Count > Kept) results.Remove(kept.Dequeue());
-            Completed?.Invoke(number, (T)value);
+            return tcs;
         }
     }
 

@@ -12,6 +12,7 @@ using System.MP;
 using System.MP.Arrays;
 using System.Reflection;
 using System.Threading;
+using System.Threading.Tasks;
 
 public class Note
 {
@@ -196,6 +197,18 @@ public class Fragile : Element<int>
     }
 
     public static int Ranks;
+}
+
+/// <summary>Contributes to reductions whose combine function or result handler throws.</summary>
+public class Summer : Element<int>
+{
+    public static Reduction<long> Picky, Total;
+    public long LastSum = -1;
+    public int Results;
+
+    [EntryMethod] public void GivePicky(int round) { Contribute(Picky, round == 0 && Index == 0 ? -1L : Index + 1L); }
+    [EntryMethod] public void GiveTotal() { Contribute(Total, 1L); }
+    [EntryMethod] public void Got(long sum) { LastSum = sum; Results++; }
 }
 
 public struct Pair { public int A; public double B; }
@@ -888,6 +901,36 @@ static class ArraysTest
         Check.Equal(0L, Sum(a.HeldMessages), "nothing left held");
     }
 
+    /// <summary>User code that throws inside a reduction: a combine function (that reduction
+    /// number has no result, on every rank, and the next one is exact) and a Completed handler
+    /// (the result still reaches the elements). Before, the exception left the reduction's
+    /// bookkeeping half done: the next result never came, and the result broadcast was skipped.</summary>
+    static void ReductionFailures(Scheduler s)
+    {
+        int n = 2 * size + 1;
+        var a = ObjectArray<int, Summer>.Create(s, Enumerable.Range(0, n), i => new Summer());
+        Summer.Picky = a.DefineReduction<long>((x, y) => {
+            if (x < 0 || y < 0) throw new ArithmeticException("negative parts are not combined");
+            return x + y;
+        });
+        Summer.Total = a.DefineReduction<long>(Op.Sum, nameof(Summer.Got));
+        if (rank == 0) { a.Broadcast(nameof(Summer.GivePicky), 0); a.Broadcast(nameof(Summer.GivePicky), 1); }
+        RunExpecting<InvalidOperationException>(s, "a combine function that throws");
+        Task<long> failed = Summer.Picky.Result(0), next = Summer.Picky.Result(1);
+        Check.True(failed.IsFaulted && failed.Exception.InnerException.Message.Contains("negative parts"),
+                   $"the failed reduction's result is a failure on every rank ({failed.Status})");
+        Check.True(next.IsCompleted && !next.IsFaulted && next.Result == (long)n * (n + 1) / 2,
+                   $"the next reduction is exact ({next.Status}, {(next.IsCompleted && !next.IsFaulted ? next.Result : -1)})");
+        Action<long, long> throwing = (k, v) => { throw new TimeoutException("a Completed handler that throws"); };
+        Summer.Total.Completed += throwing;
+        if (rank == 0) a.Broadcast(nameof(Summer.GiveTotal));
+        RunExpecting<TimeoutException>(s, "a Completed handler that throws");
+        Summer.Total.Completed -= throwing;
+        int wrong = 0;
+        foreach (Summer e in a.LocalElements) if (e.Results != 1 || e.LastSum != n) wrong++;
+        Check.Equal(0L, Sum(wrong), "the result still reaches every element");
+    }
+
     /// <summary>An internal location note (index at rank since epoch), as the arrays send them.</summary>
     static object LocationNote(int index, int at, long epoch)
     {
@@ -917,6 +960,7 @@ static class ArraysTest
             StaleLocations(s);
             InsertionMeetsTheElement(s);
             MigrationThatCannotHappen(s);
+            ReductionFailures(s);
         }
         collector?.Dispose();
         return Check.FinishWithNoPinLeft("ArraysTest");
