@@ -93,9 +93,12 @@ namespace System.MP.Arrays
         protected void MigrateTo(int rank) => Placed().Array.RequestMigration(record, rank);
 
         /// <summary>Inserts element (a new instance of this array's element class) at index on
-        /// rank toRank (this rank when omitted), as ObjectArray.Insert does.</summary>
+        /// rank toRank (this rank when omitted), as ObjectArray.Insert does. The new element
+        /// starts where this one is: it gets the broadcasts after the last one this element got,
+        /// and contributes from this element's next reduction on (or from the number its rank
+        /// works on, if that is later).</summary>
         protected void Insert(TIndex index, Element<TIndex> element, int toRank = -1) =>
-            Placed().Array.InsertFrom(index, element, toRank < 0 ? Rank : toRank);
+            Placed().Array.InsertFrom(record, index, element, toRank < 0 ? Rank : toRank);
 
         /// <summary>Deletes the element at index, after the messages this element sent it earlier.</summary>
         protected void Delete(TIndex index) => Placed().Array.DeleteFrom(record, index);

@@ -23,7 +23,7 @@ namespace System.MP.Arrays
         internal abstract void BroadcastFrom(string entry, object message, bool hasMessage);
         internal abstract void Contribute<T>(Record<TIndex> from, Reduction<T> reduction, T value);
         internal abstract void RequestMigration(Record<TIndex> from, int rank);
-        internal abstract void InsertFrom(TIndex index, Element<TIndex> element, int rank);
+        internal abstract void InsertFrom(Record<TIndex> from, TIndex index, Element<TIndex> element, int rank);
         internal abstract void DeleteFrom(Record<TIndex> from, TIndex index);
         internal abstract void SendZeroCopyFrom(Record<TIndex> from, TIndex to, string entry, object message);
     }
@@ -274,20 +274,29 @@ namespace System.MP.Arrays
         public void Insert(TIndex index, TElement element) => Insert(index, element, rank);
 
         /// <summary>Inserts element at index on rank toRank (it travels there as a graph).</summary>
-        public void Insert(TIndex index, TElement element, int toRank)
+        public void Insert(TIndex index, TElement element, int toRank) => Insert(null, index, element, toRank);
+
+        /// <summary>An insertion by from (null: by this rank's code). The new element starts where
+        /// its inserter is, wherever it lands: it gets the broadcasts after the last one the
+        /// inserter got, and contributes from the inserter's next reduction on (or from the
+        /// number its new rank works on, if that is later) — whatever order the insertion and
+        /// those broadcasts reach its rank in.</summary>
+        void Insert(Record<TIndex> from, TIndex index, TElement element, int toRank)
         {
             s.CheckThread();
             if (index == null) throw new ArgumentNullException(nameof(index));
             if (element == null) throw new ArgumentNullException(nameof(element));
             CheckRank(toRank, nameof(toRank));
             if (element.record != null) throw new ArgumentException("System.MP.Arrays: the element is already in an array", nameof(element));
+            long lastBroadcast = from?.LastBroadcast ?? broadcasts, reductions = Math.Max(frontier, from?.Reductions ?? frontier);
             if (toRank != rank) {
-                s.Post(toRank, Tags.Of(id, Tags.Migrate), new Passport<TIndex, TElement> { Element = element, Index = index });
+                s.Post(toRank, Tags.Of(id, Tags.Migrate), new Passport<TIndex, TElement> { Element = element, Index = index,
+                                                                                            LastBroadcast = lastBroadcast, Reductions = reductions });
                 return;
             }
             if (local.ContainsKey(index) || pending.ContainsKey(index))
                 throw new ArgumentException($"System.MP.Arrays: index {index} already lives on this rank", nameof(index));
-            InsertHere(index, element);
+            InsertHere(index, element, lastBroadcast, reductions);
         }
 
         /// <summary>Deletes the element at index, wherever it lives, after the messages this
@@ -297,12 +306,12 @@ namespace System.MP.Arrays
         internal override void DeleteFrom(Record<TIndex> from, TIndex index) =>
             SendMessage(from, from == null ? rankSendSeq : from.SendSeq, index, DeleteEntry, null);
 
-        internal override void InsertFrom(TIndex index, Element<TIndex> element, int toRank)
+        internal override void InsertFrom(Record<TIndex> from, TIndex index, Element<TIndex> element, int toRank)
         {
             var typed = element as TElement;
             if (element != null && typed == null)
                 throw new ArgumentException($"System.MP.Arrays: this array holds {typeof(TElement)}, not {element.GetType()}", nameof(element));
-            Insert(index, typed, toRank);
+            Insert(from, index, typed, toRank);
         }
 
         /// <summary>Moves the element at index, which lives on this rank, to rank toRank.</summary>
@@ -724,7 +733,9 @@ namespace System.MP.Arrays
             if (p.Uid == 0) {   // a remote Insert
                 if (local.ContainsKey(p.Index) || pending.ContainsKey(p.Index))
                     throw new InvalidOperationException($"System.MP.Arrays: Insert of index {p.Index}: it already lives on rank {rank}");
-                InsertHere(p.Index, p.Element);
+                if (p.LastBroadcast < 0 || p.Reductions < 0)
+                    throw new MPSerializationException($"System.MP.Arrays: an insertion of index {p.Index} from rank {source} with negative counts");
+                InsertHere(p.Index, p.Element, p.LastBroadcast, Math.Max(frontier, p.Reductions));
                 return;
             }
             int senders = p.SeqSenders?.Length ?? -1, targets = p.SendTargets?.Length ?? -1;
@@ -795,10 +806,10 @@ namespace System.MP.Arrays
             if (at >= 0) Release(index);
         }
 
-        void InsertHere(TIndex index, TElement element)
+        void InsertHere(TIndex index, TElement element, long lastBroadcast, long reductions)
         {
             var r = new Record<TIndex> { Element = element, Index = index, Uid = ((long)(rank + 1) << 40) + (++inserted),
-                                         LastBroadcast = broadcasts, Reductions = frontier, Ready = false };
+                                         LastBroadcast = lastBroadcast, Reductions = reductions, Ready = false };
             Attach(r);
             AddDelta(r.Reductions, +1);
             var note = new LocationNote<TIndex> { Index = index, Rank = rank };

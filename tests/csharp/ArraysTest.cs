@@ -211,6 +211,23 @@ public class Summer : Element<int>
     [EntryMethod] public void Got(long sum) { LastSum = sum; Results++; }
 }
 
+/// <summary>Contributes three times, then inserts a child on another rank; the child must join
+/// the reductions where its inserter is, not where its new rank is.</summary>
+public class Joiner : Element<int>
+{
+    public static Reduction<long> Count;
+    public static int ChildRank;
+
+    [EntryMethod]
+    public void Go()
+    {
+        for (int i = 0; i < 3; i++) Contribute(Count, 1L);
+        Insert(2, new Joiner(), ChildRank);
+    }
+
+    [EntryMethod] public void Give(int times) { for (int i = 0; i < times; i++) Contribute(Count, 1L); }
+}
+
 public struct Pair { public int A; public double B; }
 public class Point { public long X; public double Y; }
 public class MovingPoint : Point { public int Z; }
@@ -931,6 +948,32 @@ static class ArraysTest
         Check.Equal(0L, Sum(wrong), "the result still reaches every element");
     }
 
+    /// <summary>An element inserted by another joins the reductions from its inserter's next
+    /// number: element 0 gives to reductions 0–2 and inserts a child on the rank of element 1,
+    /// which has given nothing yet. Before, the child took that rank's number (0) and was
+    /// counted in reductions its inserter had already given to.</summary>
+    static void InsertionJoinsItsInserter(Scheduler s)
+    {
+        int first = 0, last = size - 1;
+        var a = ObjectArray<int, Joiner>.Create(s, new[] { 0, 1 }, i => new Joiner(), i => i == 0 ? first : last);
+        Joiner.Count = a.DefineReduction<long>(Op.Sum);
+        Joiner.ChildRank = last;
+        if (rank == first) a.Send(0, nameof(Joiner.Go));
+        s.Run();
+        if (rank == last) {
+            a.Send(1, nameof(Joiner.Give), 3);
+            a.Send(2, nameof(Joiner.Give), 1);
+        }
+        s.Run();
+        for (int k = 0; k < 3; k++) {
+            Task<long> t = Joiner.Count.Result(k);
+            Check.True(t.IsCompleted && !t.IsFaulted && t.Result == 2,
+                       $"reduction {k} counts the inserter and element 1, not the child ({t.Status}, {(t.IsCompleted && !t.IsFaulted ? t.Result : -1)})");
+        }
+        Joiner child;
+        Check.True(rank != last || (a.TryGetLocal(2, out child) && child.Contributions == 4), "the child's first contribution is number 3");
+    }
+
     /// <summary>An internal location note (index at rank since epoch), as the arrays send them.</summary>
     static object LocationNote(int index, int at, long epoch)
     {
@@ -961,6 +1004,7 @@ static class ArraysTest
             InsertionMeetsTheElement(s);
             MigrationThatCannotHappen(s);
             ReductionFailures(s);
+            InsertionJoinsItsInserter(s);
         }
         collector?.Dispose();
         return Check.FinishWithNoPinLeft("ArraysTest");
