@@ -1013,8 +1013,7 @@ namespace System.MP.Arrays
                 try {
                     slot.Value = reductions[reduction].Combine(slot.Value, value);
                 } catch (Exception x) {
-                    failure = $"its combine function threw {x.GetType().Name}: {x.Message}";
-                    s.Fault(new InvalidOperationException($"System.MP.Arrays: reduction {reduction} of array {id}: {failure}", x));
+                    failure = Failed(reduction, "its combine function threw", x);
                 }
             }
             if (failure != null && slot.Failure == null) {
@@ -1032,11 +1031,23 @@ namespace System.MP.Arrays
                 try {
                     note.Value = reductions[slot.Reduction].Encode(slot.Value);
                 } catch (Exception x) {
-                    note.Failure = $"its combined value could not be sent: {x.GetType().Name}: {x.Message}";
-                    s.Fault(new InvalidOperationException($"System.MP.Arrays: reduction {slot.Reduction} of array {id}: {note.Failure}", x));
+                    note.Failure = Failed(slot.Reduction, "its combined value could not be sent:", x);
                 }
             }
             return note;
+        }
+
+        /// <summary>A partial or late contribution from another rank, added to slot.</summary>
+        void CombineNote(Slot slot, ReductionNote note) =>
+            Combine(slot, note.Reduction, note.Reduction >= 0 && note.Failure == null ? reductions[note.Reduction].Decode(note.Value) : null,
+                    note.Count, note.Failure);
+
+        /// <summary>Reports that user code failed a reduction's value; returns why, for the note.</summary>
+        string Failed(int reduction, string what, Exception x)
+        {
+            string failure = $"{what} {x.GetType().Name}: {x.Message}";
+            s.Fault(new InvalidOperationException($"System.MP.Arrays: reduction {reduction} of array {id}: {failure}", x));
+            return failure;
         }
 
         internal override void Contribute<T>(Record<TIndex> from, Reduction<T> reduction, T value)
@@ -1134,8 +1145,7 @@ namespace System.MP.Arrays
             } else {
                 Slot slot = SlotAt(rootSlots, note.Number);
                 if (main) slot.ChildrenIn = 1;
-                Combine(slot, note.Reduction, note.Reduction >= 0 && note.Failure == null ? reductions[note.Reduction].Decode(note.Value) : null,
-                        note.Count, note.Failure);
+                CombineNote(slot, note);
             }
             Complete();
         }
@@ -1268,8 +1278,7 @@ namespace System.MP.Arrays
                 Slot slot = SlotAt(slots, note.Number);
                 slot.ChildrenIn++;
                 for (int i = 0; i < (note.DeltaAt?.Length ?? 0); i++) { deltaAt.Add(note.DeltaAt[i]); delta.Add(note.Delta[i]); }
-                Combine(slot, note.Reduction, note.Reduction >= 0 && note.Failure == null ? reductions[note.Reduction].Decode(note.Value) : null,
-                        note.Count, note.Failure);
+                CombineNote(slot, note);
                 if (note.Number > known) known = note.Number;
                 Advance();
                 return;

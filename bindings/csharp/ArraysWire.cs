@@ -169,8 +169,8 @@ namespace System.MP.Arrays
                         Expression.Convert(Expression.Convert(index, u), typeof(long)), index).Compile();
                     Decode = Expression.Lambda<Func<long, TIndex>>(
                         Expression.Convert(Expression.Convert(bits, u), t), bits).Compile();
-                } else if (t.IsValueType && !t.IsPrimitive && !t.IsExplicitLayout && !Packs(t, out Encode, out Decode)) {
-                    return;
+                } else if (t.IsValueType && !t.IsPrimitive && !t.IsExplicitLayout) {
+                    Packs(t, out Encode, out Decode);
                 }
                 // round trips must give the value back (a field the compiled code may not touch
                 // would throw here, not in a send; a field spilling into its neighbours shows)
