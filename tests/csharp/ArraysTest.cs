@@ -348,6 +348,13 @@ static class ArraysTest
 
     static long Sum(long v) => world.Allreduce(v, Op.Sum);
 
+    /// <summary>Run on every rank, expecting TException on rank `on` only.</summary>
+    static void RunExpectingOn<TException>(Scheduler s, int on, string what) where TException : Exception
+    {
+        if (rank == on) RunExpecting<TException>(s, what);
+        else s.Run();
+    }
+
     static void RunExpecting<TException>(Scheduler s, string what) where TException : Exception
     {
         Exception got = null;
@@ -450,8 +457,7 @@ static class ArraysTest
             Check.Throws<ArgumentException>(() => a.Insert(3, new Walker()), "Insert of an index that lives here");
         } else {
             if (rank == inserter) a.Insert(3, new Walker());
-            if (rank == inserter) RunExpecting<InvalidOperationException>(s, "a duplicate insertion is reported on the inserting rank");
-            else s.Run();
+            RunExpectingOn<InvalidOperationException>(s, inserter, "a duplicate insertion is reported on the inserting rank");
         }
         Check.Equal(n, (int)Sum(a.LocalCount), "the duplicate was dropped");
 
@@ -823,16 +829,27 @@ static class ArraysTest
     /// notes. Before, each cleared its entry, the late note pointed it back along the element's
     /// old path, and a message went between two ranks for ever (seen as a rare hang at 5 ranks).
     /// Three ranks at least: the circle needs two ranks besides the index's home.</summary>
+    /// <summary>A one-element array (index 0, a Walker that stays put) whose element is moved,
+    /// from rank 0 where it is created, to the rank after its home.</summary>
+    static ObjectArray<int, Walker> OneWalkerAfterItsHome(Scheduler s, out int home)
+    {
+        var a = ObjectArray<int, Walker>.Create(s, new[] { 0 }, i => new Walker { Wander = false }, i => 0);
+        home = a.HomeOf(0);
+        int start = (home + 1) % size;
+        if (rank == 0 && start != 0) a.Migrate(0, start);
+        s.Run();
+        return a;
+    }
+
     static void StaleLocations(Scheduler s)
     {
         if (size < 3) return;
         const int Location = 2;   // Tags.Location
         // a deleted element, and a late note on the rank where it died
-        var a = ObjectArray<int, Walker>.Create(s, new[] { 0 }, i => new Walker { Wander = false }, i => 0);
-        int home = a.HomeOf(0), from = (home + 1) % size, died = (home + 2) % size;
+        int home;
+        var a = OneWalkerAfterItsHome(s, out home);
+        int from = (home + 1) % size, died = (home + 2) % size;
         var raw = new RawSender(s);
-        if (rank == 0 && from != 0) a.Migrate(0, from);
-        s.Run();
         if (rank == from) a.Migrate(0, died);
         s.Run();
         if (rank == died) a.Delete(0);
@@ -844,21 +861,15 @@ static class ArraysTest
         s.Run();
         Check.Equal(1L, Sum(a.HeldMessages), "a message to a deleted element, after a late note about it, is held at its home");
         // a rank the element passed through, whose own insertion of the index was refused
-        var b = ObjectArray<int, Walker>.Create(s, new[] { 0 }, i => new Walker { Wander = false }, i => 0);
+        var b = OneWalkerAfterItsHome(s, out home);
         raw = new RawSender(s);
         int passed = died;
-        if (rank == 0 && from != 0) b.Migrate(0, from);
-        s.Run();
         if (rank == from) b.Migrate(0, passed);
         s.Run();
         if (rank == passed) b.Migrate(0, home);
         s.Run();
-        if (rank == passed) {
-            b.Insert(0, new Walker { Wander = false });
-            RunExpecting<InvalidOperationException>(s, "an insertion of an index that lives elsewhere");
-        } else {
-            s.Run();
-        }
+        if (rank == passed) b.Insert(0, new Walker { Wander = false });
+        RunExpectingOn<InvalidOperationException>(s, passed, "an insertion of an index that lives elsewhere");
         late = rank == from ? raw.SendGraph(LocationNote(0, from, 1), passed, Location) : null;
         s.Run();
         late?.Wait();
@@ -875,16 +886,14 @@ static class ArraysTest
     static void InsertionMeetsTheElement(Scheduler s)
     {
         if (size < 3) return;
-        var a = ObjectArray<int, Walker>.Create(s, new[] { 0 }, i => new Walker { Wander = false }, i => 0);
-        int home = a.HomeOf(0), holder = (home + 1) % size, inserter = (home + 2) % size;
-        if (rank == 0 && holder != 0) a.Migrate(0, holder);
-        s.Run();
+        int home;
+        var a = OneWalkerAfterItsHome(s, out home);
+        int holder = (home + 1) % size, inserter = (home + 2) % size;
         if (rank == holder) {
             a.Insert(0, new Walker { Wander = false }, inserter);   // refused at the home: index 0 exists
             a.Migrate(0, inserter);                                 // and the element follows it
         }
-        if (rank == inserter) RunExpecting<InvalidOperationException>(s, "an insertion of an index that exists");
-        else s.Run();
+        RunExpectingOn<InvalidOperationException>(s, inserter, "an insertion of an index that exists");
         Check.Equal(1L, Sum(a.LocalCount), "the element survives a refused insertion on the rank it moves to");
         Walker w;
         Check.True(rank != inserter || a.TryGetLocal(0, out w), "the element lives where it moved");
@@ -906,12 +915,8 @@ static class ArraysTest
         if (rank == from) for (int n = 1; n <= 3; n++) a.Send(7, nameof(Fragile.Take), n);
         s.Run();
         Check.Equal(3L, Sum(a.HeldMessages), "messages to an index not inserted yet are held");
-        if (rank == home) {
-            a.Insert(7, new Fragile());   // registered at once here: the held messages run now
-            RunExpecting<ElementException>(s, "a migration of an element that cannot be serialized");
-        } else {
-            s.Run();
-        }
+        if (rank == home) a.Insert(7, new Fragile());   // registered at once here: the held messages run now
+        RunExpectingOn<ElementException>(s, home, "a migration of an element that cannot be serialized");
         Fragile f;
         Check.Equal(3L, Sum(a.TryGetLocal(7, out f) ? f.Count : 0), "every held message delivered, the failed move's included");
         Check.True(rank != home || a.TryGetLocal(7, out f), "the element stays where it could not leave");
