@@ -10,6 +10,8 @@
 
 #include "mpc.h"
 
+#include <mono/metadata/object-forward.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,12 +52,12 @@ void gch_snapshot(int64_t out[GCH_COUNTER_COUNT]);
 
 /* ---- pin registry (pin_registry.c) ----
  * One record per non-blocking transfer still running when its call returned: the MPI request,
- * a GC handle on each object whose data MPI reads or writes (up to GCH_TRANSFER_OBJECTS: a
- * point-to-point transfer has one, a collective its send and receive arrays, a barrier none) —
- * pinned when the GC could move it, a plain strong handle otherwise (the object must outlive
- * the transfer even if the user drops it) — and a weak handle on the managed Request. The GC hook releases the object handles of
- * transfers MPI reports finished (MPI_Request_get_status: the request stays for Wait/Test),
- * and finishes transfers whose Request was collected. */
+ * each object whose data MPI reads or writes (up to GCH_TRANSFER_OBJECTS: a point-to-point
+ * transfer has one, a collective its send and receive arrays, a barrier none), held in a slot
+ * of a pinned root — alive and in place at every collection until released, with no GC handle
+ * — and a weak handle on the managed Request. The GC hook releases the objects of transfers
+ * MPI reports finished (MPI_Request_get_status: the request stays for Wait/Test), and finishes
+ * transfers whose Request was collected. */
 
 #define GCH_TRANSFER_OBJECTS 2
 
@@ -70,14 +72,16 @@ typedef struct gch_transfer_info {
                                   owned by the record, given back to the pool when it goes */
 } gch_transfer_info;
 
-/* Registers a started transfer with the handles on its objects, handles[0..nhandles) (0
- * entries: none; nhandles <= GCH_TRANSFER_OBJECTS; pinned[i] says which are pins), and the weak
- * handle owner; the registry owns every handle (and info->buffer) from then on. With no owner
+/* Registers a started transfer with its objects, objs[0..nobjs) (NULL entries: none; nobjs <=
+ * GCH_TRANSFER_OBJECTS; the caller's stack holds them until then), early[i] a GC handle already
+ * pinning objs[i] (MOTOR_PIN_POLICY=every) or 0, pinned[i] whether the GC could move objs[i]
+ * (counted as a pin), and the weak handle owner; the registry owns every handle (and
+ * info->buffer) from then on. With no owner
  * (0) nobody waits for the transfer: the GC hook finishes it, as one whose Request was
  * collected. *id carries a generation: a
  * stale id (record completed and reused) is refused, never mistaken for another. */
-int gch_transfer_add(MPI_Request req, const uint32_t *handles, const int *pinned, int nhandles, uint32_t owner,
-                     const gch_transfer_info *info, int64_t *id);
+int gch_transfer_add(MPI_Request req, MonoObject *const *objs, const uint32_t *early, const int *pinned, int nobjs,
+                     uint32_t owner, const gch_transfer_info *info, int64_t *id);
 /* Takes the transfer for the calling thread (Wait, Test, Cancel): the GC hook leaves it alone
  * and other threads get MPC_ERR_REQUEST until gch_transfer_release. *req is a copy of the
  * request handle (MPI only changes it when it completes the request). */

@@ -1,9 +1,16 @@
-/* pin_registry.c — non-blocking transfers in flight and the GC handles on their objects.
+/* pin_registry.c — non-blocking transfers in flight and what holds their objects in place.
  *
- * Each record holds the MPI request, a handle on each object MPI reads or writes (pinned when
- * the GC could move it; up to GCH_TRANSFER_OBJECTS) and a weak handle on the managed Request: when the Request is
- * collected while its transfer runs, the record is abandoned and finishes by itself. (A weak
- * handle, not a finalizer: finalizable objects cost far more to allocate and collect.)
+ * Each record holds the MPI request, the objects MPI reads or writes (up to
+ * GCH_TRANSFER_OBJECTS) and a weak handle on the managed Request: when the Request is collected
+ * while its transfer runs, the record is abandoned and finishes by itself. (A weak handle, not a
+ * finalizer: finalizable objects cost far more to allocate and collect.)
+ *
+ * The objects sit in slots of a pinned root: chunks of memory registered once with the GC
+ * without a descriptor, which SGen scans conservatively at every collection, minor or major,
+ * and at both ends of a concurrent one — as it scans thread stacks. A slot keeps its object
+ * alive and in place, and costs nothing until a collection comes: deferred pinning with no GC
+ * handle per transfer (a handle taken and freed cost ~50 ns per object). Chunks are never
+ * freed (Mono 6.8 exports no way to unregister a root); a free record's slots are NULL.
  *
  * Lock discipline: the registry mutex is never held while waiting; under it only
  * non-blocking MPI status queries and frees and Mono handle reads run. Handles are freed
@@ -14,17 +21,24 @@
 
 #include "error_record.h"
 
+#include <mono/metadata/mono-gc.h>
 #include <mono/metadata/object.h>
 #include <pthread.h>
 #include <stdlib.h>
+
+/* Exported by libmonosgen, not declared by Debian's headers; a NULL descriptor registers a
+ * root that is scanned conservatively and pins what it points at (sgen-mono.c). */
+int mono_gc_register_root(char *start, size_t size, void *descr, MonoGCRootSource source, void *key,
+                          const char *msg);
 
 enum record_state { FREE, ACTIVE, ACQUIRED, ABANDONED };
 
 typedef struct record {
     MPI_Request req;
-    uint32_t handle[GCH_TRANSFER_OBJECTS]; /* on the transferred objects; 0: none, or released */
+    uint32_t early[GCH_TRANSFER_OBJECTS]; /* MOTOR_PIN_POLICY=every: GC handles taken before the start */
     uint32_t owner;      /* weak, on the Request */
-    int pinned[GCH_TRANSFER_OBJECTS];
+    int pinned[GCH_TRANSFER_OBJECTS]; /* counted as a pin: the GC could have moved the object */
+    int holds;                        /* its slots hold its objects (until released) */
     int64_t unowned_bytes_counted; /* its part of unowned_bytes */
     int listed;                    /* in the FIFO of transfers with no owner */
     int32_t older, newer;          /* its neighbours there */
@@ -44,8 +58,14 @@ typedef struct handle_batch {
     gch_buffer *buffer[BATCH_HANDLES]; /* native buffers of the records freed */
 } handle_batch;
 
+/* Records per chunk of slots. */
+#define CHUNK_RECORDS 256
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER; /* never held by the GC hook */
 static record *records;
+static MonoObject ***chunks; /* chunks[i / CHUNK_RECORDS]: the slots of records i, GCH_TRANSFER_OBJECTS each */
+static MonoObject **spare_chunk; /* registered, not yet in use (a grow that could not finish) */
 static int32_t capacity, first_free = -1;
 static int64_t live;
 static int64_t unowned_bytes; /* bytes of the buffers of transfers with no owner (buffered sends) */
@@ -92,28 +112,36 @@ static int32_t index_of(int64_t id)
     return i;
 }
 
-/* Takes the record's object handles out (into the batch); caller holds the lock. */
-static void release_objects(record *r, handle_batch *b, gch_counter pin_reason)
+static MonoObject **slots_of(int32_t i)
 {
-    for (int k = 0; k < GCH_TRANSFER_OBJECTS; k++) {
-        defer_free(b, r->handle[k], r->pinned[k] ? pin_reason : GCH_COUNTER_COUNT);
-        r->handle[k] = 0;
-    }
+    return chunks[i / CHUNK_RECORDS] + (size_t)(i % CHUNK_RECORDS) * GCH_TRANSFER_OBJECTS;
 }
 
-static int holds_objects(const record *r)
+/* Lets the record's objects go: clears its slots (they may move from the next collection
+ * on, or in this one when the GC hook does it) and takes its early handles out into the batch,
+ * counting each pin released for pin_reason; caller holds the lock. */
+static void release_objects(int32_t i, handle_batch *b, gch_counter pin_reason)
 {
-    for (int k = 0; k < GCH_TRANSFER_OBJECTS; k++)
-        if (r->handle[k])
-            return 1;
-    return 0;
+    record *r = &records[i];
+    if (!r->holds)
+        return;
+    MonoObject **slot = slots_of(i);
+    for (int k = 0; k < GCH_TRANSFER_OBJECTS; k++) {
+        slot[k] = NULL;
+        if (r->early[k])
+            defer_free(b, r->early[k], pin_reason); /* counted when freed */
+        else if (r->pinned[k])
+            gch_count(pin_reason, 1);
+        r->early[k] = 0;
+    }
+    r->holds = 0;
 }
 
 /* Frees a record whose MPI request is complete; caller holds the lock. */
 static void free_record(int32_t i, handle_batch *b, gch_counter pin_reason)
 {
+    release_objects(i, b, pin_reason);
     record *r = &records[i];
-    release_objects(r, b, pin_reason);
     defer_free(b, r->owner, GCH_COUNTER_COUNT);
     r->owner = 0;
     if (r->info.buffer)
@@ -139,25 +167,60 @@ static void free_record(int32_t i, handle_batch *b, gch_counter pin_reason)
     live--;
 }
 
-int gch_transfer_add(MPI_Request req, const uint32_t *handles, const int *pinned, int nhandles, uint32_t owner,
-                     const gch_transfer_info *info, int64_t *id)
+/* Adds CHUNK_RECORDS free records with their chunk of slots. The chunk is registered as a
+ * root before the registry lock is taken: registering takes the GC lock, which a collecting
+ * thread holds while its hook takes the registry lock. */
+static int grow(void)
 {
-    enter();
-    if (first_free < 0) {
-        int32_t grown = capacity ? capacity * 2 : 64;
-        record *r = realloc(records, (size_t)grown * sizeof *r);
-        if (!r) {
-            leave();
+    MonoObject **chunk = spare_chunk; /* read without the lock: only grow, under grow_lock, uses it */
+    if (!chunk) {
+        size_t bytes = (size_t)CHUNK_RECORDS * GCH_TRANSFER_OBJECTS * sizeof *chunk;
+        chunk = calloc(1, bytes);
+        if (!chunk)
+            return MPC_ERR_NO_MEMORY;
+        if (!mono_gc_register_root((char *)chunk, bytes, NULL, MONO_ROOT_SOURCE_EXTERNAL, NULL,
+                                   "System.MP: objects of transfers in flight")) {
+            free(chunk);
             return MPC_ERR_NO_MEMORY;
         }
+    }
+    enter();
+    int32_t nchunks = capacity / CHUNK_RECORDS, grown = capacity + CHUNK_RECORDS;
+    record *r = realloc(records, (size_t)grown * sizeof *r);
+    if (r)
         records = r;
-        for (int32_t i = grown - 1; i >= capacity; i--) {
-            records[i].state = FREE;
-            records[i].generation = 0;
-            records[i].next_free = first_free;
-            first_free = i;
-        }
-        capacity = grown;
+    MonoObject ***c = r ? realloc(chunks, (size_t)(nchunks + 1) * sizeof *c) : NULL;
+    if (!c) {
+        spare_chunk = chunk; /* registered already: kept for the next try */
+        leave();
+        return MPC_ERR_NO_MEMORY;
+    }
+    chunks = c;
+    chunks[nchunks] = chunk;
+    spare_chunk = NULL;
+    for (int32_t i = grown - 1; i >= capacity; i--) {
+        records[i].state = FREE;
+        records[i].generation = 0;
+        records[i].next_free = first_free;
+        first_free = i;
+    }
+    capacity = grown;
+    leave();
+    return MPC_OK;
+}
+
+int gch_transfer_add(MPI_Request req, MonoObject *const *objs, const uint32_t *early, const int *pinned, int nobjs,
+                     uint32_t owner, const gch_transfer_info *info, int64_t *id)
+{
+    enter();
+    while (first_free < 0) {
+        leave();
+        pthread_mutex_lock(&grow_lock); /* one grower at a time: the spare chunk is its own */
+        int rc = first_free < 0 ? grow() : MPC_OK;
+        pthread_mutex_unlock(&grow_lock);
+        if (rc != MPC_OK)
+            return rc;
+        enter();
     }
     int32_t i = first_free;
     first_free = records[i].next_free;
@@ -176,9 +239,14 @@ int gch_transfer_add(MPI_Request req, const uint32_t *handles, const int *pinned
             oldest_unowned = i;
         newest_unowned = i;
     }
-    for (int k = 0; k < nhandles; k++) {
-        records[i].handle[k] = handles[k];
-        records[i].pinned[k] = handles[k] && pinned[k];
+    MonoObject **slot = slots_of(i);
+    for (int k = 0; k < nobjs; k++) {
+        if (!objs[k])
+            continue;
+        slot[k] = objs[k]; /* pinned from here on; the caller's stack held it until now */
+        records[i].early[k] = early[k];
+        records[i].pinned[k] = early[k] || pinned[k];
+        records[i].holds = 1;
     }
     live++;
     *id = ((int64_t)records[i].generation << 32) | i;
@@ -292,7 +360,7 @@ void gch_transfers_sweep(void)
     enter();
     for (int32_t i = 0; i < capacity; i++) {
         if (b.n > BATCH_HANDLES - (GCH_TRANSFER_OBJECTS + 1) || b.nbuffers == BATCH_HANDLES) {
-            /* a record frees its object handles, its owner's and its buffer: empty the batch first */
+            /* a record frees its early handles, its owner's and its buffer: empty the batch first */
             leave();
             free_batch(&b);
             b.n = b.nbuffers = 0;
@@ -303,10 +371,10 @@ void gch_transfers_sweep(void)
             r->state = ABANDONED; /* its Request was collected */
         if (r->state == ABANDONED && finished(r)) {
             finish_abandoned(i, &b);
-        } else if (r->state == ACTIVE && holds_objects(r) && finished(r)) {
+        } else if (r->state == ACTIVE && r->holds && finished(r)) {
             /* the record stays until Wait/Test completes the request; the objects are free to
              * move in this very collection */
-            release_objects(r, &b, GCH_PINS_RELEASED_BY_GC);
+            release_objects(i, &b, GCH_PINS_RELEASED_BY_GC);
         }
     }
     leave();

@@ -719,26 +719,22 @@ int opi_track_transfer(mpc_request req, int test_rc, int done, const mpc_status 
                                           : fill_request_status(status, &final, info);
         return MPC_OK;
     }
-    uint32_t handles[GCH_TRANSFER_OBJECTS] = {0};
     int pinned[GCH_TRANSFER_OBJECTS] = {0};
     for (int i = 0; i < nobjs; i++) {
         if (!objs[i])
             continue;
         pinned[i] = early_pins[i] || opi_may_move(objs[i]);
-        handles[i] = early_pins[i] ? early_pins[i] : mono_gchandle_new(objs[i], pinned[i]);
         if (!early_pins[i])
             gch_count(pinned[i] ? GCH_PINS_TAKEN : GCH_PINS_AVOIDED, 1);
     }
     uint32_t owner_handle = mono_gchandle_new_weakref(owner, 0);
-    if (gch_transfer_add(req, handles, pinned, nobjs, owner_handle, info, id) != MPC_OK) {
-        /* cannot track it: finish it here, while the handles hold the objects */
-        int err = opi_complete(&req, 1, NULL, 0, &final);
-        for (int i = 0; i < nobjs; i++) {
-            if (handles[i])
-                mono_gchandle_free(handles[i]);
-            if (pinned[i])
+    if (gch_transfer_add(req, objs, early_pins, pinned, nobjs, owner_handle, info, id) != MPC_OK) {
+        /* cannot track it: finish it here, the objects held by this call's anchor */
+        int err = opi_complete(&req, 1, objs, nobjs, &final);
+        for (int i = 0; i < nobjs; i++)
+            if (pinned[i] && !early_pins[i])
                 gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
-        }
+        opi_early_unpin(early_pins, nobjs);
         mono_gchandle_free(owner_handle);
         *id = -1;
         status->error = err != MPC_OK ? opi_receive_failed(err, what, (size_t)info->bytes, info->elem_size)
@@ -825,7 +821,7 @@ int32_t opi_request_wait(int64_t id, opi_status *status)
     int rc = gch_transfer_acquire(id, &req, &info);
     if (rc != MPC_OK)
         return rc;
-    /* No object to pin here: the registry's handle already protects it. */
+    /* No object to pin here: the registry's slot already holds it. */
     rc = opi_complete(&req, 1, NULL, 0, &st);
     gch_transfer_release(id, 1);
     return rc == MPC_OK ? fill_request_status(status, &st, &info)

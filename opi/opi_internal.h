@@ -228,7 +228,7 @@ extern const size_t opi_icall_count;
 /* ---- non-blocking transfers (opi_icalls.c) ---- */
 
 /* A test (or cancel) of an acquired request, made through opi_call_mpi: opi_test_request sets
- * done and st. No object: the registry's handle protects the transfer's. */
+ * done and st. No object: the registry's slot holds the transfer's. */
 typedef struct opi_request_call {
     mpc_request req;
     int done;
@@ -244,9 +244,9 @@ void opi_early_unpin(const uint32_t *pins, int nobjs);
  * done, st: the outcome), reading or writing objs[0..nobjs) (NULL entries: none; nobjs <=
  * GCH_TRANSFER_OBJECTS), with early_pins from opi_early_pins. Finished at once: *id = -1 and
  * *status is filled (an error in status->error, described with `what`, the buffer it was
- * about). Otherwise each object gets a GC handle — pinned only if the GC could move it — and
- * the transfer goes into the pin registry under *id, with a weak handle on owner (the managed
- * Request). Returns MPC_OK: from here on, errors belong to the completion. */
+ * about). Otherwise the transfer goes into the pin registry under *id with its objects (held
+ * in place and alive there; counted as pins where the GC could move them) and a weak handle on
+ * owner (the managed Request). Returns MPC_OK: from here on, errors belong to the completion. */
 int opi_track_transfer(mpc_request req, int test_rc, int done, const mpc_status *st, MonoObject **objs, int nobjs,
                        const uint32_t *early_pins, MonoObject *owner, const gch_transfer_info *info,
                        const char *what, int64_t *id, opi_status *status);

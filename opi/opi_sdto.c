@@ -244,7 +244,7 @@ static int run_on_buffered(gch_buffer *b, struct isend_start *s, int32_t tag, in
     int64_t id;
     if (gch_unowned_bytes() > 0) /* earlier buffered sends that have finished go first */
         opi_call_mpi(reap_buffered_sends, NULL, NULL, 0);
-    if (gch_unowned_bytes() <= cap - (int64_t)b->length && gch_transfer_add(s->req, NULL, NULL, 0, 0, &info, &id) == MPC_OK)
+    if (gch_unowned_bytes() <= cap - (int64_t)b->length && gch_transfer_add(s->req, NULL, NULL, NULL, 0, 0, &info, &id) == MPC_OK)
         return MPC_OK;
     int rc = opi_complete(&s->req, 1, NULL, 0, NULL); /* native memory: nothing to pin */
     gch_buffer_give(b);

@@ -196,6 +196,41 @@ static class NonBlockingTest
         Check.True(after.PinsReleasedByGC >= before.PinsReleasedByGC + 10, "their pins were released by the GC side");
     }
 
+    // More receives in flight than one chunk of the registry's pinning root holds (256): young
+    // arrays, collections of both kinds while they wait, then every byte must land in its array.
+    static void ManyInFlight()
+    {
+        const int count = 1000, size = 64;
+        MPStats before = MP.Stats;
+        var buffers = new byte[count][];
+        var requests = new Request[count];
+        for (int i = 0; i < count; i++) {
+            buffers[i] = new byte[size];
+            requests[i] = world.Irecv(buffers[i], prev, 70);
+        }
+        Check.Equal(before.PendingRequests + count, MP.Stats.PendingRequests, "all receives in flight");
+        for (int k = 0; k < 4; k++) {   // garbage to move the survivors, then minor and major collections
+            for (int g = 0; g < 2000; g++) GC.KeepAlive(new byte[100]);
+            GC.Collect(0);
+            GC.Collect();
+        }
+        world.Barrier();
+        var payload = new byte[size];
+        for (int i = 0; i < count; i++) {
+            for (int b = 0; b < size; b++) payload[b] = (byte)(i * 7 + b + rank);
+            world.Send(payload, next, 70);
+        }
+        Request.WaitAll(requests);
+        int wrong = 0;
+        for (int i = 0; i < count; i++)
+            for (int b = 0; b < size; b++)
+                if (buffers[i][b] != (byte)(i * 7 + b + prev)) wrong++;
+        Check.Equal(0, wrong, "bytes wrong in 1000 young receive arrays kept across collections");
+        MPStats after = MP.Stats;
+        Check.Equal(before.PendingRequests, after.PendingRequests, "every receive completed");
+        Check.Equal(before.PinsLive, after.PinsLive, "every pin released");
+    }
+
     static int Main()
     {
         Rings();
@@ -205,6 +240,7 @@ static class NonBlockingTest
         PinPolicy();
         ReleasedByCollection();
         Abandoned();
+        ManyInFlight();
         world.Barrier();
         Check.Equal(0L, MP.Stats.PendingRequests, "no pending requests at the end");
         return Check.FinishWithNoPinLeft("NonBlockingTest");
