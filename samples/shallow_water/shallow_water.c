@@ -64,47 +64,73 @@ static void initial(int m, int n, double *u, double *v, double *p) /* m*n each, 
 }
 
 /* The kernels have the C# program's loop structure (ShallowWater.cs): row offsets computed once
- * per row, the periodic neighbours stepped with a compare instead of a modulo, the fields held
- * in local pointers, and the arithmetic written exactly as there, so results agree bit for
- * bit. */
-static void fluxes(slab *s)
+ * per row, the two edge columns (whose west or east neighbour wraps around the row) done apart
+ * and the columns between them in a loop whose neighbours are plain offsets, the fields in
+ * restrict pointers, and the arithmetic of each point written exactly as there, so results
+ * agree bit for bit. gcc vectorizes the loops between the edges (two points per SSE2 operation),
+ * as the C# program does by hand: at -O3 (samples/CMakeLists.txt; -O2's cost model takes no
+ * loop whose trip count is only known at run time) and with the loops in functions of their own
+ * (noinline: inlined into their callers, gcc lost what restrict says and vectorized nothing). */
+#define RD const double *restrict
+#define WR double *restrict
+#define KERNEL __attribute__((noinline)) static void
+
+/* One point of phase 1: c, its west and east neighbours in the row, so, sw south, nn north. */
+static inline void flux_point(int c, int w, int e, int so, int sw, int nn, RD u, RD v, RD p, WR cu, WR cv, WR z,
+                              WR h)
 {
-    int n = s->n;
     double fsdx = 4 / DX, fsdy = 4 / DY;
-    const double *u = s->u, *v = s->v, *p = s->p;
-    double *cu = s->cu, *cv = s->cv, *z = s->z, *h = s->h;
-    for (int i = 0; i < s->rows; i++) {
-        int row = at(s, i, 0), south = at(s, i - 1, 0), north = at(s, i + 1, 0);
-        for (int j = 0; j < n; j++) {
-            int jw = j == 0 ? n - 1 : j - 1, je = j == n - 1 ? 0 : j + 1;
-            int c = row + j, w = row + jw, e = row + je, so = south + j, sw = south + jw, nn = north + j;
-            cu[c] = 0.5 * (p[c] + p[so]) * u[c];
-            cv[c] = 0.5 * (p[c] + p[w]) * v[c];
-            z[c] = (fsdx * (v[c] - v[so]) - fsdy * (u[c] - u[w])) / (p[sw] + p[w] + p[c] + p[so]);
-            h[c] = p[c] + 0.25 * (u[nn] * u[nn] + u[c] * u[c] + v[e] * v[e] + v[c] * v[c]);
-        }
+    cu[c] = 0.5 * (p[c] + p[so]) * u[c];
+    cv[c] = 0.5 * (p[c] + p[w]) * v[c];
+    z[c] = (fsdx * (v[c] - v[so]) - fsdy * (u[c] - u[w])) / (p[sw] + p[w] + p[c] + p[so]);
+    h[c] = p[c] + 0.25 * (u[nn] * u[nn] + u[c] * u[c] + v[e] * v[e] + v[c] * v[c]);
+}
+
+KERNEL flux_rows(int rows, int n, RD u, RD v, RD p, WR cu, WR cv, WR z, WR h)
+{
+    for (int i = 0; i < rows; i++) {
+        int row = (i + 1) * n, south = i * n, north = (i + 2) * n;
+        flux_point(row, row + n - 1, row + 1, south, south + n - 1, north, u, v, p, cu, cv, z, h);
+        for (int j = 1; j < n - 1; j++)
+            flux_point(row + j, row + j - 1, row + j + 1, south + j, south + j - 1, north + j, u, v, p, cu, cv, z, h);
+        flux_point(row + n - 1, row + n - 2, row, south + n - 1, south + n - 2, north + n - 1, u, v, p, cu, cv, z, h);
     }
 }
 
-static void advance(slab *s)
+static void fluxes(slab *s) { flux_rows(s->rows, s->n, s->u, s->v, s->p, s->cu, s->cv, s->z, s->h); }
+
+typedef struct steps {
+    double tdts8, tdtsdx, tdtsdy;
+} steps;
+
+/* One point of phase 2: c, w and e in the row, so and se south, nn and nw north. */
+static inline void advance_point(steps t, int c, int w, int e, int so, int se, int nn, int nw, RD uo, RD vo, RD po,
+                                 RD cu, RD cv, RD z, RD h, WR un, WR vn, WR pn)
 {
-    int n = s->n, first = at(s, 0, 0), last = at(s, s->rows, 0);
-    double tdts8 = s->tdt / 8, tdtsdx = s->tdt / DX, tdtsdy = s->tdt / DY;
-    double *u = s->u, *v = s->v, *p = s->p, *uo = s->uold, *vo = s->vold, *po = s->pold;
-    double *un = s->unew, *vn = s->vnew, *pn = s->pnew;
-    const double *cu = s->cu, *cv = s->cv, *z = s->z, *h = s->h;
-    for (int i = 0; i < s->rows; i++) {
-        int row = at(s, i, 0), south = at(s, i - 1, 0), north = at(s, i + 1, 0);
-        for (int j = 0; j < n; j++) {
-            int jw = j == 0 ? n - 1 : j - 1, je = j == n - 1 ? 0 : j + 1;
-            int c = row + j, w = row + jw, e = row + je, so = south + j, se = south + je, nn = north + j,
-                nw = north + jw;
-            un[c] = uo[c] + tdts8 * (z[e] + z[c]) * (cv[e] + cv[se] + cv[so] + cv[c]) - tdtsdx * (h[c] - h[so]);
-            vn[c] = vo[c] - tdts8 * (z[nn] + z[c]) * (cu[nn] + cu[c] + cu[w] + cu[nw]) - tdtsdy * (h[c] - h[w]);
-            pn[c] = po[c] - tdtsdx * (cu[nn] - cu[c]) - tdtsdy * (cv[e] - cv[c]);
-        }
+    un[c] = uo[c] + t.tdts8 * (z[e] + z[c]) * (cv[e] + cv[se] + cv[so] + cv[c]) - t.tdtsdx * (h[c] - h[so]);
+    vn[c] = vo[c] - t.tdts8 * (z[nn] + z[c]) * (cu[nn] + cu[c] + cu[w] + cu[nw]) - t.tdtsdy * (h[c] - h[w]);
+    pn[c] = po[c] - t.tdtsdx * (cu[nn] - cu[c]) - t.tdtsdy * (cv[e] - cv[c]);
+}
+
+KERNEL advance_rows(int rows, int n, steps t, RD uo, RD vo, RD po, RD cu, RD cv, RD z, RD h, WR un, WR vn,
+                         WR pn)
+{
+    for (int i = 0; i < rows; i++) {
+        int row = (i + 1) * n, south = i * n, north = (i + 2) * n;
+        advance_point(t, row, row + n - 1, row + 1, south, south + 1, north, north + n - 1, uo, vo, po, cu, cv, z, h,
+                      un, vn, pn);
+        for (int j = 1; j < n - 1; j++)
+            advance_point(t, row + j, row + j - 1, row + j + 1, south + j, south + j + 1, north + j, north + j - 1, uo,
+                          vo, po, cu, cv, z, h, un, vn, pn);
+        advance_point(t, row + n - 1, row + n - 2, row, south + n - 1, south, north + n - 1, north + n - 2, uo, vo, po,
+                      cu, cv, z, h, un, vn, pn);
     }
-    if (s->step > 0) /* Robert–Asselin filter */
+}
+
+/* The Robert–Asselin filter (from the second step on), then the new fields become current. */
+KERNEL filter(int first, int last, int filtered, WR u, WR v, WR p, WR uo, WR vo, WR po, RD un, RD vn, RD pn)
+{
+    if (filtered)
         for (int c = first; c < last; c++) {
             uo[c] = u[c] + ALPHA * (un[c] - 2 * u[c] + uo[c]);
             vo[c] = v[c] + ALPHA * (vn[c] - 2 * v[c] + vo[c]);
@@ -116,6 +142,14 @@ static void advance(slab *s)
             uo[c] = u[c]; vo[c] = v[c]; po[c] = p[c];
             u[c] = un[c]; v[c] = vn[c]; p[c] = pn[c];
         }
+}
+
+static void advance(slab *s)
+{
+    steps t = {s->tdt / 8, s->tdt / DX, s->tdt / DY};
+    advance_rows(s->rows, s->n, t, s->uold, s->vold, s->pold, s->cu, s->cv, s->z, s->h, s->unew, s->vnew, s->pnew);
+    filter(at(s, 0, 0), at(s, s->rows, 0), s->step > 0, s->u, s->v, s->p, s->uold, s->vold, s->pold, s->unew, s->vnew,
+           s->pnew);
     if (s->step++ == 0)
         s->tdt += s->tdt;
 }
