@@ -706,8 +706,9 @@ int opi_track_transfer(mpc_request req, int test_rc, int done, const mpc_status 
                        const char *what, int64_t *id, opi_status *status)
 {
     gch_count(GCH_OPERATIONS, 1);
-    mpc_status final = *st;
+    mpc_status final; /* the status a completion here reports */
     if (test_rc != MPC_OK || done) {
+        final = *st;
         /* Finished at once. An error (e.g. truncation by a message already waiting) belongs
          * to the completion, as in MPI: Wait/Test raise it. */
         for (int i = 0; i < nobjs; i++)
