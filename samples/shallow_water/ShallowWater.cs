@@ -146,9 +146,9 @@ sealed class Slab
     // The kernels index raw pointers (no bounds checks). The two edge columns of a row, whose
     // west or east neighbour wraps around, go point by point; the columns between them go two at
     // a time in SSE2 registers (Mono.Simd's Vector2d, which Mono's JIT compiles to packed double
-    // instructions: Mono 6.8 does not vectorize loops itself). Those loops walk one byte pointer
-    // and reach every other field, row and neighbour at a fixed byte distance from it: indexing
-    // with an int made the JIT sign-extend, scale and add for every load (the loop measured 1.5x
+    // instructions: Mono 6.8 does not vectorize loops itself). Those loops walk byte pointers and
+    // reach the other fields, rows and neighbours at fixed byte distances from them: indexing with
+    // an int made the JIT sign-extend, scale and add for every load (the loop measured 1.5x
     // slower). Each lane does exactly the native C program's arithmetic, in its order, so results
     // agree bit for bit.
 
@@ -159,21 +159,21 @@ sealed class Slab
         Vector2d half = new Vector2d(0.5, 0.5), quarter = new Vector2d(0.25, 0.25);
         Vector2d fsdx = new Vector2d(4 / Dx, 4 / Dx), fsdy = new Vector2d(4 / Dy, 4 / Dy);
         fixed (double* u = U, v = V, p = P, cu = Cu, cv = Cv, z = Z, h = H) {
-            // byte distances from p to each field, and from a row to the rows south and north of it
-            long toU = (byte*)u - (byte*)p, toV = (byte*)v - (byte*)p, toCu = (byte*)cu - (byte*)p;
-            long toCv = (byte*)cv - (byte*)p, toZ = (byte*)z - (byte*)p, toH = (byte*)h - (byte*)p;
-            long south = -8L * n, toUNorth = toU + 8L * n, toVSouth = toV + south;   // one add per load
+            // byte distances from p to the fields written, and from a row to the rows south and north
+            long toCu = (byte*)cu - (byte*)p, toCv = (byte*)cv - (byte*)p, toZ = (byte*)z - (byte*)p;
+            long toH = (byte*)h - (byte*)p, south = -8L * n, north = 8L * n;
             for (int i = 0; i < Rows; i++) {
                 int row = (i + 1) * n;
                 FluxPoint(row, row + n - 1, row + 1, row - n, row - 1, row + n, u, v, p, cu, cv, z, h);
-                byte* c = (byte*)(p + row + 1), pairsEnd = (byte*)(p + row + n - 2);
-                for (; c < pairsEnd; c += 16) {   // p[c], p[c + 1] and their neighbours
+                byte* c = (byte*)(p + row + 1), uAt = (byte*)(u + row + 1), vAt = (byte*)(v + row + 1);
+                byte* pairsEnd = (byte*)(p + row + n - 2);
+                for (; c < pairsEnd; c += 16, uAt += 16, vAt += 16) {   // p[c], p[c + 1] and their neighbours
                     Vector2d pc = *(Vector2d*)c, ps = *(Vector2d*)(c + south), pw = *(Vector2d*)(c - 8);
-                    Vector2d psw = *(Vector2d*)(c + south - 8), uc = *(Vector2d*)(c + toU), vc = *(Vector2d*)(c + toV);
-                    Vector2d un = *(Vector2d*)(c + toUNorth), ve = *(Vector2d*)(c + toV + 8);
+                    Vector2d psw = *(Vector2d*)(c + south - 8), uc = *(Vector2d*)uAt, vc = *(Vector2d*)vAt;
+                    Vector2d un = *(Vector2d*)(uAt + north), ve = *(Vector2d*)(vAt + 8);
                     *(Vector2d*)(c + toCu) = half * (pc + ps) * uc;
                     *(Vector2d*)(c + toCv) = half * (pc + pw) * vc;
-                    *(Vector2d*)(c + toZ) = (fsdx * (vc - *(Vector2d*)(c + toVSouth)) - fsdy * (uc - *(Vector2d*)(c + toU - 8))) /
+                    *(Vector2d*)(c + toZ) = (fsdx * (vc - *(Vector2d*)(vAt + south)) - fsdy * (uc - *(Vector2d*)(uAt - 8))) /
                                             (psw + pw + pc + ps);
                     *(Vector2d*)(c + toH) = pc + quarter * (un * un + uc * uc + ve * ve + vc * vc);
                 }
