@@ -207,24 +207,25 @@ sealed class Slab
         fixed (double* u = U, v = V, p = P, uo = UOld, vo = VOld, po = POld, un = UNew, vn = VNew, pn = PNew,
                        cu = Cu, cv = Cv, z = Z, h = H) {
             var f = new Fields { Uo = uo, Vo = vo, Po = po, Un = un, Vn = vn, Pn = pn, Cu = cu, Cv = cv, Z = z, H = h };
-            // byte distances from z to each field, and from a row to the rows south and north of it
+            // byte distances from z to the fields read and written at the point only, and from a row
+            // to the rows south and north of it; z, cu, cv and h, read with neighbours, are walked
             long toUo = (byte*)uo - (byte*)z, toVo = (byte*)vo - (byte*)z, toPo = (byte*)po - (byte*)z;
             long toUn = (byte*)un - (byte*)z, toVn = (byte*)vn - (byte*)z, toPn = (byte*)pn - (byte*)z;
-            long toCu = (byte*)cu - (byte*)z, toCv = (byte*)cv - (byte*)z, toH = (byte*)h - (byte*)z;
-            long north = 8L * n, toCuNorth = toCu + north, toCvSouth = toCv - north, toHSouth = toH - north;
+            long south = -8L * n, north = 8L * n;
             for (int i = 0; i < Rows; i++) {
                 int row = (i + 1) * n;
                 AdvancePoint(ref f, ref k, row, row + n - 1, row + 1, row - n, row - n + 1, row + n, row + 2 * n - 1);
                 byte* c = (byte*)(z + row + 1), pairsEnd = (byte*)(z + row + n - 2);
-                for (; c < pairsEnd; c += 16) {   // z[c], z[c + 1] and their neighbours
-                    Vector2d zc = *(Vector2d*)c, cuc = *(Vector2d*)(c + toCu), cvc = *(Vector2d*)(c + toCv);
-                    Vector2d hc = *(Vector2d*)(c + toH), cun = *(Vector2d*)(c + toCuNorth), cve = *(Vector2d*)(c + toCv + 8);
+                byte* cuAt = (byte*)(cu + row + 1), cvAt = (byte*)(cv + row + 1), hAt = (byte*)(h + row + 1);
+                for (; c < pairsEnd; c += 16, cuAt += 16, cvAt += 16, hAt += 16) {   // z[c], z[c + 1] and their neighbours
+                    Vector2d zc = *(Vector2d*)c, cuc = *(Vector2d*)cuAt, cvc = *(Vector2d*)cvAt;
+                    Vector2d hc = *(Vector2d*)hAt, cun = *(Vector2d*)(cuAt + north), cve = *(Vector2d*)(cvAt + 8);
                     *(Vector2d*)(c + toUn) = *(Vector2d*)(c + toUo) + tdts8 * (*(Vector2d*)(c + 8) + zc) *
-                                             (cve + *(Vector2d*)(c + toCvSouth + 8) + *(Vector2d*)(c + toCvSouth) + cvc) -
-                                             tdtsdx * (hc - *(Vector2d*)(c + toHSouth));
+                                             (cve + *(Vector2d*)(cvAt + south + 8) + *(Vector2d*)(cvAt + south) + cvc) -
+                                             tdtsdx * (hc - *(Vector2d*)(hAt + south));
                     *(Vector2d*)(c + toVn) = *(Vector2d*)(c + toVo) - tdts8 * (*(Vector2d*)(c + north) + zc) *
-                                             (cun + cuc + *(Vector2d*)(c + toCu - 8) + *(Vector2d*)(c + toCuNorth - 8)) -
-                                             tdtsdy * (hc - *(Vector2d*)(c + toH - 8));
+                                             (cun + cuc + *(Vector2d*)(cuAt - 8) + *(Vector2d*)(cuAt + north - 8)) -
+                                             tdtsdy * (hc - *(Vector2d*)(hAt - 8));
                     *(Vector2d*)(c + toPn) = *(Vector2d*)(c + toPo) - tdtsdx * (cun - cuc) - tdtsdy * (cve - cvc);
                 }
                 for (int q = (int)((double*)c - z); q < row + n - 1; q++)   // a column left over
@@ -245,22 +246,22 @@ sealed class Slab
     }
 
     /// <summary>The Robert–Asselin filter of cells [first, last), then the new fields become
-    /// current: two cells at a time, one byte pointer into u (see Fluxes).</summary>
+    /// current: two cells at a time, walking u, v and p (see Fluxes).</summary>
     static unsafe void Filter(int first, int last, double* u, double* v, double* p, double* uo, double* vo, double* po,
                               double* un, double* vn, double* pn)
     {
         Vector2d alpha = new Vector2d(Alpha, Alpha), two = new Vector2d(2, 2);
-        long toV = (byte*)v - (byte*)u, toP = (byte*)p - (byte*)u, toUo = (byte*)uo - (byte*)u;
-        long toVo = (byte*)vo - (byte*)u, toPo = (byte*)po - (byte*)u, toUn = (byte*)un - (byte*)u;
-        long toVn = (byte*)vn - (byte*)u, toPn = (byte*)pn - (byte*)u;
-        byte* c = (byte*)(u + first), pairsEnd = (byte*)(u + last - 1);
-        for (; c < pairsEnd; c += 16) {
-            Vector2d uc = *(Vector2d*)c, vc = *(Vector2d*)(c + toV), pc = *(Vector2d*)(c + toP);
-            Vector2d unc = *(Vector2d*)(c + toUn), vnc = *(Vector2d*)(c + toVn), pnc = *(Vector2d*)(c + toPn);
-            *(Vector2d*)(c + toUo) = uc + alpha * (unc - two * uc + *(Vector2d*)(c + toUo));
-            *(Vector2d*)(c + toVo) = vc + alpha * (vnc - two * vc + *(Vector2d*)(c + toVo));
-            *(Vector2d*)(c + toPo) = pc + alpha * (pnc - two * pc + *(Vector2d*)(c + toPo));
-            *(Vector2d*)c = unc; *(Vector2d*)(c + toV) = vnc; *(Vector2d*)(c + toP) = pnc;
+        // u, v, p and their old values walked; the new values at byte distances from u, v and p
+        long toNew = (byte*)un - (byte*)u, vToNew = (byte*)vn - (byte*)v, pToNew = (byte*)pn - (byte*)p;
+        long toOld = (byte*)uo - (byte*)u, vToOld = (byte*)vo - (byte*)v, pToOld = (byte*)po - (byte*)p;
+        byte* c = (byte*)(u + first), vAt = (byte*)(v + first), pAt = (byte*)(p + first), pairsEnd = (byte*)(u + last - 1);
+        for (; c < pairsEnd; c += 16, vAt += 16, pAt += 16) {
+            Vector2d uc = *(Vector2d*)c, vc = *(Vector2d*)vAt, pc = *(Vector2d*)pAt;
+            Vector2d unc = *(Vector2d*)(c + toNew), vnc = *(Vector2d*)(vAt + vToNew), pnc = *(Vector2d*)(pAt + pToNew);
+            *(Vector2d*)(c + toOld) = uc + alpha * (unc - two * uc + *(Vector2d*)(c + toOld));
+            *(Vector2d*)(vAt + vToOld) = vc + alpha * (vnc - two * vc + *(Vector2d*)(vAt + vToOld));
+            *(Vector2d*)(pAt + pToOld) = pc + alpha * (pnc - two * pc + *(Vector2d*)(pAt + pToOld));
+            *(Vector2d*)c = unc; *(Vector2d*)vAt = vnc; *(Vector2d*)pAt = pnc;
         }
         for (int q = (int)((double*)c - u); q < last; q++) {   // a cell left over
             uo[q] = u[q] + Alpha * (un[q] - 2 * u[q] + uo[q]);
