@@ -58,13 +58,15 @@ typedef struct handle_batch {
     gch_buffer *buffer[BATCH_HANDLES]; /* native buffers of the records freed */
 } handle_batch;
 
-/* Records per chunk of slots. */
+/* Records in the first chunk of slots; each further chunk doubles the capacity. */
 #define CHUNK_RECORDS 256
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER; /* never held by the GC hook */
 static record *records;
-static MonoObject ***chunks; /* chunks[i / CHUNK_RECORDS]: the slots of records i, GCH_TRANSFER_OBJECTS each */
+/* chunks[k]: the slots of records [CHUNK_RECORDS << k >> 1, CHUNK_RECORDS << k) (chunk 0: from 0),
+ * GCH_TRANSFER_OBJECTS each */
+static MonoObject **chunks[32];
 static MonoObject **spare_chunk; /* registered, not yet in use (a grow that could not finish) */
 static int32_t capacity, first_free = -1;
 static int64_t live;
@@ -114,7 +116,9 @@ static int32_t index_of(int64_t id)
 
 static MonoObject **slots_of(int32_t i)
 {
-    return chunks[i / CHUNK_RECORDS] + (size_t)(i % CHUNK_RECORDS) * GCH_TRANSFER_OBJECTS;
+    int k = i < CHUNK_RECORDS ? 0 : 32 - __builtin_clz((unsigned)(i / CHUNK_RECORDS));
+    int32_t first = k ? CHUNK_RECORDS << (k - 1) : 0;
+    return chunks[k] + (size_t)(i - first) * GCH_TRANSFER_OBJECTS;
 }
 
 /* Lets the record's objects go: clears its slots (they may move from the next collection
@@ -167,14 +171,18 @@ static void free_record(int32_t i, handle_batch *b, gch_counter pin_reason)
     live--;
 }
 
-/* Adds CHUNK_RECORDS free records with their chunk of slots. The chunk is registered as a
- * root before the registry lock is taken: registering takes the GC lock, which a collecting
- * thread holds while its hook takes the registry lock. */
+/* Doubles the records (the first time: CHUNK_RECORDS) with a chunk of slots for the new ones.
+ * The chunk is registered as a root before the registry lock is taken: registering takes the
+ * GC lock, which a collecting thread holds while its hook takes the registry lock. Called with
+ * grow_lock held, so capacity changes only here. */
 static int grow(void)
 {
-    MonoObject **chunk = spare_chunk; /* read without the lock: only grow, under grow_lock, uses it */
+    int32_t added = capacity ? capacity : CHUNK_RECORDS;
+    if (capacity > INT32_MAX / 2)
+        return MPC_ERR_NO_MEMORY;
+    MonoObject **chunk = spare_chunk; /* registered by a grow that failed after it, for this capacity */
     if (!chunk) {
-        size_t bytes = (size_t)CHUNK_RECORDS * GCH_TRANSFER_OBJECTS * sizeof *chunk;
+        size_t bytes = (size_t)added * GCH_TRANSFER_OBJECTS * sizeof *chunk;
         chunk = calloc(1, bytes);
         if (!chunk)
             return MPC_ERR_NO_MEMORY;
@@ -185,18 +193,15 @@ static int grow(void)
         }
     }
     enter();
-    int32_t nchunks = capacity / CHUNK_RECORDS, grown = capacity + CHUNK_RECORDS;
+    int32_t grown = capacity + added;
     record *r = realloc(records, (size_t)grown * sizeof *r);
-    if (r)
-        records = r;
-    MonoObject ***c = r ? realloc(chunks, (size_t)(nchunks + 1) * sizeof *c) : NULL;
-    if (!c) {
+    if (!r) {
         spare_chunk = chunk; /* registered already: kept for the next try */
         leave();
         return MPC_ERR_NO_MEMORY;
     }
-    chunks = c;
-    chunks[nchunks] = chunk;
+    records = r;
+    chunks[capacity ? 32 - __builtin_clz((unsigned)(capacity / CHUNK_RECORDS)) : 0] = chunk;
     spare_chunk = NULL;
     for (int32_t i = grown - 1; i >= capacity; i--) {
         records[i].state = FREE;
