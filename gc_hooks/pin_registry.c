@@ -45,7 +45,7 @@ typedef struct record {
     enum record_state state;
     gch_transfer_info info;
     int32_t next_free;
-    uint32_t generation; /* bumped when the record is freed: stale ids are refused */
+    uint32_t generation; /* bumped when the record is freed (31 bits): stale ids are refused */
 } record;
 
 /* Handles taken out of records under the lock, freed after it. A sweep fills batches in
@@ -58,11 +58,16 @@ typedef struct handle_batch {
     gch_buffer *buffer[BATCH_HANDLES]; /* native buffers of the records freed */
 } handle_batch;
 
+/* A record's generation starts this many uses before it wraps (31 bits, so that ids stay
+ * positive): every run then crosses the wrap, as Linux starts its jiffies just before theirs. */
+#define GENERATION_MASK 0x7fffffffu
+#define FIRST_GENERATION (GENERATION_MASK - 511)
+
 /* Records in the first chunk of slots; each further chunk doubles the capacity. */
 #define CHUNK_RECORDS 256
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER; /* never held by the GC hook */
+static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER; /* never taken by the GC hook */
 static record *records;
 /* chunks[k]: the slots of records [CHUNK_RECORDS << k >> 1, CHUNK_RECORDS << k) (chunk 0: from 0),
  * GCH_TRANSFER_OBJECTS each */
@@ -164,7 +169,7 @@ static void free_record(int32_t i, handle_batch *b, gch_counter pin_reason)
         r->listed = 0;
     }
     r->info.buffer = NULL;
-    r->generation++;
+    r->generation = (r->generation + 1) & GENERATION_MASK;
     r->state = FREE;
     r->next_free = first_free;
     first_free = i;
@@ -205,7 +210,7 @@ static int grow(void)
     spare_chunk = NULL;
     for (int32_t i = grown - 1; i >= capacity; i--) {
         records[i].state = FREE;
-        records[i].generation = 0;
+        records[i].generation = FIRST_GENERATION;
         records[i].next_free = first_free;
         first_free = i;
     }
@@ -220,8 +225,13 @@ int gch_transfer_add(MPI_Request req, MonoObject *const *objs, const uint32_t *e
     enter();
     while (first_free < 0) {
         leave();
-        pthread_mutex_lock(&grow_lock); /* one grower at a time: the spare chunk is its own */
-        int rc = first_free < 0 ? grow() : MPC_OK;
+        /* One grower at a time (the spare chunk is its own), waited for GC-safe: the holder may
+         * be inside mono_gc_register_root, waiting for a collection that must not wait for us. */
+        gch_lock_gc_safe(&grow_lock);
+        enter();
+        int full = first_free < 0;
+        leave();
+        int rc = full ? grow() : MPC_OK;
         pthread_mutex_unlock(&grow_lock);
         if (rc != MPC_OK)
             return rc;

@@ -231,6 +231,24 @@ static class NonBlockingTest
         Check.Equal(before.PinsLive, after.PinsLive, "every pin released");
     }
 
+    // A request record is reused for every transfer a loop completes one at a time, and its id
+    // carries how often: ids must stay valid past 2^31 uses (the registry starts each record's
+    // count 512 uses before that point, so this loop crosses it).
+    static void RecordsReusedPastTheirCount()
+    {
+        var into = new byte[16];
+        var payload = new byte[16];
+        int wrong = 0;
+        for (int i = 0; i < 2000; i++) {
+            payload[0] = (byte)i;
+            Request r = world.Irecv(into, rank, 80);   // from itself: registered, then matched
+            world.Send(payload, rank, 80);
+            Status st = r.Wait();
+            if (st.Count != 16 || into[0] != (byte)i) wrong++;
+        }
+        Check.Equal(0, wrong, "2000 requests through one record, each completed by Wait");
+    }
+
     static int Main()
     {
         Rings();
@@ -241,6 +259,7 @@ static class NonBlockingTest
         ReleasedByCollection();
         Abandoned();
         ManyInFlight();
+        RecordsReusedPastTheirCount();
         world.Barrier();
         Check.Equal(0L, MP.Stats.PendingRequests, "no pending requests at the end");
         return Check.FinishWithNoPinLeft("NonBlockingTest");
