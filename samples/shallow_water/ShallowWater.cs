@@ -18,8 +18,8 @@ using System.Threading;
 using Mono.Simd;
 
 // Mono.Simd is marked obsolete in favour of System.Numerics.Vectors, whose Vector<T> Mono 6.8's JIT
-// does not accelerate (Vector.IsHardwareAccelerated is false there; it ran 8x slower than scalar
-// code): the kernels use Mono.Simd's Vector2d, which it compiles to SSE2.
+// does not accelerate (Vector.IsHardwareAccelerated is false there, and such loops ran slower than
+// scalar code): the kernels use Mono.Simd's Vector2d, which it compiles to SSE2.
 #pragma warning disable 618
 
 /// <summary>What a worker sends back: its block of rows and where it goes.</summary>
@@ -148,9 +148,9 @@ sealed class Slab
     // a time in SSE2 registers (Mono.Simd's Vector2d, which Mono's JIT compiles to packed double
     // instructions: Mono 6.8 does not vectorize loops itself). Those loops walk byte pointers and
     // reach the other fields, rows and neighbours at fixed byte distances from them: indexing with
-    // an int made the JIT sign-extend, scale and add for every load (the loop measured 1.5x
-    // slower). Each lane does exactly the native C program's arithmetic, in its order, so results
-    // agree bit for bit.
+    // an int made the JIT sign-extend, scale and add for every load, which was measurably slower.
+    // Each lane does exactly the native C program's arithmetic, in its order, so results agree
+    // bit for bit.
 
     /// <summary>Phase 1 on owned rows: fluxes, vorticity, height (needs u, v, p halos).</summary>
     public unsafe void Fluxes()
