@@ -74,8 +74,8 @@ typedef struct gch_transfer_info {
 
 /* Registers a started transfer with its objects, objs[0..nobjs) (NULL entries: none; nobjs <=
  * GCH_TRANSFER_OBJECTS; the caller's stack holds them until then), early[i] a GC handle already
- * pinning objs[i] (MOTOR_PIN_POLICY=every) or 0, pinned[i] whether the GC could move objs[i]
- * (counted as a pin), and the weak handle owner; the registry owns every handle (and
+ * pinning objs[i] (MOTOR_PIN_POLICY=every) or 0, pinned[i] whether objs[i] counts as a pin
+ * (it has an early handle or the GC could move it), and the weak handle owner; the registry owns every handle (and
  * info->buffer) from then on. With no owner
  * (0) nobody waits for the transfer: the GC hook finishes it, as one whose Request was
  * collected. *id carries a generation: a

@@ -119,9 +119,15 @@ static int32_t index_of(int64_t id)
     return i;
 }
 
+/* The chunk holding record i's slots (see chunks). */
+static int chunk_of(int32_t i)
+{
+    return i < CHUNK_RECORDS ? 0 : 32 - __builtin_clz((unsigned)(i / CHUNK_RECORDS));
+}
+
 static MonoObject **slots_of(int32_t i)
 {
-    int k = i < CHUNK_RECORDS ? 0 : 32 - __builtin_clz((unsigned)(i / CHUNK_RECORDS));
+    int k = chunk_of(i);
     int32_t first = k ? CHUNK_RECORDS << (k - 1) : 0;
     return chunks[k] + (size_t)(i - first) * GCH_TRANSFER_OBJECTS;
 }
@@ -206,7 +212,7 @@ static int grow(void)
         return MPC_ERR_NO_MEMORY;
     }
     records = r;
-    chunks[capacity ? 32 - __builtin_clz((unsigned)(capacity / CHUNK_RECORDS)) : 0] = chunk;
+    chunks[chunk_of(capacity)] = chunk; /* the new chunk starts at record capacity */
     spare_chunk = NULL;
     for (int32_t i = grown - 1; i >= capacity; i--) {
         records[i].state = FREE;
@@ -260,7 +266,7 @@ int gch_transfer_add(MPI_Request req, MonoObject *const *objs, const uint32_t *e
             continue;
         slot[k] = objs[k]; /* pinned from here on; the caller's stack held it until now */
         records[i].early[k] = early[k];
-        records[i].pinned[k] = early[k] || pinned[k];
+        records[i].pinned[k] = pinned[k];
         records[i].holds = 1;
     }
     live++;
