@@ -74,7 +74,12 @@ def sample(a, cores):
     res, gains, wholes, contrasts = benchlib.Results(), [], [], []
     for r in range(a.rounds):
         print(f"[round {r + 1}/{a.rounds}] sample ...", file=sys.stderr, flush=True)
-        out = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=True).stdout
+        job = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out = job.stdout
+        sys.stderr.write(job.stderr)
+        if job.returncode != 0:   # the job's own words (a crash report, an exception) say why
+            raise SystemExit(f"arrays.py: {' '.join(argv)} ended with status {job.returncode}; "
+                             f"its output:\n{out}\nits errors:\n{job.stderr}")
         run, phases = None, {"unbalanced": [], "balanced": []}
         for line in out.splitlines():
             if line.startswith("without balancing"):

@@ -12,7 +12,7 @@ rows() { # rows LABEL EXPECTED_PREFIX COMMAND...
     local out
     out=$(timeout $((120 * ${MOTOR_TIMEOUT_SCALE:-1})) "$@" 2>&1)
     if [ $? -eq 0 ] && grep -q "^$prefix," <<<"$out"; then passed=$((passed + 1)); else
-        failed=$((failed + 1)); echo "FAIL: $label"; echo "$out" | head -5; fi
+        failed=$((failed + 1)); echo "FAIL: $label"; echo "$out" | tail -60; fi
 }
 mpi="mpiexec.mpich -n 2"
 for t in system-mp pinvoke; do
@@ -48,7 +48,7 @@ log=$(cd "$src" && timeout $((120 * ${MOTOR_TIMEOUT_SCALE:-1})) /usr/bin/python3
       --rounds 1 --sample-ranks 2 --sample-args "--blocks 4 --block-size 64 --steps 3 --phases 2" --out "$out" 2>&1)
 if [ $? -eq 0 ] && grep -q "^balanced,2," "$out/arrays_sample.csv" && grep -q "^1," "$out/arrays_sample_gain.csv" \
    && grep -q "after the first phase" <<<"$log"; then passed=$((passed + 1)); else
-    failed=$((failed + 1)); echo "FAIL: arrays sample driver"; echo "$log" | tail -5; fi
+    failed=$((failed + 1)); echo "FAIL: arrays sample driver"; echo "$log" | tail -60; fi
 rm -rf "$out"
 echo "bench_smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
