@@ -71,8 +71,10 @@ typedef struct sd_place {
 
 /* Checks a whole message: structure, sizes, every reference and the root (FORMAT.md, "What a
  * reader checks"). 0 if valid (*h then holds the header); -1 with *why set otherwise. With
- * places non-NULL, a valid message's records are also indexed into *places (malloc'd,
- * record_count entries, to be freed; NULL when there are none). */
-int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places, const char **why);
+ * places non-NULL, a valid message's records are also indexed into *places, record_count
+ * entries (NULL when there are none): into the memory *places lends on entry when it has room
+ * for them (room entries), else into memory malloc'd here, which the caller frees. On failure
+ * *places is left as it came. */
+int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places, size_t room, const char **why);
 
 #endif

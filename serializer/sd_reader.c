@@ -470,6 +470,41 @@ static int holder_take(holder *h, uint32_t n, MonoDomain *domain)
     return 0;
 }
 
+/* A read's native work arrays (the validator's index of the records, the records' plans, the
+ * numbers handed to the managed factories) are kept per thread for its next read too, up to
+ * KEPT_WORK_BYTES each: freed after every read, glibc gave them back to the system each time
+ * (they lie at the top of its heap), and the next read took them again as fresh pages — a read
+ * of 8192 records faulted in 416 KiB. A read nested in another one on the thread (see the
+ * holder) mallocs its own. */
+#define KEPT_WORK_BYTES ((size_t)16 << 20)
+typedef struct work_array {
+    void *p;
+    size_t bytes;
+} work_array;
+static __thread work_array kept_places, kept_record_plans, kept_numbers;
+static __thread int kept_work_busy;
+
+/* Memory for bytes: the thread's kept array when the read holds them (mine) and it is large
+ * enough, else malloc'd. */
+static void *work_take(const work_array *kept, size_t bytes, int mine)
+{
+    return mine && kept->p && kept->bytes >= bytes ? kept->p : malloc(bytes ? bytes : 1);
+}
+
+/* The read is done with p (bytes long, from work_take): kept for the thread's next read when the
+ * read holds the kept arrays and p is not too large, freed otherwise. */
+static void work_give(work_array *kept, void *p, size_t bytes, int mine)
+{
+    if (!p || p == kept->p)
+        return;
+    if (mine && bytes <= KEPT_WORK_BYTES && bytes > kept->bytes) {
+        free(kept->p);
+        *kept = (work_array){p, bytes};
+    } else {
+        free(p);
+    }
+}
+
 void sd_thread_stopped(void)
 {
     sd_writer_thread_stopped();
@@ -477,6 +512,13 @@ void sd_thread_stopped(void)
         mono_gchandle_free(kept_holder);
     kept_holder = 0;
     kept_holder_length = 0;
+    if (!kept_work_busy) {
+        work_array *all[] = {&kept_places, &kept_record_plans, &kept_numbers};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+            free(all[i]->p);
+            *all[i] = (work_array){0};
+        }
+    }
 }
 
 /* Gives the holder back; its first `used` entries are cleared (a kept one must not keep a read's
@@ -597,7 +639,8 @@ void sd_set_maker(sd_maker m) { atomic_store(&maker, m); }
 
 /* What a managed creation leaves for the reader: which records it linked. */
 typedef struct managed {
-    int32_t *numbers; /* one allocation: numbers, lengths, links, then by type, then refs */
+    int32_t *numbers; /* one allocation (bytes long): numbers, lengths, links, then by type, then refs */
+    size_t bytes;
     int32_t *links;   /* per record: its linker's number, 0 when the reader links it */
 } managed;
 
@@ -608,11 +651,12 @@ typedef struct managed {
  * Every reference must have been checked (check_links). Runs managed code: the caller holds no
  * address but the pinned holder. */
 static int managed_create(uint32_t holder, const sd_place *places, uint32_t count, const rt_class_plan **plans,
-                          uint32_t type_count, MonoDomain *domain, int link_only, managed *out)
+                          uint32_t type_count, MonoDomain *domain, int link_only, int mine, managed *out)
 {
     sd_maker make = atomic_load(&maker);
     size_t ints = 3 * (size_t)count + 2 * (size_t)type_count;
-    int32_t *numbers = make ? malloc(ints * sizeof *numbers + (size_t)count * sizeof(void *)) : NULL;
+    size_t bytes = ints * sizeof(int32_t) + (size_t)count * sizeof(void *);
+    int32_t *numbers = make ? work_take(&kept_numbers, bytes, mine) : NULL;
     if (!numbers)
         return 0; /* (not an error: the reader makes them) */
     int32_t *lengths = numbers + count, *links = lengths + count, *factory = links + count, *linker = factory + type_count;
@@ -628,16 +672,16 @@ static int managed_create(uint32_t holder, const sd_place *places, uint32_t coun
         links[i] = linker[t];
         refs[i] = places[i].refs;
         if (!link_only && (!numbers[i] || places[i].elements > INT32_MAX)) {
-            free(numbers);
+            work_give(&kept_numbers, numbers, bytes, mine);
             return 0;
         }
     }
     if (make((intptr_t)holder, link_only ? 0 : (intptr_t)numbers, (intptr_t)lengths, (intptr_t)links, (intptr_t)refs,
              (int32_t)count) == 0) {
-        *out = (managed){numbers, links};
+        *out = (managed){numbers, bytes, links};
         return 1;
     }
-    free(numbers);
+    work_give(&kept_numbers, numbers, bytes, mine);
     return error_record(MPC_ERR_NO_MEMORY, NULL, "making the %u objects of a message failed (out of memory?)",
                         count);
 }
@@ -700,14 +744,19 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
 {
     sd_header h;
     const char *why;
-    sd_place *places = NULL; /* where each record lies: the message is parsed once */
+    int mine = !kept_work_busy; /* this read uses the thread's kept work arrays */
+    /* where each record lies: the message is parsed once */
+    sd_place *places = mine ? kept_places.p : NULL;
     *result = NULL;
-    if (sd_validate(buf, len, &h, &places, &why))
+    if (sd_validate(buf, len, &h, &places, mine ? kept_places.bytes / sizeof *places : 0, &why))
         return error_record(SD_ERR_SERIALIZATION, NULL, "%s", why);
+    size_t places_bytes = (size_t)h.record_count * sizeof *places;
+    size_t record_plans_bytes = (size_t)h.record_count * sizeof(const rt_class_plan *);
     if (h.root < 0) {
-        free(places);
+        work_give(&kept_places, places, places_bytes, mine);
         return MPC_OK; /* the null graph */
     }
+    kept_work_busy = 1; /* (from here on managed code may run, and read a graph of its own) */
 
     int rc = MPC_ERR_NO_MEMORY;
     /* a small message (most are) is read with no heap allocation but the validator's index:
@@ -756,7 +805,8 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     rc = MPC_ERR_NO_MEMORY;
 
     /* create every object; the object[] keeps them reachable while later ones allocate */
-    record_plans = h.record_count <= SMALL_RECORDS ? small_record_plans : malloc(h.record_count * sizeof *record_plans);
+    record_plans = h.record_count <= SMALL_RECORDS ? small_record_plans
+                                                   : work_take(&kept_record_plans, record_plans_bytes, mine);
     if (!record_plans)
         goto done;
     MonoDomain *domain = mono_domain_get();
@@ -794,7 +844,7 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
             record_plans[i] = plans[places[i].type_index];
         if ((rc = check_links(places, types, &h, plans, record_plans, expected, cache)) != MPC_OK)
             goto done;
-        if ((made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, 0, &by_jit)) < 0) {
+        if ((made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, 0, mine, &by_jit)) < 0) {
             rc = made;
             goto done;
         }
@@ -816,7 +866,7 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     /* a graph reused (ORecvInto): its objects, and those made new, linked in managed code where
      * their class has a linker (every reference was checked before anything was written) */
     if (reuse && !collections && h.record_count >= MANAGED_CREATE_RECORDS &&
-        (made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, 1, &by_jit)) < 0) {
+        (made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, 1, mine, &by_jit)) < 0) {
         rc = made;
         goto done;
     }
@@ -847,9 +897,11 @@ done:
     if (items_pin)
         mono_gchandle_free(items_pin);
     if (record_plans != small_record_plans)
-        free(record_plans);
-    free(places);
-    free(by_jit.numbers);
+        work_give(&kept_record_plans, record_plans, record_plans_bytes, mine);
+    work_give(&kept_places, places, places_bytes, mine);
+    work_give(&kept_numbers, by_jit.numbers, by_jit.bytes, mine);
+    if (mine)
+        kept_work_busy = 0;
     if (!r.on_stack)
         free(r.plans);
     if (plans != small_plans)

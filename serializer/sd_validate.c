@@ -174,13 +174,11 @@ static int check_references(sd_cursor *cur, const sd_type *t, const sd_record *r
     return 0;
 }
 
-int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places, const char **why)
+int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places, size_t room, const char **why)
 {
     sd_cursor cur = {buf, buf + len, NULL};
     sd_type *types = NULL;
-    sd_place *index = NULL;
-    if (places)
-        *places = NULL;
+    sd_place *index = NULL, *lent = places ? *places : NULL;
     if (sd_parse_header(&cur, h))
         goto bad;
     if (h->total_bytes != len) {
@@ -209,7 +207,8 @@ int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places,
         if (sd_parse_type(&cur, &types[i]))
             goto bad;
     /* (record_count is at most a quarter of the bytes: the index is at most 8 times the message) */
-    if (places && h->record_count && !(index = malloc((size_t)h->record_count * sizeof *index))) {
+    if (places && h->record_count &&
+        !(index = lent && h->record_count <= room ? lent : malloc((size_t)h->record_count * sizeof *index))) {
         cur.error = "out of memory";
         goto bad;
     }
@@ -230,7 +229,8 @@ int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places,
         *places = index;
     return 0;
 bad:
-    free(index);
+    if (index != lent)
+        free(index);
     free(types);
     if (why)
         *why = cur.error;

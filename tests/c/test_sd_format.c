@@ -13,7 +13,7 @@ static int valid(const uint8_t *p, size_t n)
 {
     sd_header h;
     const char *why = NULL;
-    int rc = sd_validate(p, n, &h, NULL, &why);
+    int rc = sd_validate(p, n, &h, NULL, 0, &why);
     if (rc != 0 && !why)
         return -2; /* a rejection must say why */
     return rc == 0;
