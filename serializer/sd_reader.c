@@ -476,7 +476,7 @@ static int holder_take(holder *h, uint32_t n, MonoDomain *domain)
  * (they lie at the top of its heap), and the next read took them again as fresh pages — a read
  * of 8192 records faulted in 416 KiB. A read nested in another one on the thread (see the
  * holder) mallocs its own. */
-#define KEPT_WORK_BYTES ((size_t)16 << 20)
+#define KEPT_WORK_BYTES ((size_t)2 << 20) /* the index of 65536 records: as many as the holder keeps */
 typedef struct work_array {
     void *p;
     size_t bytes;

@@ -226,8 +226,10 @@ static class SdtoTest
     }
 
     // A thread that reads keeps a pinned holder (an object[] as long as its largest read, up to
-    // 65536 entries) for its next reads: it must go when the thread ends, or every short-lived
-    // reading thread leaks a pinned large object (40 threads here: ~20 MB that no collection frees).
+    // 65536 entries) for its next reads, and the reader's native work arrays (~3.6 MB for 60000
+    // records): both must go when the thread ends, or every short-lived reading thread leaks a
+    // pinned large object (40 threads here: ~20 MB that no collection frees) and native memory
+    // (~140 MB).
     static void ThreadsLeaveNoHolders()
     {
         Node head = null;
@@ -238,7 +240,7 @@ static class SdtoTest
         long perThread = 60000L * IntPtr.Size;
         Serializer.Deserialize<Node>(bytes, 0, bytes.Length);   // this thread's own holder exists before
         for (int i = 0; i < 3; i++) GC.Collect();                // earlier garbage swept: only what stays counts
-        long before = GC.GetTotalMemory(true);
+        long before = GC.GetTotalMemory(true), residentBefore = ResidentBytes();
         int read = 0;
         for (int t = 0; t < threads; t++) {
             var th = new Thread(() => { if (Serializer.Deserialize<Node>(bytes, 0, bytes.Length).Value == 59999) Interlocked.Increment(ref read); });
@@ -246,10 +248,12 @@ static class SdtoTest
             th.Join();
         }
         for (int i = 0; i < 3; i++) GC.Collect();
-        long grown = GC.GetTotalMemory(true) - before;
+        long grown = GC.GetTotalMemory(true) - before, residentGrown = ResidentBytes() - residentBefore;
         Check.Equal(threads, read, "every thread read the graph");
         Check.True(grown < threads * perThread / 4,
                    $"the heap grew {grown} bytes after {threads} reading threads ended (a kept holder each would be {threads * perThread})");
+        Check.True(residentGrown < 60L << 20,
+                   $"resident memory grew {residentGrown >> 20} MiB after {threads} reading threads ended (~3.6 MB each if their work arrays were kept)");
     }
 
     static long ResidentBytes()
