@@ -143,6 +143,7 @@ void gch_snapshot(int64_t out[GCH_COUNTER_COUNT])
 static atomic_int user_ops;            /* user operators that exist (or are being created) */
 static atomic_int user_op_reductions;  /* reductions with a user operator in flight */
 static atomic_int hook_in_mpi;         /* GC hooks between gch_hook_mpi_begin and end */
+static atomic_int mpi_closing;         /* MPI_Finalize is coming: the hook calls MPI no more */
 
 static pthread_once_t barrier_once = PTHREAD_ONCE_INIT;
 static int membarrier_ready;
@@ -230,10 +231,19 @@ void gch_user_op_reduction_end(void) { atomic_fetch_sub(&user_op_reductions, 1);
 bool gch_hook_mpi_begin(void)
 {
     atomic_fetch_add(&hook_in_mpi, 1);
-    if (atomic_load(&user_op_reductions) == 0)
+    if (atomic_load(&user_op_reductions) == 0 && !atomic_load(&mpi_closing))
         return true;
     atomic_fetch_sub(&hook_in_mpi, 1);
     return false;
+}
+
+/* The same Dekker pair with gch_hook_mpi_begin: a hook that entered first is waited for, one
+ * that enters later sees the flag. */
+void gch_close_mpi(void)
+{
+    atomic_store(&mpi_closing, 1);
+    while (atomic_load(&hook_in_mpi)) /* a sweep's non-blocking MPI calls: a short wait */
+        sched_yield();
 }
 
 void gch_hook_mpi_end(void) { atomic_fetch_sub(&hook_in_mpi, 1); }

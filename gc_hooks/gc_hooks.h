@@ -156,6 +156,10 @@ void gch_user_op_reduction_end(void);
  * starts before gch_hook_mpi_end; false: no MPI now. */
 bool gch_hook_mpi_begin(void);
 void gch_hook_mpi_end(void);
+/* Before MPI_Finalize: from the return on, no GC hook calls MPI (one running inside MPI is
+ * waited for). MPI_Finalize frees what a sweep's MPI calls would read, and a collection started
+ * by another thread (the finalizer's, a user's) may run its hook at any moment of it. */
+void gch_close_mpi(void);
 
 #ifdef __cplusplus
 }

@@ -95,6 +95,15 @@ check "Main returns 6 on one rank while the others wait: job status 6" [ $rc -eq
 run 60 "$mpiexec" -n 4 "$motor" "$probe" env-exit-without-mp 4
 check "Environment.Exit(4) before System.MP is used: job status 4" [ $rc -eq 4 ]
 
+# A collection started by another thread while MPI_Finalize runs: its GC hook once called MPI
+# on freed state (SIGSEGV, or heap corruption found at cleanup: status 6 in most runs).
+crashed=0
+for i in 1 2 3 4 5 6; do
+    run 60 "$mpiexec" -n 2 "$motor" "$probe" end-while-collecting
+    if [ $rc -ne 0 ] || has "Native Crash" "$err"; then crashed=$((crashed + 1)); fi
+done
+check "collections while MPI_Finalize runs: 6 clean ends ($crashed crashed)" [ $crashed -eq 0 ]
+
 # Preemptive suspend stops threads inside raw internal calls: refused at start, one line.
 run 20 env MONO_THREADS_SUSPEND=preemptive "$motor" "$probe" ring
 check "preemptive suspend: motor exits 2" [ $rc -eq 2 ]

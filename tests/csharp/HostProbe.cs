@@ -55,6 +55,14 @@ static class HostProbe
                 Console.WriteLine("nullref caught on rank " + world.Rank);
             }
             return 0;
+        case "end-while-collecting": // Main returns with transfers in flight (receives no one
+            // matches, their requests dropped) while another thread keeps collecting: the GC
+            // hook, which looks at such transfers, must not call MPI while MPI_Finalize runs
+            for (int i = 0; i < 64; i++) world.Irecv(new byte[16], (world.Rank + 1) % world.Size, 999);
+            var collector = new Thread(() => { while (true) GC.Collect(0); }) { IsBackground = true };
+            collector.Start();
+            world.Barrier();
+            return 0;
         case "ring":          // a little traffic, then a clean end
             var s = new double[] { world.Rank };
             var r = new double[1];
