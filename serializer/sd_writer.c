@@ -909,12 +909,11 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
                       MonoArray *order, int *moved, int yield_to_gc)
 {
     graph g = {0};
-    take_kept(&g);
     int rc = MPC_ERR_NO_MEMORY;
     g.epoch = gch_epoch();
     g.yield_to_gc = yield_to_gc;
     g.immovable = !atomic_load(&old_generation_moves);
-    if (count != SIZE_MAX) {
+    if (count != SIZE_MAX) { /* (returns before the kept arrays are lent: nothing to give back) */
         int built = 0;
         const rt_class_plan *rp = root ? rt_plan_of(root, &built) : NULL;
         if (built && gch_epoch() != g.epoch) {
@@ -927,6 +926,7 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         g.win_first = first;
         g.win_count = count;
     }
+    take_kept(&g);
     if (root) {
         if (record_of(&g, root) < 0)
             goto done;
