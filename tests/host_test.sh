@@ -97,12 +97,16 @@ check "Environment.Exit(4) before System.MP is used: job status 4" [ $rc -eq 4 ]
 
 # A collection started by another thread while MPI_Finalize runs: its GC hook once called MPI
 # on freed state (SIGSEGV, or heap corruption found at cleanup: status 6 in most runs).
-crashed=0
-for i in 1 2 3 4 5 6; do
-    run 60 "$mpiexec" -n 2 "$motor" "$probe" end-while-collecting
-    if [ $rc -ne 0 ] || has "Native Crash" "$err"; then crashed=$((crashed + 1)); fi
-done
-check "collections while MPI_Finalize runs: 6 clean ends ($crashed crashed)" [ $crashed -eq 0 ]
+ends_while_collecting() { # ends_while_collecting LABEL RUNS COMMAND... (the probe, its mode added)
+    local label=$1 runs=$2 crashed=0
+    shift 2
+    for ((i = 0; i < runs; i++)); do
+        run 60 "$@" end-while-collecting
+        if [ $rc -ne 0 ] || has "Native Crash" "$err"; then crashed=$((crashed + 1)); fi
+    done
+    check "$label: collections while MPI_Finalize runs: $runs clean ends ($crashed crashed)" [ $crashed -eq 0 ]
+}
+ends_while_collecting motor 6 "$mpiexec" -n 2 "$motor" "$probe"
 
 # Preemptive suspend stops threads inside raw internal calls: refused at start, one line.
 run 20 env MONO_THREADS_SUSPEND=preemptive "$motor" "$probe" ring
@@ -168,6 +172,7 @@ run 60 "$mpiexec" -n 2 mono "$probe" env-exit-thread 3
 check "stock mono: Environment.Exit(3) from a second thread while the main thread waits in MPI: job status 3" [ $rc -eq 3 ]
 run 60 "$mpiexec" -n 3 mono "$probe" return-while-waiting 6
 check "stock mono: Main returns 6 on one rank while the others wait: job status 6" [ $rc -eq 6 ]
+ends_while_collecting "stock mono" 3 "$mpiexec" -n 2 mono "$probe"
 
 run 60 "$mpiexec" -n 2 -genv MONO_THREADS_SUSPEND preemptive mono "$probe" ring
 check "stock mono, preemptive suspend: job fails without hanging" ended
