@@ -101,6 +101,12 @@ void gch_transfers_reap_unowned(void);
 int64_t gch_transfers_live(void);
 /* The GC hook's sweep; calls MPI only inside gch_hook_mpi_begin/end. */
 void gch_transfers_sweep(void);
+/* Before MPI_Finalize, on the thread that ends MPI, once no hook calls MPI (gch_close_mpi):
+ * nobody will wait for what is still registered. Finished transfers are completed, and
+ * receives still waiting for a message are cancelled, so that MPI_Finalize does not find them
+ * pending (UCX prints a line for each). Running sends and collectives, receives being filled
+ * and transfers another thread holds are left to MPI_Finalize. */
+void gch_transfers_close(void);
 
 /* ---- buffer pool (buffer_pool.c): native buffers for serialized graphs ---- */
 

@@ -369,6 +369,33 @@ static int finished(record *r)
     return done;
 }
 
+void gch_transfers_close(void)
+{
+    handle_batch b;
+    b.n = b.nbuffers = 0;
+    enter();
+    for (int32_t i = 0; i < capacity; i++) {
+        if (b.n > BATCH_HANDLES - (GCH_TRANSFER_OBJECTS + 1) || b.nbuffers == BATCH_HANDLES) {
+            leave(); /* as the sweep does */
+            free_batch(&b);
+            b.n = b.nbuffers = 0;
+            enter();
+        }
+        record *r = &records[i];
+        if (r->state != ACTIVE && r->state != ABANDONED)
+            continue; /* free, or another thread waits on it */
+        if (!r->info.is_send && !finished(r)) {
+            int done = 0; /* a receive waiting for its message; one already matched is not cancelled */
+            if (mpc_cancel(&r->req) != MPC_OK || mpc_test(&r->req, &done, NULL) != MPC_OK || !done)
+                continue;
+        }
+        if (finished(r) || r->req == MPI_REQUEST_NULL)
+            finish_abandoned(i, &b);
+    }
+    leave();
+    free_batch(&b);
+}
+
 void gch_transfers_sweep(void)
 {
     /* No MPI while a reduction with a C# operator is in flight (that operator may hold

@@ -51,7 +51,8 @@ int motor_core_finalize(void)
      * reported) only by the call that ends MPI */
     if (!mpc_is_initialized())
         return mpc_finalize(); /* MPC_ERR_NOT_INITIALIZED, with its record */
-    gch_close_mpi(); /* transfers still registered are left to MPI_Finalize */
+    gch_close_mpi();
+    gch_transfers_close();
     return mpc_finalize_within(mpc_env_seconds("MOTOR_FINALIZE_TIMEOUT", 1.0), 0);
 }
 
