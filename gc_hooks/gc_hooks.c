@@ -217,13 +217,18 @@ RT_HOLDS_STACK_MARK void gch_user_op_add(void)
 
 void gch_user_op_remove(void) { atomic_fetch_sub(&user_ops, 1); }
 
+static void wait_for_hooks_out_of_mpi(void)
+{
+    while (atomic_load(&hook_in_mpi)) /* a sweep's non-blocking MPI calls: a short wait */
+        sched_yield();
+}
+
 /* With gch_hook_mpi_begin, a Dekker pair (sequentially consistent on both sides): of a
  * reduction and a hook starting together, at least one sees the other. */
 void gch_user_op_reduction_begin(void)
 {
     atomic_fetch_add(&user_op_reductions, 1);
-    while (atomic_load(&hook_in_mpi)) /* a sweep's non-blocking MPI calls: a short wait */
-        sched_yield();
+    wait_for_hooks_out_of_mpi();
 }
 
 void gch_user_op_reduction_end(void) { atomic_fetch_sub(&user_op_reductions, 1); }
@@ -242,8 +247,7 @@ bool gch_hook_mpi_begin(void)
 void gch_close_mpi(void)
 {
     atomic_store(&mpi_closing, 1);
-    while (atomic_load(&hook_in_mpi)) /* a sweep's non-blocking MPI calls: a short wait */
-        sched_yield();
+    wait_for_hooks_out_of_mpi();
 }
 
 void gch_hook_mpi_end(void) { atomic_fetch_sub(&hook_in_mpi, 1); }

@@ -369,28 +369,37 @@ static int finished(record *r)
     return done;
 }
 
+/* Empties the batch while a record can still overflow it (a record frees its early handles,
+ * its owner's and its buffer); caller holds the lock, which this lets go meanwhile: records may
+ * be added or grown then, and an index into them stays valid. */
+static void make_room(handle_batch *b)
+{
+    if (b->n <= BATCH_HANDLES - (GCH_TRANSFER_OBJECTS + 1) && b->nbuffers < BATCH_HANDLES)
+        return;
+    leave();
+    free_batch(b);
+    b->n = b->nbuffers = 0;
+    enter();
+}
+
 void gch_transfers_close(void)
 {
     handle_batch b;
     b.n = b.nbuffers = 0;
     enter();
     for (int32_t i = 0; i < capacity; i++) {
-        if (b.n > BATCH_HANDLES - (GCH_TRANSFER_OBJECTS + 1) || b.nbuffers == BATCH_HANDLES) {
-            leave(); /* as the sweep does */
-            free_batch(&b);
-            b.n = b.nbuffers = 0;
-            enter();
-        }
+        make_room(&b);
         record *r = &records[i];
         if (r->state != ACTIVE && r->state != ABANDONED)
             continue; /* free, or another thread waits on it */
-        if (!r->info.is_send && !finished(r)) {
-            int done = 0; /* a receive waiting for its message; one already matched is not cancelled */
-            if (mpc_cancel(&r->req) != MPC_OK || mpc_test(&r->req, &done, NULL) != MPC_OK || !done)
-                continue;
+        int done = finished(r);
+        if (!done && !r->info.is_send) { /* a receive waiting; one already matched is not cancelled */
+            int cancelled = 0;
+            if (mpc_cancel(&r->req) == MPC_OK && mpc_test(&r->req, &cancelled, NULL) == MPC_OK)
+                done = cancelled;
         }
-        if (finished(r) || r->req == MPI_REQUEST_NULL)
-            finish_abandoned(i, &b);
+        if (done)
+            finish_abandoned(i, &b); /* (owned or not: nobody will wait for it now) */
     }
     leave();
     free_batch(&b);
@@ -407,13 +416,7 @@ void gch_transfers_sweep(void)
     b.n = b.nbuffers = 0;
     enter();
     for (int32_t i = 0; i < capacity; i++) {
-        if (b.n > BATCH_HANDLES - (GCH_TRANSFER_OBJECTS + 1) || b.nbuffers == BATCH_HANDLES) {
-            /* a record frees its early handles, its owner's and its buffer: empty the batch first */
-            leave();
-            free_batch(&b);
-            b.n = b.nbuffers = 0;
-            enter(); /* records may have been added or grown meanwhile: i indexes them still */
-        }
+        make_room(&b);
         record *r = &records[i];
         if (r->state == ACTIVE && r->owner && !mono_gchandle_get_target(r->owner))
             r->state = ABANDONED; /* its Request was collected */
