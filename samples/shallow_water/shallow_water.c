@@ -23,7 +23,9 @@ typedef struct slab {
     double *u, *v, *p, *uold, *vold, *pold, *unew, *vnew, *pnew, *cu, *cv, *z, *h;
 } slab;
 
-static int at(const slab *s, int i, int j) { return (i + 1) * s->n + j; }
+/* Row i's cell j in a field of rows n wide, the south halo row first. */
+static int cell(int n, int i, int j) { return (i + 1) * n + j; }
+static int at(const slab *s, int i, int j) { return cell(s->n, i, j); }
 
 /* Each field starts a different number of cache lines past a page boundary: large callocs are
  * page-aligned mmaps, and 13 arrays streamed by one loop at equal offsets modulo 4 KiB conflict
@@ -89,7 +91,7 @@ static inline void flux_point(int c, int w, int e, int so, int sw, int nn, RD u,
 KERNEL flux_rows(int rows, int n, RD u, RD v, RD p, WR cu, WR cv, WR z, WR h)
 {
     for (int i = 0; i < rows; i++) {
-        int row = (i + 1) * n, south = i * n, north = (i + 2) * n;
+        int row = cell(n, i, 0), south = cell(n, i - 1, 0), north = cell(n, i + 1, 0);
         flux_point(row, row + n - 1, row + 1, south, south + n - 1, north, u, v, p, cu, cv, z, h);
         for (int j = 1; j < n - 1; j++)
             flux_point(row + j, row + j - 1, row + j + 1, south + j, south + j - 1, north + j, u, v, p, cu, cv, z, h);
@@ -116,7 +118,7 @@ KERNEL advance_rows(int rows, int n, steps t, RD uo, RD vo, RD po, RD cu, RD cv,
                          WR pn)
 {
     for (int i = 0; i < rows; i++) {
-        int row = (i + 1) * n, south = i * n, north = (i + 2) * n;
+        int row = cell(n, i, 0), south = cell(n, i - 1, 0), north = cell(n, i + 1, 0);
         advance_point(t, row, row + n - 1, row + 1, south, south + 1, north, north + n - 1, uo, vo, po, cu, cv, z, h,
                       un, vn, pn);
         for (int j = 1; j < n - 1; j++)
