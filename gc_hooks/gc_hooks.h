@@ -86,8 +86,8 @@ int gch_transfer_add(MPI_Request req, MonoObject *const *objs, const uint32_t *e
  * and other threads get MPC_ERR_REQUEST until gch_transfer_release. *req is a copy of the
  * request handle (MPI only changes it when it completes the request). */
 int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info);
-/* The same, for a caller that will try again later while another thread holds the transfer:
- * then *busy is true, MPC_ERR_REQUEST is returned and no error is recorded. */
+/* The same, for a caller that handles a refusal itself: MPC_ERR_REQUEST with no error recorded,
+ * *busy true while another thread holds the transfer, false when it has completed already. */
 int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info *info, bool *busy);
 /* Gives it back; when completed (MPI freed the request), the record and its handles go. */
 void gch_transfer_release(int64_t id, int completed);

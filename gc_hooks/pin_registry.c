@@ -293,9 +293,11 @@ int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info
     }
     int busy = rc != MPC_OK && i >= 0 && records[i].state == ACQUIRED;
     leave();
-    if (busy_out)
+    if (busy_out) { /* the caller handles both refusals itself: no error record */
         *busy_out = busy;
-    if (rc == MPC_OK || (busy && busy_out))
+        return rc;
+    }
+    if (rc == MPC_OK)
         return rc;
     return error_record(rc, NULL,
                         busy ? "another thread is waiting on or testing this request at the same moment"

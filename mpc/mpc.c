@@ -312,6 +312,8 @@ int mpc_ssend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm)
     return MPI_Ssend_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm);
 }
 
+static void failed_status(int rc, const MPI_Status *in, mpc_status *out);
+
 int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_status *status)
 {
     MPI_Status st;
@@ -320,6 +322,8 @@ int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_st
         : MPI_Recv_c(buf, (MPI_Count)bytes, MPI_BYTE, source, tag, comm, &st);
     if (rc == MPI_SUCCESS && status)
         mpc_status_from_mpi(&st, status);
+    else if (status)
+        failed_status(rc, &st, status);
     return rc;
 }
 
@@ -359,6 +363,8 @@ int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
                             recvtag, comm, &st);
     if (rc == MPI_SUCCESS && status)
         mpc_status_from_mpi(&st, status);
+    else if (status)
+        failed_status(rc, &st, status);
     return rc;
 }
 
@@ -376,16 +382,38 @@ static void status_fields(const MPI_Status *in, mpc_status *out)
     out->count = bytes <= INT_MAX ? (int32_t)bytes : INT32_MAX;
 }
 
+/* For a cancelled request MPI defines only the cancel bit: the other fields hold whatever the
+ * request (or the stack) held before, even another message's envelope. They are reported as
+ * MPI's empty status (MPI_ANY_SOURCE, MPI_ANY_TAG, nothing received). */
 void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out)
 {
-    status_fields(in, out);
     out->cancelled = in->count_hi_and_cancelled & 1;
+    if (out->cancelled) {
+        out->source = MPI_ANY_SOURCE;
+        out->tag = MPI_ANY_TAG;
+        out->bytes = 0;
+        out->count = 0;
+        return;
+    }
+    status_fields(in, out);
 }
 
 void mpc_status_from_probe(const MPI_Status *in, mpc_status *out)
 {
     status_fields(in, out);
     out->cancelled = 0; /* a probe never sets MPICH's cancel bit: whatever it holds is stale */
+}
+
+/* The status of a receive that failed: MPI fills the envelope of a truncated message (its size
+ * it does not report, not even in MPICH's error text); for any other failure nothing is known. */
+static void failed_status(int rc, const MPI_Status *in, mpc_status *out)
+{
+    int truncated = mpc_error_class(rc) == MPI_ERR_TRUNCATE;
+    out->source = truncated ? in->MPI_SOURCE : MPI_ANY_SOURCE;
+    out->tag = truncated ? in->MPI_TAG : MPI_ANY_TAG;
+    out->bytes = -1;
+    out->count = -1;
+    out->cancelled = 0;
 }
 
 /* MPI reports the error of a failed request in the status; return that, not MPI_ERR_IN_STATUS. */
@@ -401,8 +429,12 @@ int mpc_test(mpc_request *req, int *done, mpc_status *status)
     MPI_Status st;
     st.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Test(req, done, &st);
-    if (rc != MPI_SUCCESS)
-        return request_error(rc, &st);
+    if (rc != MPI_SUCCESS) {
+        rc = request_error(rc, &st);
+        if (status)
+            failed_status(rc, &st, status);
+        return rc;
+    }
     if (*done && status)
         mpc_status_from_mpi(&st, status);
     return MPC_OK;
@@ -413,8 +445,12 @@ int mpc_wait(mpc_request *req, mpc_status *status)
     MPI_Status st;
     st.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Wait(req, &st);
-    if (rc != MPI_SUCCESS)
-        return request_error(rc, &st);
+    if (rc != MPI_SUCCESS) {
+        rc = request_error(rc, &st);
+        if (status)
+            failed_status(rc, &st, status);
+        return rc;
+    }
     if (status)
         mpc_status_from_mpi(&st, status);
     return MPC_OK;

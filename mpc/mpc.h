@@ -89,7 +89,10 @@ MPC_API int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int se
                  void *recvbuf, size_t recvbytes, int source, int recvtag,
                  mpc_comm comm, mpc_status *status);
 
-/* Requests. status may be NULL. *done is 1 once the request completed (and was freed). */
+/* Requests. status may be NULL. *done is 1 once the request completed (and was freed).
+ * When a receive fails (here, in mpc_recv and mpc_sendrecv) status holds what MPI tells of it:
+ * for a truncation the message's source and tag, otherwise MPI_ANY_SOURCE and MPI_ANY_TAG;
+ * bytes and count are -1 (MPI does not report a truncated message's size). */
 MPC_API int mpc_test(mpc_request *req, int *done, mpc_status *status);
 MPC_API int mpc_wait(mpc_request *req, mpc_status *status);
 MPC_API int mpc_cancel(mpc_request *req);
@@ -180,7 +183,8 @@ MPC_API int mpc_type_bytes(size_t bytes, MPI_Datatype *type);
 MPC_API int mpc_type_free(MPI_Datatype *type);
 
 /* Converts an MPI_Status of a completed request into an mpc_status (cancelled as
- * MPI_Test_cancelled says). */
+ * MPI_Test_cancelled says; a cancelled one reads as MPI's empty status: MPI_ANY_SOURCE,
+ * MPI_ANY_TAG, 0 bytes, since MPI defines no other field of it). */
 MPC_API void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);
 /* The same for a probe, which MPI defines no cancelled flag for: cancelled is 0. The caller
  * zero-initialises the MPI_Status before probing (MPICH leaves the cancel bit untouched). */

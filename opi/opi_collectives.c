@@ -110,12 +110,12 @@ static int collective_by(opi_blocking_fn run, struct collective c, MonoObject *a
     if (rc == MPC_OK)
         return rc;
     switch (c.kind) {
-    case BCAST: return opi_receive_failed(rc, "this rank's buffer", c.n, elem_size);
-    case SCATTER: return opi_receive_failed(rc, "this rank's recvArray", c.n, elem_size);
+    case BCAST: return opi_receive_failed(rc, NULL, "this rank's buffer", c.n, elem_size);
+    case SCATTER: return opi_receive_failed(rc, NULL, "this rank's recvArray", c.n, elem_size);
     case GATHER:
     case ALLGATHER:
-    case ALLTOALL: return opi_receive_failed(rc, "recvArray's block of each rank", c.n, elem_size);
-    default: return opi_receive_failed(rc, "recvArray", c.n * elem_size, elem_size);
+    case ALLTOALL: return opi_receive_failed(rc, NULL, "recvArray's block of each rank", c.n, elem_size);
+    default: return opi_receive_failed(rc, NULL, "recvArray", c.n * elem_size, elem_size);
     }
 }
 

@@ -45,6 +45,13 @@ static int fill_status_from_mpc(opi_status *out, const mpc_status *s, uint32_t e
     out->tag = s->tag;
     out->bytes = s->bytes;
     out->cancelled = s->cancelled;
+    if (s->cancelled) { /* nothing arrived: System.MP's empty status, no element check */
+        out->source = OPI_ANY_SOURCE;
+        out->tag = OPI_ANY_TAG;
+        out->count = 0;
+        out->bytes = 0;
+        return MPC_OK;
+    }
     if (elem_size == 0) { /* an object with no fields: one arrived if the message matched */
         out->count = s->bytes == 0;
         return MPC_OK;
@@ -89,23 +96,24 @@ int opi_tag_error(const char *argument, int32_t tag, int wildcard_allowed)
                         tag, mpc_tag_ub(), wildcard_allowed ? ", and is not MP.AnyTag (-1)" : "");
 }
 
-/* MPI names neither the message's size nor who sent it when a receive truncates (MPICH's own
- * text says "Message truncated" and the status holds no count), and the message is consumed:
- * what is known is the buffer's size, so that and the way to learn the size are reported. */
-int opi_receive_failed(int rc, const char *what, size_t bytes, uint32_t elem_size)
+/* MPI does not report a truncated message's size (MPICH 4.0's status holds no count and its
+ * text none either), and the message is consumed: what is known is the envelope MPI filled
+ * (st, NULL for a collective) and the buffer's size, so those and the way to learn the size are
+ * reported. MPICH's error stack (pointer values of its internal calls) tells a user nothing. */
+int opi_receive_failed(int rc, const mpc_status *st, const char *what, size_t bytes, uint32_t elem_size)
 {
     if (rc <= 0 || mpc_error_class(rc) != MPI_ERR_TRUNCATE)
         return rc;
+    char from[64] = "the message";
+    if (st && st->source >= 0)
+        snprintf(from, sizeof from, "the message from rank %d with tag %d", st->source, st->tag);
+    char elements[64] = "";
     if (elem_size > 1 && bytes != elem_size) /* an array: in elements too */
-        return error_record(rc, NULL,
-                            "message truncated: it is longer than the %zu bytes (%zu elements of %u bytes) %s "
-                            "holds, and MPI does not tell a truncated message's size (Probe first to learn "
-                            "it). MPI: %s",
-                            bytes, bytes / elem_size, elem_size, what, mpc_strerror(rc));
+        snprintf(elements, sizeof elements, " (%zu elements of %u bytes)", bytes / elem_size, elem_size);
     return error_record(rc, NULL,
-                        "message truncated: it is longer than the %zu bytes %s holds, and MPI does not tell "
-                        "a truncated message's size (Probe first to learn it). MPI: %s",
-                        bytes, what, mpc_strerror(rc));
+                        "message truncated: %s is longer than the %zu bytes%s %s holds, and was consumed; "
+                        "MPI does not report a truncated message's size (Probe first to learn it)",
+                        from, bytes, elements, what);
 }
 
 /* ---- runtime, errors, introspection ---- */
@@ -437,7 +445,7 @@ static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
     struct start s = {.kind = START_RECV, .b = b, .peer = source, .tag = tag, .comm = comm};
     int rc = run_blocking(&s, obj);
     return rc == MPC_OK ? opi_fill_status(status, &s.st, b->elem_size)
-                        : opi_receive_failed(rc, "the receive buffer", b->bytes, b->elem_size);
+                        : opi_receive_failed(rc, &s.st, "the receive buffer", b->bytes, b->elem_size);
 }
 
 int32_t opi_send(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
@@ -556,7 +564,7 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
         gch_count(GCH_OPERATIONS, 2);
         rc = opi_run_gc_safe(run_sendrecv, &a, objs, nobjs);
         return rc == MPC_OK ? sendrecv_status(status, &received, source, rb->elem_size)
-                            : opi_receive_failed(rc, "the receive buffer", rb->bytes, rb->elem_size);
+                            : opi_receive_failed(rc, &received, "the receive buffer", rb->bytes, rb->elem_size);
     }
     struct start_pair p = {.recv = {.kind = START_RECV, .b = rb, .peer = source, .tag = recv_tag, .comm = comm},
                            .send = {.kind = START_SEND, .b = sb, .peer = dest, .tag = send_tag, .comm = comm}};
@@ -571,7 +579,7 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
     gch_count(GCH_OPERATIONS, 2);
     rc = opi_complete(req, 2, objs, nobjs, st);
     return rc == MPC_OK ? sendrecv_status(status, &st[0], source, rb->elem_size)
-                        : opi_receive_failed(rc, "the receive buffer", rb->bytes, rb->elem_size);
+                        : opi_receive_failed(rc, &st[0], "the receive buffer", rb->bytes, rb->elem_size);
 }
 
 int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t dest,
@@ -667,9 +675,14 @@ static void fill_send_status(opi_status *out, const mpc_status *s, const gch_tra
 {
     out->source = -1;
     out->tag = info->tag;
+    out->cancelled = s->cancelled;
+    if (s->cancelled) { /* nothing was sent */
+        out->bytes = 0;
+        out->count = 0;
+        return;
+    }
     out->bytes = info->bytes;
     out->count = info->elem_size ? (int32_t)(info->bytes / info->elem_size) : 1;
-    out->cancelled = s->cancelled;
 }
 
 static int fill_request_status(opi_status *out, const mpc_status *st, const gch_transfer_info *info)
@@ -716,7 +729,7 @@ int opi_track_transfer(mpc_request req, int test_rc, int done, const mpc_status 
                 gch_count(GCH_PINS_AVOIDED, 1);
         opi_early_unpin(early_pins, nobjs);
         *id = -1;
-        status->error = test_rc != MPC_OK ? opi_receive_failed(test_rc, what, (size_t)info->bytes, info->elem_size)
+        status->error = test_rc != MPC_OK ? opi_receive_failed(test_rc, st, what, (size_t)info->bytes, info->elem_size)
                                           : fill_request_status(status, &final, info);
         return MPC_OK;
     }
@@ -738,7 +751,7 @@ int opi_track_transfer(mpc_request req, int test_rc, int done, const mpc_status 
         opi_early_unpin(early_pins, nobjs);
         mono_gchandle_free(owner_handle);
         *id = -1;
-        status->error = err != MPC_OK ? opi_receive_failed(err, what, (size_t)info->bytes, info->elem_size)
+        status->error = err != MPC_OK ? opi_receive_failed(err, &final, what, (size_t)info->bytes, info->elem_size)
                                       : fill_request_status(status, &final, info);
     }
     return MPC_OK;
@@ -826,7 +839,7 @@ int32_t opi_request_wait(int64_t id, opi_status *status)
     rc = opi_complete(&req, 1, NULL, 0, &st);
     gch_transfer_release(id, 1);
     return rc == MPC_OK ? fill_request_status(status, &st, &info)
-                        : opi_receive_failed(rc, "the receive buffer", (size_t)info.bytes, info.elem_size);
+                        : opi_receive_failed(rc, &st, "the receive buffer", (size_t)info.bytes, info.elem_size);
 }
 
 int opi_test_request(void *arg)
@@ -862,7 +875,7 @@ int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
         return rc;
     *completed = c.done;
     if (call_rc != MPC_OK)
-        return opi_receive_failed(call_rc, "the receive buffer", (size_t)info.bytes, info.elem_size);
+        return opi_receive_failed(call_rc, &c.st, "the receive buffer", (size_t)info.bytes, info.elem_size);
     return c.done ? fill_request_status(status, &c.st, &info) : MPC_OK;
 }
 
@@ -902,19 +915,20 @@ int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *status
         opi_request_call c = {.done = 0};
         gch_transfer_info info;
         bool busy = false;
-        if ((rc = gch_transfer_acquire_or_busy(id, &c.req, &info, &busy)) != MPC_OK && busy)
-            continue; /* another thread holds it for a moment (Request.Cancel): tested next pass */
-        if (rc == MPC_OK) {
-            if ((rc = opi_call_mpi(opi_test_request, &c, objs, 2)) != MPC_OK)
-                c.done = 1; /* the request failed, and so completed */
-            gch_transfer_release(id, c.done);
-            if (c.done) {
-                opi_status *out = (opi_status *)rt_array_data(statuses) + i;
-                if (rc != MPC_OK)
-                    rc = opi_receive_failed(rc, "the receive buffer", (size_t)info.bytes, info.elem_size);
-                else
-                    rc = fill_request_status(out, &c.st, &info);
-            }
+        /* Another thread holds it for a moment (Request.Cancel: tested next pass) or has just
+         * completed it (a Wait begun before the await): System.MP settles the task from what
+         * that thread reported, never from a status this call did not fill. */
+        if (gch_transfer_acquire_or_busy(id, &c.req, &info, &busy) != MPC_OK)
+            continue;
+        if ((rc = opi_call_mpi(opi_test_request, &c, objs, 2)) != MPC_OK)
+            c.done = 1; /* the request failed, and so completed */
+        gch_transfer_release(id, c.done);
+        if (c.done) {
+            opi_status *out = (opi_status *)rt_array_data(statuses) + i;
+            if (rc != MPC_OK)
+                rc = opi_receive_failed(rc, &c.st, "the receive buffer", (size_t)info.bytes, info.elem_size);
+            else
+                rc = fill_request_status(out, &c.st, &info);
         }
         if (rc != MPC_OK || c.done)
             ((int64_t *)rt_array_data(ids))[i] = -1;

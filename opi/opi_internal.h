@@ -155,8 +155,9 @@ static inline int check_root(int32_t size, int32_t root)
 }
 
 /* Records what a failed receive's MPI error means when MPI reports a truncation: the message
- * was longer than the bytes (elements of elem_size) that `what` holds. Returns rc. */
-int opi_receive_failed(int rc, const char *what, size_t bytes, uint32_t elem_size);
+ * (from st's source with st's tag, when st is not NULL) was longer than the bytes (elements of
+ * elem_size) that `what` holds. Returns rc. */
+int opi_receive_failed(int rc, const mpc_status *st, const char *what, size_t bytes, uint32_t elem_size);
 
 /* Broadcasts native memory (no managed object involved), GC-safe. */
 int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm);

@@ -2,6 +2,7 @@
 // transfer finishes; a Request dropped without Wait/Test is finished by the core (which holds a
 // weak handle on it), its pin released at a collection after the transfer ends.
 using System.Runtime.CompilerServices;
+using System.Threading;
 
 namespace System.MP
 {
@@ -11,9 +12,9 @@ namespace System.MP
     /// by the core.</summary>
     public sealed partial class Request
     {
-        long id;             // pin-registry id while running; -1 once completed
+        long id;             // pin-registry id while running; -1 once completed (written last, Volatile)
         Status status;       // set on completion
-        Exception failure;   // the transfer finished at once with an error: raised by Wait/Test
+        Exception failure;   // the transfer failed: raised by every Wait and Test, as a faulted task is
         bool observed;       // a Wait or Test has reported completion (MPI: the request is inactive)
 
         internal Request() { id = -1; }
@@ -72,12 +73,12 @@ namespace System.MP
             return true;
         }
 
+        // A failed transfer stays failed: every later Wait or Test raises the same exception (as
+        // `await` does), never a status that no message produced.
         void RaisePendingError()
         {
-            Exception e = failure;
-            failure = null;   // raised once; afterwards the request is simply complete
-            if (e != null)
-                throw e;
+            if (failure != null)
+                throw failure;
         }
 
         /// <summary>true once the transfer completed (a Test that discards the status).</summary>
@@ -146,11 +147,16 @@ namespace System.MP
                     throw new ArgumentNullException(nameof(requests), "request " + i + " is null");
         }
 
+        // Completed, with or without error: MPI freed the request. The outcome is published
+        // before id: the progress engine settles an awaited request from it when a Wait begun
+        // before the await completed the transfer.
         void Complete(int rc, ref StatusData st)
         {
-            id = -1; // completed, with or without error: MPI freed the request
-            Errors.Check(rc);
-            status = Status.Of(ref st);
+            if (rc != 0)
+                failure = Errors.Make(rc);   // raised by the caller's RaisePendingError
+            else
+                status = Status.Of(ref st);
+            Volatile.Write(ref id, -1);
         }
     }
 }

@@ -105,9 +105,7 @@ namespace System.MP
             if (Interlocked.CompareExchange(ref awaited, source, null) != null)
                 return awaited.Task;
             if (!running) {
-                Exception e = failure;
-                failure = null;
-                ProgressEngine.Settle(source, e, status);
+                ProgressEngine.Settle(source, failure, status);
                 return source.Task;
             }
             ProgressEngine.Add(this);
@@ -167,7 +165,11 @@ namespace System.MP
             ProgressEngine.Settle(awaited, failure, st);
         }
 
-        internal long Id => id;
+        /// <summary>The progress engine's completion of an awaited request that a Wait or Test
+        /// begun before the await completed: the task gets what that call reported.</summary>
+        internal void SettleCompletedElsewhere() => ProgressEngine.Settle(awaited, failure, status);
+
+        internal long Id => Volatile.Read(ref id);
     }
 
     /// <summary>The one progress engine of `await`: a background thread that tests every
@@ -179,6 +181,7 @@ namespace System.MP
     {
         const int YieldingPasses = 200;   // passes with only Thread.Yield before the back-off
         const int MaxBackoffMs = 1;
+        const long SettledElsewhere = -2;   // an id no pass tests (RequestTestMany skips ids < 0)
 
         /// <summary>Completes an awaited task: with failure when there is one, else with result.</summary>
         internal static void Settle<T>(TaskCompletionSource<T> task, Exception failure, T result)
@@ -285,8 +288,13 @@ namespace System.MP
                 statuses = new StatusData[n];
                 failures = new Exception[n];
             }
-            for (int i = 0; i < ids.Length; i++)
+            for (int i = 0; i < ids.Length; i++) {
                 ids[i] = i < active.Count ? active[i].Id : -1;
+                if (i < active.Count && ids[i] < 0) {   // completed by a Wait on another thread
+                    active[i].SettleCompletedElsewhere();
+                    ids[i] = SettledElsewhere;
+                }
+            }
             int start = 0;
             while (true) {
                 int stopped;
@@ -303,6 +311,8 @@ namespace System.MP
                     active[kept++] = r;
                     continue;
                 }
+                if (ids[i] == SettledElsewhere)
+                    continue;
                 Exception failure = failures[i];
                 failures[i] = null;
                 r.CompleteAwaited(failure == null ? Status.Of(ref statuses[i]) : null, failure);
