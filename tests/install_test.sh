@@ -3,8 +3,9 @@
 # temporary prefix, then, from an unrelated directory, a C# program compiled against the
 # installed System.MP.dll runs under the installed motor and under stock mono (System.MP.dll on
 # MONO_PATH, or copied beside the program with motor on PATH), and a C program built with
-# `pkg-config motor` runs under mpiexec.mpich. Also: the package rules make a .deb holding the
-# same files. Every job runs under `timeout`.
+# `pkg-config motor` runs under mpiexec.mpich — also when PKG_CONFIG_PATH is a relative path
+# (the RUNPATH must still be absolute) and the program is started from another directory. Also:
+# the package rules make a .deb holding the same files. Every job runs under `timeout`.
 set -u
 b=$1
 scale=${MOTOR_TIMEOUT_SCALE:-1}
@@ -76,6 +77,22 @@ check "C: compiles and links with pkg-config motor" \
 check "C: runs" run mpiexec.mpich -n 2 ./hello
 sums || { failed=$((failed + 1)); echo "FAIL: C: wrong output"; cat "$work/out"; }
 
+# A relative PKG_CONFIG_PATH: pkg-config's ${pcfiledir} is then relative, and a prefix derived
+# from it would give a relative RUNPATH, which the loader resolves against the directory the
+# program is started from. The RUNPATH must be absolute, and the program must run from elsewhere.
+relpc=$(realpath --relative-to="$app" "$prefix/$libdir/pkgconfig")
+check "C: compiles with a relative PKG_CONFIG_PATH ($relpc)" \
+    sh -c "PKG_CONFIG_PATH='$relpc' cc -std=c11 -Wall -Werror hello.c \$(PKG_CONFIG_PATH='$relpc' pkg-config --cflags --libs motor) -o hello_rel"
+check "C: relative PKG_CONFIG_PATH: every RUNPATH/RPATH entry is absolute" sh -c '
+    paths=$(readelf -d hello_rel | sed -n "s/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]$/\2/p" | tr ":" "\n")
+    echo "RUNPATH: $paths"
+    [ -n "$paths" ] || exit 1
+    for d in $paths; do case $d in /*) ;; *) echo "relative: $d"; exit 1 ;; esac; done'
+# from / (a sibling of $app could resolve the relative path by luck)
+check "C: relative PKG_CONFIG_PATH: runs from another directory" \
+    sh -c "cd / && timeout $((60 * scale)) mpiexec.mpich -n 2 '$app/hello_rel' </dev/null"
+sums || { failed=$((failed + 1)); echo "FAIL: C (relative PKG_CONFIG_PATH): wrong output"; cat "$work/out"; }
+
 # the Debian package from the same rules
 check "cpack -G DEB" sh -c "cd '$b' && cpack -G DEB -B '$work/deb' >/dev/null"
 deb=$(ls "$work"/deb/motor_*.deb 2>/dev/null | head -1)
@@ -85,6 +102,8 @@ if [ -s "$deb" ]; then
     for f in usr/bin/motor libmotorcore.so motor/System.MP.dll motor/System.MP.xml include/motor/mpc.h pkgconfig/motor.pc; do
         check ".deb holds $f" grep -q "$f" "$work/contents"
     done
+    check ".deb's motor.pc names the prefix /usr" \
+        sh -c "dpkg-deb --fsys-tarfile '$deb' | tar -xO --wildcards '*/pkgconfig/motor.pc' | grep -qx 'prefix=/usr'"
     check ".deb depends on MPICH and Mono" sh -c "dpkg-deb -f '$deb' Depends | grep -q mpich && dpkg-deb -f '$deb' Depends | grep -q mono"
 fi
 echo "install_test: $passed passed, $failed failed"

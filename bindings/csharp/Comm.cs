@@ -77,7 +77,9 @@ namespace System.MP
             return Status.Of(ref st);
         }
 
-        /// <summary>Sends sendObj and receives into recvObj (not a boxed value) in one blocking call.</summary>
+        /// <summary>Sends sendObj and receives into recvObj (not a boxed value) in one blocking call.
+        /// The two may have different element types: the bytes received are read as recvObj's
+        /// elements (only a message that is not a whole number of them raises MPException).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Status Sendrecv(object sendObj, int dest, int sendTag, object recvObj, int source, int recvTag)
         {
@@ -90,8 +92,9 @@ namespace System.MP
         /// <summary>Sends sendArray[sendOffset .. +sendCount) and receives into
         /// recvArray[recvOffset .. +recvCount) in one blocking call (1-D arrays). The two may be
         /// ranges of one array if they do not overlap — a halo exchange in one call, with no
-        /// Request objects. Returns the number of elements received (at most recvCount). An
-        /// addition to the API contract's whole-object Sendrecv.</summary>
+        /// Request objects. Returns the number of elements received (at most recvCount). The two
+        /// arrays may have different element types: the bytes received are read as recvArray's
+        /// elements. An addition to the API contract's whole-object Sendrecv.</summary>
         /// <remarks>No Status object, as MPI_STATUS_IGNORE in C and mpi4py's optional status: a
         /// halo exchange names its source and tag, and allocating a Status measured ~0.5 µs per
         /// call when caches are cold after a compute phase (the shallow-water case study).</remarks>
@@ -203,7 +206,9 @@ namespace System.MP
         }
 
         /// <summary>Waits for a matching message without receiving it. Count and Bytes are the
-        /// message's size in bytes; Cancelled is false.</summary>
+        /// message's size in BYTES (a receive's Count is elements): for an array of doubles,
+        /// new double[status.Bytes / sizeof(double)], not new double[status.Count]. Cancelled is
+        /// false.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Status Probe(int source, int tag)
         {
@@ -212,7 +217,8 @@ namespace System.MP
             return Status.Of(ref st);
         }
 
-        /// <summary>The status of a matching waiting message, or null when there is none.</summary>
+        /// <summary>The status of a matching waiting message, or null when there is none. As for
+        /// Probe, its Count and Bytes are the message's size in bytes, not elements.</summary>
         public Status Iprobe(int source, int tag)
         {
             var st = new StatusData();

@@ -246,7 +246,10 @@ namespace System.MP
         public int Source { get; }
         /// <summary>The message's tag (useful after a receive with MP.AnyTag).</summary>
         public int Tag { get; }
-        /// <summary>Elements received by an OPI receive; bytes for graphs and for Probe/Iprobe.
+        /// <summary>Elements after an OPI receive (of the receive buffer's element type), a
+        /// completed OPI send or a collective; but BYTES after Probe/Iprobe and for graphs
+        /// (ORecv, OIrecv). The same message of 4 doubles gives Count 32 when probed and 4 when
+        /// received: size an array from a probe with Bytes / sizeof(element), not Count.
         /// Clamped at int.MaxValue: Bytes is always exact.</summary>
         public int Count { get; }
         /// <summary>The size of the message in bytes.</summary>

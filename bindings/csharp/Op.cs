@@ -4,8 +4,10 @@ using System.Runtime.InteropServices;
 
 namespace System.MP
 {
-    /// <summary>A reduction operator for Reduce, Allreduce and Scan: one of MPI's built-ins, or
-    /// a C# function made with <see cref="Create{T}"/>.</summary>
+    /// <summary>A reduction operator: one of MPI's built-ins, or a C# function made with
+    /// <see cref="Create{T}"/>. Taken by Reduce, Allreduce, Scan, Exscan and ReduceScatterBlock
+    /// (arrays), by Reduce&lt;T&gt;, Allreduce&lt;T&gt;, Scan&lt;T&gt; and Exscan&lt;T&gt; (one value
+    /// per rank), and, built-ins only, by Ireduce and Iallreduce.</summary>
     public sealed class Op : IDisposable
     {
         // Codes 0..8 are MPI's built-ins, in the order of OPI_BUILTIN_OPS (opi/opi_internal.h;
