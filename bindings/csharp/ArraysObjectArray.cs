@@ -471,20 +471,25 @@ namespace System.MP.Arrays
         {
             s.CheckThread();
             if (to == null) throw new ArgumentNullException(nameof(to));
-            long seq = ++seqs.Get(to, 0).Value;
+            // the number is the sender's next, but it is taken only once the message is copied
+            // or posted: a message refused on the way (the serializer cannot carry it) must leave
+            // no gap, or the element would wait for that number for ever and hold every later one
+            Seq last = seqs.Get(to, 0);
             Header<TIndex> h = e.Make(message);
             h.Index = to;
             h.Sender = from == null ? -(rank + 1) : from.Uid;
-            h.Seq = seq;
+            h.Seq = last.Value + 1;
             h.Origin = rank;
             h.ZeroCopy = zeroCopy;
             Whereabouts w = Locate(sending, to);
             if (w.Local != null || w.Pending != null) {
                 Header<TIndex> copy = e.Copy(h);
+                last.Value = h.Seq;
                 s.Later(() => Arrive(copy));
                 return;
             }
             Route(h, true, w.Hop);
+            last.Value = h.Seq;
         }
 
         /// <summary>The next rank towards index: the newest location this rank knows (its cache,

@@ -228,6 +228,44 @@ public class Joiner : Element<int>
     [EntryMethod] public void Give(int times) { for (int i = 0; i < times; i++) Contribute(Count, 1L); }
 }
 
+/// <summary>A message the serializer refuses once Payload holds a delegate.</summary>
+public class Parcel
+{
+    public int Serial;
+    [Transportable] public object Payload;
+
+    public static Parcel Good() => new Parcel { Serial = 1 };
+    public static Parcel Bad() => new Parcel { Serial = -1, Payload = new Action(() => { }) };
+}
+
+/// <summary>Counts the parcels it gets; asked to relay, sends a refused parcel and then a good
+/// one to each target, from inside an element.</summary>
+public class Refusing : Element<int>
+{
+    public int Got, Bad, Refusals;
+    [Transportable] public object Payload;
+
+    [EntryMethod]
+    public void Take(Parcel p)
+    {
+        if (p == null || p.Serial != 1 || p.Payload != null) Bad++;
+        Got++;
+    }
+
+    [EntryMethod]
+    public void Relay(int[] targets)
+    {
+        foreach (int to in targets) {
+            try {
+                Send(to, nameof(Take), Parcel.Bad());
+            } catch (ArgumentException) {
+                Refusals++;
+            }
+            Send(to, nameof(Take), Parcel.Good());
+        }
+    }
+}
+
 public struct Pair { public int A; public double B; }
 public class Point { public long X; public double Y; }
 public class MovingPoint : Point { public int Z; }
@@ -979,6 +1017,47 @@ static class ArraysTest
         Check.True(rank != last || (a.TryGetLocal(2, out child) && child.Contributions == 4), "the child's first contribution is number 3");
     }
 
+    /// <summary>A Send the serializer refuses (a delegate in the message) raises
+    /// ArgumentException and consumes nothing: the next message from the same sender to the same
+    /// element arrives. From a rank's code and from inside an element, to an element on the same
+    /// rank and on the next. Before, the refused Send had taken the message number, the element
+    /// waited for it for ever, and every later message from that sender stayed undelivered.</summary>
+    static void RefusedSends(Scheduler s)
+    {
+        // elements 2r (relays) and 2r+1 (receivers) live on rank r
+        var a = ObjectArray<int, Refusing>.Create(s, Enumerable.Range(0, 2 * size), i => new Refusing(), i => i / 2);
+        int local = 2 * rank + 1, remote = 2 * ((rank + 1) % size) + 1;
+        foreach (int to in new[] { local, remote }) {
+            var refused = Check.Throws<ArgumentException>(() => a.Send(to, nameof(Refusing.Take), Parcel.Bad()),
+                                                          $"a parcel holding a delegate, to element {to}, is refused");
+            Check.True(refused == null || refused.Message.Contains("Action"), $"the refusal names the delegate's type: {refused?.Message}");
+            a.Send(to, nameof(Refusing.Take), Parcel.Good());
+        }
+        s.Run();
+        Refusing r;
+        Check.True(a.TryGetLocal(local, out r) && r.Got == 2 && r.Bad == 0,
+                   $"from rank code: element {local} got the 2 good parcels after the refused ones ({r?.Got} of 2, {r?.Bad} bad)");
+        Check.Equal(0L, Sum(a.HeldMessages), "nothing held");
+        a.Send(2 * rank, nameof(Refusing.Relay), new[] { local, remote });
+        s.Run();
+        Check.True(a.TryGetLocal(2 * rank, out r) && r.Refusals == 2, $"inside an element: both bad parcels refused ({r?.Refusals})");
+        Check.True(a.TryGetLocal(local, out r) && r.Got == 4 && r.Bad == 0,
+                   $"from elements: element {local} got the 2 good parcels after the refused ones ({r?.Got} of 4, {r?.Bad} bad)");
+        Check.Equal(0L, Sum(a.HeldMessages), "nothing held after the elements' sends");
+        if (size < 2) return;
+        // an insertion on another rank of an element that cannot travel: refused, nothing counted;
+        // the same index inserted right afterwards lives and gets its messages
+        int index = 2 * size + rank, there = (rank + 1) % size;
+        Check.Throws<ArgumentException>(() => a.Insert(index, new Refusing { Payload = new Action(() => { }) }, there),
+                                        "an insertion of an element that cannot travel is refused");
+        a.Insert(index, new Refusing(), there);
+        a.Send(index, nameof(Refusing.Take), Parcel.Good());
+        s.Run();
+        Check.Equal(3L * size, Sum(a.LocalCount), "every good insertion lives, no refused one");
+        Check.True(a.TryGetLocal(2 * size + (rank + size - 1) % size, out r) && r.Got == 1,
+                   $"the element inserted after a refused insertion got its message ({r?.Got})");
+    }
+
     /// <summary>An internal location note (index at rank since epoch), as the arrays send them.</summary>
     static object LocationNote(int index, int at, long epoch)
     {
@@ -1010,6 +1089,7 @@ static class ArraysTest
             MigrationThatCannotHappen(s);
             ReductionFailures(s);
             InsertionJoinsItsInserter(s);
+            RefusedSends(s);
         }
         collector?.Dispose();
         return Check.FinishWithNoPinLeft("ArraysTest");
