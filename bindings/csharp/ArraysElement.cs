@@ -83,8 +83,10 @@ namespace System.MP.Arrays
 
         /// <summary>Contributes value to this element's next reduction (number
         /// <see cref="Contributions"/>). Every element of the array contributes once to each
-        /// reduction number; the result reaches every rank once all have. A value that cannot be
-        /// serialized raises ArgumentException here, and counts for nothing.</summary>
+        /// reduction number; the result reaches every rank once all have. The array's reductions
+        /// share the numbering, so every element contributes to them in the same order (a number
+        /// given to different reductions fails for all of them, on every rank). A value that
+        /// cannot be serialized raises ArgumentException here, and counts for nothing.</summary>
         protected void Contribute<T>(Reduction<T> reduction, T value) => Placed().Array.Contribute(record, reduction, value);
 
         /// <summary>Moves this element to rank once the current entry method returns:
