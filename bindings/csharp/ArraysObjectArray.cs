@@ -245,7 +245,8 @@ namespace System.MP.Arrays
 
         /// <summary>Sends message to entry method entry of the element at index (from this rank's
         /// own code, not from an element). The message is copied during the call. Messages from
-        /// one rank's code to one element arrive in the order sent, exactly once.</summary>
+        /// one rank's code to one element arrive in the order sent, exactly once. A message the
+        /// serializer cannot carry raises ArgumentException and is neither sent nor numbered.</summary>
         public void Send<TMessage>(TIndex index, string entry, TMessage message) => SendFrom(null, index, entry, message, true);
 
         /// <summary>Invokes the parameterless entry method entry of the element at index.</summary>
@@ -356,12 +357,17 @@ namespace System.MP.Arrays
         }
 
         /// <summary>Moves elements so that the measured loads are balanced: the greedy balancer
-        /// (heaviest element first, each to the least-loaded rank). Collective, outside Run;
-        /// runs the scheduler until every move is done, then resets the loads.</summary>
+        /// (heaviest element first, each to the least-loaded rank). Collective, outside Run. It
+        /// takes every element's load and resets it to 0, then moves the elements and runs the
+        /// scheduler until every move is done: entry methods that run meanwhile (messages sent
+        /// before Balance) count towards the next balance.</summary>
         public void Balance() => Balance(Greedy);
 
         /// <summary>Moves elements where balancer says: it runs on rank 0 with every element's
-        /// load and the rank count, and returns the new rank of each, in the order given.</summary>
+        /// load and the rank count, and returns the new rank of each, in the order given. The
+        /// loads are reset as <see cref="Balance()"/> does. A plan of the wrong length or with
+        /// ranks out of range raises ArgumentException on every rank; then nothing moves and the
+        /// loads are kept.</summary>
         public void Balance(Func<IList<ElementLoad<TIndex>>, int, int[]> balancer)
         {
             if (balancer == null) throw new ArgumentNullException(nameof(balancer));
@@ -386,6 +392,8 @@ namespace System.MP.Arrays
             if (plan.Error != null) throw new ArgumentException(plan.Error);
             int offset = s.Comm.Exscan(mine.Count, Op.Sum);
             if (rank == 0) offset = 0;
+            // the loads are reset as they are taken, before the moves: what runs from here on is
+            // the next balance's to weigh
             for (int i = 0; i < mine.Count; i++) {
                 mine[i].Load = 0;
                 if (plan.Ranks[offset + i] != rank) MigrateNow(mine[i], plan.Ranks[offset + i]);

@@ -280,6 +280,18 @@ public class Mixer : Element<int>
     }
 }
 
+/// <summary>Does a fixed amount of arithmetic per message, so its measured load grows.</summary>
+public class Worker : Element<int>
+{
+    public double Acc;
+
+    [EntryMethod]
+    public void Work(int iterations)
+    {
+        for (int i = 1; i <= iterations; i++) Acc += Math.Sqrt(i + Acc % 7);
+    }
+}
+
 public struct Pair { public int A; public double B; }
 public class Point { public long X; public double Y; }
 public class MovingPoint : Point { public int Z; }
@@ -1016,7 +1028,6 @@ static class ArraysTest
                    $"one fault for the failed number on this rank: {string.Join(" | ", faults.Select(f => f.GetType().Name + ": " + f.Message))}");
     }
 
-
     /// <summary>An element inserted by another joins the reductions from its inserter's next
     /// number: element 0 gives to reductions 0–2 and inserts a child on the rank of element 1,
     /// which has given nothing yet. Before, the child took that rank's number (0) and was
@@ -1132,6 +1143,45 @@ static class ArraysTest
                    $"the next numbers are exact: {string.Join(", ", completed)}");
     }
 
+    /// <summary>Placement.Block as its documentation says: position i of n on rank ⌊i·p/n⌋, that
+    /// is rank r holds [⌈r·n/p⌉, ⌈(r+1)·n/p⌉), so 5 positions on 2 ranks are 0–2 and 3–4.</summary>
+    static void BlockPlacement(Scheduler s)
+    {
+        foreach (int n in new[] { 1, 5, 7, 2 * size + 1 }) {
+            var a = ObjectArray<int, Worker>.Create(s, Enumerable.Range(0, n), i => new Worker(), Placement.Block);
+            int first = (rank * n + size - 1) / size, end = ((rank + 1) * n + size - 1) / size;
+            var mine = a.LocalElements.Select(w => w.Index).OrderBy(i => i).ToArray();
+            Check.True(mine.SequenceEqual(Enumerable.Range(first, end - first)),
+                       $"Placement.Block of {n} on {size} ranks: rank {rank} holds [{first}, {end}), got [{string.Join(",", mine)}]");
+        }
+        if (size == 2) {
+            var five = ObjectArray<int, Worker>.Create(s, Enumerable.Range(0, 5), i => new Worker(), Placement.Block);
+            Check.Equal(rank == 0 ? 3 : 2, five.LocalCount, "5 on 2 ranks: rank 0 takes the extra element");
+        }
+    }
+
+    /// <summary>Balance resets the loads when it takes them, before its moves: work that runs
+    /// inside Balance (a message sent before it) is measured for the next balance.</summary>
+    static void BalanceResetsBeforeMoving(Scheduler s)
+    {
+        int n = 2 * size;
+        var a = ObjectArray<int, Worker>.Create(s, Enumerable.Range(0, n), i => new Worker());
+        for (int i = rank; i < n; i += size) a.Send(i, nameof(Worker.Work), 200000);
+        s.Run();
+        Check.True(a.LocalElements.All(w => w.Load > 0), "every element measured its work");
+        if (rank == 0) a.Send(0, nameof(Worker.Work), 200000);   // delivered inside Balance
+        double[] gathered = null;
+        a.Balance((loads, ranks) => {
+            gathered = loads.Select(l => l.Load).ToArray();
+            return loads.Select(l => l.Rank).ToArray();
+        });
+        Check.True(rank != 0 || (gathered != null && gathered.Length == n && gathered.All(l => l > 0)),
+                   $"the balancer saw every element's load: {(gathered == null ? "none" : string.Join(",", gathered))}");
+        foreach (Worker w in a.LocalElements)
+            Check.True(w.Index == 0 ? w.Load > 0 : w.Load == 0,
+                       $"element {w.Index}: load {w.Load} after Balance (only element 0 worked since the loads were taken)");
+    }
+
     /// <summary>An internal location note (index at rank since epoch), as the arrays send them.</summary>
     static object LocationNote(int index, int at, long epoch)
     {
@@ -1165,6 +1215,8 @@ static class ArraysTest
             InsertionJoinsItsInserter(s);
             RefusedSends(s);
             ReductionsInDifferentOrders(s);
+            BlockPlacement(s);
+            BalanceResetsBeforeMoving(s);
         }
         collector?.Dispose();
         return Check.FinishWithNoPinLeft("ArraysTest");
