@@ -16,8 +16,10 @@ namespace System.MP.Arrays
     /// <summary>Where the elements of a new array start.</summary>
     public enum Placement
     {
-        /// <summary>Contiguous blocks of the index list: rank r takes positions
-        /// [r·n/p, (r+1)·n/p).</summary>
+        /// <summary>Contiguous blocks of the index list, in rank order, whose sizes differ by at
+        /// most one: position i of n goes to rank i·p/n (integer division), so rank r takes
+        /// positions ⌈r·n/p⌉ up to but not including ⌈(r+1)·n/p⌉ (5 positions on 2 ranks: rank 0
+        /// takes 0–2, rank 1 takes 3–4).</summary>
         Block,
         /// <summary>Position i of the index list goes to rank i mod p.</summary>
         RoundRobin,
@@ -50,7 +52,7 @@ namespace System.MP.Arrays
         public int Rank => Placed().Array.Rank;
 
         /// <summary>Seconds spent in this element's entry methods since the array was created or
-        /// last balanced: what the load balancer weighs (CPU seconds where the host runs more
+        /// since the last Balance took the loads (before its moves): what the load balancer weighs (CPU seconds where the host runs more
         /// ranks than it has cores, <see cref="Scheduler.Oversubscribed"/>).</summary>
         public double Load => Placed().Load;
 
@@ -61,7 +63,8 @@ namespace System.MP.Arrays
         /// <summary>Sends message to the entry method named entry of the element at index to of
         /// this array. The message is copied during the call (later changes do not travel).
         /// Messages from this element to one element arrive in the order sent, exactly once,
-        /// wherever either of them migrates.</summary>
+        /// wherever either of them migrates. A message the serializer cannot carry raises
+        /// ArgumentException and is neither sent nor numbered.</summary>
         protected void Send<TMessage>(TIndex to, string entry, TMessage message) =>
             Placed().Array.SendFrom(record, to, entry, message, true);
 
@@ -83,8 +86,10 @@ namespace System.MP.Arrays
 
         /// <summary>Contributes value to this element's next reduction (number
         /// <see cref="Contributions"/>). Every element of the array contributes once to each
-        /// reduction number; the result reaches every rank once all have. A value that cannot be
-        /// serialized raises ArgumentException here, and counts for nothing.</summary>
+        /// reduction number; the result reaches every rank once all have. The array's reductions
+        /// share the numbering, so every element contributes to them in the same order (a number
+        /// given to different reductions fails for all of them, on every rank). A value that
+        /// cannot be serialized raises ArgumentException here, and counts for nothing.</summary>
         protected void Contribute<T>(Reduction<T> reduction, T value) => Placed().Array.Contribute(record, reduction, value);
 
         /// <summary>Moves this element to rank once the current entry method returns:
@@ -119,7 +124,7 @@ namespace System.MP.Arrays
     {
         /// <summary>The element's index.</summary>
         [Transportable] public TIndex Index;
-        /// <summary>Seconds spent in its entry methods since the last balance.</summary>
+        /// <summary>Seconds spent in its entry methods since the last balance took the loads.</summary>
         public double Load;
         /// <summary>The rank it lives on.</summary>
         public int Rank;

@@ -65,7 +65,19 @@ namespace System.MP.Arrays
         // reductions (see Contribute): this rank's frontier, the highest number started, partial
         // slots, local elements by the number they owe next, deltas of the element count
         readonly List<Reduction> reductions = new List<Reduction>();
-        sealed class Slot { internal long Count; internal object Value; internal int Reduction = -1; internal int ChildrenIn; internal string Failure; }
+        sealed class Slot
+        {
+            internal long Count;
+            internal object Value;
+            internal int Reduction = -1;
+            internal int ChildrenIn;
+            internal string Failure;
+            internal List<int> Others;     // other reductions given to this number: the elements disagreed
+            internal Exception Cause;      // what user code threw here, for the failure's inner exception
+        }
+        // per failed number, what user code threw on this rank: the failed result, when it comes,
+        // carries it (each rank reports a failed number once, from its result)
+        readonly Dictionary<long, Exception> causes = new Dictionary<long, Exception>();
         long frontier, known = -1, rootNext, initialCount;
         readonly Dictionary<long, Slot> slots = new Dictionary<long, Slot>(), rootSlots = new Dictionary<long, Slot>();
         readonly SortedDictionary<long, int> owing = new SortedDictionary<long, int>();
@@ -233,7 +245,8 @@ namespace System.MP.Arrays
 
         /// <summary>Sends message to entry method entry of the element at index (from this rank's
         /// own code, not from an element). The message is copied during the call. Messages from
-        /// one rank's code to one element arrive in the order sent, exactly once.</summary>
+        /// one rank's code to one element arrive in the order sent, exactly once. A message the
+        /// serializer cannot carry raises ArgumentException and is neither sent nor numbered.</summary>
         public void Send<TMessage>(TIndex index, string entry, TMessage message) => SendFrom(null, index, entry, message, true);
 
         /// <summary>Invokes the parameterless entry method entry of the element at index.</summary>
@@ -344,12 +357,17 @@ namespace System.MP.Arrays
         }
 
         /// <summary>Moves elements so that the measured loads are balanced: the greedy balancer
-        /// (heaviest element first, each to the least-loaded rank). Collective, outside Run;
-        /// runs the scheduler until every move is done, then resets the loads.</summary>
+        /// (heaviest element first, each to the least-loaded rank). Collective, outside Run. It
+        /// takes every element's load and resets it to 0, then moves the elements and runs the
+        /// scheduler until every move is done: entry methods that run meanwhile (messages sent
+        /// before Balance) count towards the next balance.</summary>
         public void Balance() => Balance(Greedy);
 
         /// <summary>Moves elements where balancer says: it runs on rank 0 with every element's
-        /// load and the rank count, and returns the new rank of each, in the order given.</summary>
+        /// load and the rank count, and returns the new rank of each, in the order given. The
+        /// loads are reset as <see cref="Balance()"/> does. A plan of the wrong length or with
+        /// ranks out of range raises ArgumentException on every rank; then nothing moves and the
+        /// loads are kept.</summary>
         public void Balance(Func<IList<ElementLoad<TIndex>>, int, int[]> balancer)
         {
             if (balancer == null) throw new ArgumentNullException(nameof(balancer));
@@ -374,6 +392,8 @@ namespace System.MP.Arrays
             if (plan.Error != null) throw new ArgumentException(plan.Error);
             int offset = s.Comm.Exscan(mine.Count, Op.Sum);
             if (rank == 0) offset = 0;
+            // the loads are reset as they are taken, before the moves: what runs from here on is
+            // the next balance's to weigh
             for (int i = 0; i < mine.Count; i++) {
                 mine[i].Load = 0;
                 if (plan.Ranks[offset + i] != rank) MigrateNow(mine[i], plan.Ranks[offset + i]);
@@ -471,20 +491,25 @@ namespace System.MP.Arrays
         {
             s.CheckThread();
             if (to == null) throw new ArgumentNullException(nameof(to));
-            long seq = ++seqs.Get(to, 0).Value;
+            // the number is the sender's next, but it is taken only once the message is copied
+            // or posted: a message refused on the way (the serializer cannot carry it) must leave
+            // no gap, or the element would wait for that number for ever and hold every later one
+            Seq last = seqs.Get(to, 0);
             Header<TIndex> h = e.Make(message);
             h.Index = to;
             h.Sender = from == null ? -(rank + 1) : from.Uid;
-            h.Seq = seq;
+            h.Seq = last.Value + 1;
             h.Origin = rank;
             h.ZeroCopy = zeroCopy;
             Whereabouts w = Locate(sending, to);
             if (w.Local != null || w.Pending != null) {
                 Header<TIndex> copy = e.Copy(h);
+                last.Value = h.Seq;
                 s.Later(() => Arrive(copy));
                 return;
             }
             Route(h, true, w.Hop);
+            last.Value = h.Seq;
         }
 
         /// <summary>The next rank towards index: the newest location this rank knows (its cache,
@@ -997,10 +1022,14 @@ namespace System.MP.Arrays
             return slot;
         }
 
+        const string Mixed = "elements contributed to this number with different reductions: every element must contribute " +
+                             "to the array's reductions in the same order (they share one numbering)";
+
         /// <summary>Adds count contributions (value, or failure: a part that could not be
-        /// combined) to slot. A combine function that throws fails the slot's result, which every
+        /// combined; others: reductions it met besides its own) to slot. A combine function that
+        /// throws, or a contribution of another reduction, fails the slot's result, which every
         /// rank then gets as a failure: the counts go on, so later reductions still complete.</summary>
-        void Combine(Slot slot, int reduction, object value, long count, string failure = null)
+        void Combine(Slot slot, int reduction, object value, long count, string failure = null, int[] others = null)
         {
             slot.Count += count;
             if (reduction < 0) return;
@@ -1008,46 +1037,57 @@ namespace System.MP.Arrays
                 slot.Reduction = reduction;
                 slot.Value = value;
             } else if (slot.Reduction != reduction) {
-                s.Fault(new InvalidOperationException($"System.MP.Arrays: elements contributed to one reduction number with different reductions ({slot.Reduction} and {reduction})"));
+                AddOther(slot, reduction);
+                failure = failure ?? Mixed;
             } else if (failure == null && slot.Failure == null) {
                 try {
                     slot.Value = reductions[reduction].Combine(slot.Value, value);
                 } catch (Exception x) {
-                    failure = Failed(reduction, "its combine function threw", x);
+                    failure = Failed(slot, "its combine function threw", x);
                 }
             }
+            if (others != null) foreach (int other in others) AddOther(slot, other);
             if (failure != null && slot.Failure == null) {
                 slot.Failure = failure;
                 slot.Value = null;
             }
         }
 
+        static void AddOther(Slot slot, int reduction)
+        {
+            if (reduction == slot.Reduction) return;
+            if (slot.Others == null) slot.Others = new List<int>();
+            if (!slot.Others.Contains(reduction)) slot.Others.Add(reduction);
+        }
+
         /// <summary>A partial's value on the wire; a value that cannot be encoded fails the
         /// partial instead of losing it (the counts travel on).</summary>
         ReductionNote Partial(long number, Slot slot)
         {
-            var note = new ReductionNote { Number = number, Count = slot.Count, Reduction = slot.Reduction, Failure = slot.Failure };
+            byte[] value = null;
             if (slot.Reduction >= 0 && slot.Failure == null) {
                 try {
-                    note.Value = reductions[slot.Reduction].Encode(slot.Value);
+                    value = reductions[slot.Reduction].Encode(slot.Value);
                 } catch (Exception x) {
-                    note.Failure = Failed(slot.Reduction, "its combined value could not be sent:", x);
+                    slot.Failure = Failed(slot, "its combined value could not be sent:", x);
                 }
             }
-            return note;
+            if (slot.Cause != null && !causes.ContainsKey(number)) causes[number] = slot.Cause;
+            return new ReductionNote { Number = number, Count = slot.Count, Reduction = slot.Reduction, Failure = slot.Failure,
+                                       Value = value, Others = slot.Others?.ToArray() };
         }
 
         /// <summary>A partial or late contribution from another rank, added to slot.</summary>
         void CombineNote(Slot slot, ReductionNote note) =>
             Combine(slot, note.Reduction, note.Reduction >= 0 && note.Failure == null ? reductions[note.Reduction].Decode(note.Value) : null,
-                    note.Count, note.Failure);
+                    note.Count, note.Failure, note.Others);
 
-        /// <summary>Reports that user code failed a reduction's value; returns why, for the note.</summary>
-        string Failed(int reduction, string what, Exception x)
+        /// <summary>User code failed slot's value: why, for the note. Not reported here: every
+        /// rank reports the failed number once, when its result comes (<see cref="Result"/>).</summary>
+        static string Failed(Slot slot, string what, Exception x)
         {
-            string failure = $"{what} {x.GetType().Name}: {x.Message}";
-            s.Fault(new InvalidOperationException($"System.MP.Arrays: reduction {reduction} of array {id}: {failure}", x));
-            return failure;
+            if (slot.Cause == null) slot.Cause = x;
+            return $"{what} {x.GetType().Name}: {x.Message}";
         }
 
         internal override void Contribute<T>(Record<TIndex> from, Reduction<T> reduction, T value)
@@ -1127,7 +1167,8 @@ namespace System.MP.Arrays
         {
             if (note == null || note.Number < 0 || note.Count < 0 || note.Reduction < -1 || note.Reduction >= reductions.Count
                 || (note.DeltaAt?.Length ?? 0) != (note.Delta?.Length ?? 0)
-                || (note.Reduction >= 0 && note.Failure == null) != (note.Value != null))
+                || (note.Reduction >= 0 && note.Failure == null) != (note.Value != null)
+                || (note.Others != null && (note.Failure == null || note.Reduction < 0 || Array.Exists(note.Others, r => r < 0 || r >= reductions.Count))))
                 throw new MPSerializationException($"System.MP.Arrays: a malformed reduction message from rank {source}");
         }
 
@@ -1172,10 +1213,8 @@ namespace System.MP.Arrays
             foreach (int child in children) s.Post(child, Tags.Of(id, Tags.ReductionResult), note);
             if (note.Reduction < 0) return;
             Reduction reduction = reductions[note.Reduction];
-            if (note.Failure != null) {   // every rank learns it: its Result(number) task fails, Run reports it
-                var failed = new InvalidOperationException($"System.MP.Arrays: reduction {note.Reduction} of array {id}, number {note.Number}, has no result: {note.Failure}");
-                reduction.Fail(note.Number, failed);
-                s.Fault(failed);
+            if (note.Failure != null) {
+                Failure(note);
                 return;
             }
             object value = reduction.Decode(note.Value);
@@ -1187,6 +1226,22 @@ namespace System.MP.Arrays
             if (rank == 0 && reduction.ResultEntry != null)   // the result, as a broadcast of it
                 Number(new BroadcastNote { Entry = EntryTable<TIndex, TElement>.ByName[reduction.ResultEntry].Number,
                                            Message = value == null ? null : Serializer.Serialize(value) });
+        }
+
+        /// <summary>A number that has no result: every rank learns it here, once. The Result
+        /// tasks of every reduction given to it fail, and Run reports it (one fault per rank).</summary>
+        void Failure(ReductionNote note)
+        {
+            var involved = new List<int> { note.Reduction };
+            if (note.Others != null) foreach (int other in note.Others) if (!involved.Contains(other)) involved.Add(other);
+            involved.Sort();
+            Exception cause;
+            if (causes.TryGetValue(note.Number, out cause)) causes.Remove(note.Number);
+            string which = involved.Count == 1 ? $"reduction {involved[0]} of array {id}, number {note.Number}, has"
+                           : $"reductions {string.Join(" and ", involved)} of array {id}, number {note.Number}, have";
+            var failed = new InvalidOperationException($"System.MP.Arrays: {which} no result: {note.Failure}", cause);
+            foreach (int r in involved) reductions[r].Fail(note.Number, failed);
+            s.Fault(failed);
         }
 
         // ---------------------------------------------------------------- receiving

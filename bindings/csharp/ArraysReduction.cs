@@ -9,7 +9,8 @@ namespace System.MP.Arrays
     /// <summary>A kind of reduction over the elements of one array (see
     /// <see cref="ObjectArray{TIndex, TElement}.DefineReduction{T}(Func{T, T, T}, string)"/>).
     /// Elements contribute with <c>Contribute(reduction, value)</c>; each reduction number
-    /// combines one contribution of every element.</summary>
+    /// combines one contribution of every element. All the reductions of an array share one
+    /// numbering, so every element contributes to them in the same order.</summary>
     public abstract class Reduction
     {
         internal object Array;
@@ -39,8 +40,8 @@ namespace System.MP.Arrays
         long lastNumber = -1;
 
         /// <summary>Raised on every rank, in reduction-number order, with (number, result), from
-        /// within <see cref="Scheduler.Run"/>; not for a number whose combine function threw
-        /// (its <see cref="Result"/> task fails). An exception from a handler is reported by Run.</summary>
+        /// within <see cref="Scheduler.Run"/>; not for a number that failed (its
+        /// <see cref="Result"/> task fails). An exception from a handler is reported by Run.</summary>
         public event Action<long, T> Completed;
 
         internal Reduction(Func<T, T, T> combine) { this.combine = combine; }
@@ -49,7 +50,8 @@ namespace System.MP.Arrays
         /// completes within <see cref="Scheduler.Run"/>). The last 1024 results are kept for a
         /// late caller; an older number (or one another reduction of the array took) raises
         /// InvalidOperationException. The task fails with InvalidOperationException when the
-        /// combine function threw for that number.</summary>
+        /// number failed: the combine function threw, the combined value could not be sent, or
+        /// elements gave that number to different reductions of the array (all of them fail).</summary>
         public Task<T> Result(long number)
         {
             if (number < 0) throw new ArgumentOutOfRangeException(nameof(number), number, "System.MP.Arrays: reduction numbers start at 0");
@@ -79,7 +81,7 @@ namespace System.MP.Arrays
             Completed?.Invoke(number, (T)value);
         }
 
-        /// <summary>Reduction number has no result (a combine function threw): its task fails,
+        /// <summary>Reduction number has no result (see <see cref="Result"/>): its task fails,
         /// and Completed is not raised for it.</summary>
         internal override void Fail(long number, Exception failure) => Settle(number).TrySetException(failure);
 

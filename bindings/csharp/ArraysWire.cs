@@ -294,7 +294,8 @@ namespace System.MP.Arrays
         public int Reduction = -1;   // −1: no contribution in it
         [Transportable] public byte[] Value;
         [Transportable] public long[] DeltaAt, Delta;
-        [Transportable] public string Failure;   // the combine function or a value's encoding threw: no value, counts kept
+        [Transportable] public string Failure;   // the combine function or a value's encoding threw, or reductions were mixed: no value, counts kept
+        [Transportable] public int[] Others;     // reductions given to this number besides Reduction (the elements disagreed)
     }
 
     /// <summary>What makes an index an index: value equality, and a home rank every rank computes alike.</summary>

@@ -228,6 +228,70 @@ public class Joiner : Element<int>
     [EntryMethod] public void Give(int times) { for (int i = 0; i < times; i++) Contribute(Count, 1L); }
 }
 
+/// <summary>A message the serializer refuses once Payload holds a delegate.</summary>
+public class Parcel
+{
+    public int Serial;
+    [Transportable] public object Payload;
+
+    public static Parcel Good() => new Parcel { Serial = 1 };
+    public static Parcel Bad() => new Parcel { Serial = -1, Payload = new Action(() => { }) };
+}
+
+/// <summary>Counts the parcels it gets; asked to relay, sends a refused parcel and then a good
+/// one to each target, from inside an element.</summary>
+public class Refusing : Element<int>
+{
+    public int Got, Bad, Refusals;
+    [Transportable] public object Payload;
+
+    [EntryMethod]
+    public void Take(Parcel p)
+    {
+        if (p == null || p.Serial != 1 || p.Payload != null) Bad++;
+        Got++;
+    }
+
+    [EntryMethod]
+    public void Relay(int[] targets)
+    {
+        foreach (int to in targets) {
+            try {
+                Send(to, nameof(Take), Parcel.Bad());
+            } catch (ArgumentException) {
+                Refusals++;
+            }
+            Send(to, nameof(Take), Parcel.Good());
+        }
+    }
+}
+
+/// <summary>Contributes to two reductions of one array: in the same order as every element, or
+/// (mixed) even elements A then B and odd ones B then A, which the shared numbering refuses.</summary>
+public class Mixer : Element<int>
+{
+    public static Reduction<long> A, B;
+
+    [EntryMethod]
+    public void Give(bool mixed)
+    {
+        if (mixed && Index % 2 == 1) { Contribute(B, 1000L); Contribute(A, 1L); }
+        else { Contribute(A, 1L); Contribute(B, 1000L); }
+    }
+}
+
+/// <summary>Does a fixed amount of arithmetic per message, so its measured load grows.</summary>
+public class Worker : Element<int>
+{
+    public double Acc;
+
+    [EntryMethod]
+    public void Work(int iterations)
+    {
+        for (int i = 1; i <= iterations; i++) Acc += Math.Sqrt(i + Acc % 7);
+    }
+}
+
 public struct Pair { public int A; public double B; }
 public class Point { public long X; public double Y; }
 public class MovingPoint : Point { public int Z; }
@@ -951,6 +1015,17 @@ static class ArraysTest
         int wrong = 0;
         foreach (Summer e in a.LocalElements) if (e.Results != 1 || e.LastSum != n) wrong++;
         Check.Equal(0L, Sum(wrong), "the result still reaches every element");
+        // a combine function that throws is one fault on every rank (number 3). Before, the rank
+        // where it ran got it twice: when it threw, and again with the failed result
+        var faults = new List<Exception>();
+        EventHandler<ArrayFaultEventArgs> collect = (sender, e) => faults.Add(e.Exception);
+        s.Faulted += collect;
+        if (rank == 0) a.Broadcast(nameof(Summer.GivePicky), 0);
+        s.Run();
+        s.Faulted -= collect;
+        Check.True(faults.Count == 1 && faults[0] is InvalidOperationException && faults[0].Message.Contains("number 3")
+                   && faults[0].Message.Contains("negative parts"),
+                   $"one fault for the failed number on this rank: {string.Join(" | ", faults.Select(f => f.GetType().Name + ": " + f.Message))}");
     }
 
     /// <summary>An element inserted by another joins the reductions from its inserter's next
@@ -977,6 +1052,134 @@ static class ArraysTest
         }
         Joiner child;
         Check.True(rank != last || (a.TryGetLocal(2, out child) && child.Contributions == 4), "the child's first contribution is number 3");
+    }
+
+    /// <summary>A Send the serializer refuses (a delegate in the message) raises
+    /// ArgumentException and consumes nothing: the next message from the same sender to the same
+    /// element arrives. From a rank's code and from inside an element, to an element on the same
+    /// rank and on the next. Before, the refused Send had taken the message number, the element
+    /// waited for it for ever, and every later message from that sender stayed undelivered.</summary>
+    static void RefusedSends(Scheduler s)
+    {
+        // elements 2r (relays) and 2r+1 (receivers) live on rank r
+        var a = ObjectArray<int, Refusing>.Create(s, Enumerable.Range(0, 2 * size), i => new Refusing(), i => i / 2);
+        int local = 2 * rank + 1, remote = 2 * ((rank + 1) % size) + 1;
+        foreach (int to in new[] { local, remote }) {
+            var refused = Check.Throws<ArgumentException>(() => a.Send(to, nameof(Refusing.Take), Parcel.Bad()),
+                                                          $"a parcel holding a delegate, to element {to}, is refused");
+            Check.True(refused == null || refused.Message.Contains("Action"), $"the refusal names the delegate's type: {refused?.Message}");
+            a.Send(to, nameof(Refusing.Take), Parcel.Good());
+        }
+        s.Run();
+        Refusing r;
+        Check.True(a.TryGetLocal(local, out r) && r.Got == 2 && r.Bad == 0,
+                   $"from rank code: element {local} got the 2 good parcels after the refused ones ({r?.Got} of 2, {r?.Bad} bad)");
+        Check.Equal(0L, Sum(a.HeldMessages), "nothing held");
+        a.Send(2 * rank, nameof(Refusing.Relay), new[] { local, remote });
+        s.Run();
+        Check.True(a.TryGetLocal(2 * rank, out r) && r.Refusals == 2, $"inside an element: both bad parcels refused ({r?.Refusals})");
+        Check.True(a.TryGetLocal(local, out r) && r.Got == 4 && r.Bad == 0,
+                   $"from elements: element {local} got the 2 good parcels after the refused ones ({r?.Got} of 4, {r?.Bad} bad)");
+        Check.Equal(0L, Sum(a.HeldMessages), "nothing held after the elements' sends");
+        if (size < 2) return;
+        // an insertion on another rank of an element that cannot travel: refused, nothing counted;
+        // the same index inserted right afterwards lives and gets its messages
+        int index = 2 * size + rank, there = (rank + 1) % size;
+        Check.Throws<ArgumentException>(() => a.Insert(index, new Refusing { Payload = new Action(() => { }) }, there),
+                                        "an insertion of an element that cannot travel is refused");
+        a.Insert(index, new Refusing(), there);
+        a.Send(index, nameof(Refusing.Take), Parcel.Good());
+        s.Run();
+        Check.Equal(3L * size, Sum(a.LocalCount), "every good insertion lives, no refused one");
+        Check.True(a.TryGetLocal(2 * size + (rank + size - 1) % size, out r) && r.Got == 1,
+                   $"the element inserted after a refused insertion got its message ({r?.Got})");
+    }
+
+    static string Outcome(Reduction<long> reduction, long number)
+    {
+        try {
+            Task<long> t = reduction.Result(number);
+            return t.IsFaulted ? "failed: " + t.Exception.InnerException.Message : t.IsCompleted ? "= " + t.Result : "pending";
+        } catch (Exception e) {
+            return "Result threw " + e.GetType().Name + ": " + e.Message;
+        }
+    }
+
+    /// <summary>Elements that contribute to an array's two reductions in different orders (the
+    /// reductions share one numbering): numbers 0 and 1 fail for both reductions on every rank,
+    /// with one InvalidOperationException per number per rank, no Completed and no partial
+    /// value; in the same order afterwards, the next numbers are exact. Before, the scheduler
+    /// reported the mix but Completed still fired with partial values (A #0 = 3, expected 8).</summary>
+    static void ReductionsInDifferentOrders(Scheduler s)
+    {
+        int n = 2 * size + 1;
+        var a = ObjectArray<int, Mixer>.Create(s, Enumerable.Range(0, n), i => new Mixer(), Placement.RoundRobin);
+        Mixer.A = a.DefineReduction<long>(Op.Sum);
+        Mixer.B = a.DefineReduction<long>(Op.Sum);
+        var completed = new List<string>();
+        Mixer.A.Completed += (k, v) => completed.Add($"A #{k} = {v}");
+        Mixer.B.Completed += (k, v) => completed.Add($"B #{k} = {v}");
+        var faults = new List<Exception>();
+        EventHandler<ArrayFaultEventArgs> collect = (sender, e) => faults.Add(e.Exception);
+        s.Faulted += collect;
+        if (rank == 0) a.Broadcast(nameof(Mixer.Give), true);
+        s.Run();
+        Check.True(completed.Count == 0, $"no Completed for the numbers the elements disagreed on: {string.Join(", ", completed)}");
+        foreach (long k in new long[] { 0, 1 })
+            foreach (var r in new[] { Mixer.A, Mixer.B }) {
+                string outcome = Outcome(r, k);
+                Check.True(outcome.StartsWith("failed: ") && outcome.Contains("different reductions") && outcome.Contains($"number {k}"),
+                           $"reduction {(r == Mixer.A ? "A" : "B")} #{k} fails, saying why: {outcome}");
+            }
+        Check.True(faults.Count == 2 && faults.All(f => f is InvalidOperationException)
+                   && faults[0].Message.Contains("number 0") && faults[1].Message.Contains("number 1"),
+                   $"one fault per failed number on this rank: {string.Join(" | ", faults.Select(f => f.GetType().Name + ": " + f.Message))}");
+        faults.Clear();
+        if (rank == 0) a.Broadcast(nameof(Mixer.Give), false);
+        s.Run();
+        s.Faulted -= collect;
+        Check.True(faults.Count == 0, $"no fault when every element contributes in the same order: {string.Join(" | ", faults.Select(f => f.Message))}");
+        Check.True(completed.SequenceEqual(new[] { $"A #2 = {n}", $"B #3 = {1000L * n}" }),
+                   $"the next numbers are exact: {string.Join(", ", completed)}");
+    }
+
+    /// <summary>Placement.Block as its documentation says: position i of n on rank ⌊i·p/n⌋, that
+    /// is rank r holds [⌈r·n/p⌉, ⌈(r+1)·n/p⌉), so 5 positions on 2 ranks are 0–2 and 3–4.</summary>
+    static void BlockPlacement(Scheduler s)
+    {
+        foreach (int n in new[] { 1, 5, 7, 2 * size + 1 }) {
+            var a = ObjectArray<int, Worker>.Create(s, Enumerable.Range(0, n), i => new Worker(), Placement.Block);
+            int first = (rank * n + size - 1) / size, end = ((rank + 1) * n + size - 1) / size;
+            var mine = a.LocalElements.Select(w => w.Index).OrderBy(i => i).ToArray();
+            Check.True(mine.SequenceEqual(Enumerable.Range(first, end - first)),
+                       $"Placement.Block of {n} on {size} ranks: rank {rank} holds [{first}, {end}), got [{string.Join(",", mine)}]");
+        }
+        if (size == 2) {
+            var five = ObjectArray<int, Worker>.Create(s, Enumerable.Range(0, 5), i => new Worker(), Placement.Block);
+            Check.Equal(rank == 0 ? 3 : 2, five.LocalCount, "5 on 2 ranks: rank 0 takes the extra element");
+        }
+    }
+
+    /// <summary>Balance resets the loads when it takes them, before its moves: work that runs
+    /// inside Balance (a message sent before it) is measured for the next balance.</summary>
+    static void BalanceResetsBeforeMoving(Scheduler s)
+    {
+        int n = 2 * size;
+        var a = ObjectArray<int, Worker>.Create(s, Enumerable.Range(0, n), i => new Worker());
+        for (int i = rank; i < n; i += size) a.Send(i, nameof(Worker.Work), 200000);
+        s.Run();
+        Check.True(a.LocalElements.All(w => w.Load > 0), "every element measured its work");
+        if (rank == 0) a.Send(0, nameof(Worker.Work), 200000);   // delivered inside Balance
+        double[] gathered = null;
+        a.Balance((loads, ranks) => {
+            gathered = loads.Select(l => l.Load).ToArray();
+            return loads.Select(l => l.Rank).ToArray();
+        });
+        Check.True(rank != 0 || (gathered != null && gathered.Length == n && gathered.All(l => l > 0)),
+                   $"the balancer saw every element's load: {(gathered == null ? "none" : string.Join(",", gathered))}");
+        foreach (Worker w in a.LocalElements)
+            Check.True(w.Index == 0 ? w.Load > 0 : w.Load == 0,
+                       $"element {w.Index}: load {w.Load} after Balance (only element 0 worked since the loads were taken)");
     }
 
     /// <summary>An internal location note (index at rank since epoch), as the arrays send them.</summary>
@@ -1010,6 +1213,10 @@ static class ArraysTest
             MigrationThatCannotHappen(s);
             ReductionFailures(s);
             InsertionJoinsItsInserter(s);
+            RefusedSends(s);
+            ReductionsInDifferentOrders(s);
+            BlockPlacement(s);
+            BalanceResetsBeforeMoving(s);
         }
         collector?.Dispose();
         return Check.FinishWithNoPinLeft("ArraysTest");
