@@ -11,6 +11,7 @@
 #include "error_record.h"
 #include "gc_hooks.h"
 #include "layout.h"
+#include "names.h"
 #include "class_plan.h"
 #include "sd_threads.h"
 #include "sd_wire.h"
@@ -21,6 +22,7 @@
 #include <mono/metadata/attrdefs.h>
 #include <mono/metadata/class.h>
 #include <mono/metadata/image.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,23 +88,32 @@ static int allow(allowed *r, MonoClass *k)
     return 0;
 }
 
-/* A class named on the wire that is not in R may still come if marked [Transportable] and
- * assignable to a type in R (API.md). Only simple names "Ns.Name, image" are looked up. */
-static const rt_class_plan *polymorphic(allowed *r, const sd_type *t)
+/* The class a message's type names, as loaded here; NULL when its assembly is not loaded or no
+ * such class is in it. Only simple names "Ns.Name, image" are looked up (*simple says whether the
+ * name was one): nested and generic classes are not (reference.md, Known issues). */
+static MonoClass *class_named(const sd_type *t, int *simple)
 {
     char name[SD_MAX_NAME + 1];
     memcpy(name, t->name, t->name_len);
     name[t->name_len] = '\0';
     char *comma = strstr(name, ", ");
-    if (!comma || strpbrk(name, "[]<>/`+*&"))
+    *simple = comma && !strpbrk(name, "[]<>/`+*&");
+    if (!*simple)
         return NULL;
     *comma = '\0';
     MonoImage *image = mono_image_loaded(comma + 2);
     if (!image)
         return NULL;
     char *dot = strrchr(name, '.');
-    MonoClass *k = dot ? (*dot = '\0', mono_class_from_name(image, name, dot + 1))
-                       : mono_class_from_name(image, "", name);
+    return dot ? (*dot = '\0', mono_class_from_name(image, name, dot + 1)) : mono_class_from_name(image, "", name);
+}
+
+/* A class named on the wire that is not in R may still come if marked [Transportable] and
+ * assignable to a type in R (API.md). */
+static const rt_class_plan *polymorphic(allowed *r, const sd_type *t)
+{
+    int simple;
+    MonoClass *k = class_named(t, &simple);
     const rt_class_plan *p = k ? rt_plan_for_class(k) : NULL;
     if (!p || !p->polymorphic)
         return NULL;
@@ -205,8 +216,6 @@ static void give_way(uint64_t *seen)
 /* Records created or linked between two looks at the epoch. */
 #define RECORDS_PER_GC_CHECK 256
 
-static MonoObject *create_array(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
-                                MonoDomain *domain, uint64_t *seen);
 static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
                               uint64_t *seen);
 
@@ -234,72 +243,74 @@ static int made_as(MonoObject *o, const rt_class_plan *p, const sd_record *rec)
     return p->shape == RT_OBJECT || rt_array_length(o) == rec->elements;
 }
 
-/* Creates record i's object (no constructor runs), stores it in objs[i] at once, then fills
- * its data; references come later. Allocation may collect, and a large array is filled in
- * chunks that give way to collections: every address is fetched from the pinned objs afresh.
- * A collection is created empty and uninitialised, its elements into an E[] in items[i]: it is
- * rebuilt from them once every reference is linked. An object already in objs[i] — made by a
- * managed factory (made: checked first), or one of the graph reused — only gets its data. */
-static MonoObject *create(MonoArray *objs, MonoArray *items, uint32_t i, const rt_class_plan *p,
-                          const sd_record *rec, MonoDomain *domain, uint64_t *seen, int made)
+/* Can an array of plan p have the record's bounds? A T[] is always zero-based (T[*] and T[,]
+ * take any lower bound); *lower is the one it cannot have. Checked before anything is made. */
+static int bounds_fit(const rt_class_plan *p, const sd_record *rec, int32_t *lower)
+{
+    *lower = rec->lower_bounds[0];
+    return !(p->shape == RT_ARRAY && p->vector && rec->lower_bounds[0]);
+}
+
+/* Makes record i's object, without its data (no constructor runs), and stores it in objs[i] at
+ * once: the pinned objs keeps it reachable while later ones allocate, and every address is
+ * fetched from it afresh. A collection is made empty and uninitialised, and the E[] of its
+ * elements in items[i]: it is rebuilt from them once every reference is linked. An object already
+ * in objs[i] — made by a managed factory (made: checked here), or one of a graph reused — is
+ * kept. NULL when it cannot be made (out of memory, or bounds_fit refuses). Everything a read
+ * can fail at while making objects fails here, before any data is written (fill). */
+static MonoObject *make_object(MonoArray *objs, MonoArray *items, uint32_t i, const rt_class_plan *p, const sd_record *rec,
+                        MonoDomain *domain, int made)
 {
     MonoObject *o = entry_of(objs, i);
-    if (o) { /* the data only, as a new one gets it */
-        if (made && !made_as(o, p, rec))
-            return NULL;
-        if (p->shape == RT_OBJECT) {
-            copy_data((uint8_t *)o + sizeof(MonoObject), rec->data, p);
-            return o;
-        }
-        if (p->shape == RT_STRING)
-            return fill_string(objs, i, rec, seen);
-        return fill_array(objs, i, p, rec, seen);
-    }
+    if (o)
+        return made && !made_as(o, p, rec) ? NULL : o;
     if (p->shape == RT_COLLECTION) {
         if (!(o = mono_object_new_specific(p->vtable)))
             return NULL;
         hold_at(objs, i, o);
-        return create_array(items, i, p->items, rec, domain, seen) ? entry_of(objs, i) : NULL;
+        return make_object(items, NULL, i, p->items, rec, domain, 0) ? entry_of(objs, i) : NULL;
     }
-    if (p->shape == RT_STRING) {
+    if (p->shape == RT_STRING)
         o = (MonoObject *)mono_string_new_size(domain, (int32_t)rec->elements);
-        if (!o)
+    else if (p->shape == RT_OBJECT)
+        o = mono_object_new_specific(p->vtable); /* a value type too: an empty box */
+    else { /* an array, or a collection's elements as E[] */
+        uintptr_t lengths[SD_MAX_RANK];
+        intptr_t lower[SD_MAX_RANK];
+        int zero_based = 1;
+        int32_t bad;
+        for (uint32_t d = 0; d < p->rank; d++) {
+            lengths[d] = rec->lengths[d];
+            lower[d] = rec->lower_bounds[d];
+            zero_based &= lower[d] == 0;
+        }
+        if (!bounds_fit(p, rec, &bad))
             return NULL;
-        hold_at(objs, i, o);
-        return fill_string(objs, i, rec, seen);
+        o = (MonoObject *)(p->rank == 1 && zero_based ? mono_array_new_specific(p->vtable, lengths[0])
+                                                      : mono_array_new_full(domain, p->klass, lengths,
+                                                                            zero_based ? NULL : lower));
     }
-    if (p->shape == RT_OBJECT) {
-        /* a value type too: an empty box, filled below (no wire bytes in its slots) */
-        o = mono_object_new_specific(p->vtable);
-        if (!o)
-            return NULL;
-        copy_data((uint8_t *)o + sizeof(MonoObject), rec->data, p); /* no Mono call since new */
-        hold_at(objs, i, o);
-        return o;
-    }
-    return create_array(objs, i, p, rec, domain, seen);
+    if (!o)
+        return NULL;
+    hold_at(objs, i, o);
+    return o;
 }
 
-/* An array record (or a collection's elements, as E[]) into objs[i]. */
-static MonoObject *create_array(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
-                                MonoDomain *domain, uint64_t *seen)
+/* Copies record i's data into its object (made or reused), around the reference slots: those
+ * keep what allocation left (zero) or what a reused object holds until linking stores a checked
+ * object there, so no object is ever visible to the GC with wire bytes in a reference slot. A
+ * large array or string is copied in chunks that give way to collections. Cannot fail. */
+static void fill(MonoArray *objs, MonoArray *items, uint32_t i, const rt_class_plan *p, const sd_record *rec,
+                 uint64_t *seen)
 {
-    uintptr_t lengths[SD_MAX_RANK];
-    intptr_t lower[SD_MAX_RANK];
-    int zero_based = 1;
-    for (uint32_t d = 0; d < p->rank; d++) {
-        lengths[d] = rec->lengths[d];
-        lower[d] = rec->lower_bounds[d];
-        zero_based &= lower[d] == 0;
-    }
-    if (p->vector && !zero_based)
-        return NULL; /* T[] has no lower bound */
-    MonoArray *a = p->rank == 1 && zero_based ? mono_array_new_specific(p->vtable, lengths[0])
-                                              : mono_array_new_full(domain, p->klass, lengths, zero_based ? NULL : lower);
-    if (!a)
-        return NULL;
-    hold_at(objs, i, (MonoObject *)a);
-    return fill_array(objs, i, p, rec, seen);
+    if (p->shape == RT_OBJECT)
+        copy_data((uint8_t *)entry_of(objs, i) + sizeof(MonoObject), rec->data, p);
+    else if (p->shape == RT_STRING)
+        fill_string(objs, i, rec, seen);
+    else if (p->shape == RT_COLLECTION)
+        fill_array(items, i, p->items, rec, seen);
+    else
+        fill_array(objs, i, p, rec, seen);
 }
 
 /* Copies an array record's element data into the array objs[i] (references come later). */
@@ -390,16 +401,287 @@ static void record_at(const sd_place *place, const sd_type *types, sd_record *re
     }
 }
 
-/* Fails the read: `what` ("the root", ...) is not a k. */
-static int not_a(const char *what, MonoClass *k)
+/* ---- refusals: what the message holds, where, what was declared there, and the fix ----
+ * Run only on the way out of a failed read: they may call Mono, allocate, and walk the message
+ * again. */
+
+/* What a refusal needs to know of the message. */
+typedef struct message {
+    const sd_place *places;
+    const sd_type *types;
+    const sd_header *h;
+    const rt_class_plan *const *plans; /* by type index; NULL where a type is not resolved */
+    MonoClass *expected;
+} message;
+
+/* The length of a qualified name ("Ns.Name, image") without its assembly. */
+static int short_len(const char *name, uint32_t len)
 {
-    const rt_class_plan *kp = rt_plan_for_class(k);
-    return error_record(SD_ERR_SERIALIZATION, NULL, "%s is not a %.*s", what, kp ? (int)kp->qualified_name_len : 1,
-                        kp ? kp->qualified_name : "?");
+    for (uint32_t i = len; i-- > 1;)
+        if (name[i - 1] == ',' && name[i] == ' ')
+            return (int)(i - 1);
+    return (int)len;
 }
 
+/* A class's name for messages, without its assembly, into buf. */
+static const char *class_text(MonoClass *k, char *buf, size_t cap)
+{
+    const rt_class_plan *p = k ? rt_plan_for_class(k) : NULL;
+    if (p) {
+        snprintf(buf, cap, "%.*s", short_len(p->qualified_name, p->qualified_name_len), p->qualified_name);
+    } else {
+        char *name = k ? rt_class_name(k) : NULL;
+        snprintf(buf, cap, "%s", name ? name : "?");
+        free(name);
+    }
+    return buf;
+}
+
+/* Appends to out (a string of cap bytes) what printf would write. */
+static void append(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *out, size_t cap, const char *fmt, ...)
+{
+    size_t len = strlen(out);
+    if (len + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + len, cap - len, fmt, ap);
+    va_end(ap);
+}
+
+/* Where a record's references lie on the wire, by its type entry (the plan may be unknown):
+ * *groups groups of *per, *stride bytes apart. 0 when it has none. */
+static int wire_references(const sd_type *t, const sd_place *place, uint64_t *groups, uint32_t *per, size_t *stride)
+{
+    if (!place->refs)
+        return 0;
+    int array_like = t->kind == SD_ARRAY || t->kind == SD_COLLECTION;
+    *groups = array_like ? place->elements : 1;
+    *per = array_like && t->element == SD_ELEM_REFS ? 1 : t->ref_count;
+    *stride = t->element == SD_ELEM_STRUCTS ? t->data_size + 4u * t->ref_count : 4u * *per;
+    return 1;
+}
+
+/* Appends the step from record i to its reference s of group e: ".Next", "[3]", "[1,2].Label"
+ * (an array's indices with its lower bounds). Sets *declared to the slot's declared class (NULL
+ * when the record's type is not resolved here). */
+static void step_text(const message *m, uint32_t i, uint64_t e, uint32_t s, char *out, size_t cap, MonoClass **declared)
+{
+    sd_record rec;
+    record_at(&m->places[i], m->types, &rec);
+    const sd_type *t = &m->types[rec.type_index];
+    const rt_class_plan *p = m->plans[rec.type_index];
+    const char *name = p && s < p->nslots ? p->slots[s].name : NULL;
+    *declared = p && s < p->nslots ? p->slots[s].declared : NULL;
+    if (t->kind == SD_OBJECT) {
+        if (name)
+            append(out, cap, ".%s", name);
+        else
+            append(out, cap, ".(reference %u)", s);
+        return;
+    }
+    int64_t index[SD_MAX_RANK];
+    for (uint32_t d = t->rank; d-- > 0;) {
+        index[d] = (int64_t)(rec.lengths[d] ? e % rec.lengths[d] : 0) + rec.lower_bounds[d];
+        e = rec.lengths[d] ? e / rec.lengths[d] : 0;
+    }
+    append(out, cap, "[");
+    for (uint32_t d = 0; d < t->rank; d++)
+        append(out, cap, d ? ",%lld" : "%lld", (long long)index[d]);
+    append(out, cap, "]");
+    if (t->element == SD_ELEM_STRUCTS) {
+        if (name && *name)
+            append(out, cap, ".%s", name);
+        else if (!name)
+            append(out, cap, ".(reference %u)", s);
+    }
+}
+
+/* The path from the root to the first record, in breadth-first order of the message's
+ * references, that is record `which` (by_type 0) or of type `which` (by_type 1): "root",
+ * "root.Shapes[2].Next" (a long one keeps its first and last steps). *declared: the class
+ * declared where it is held (the expected class for the root; NULL when not known). Returns the
+ * record found, or -1 (out then says why). */
+static int64_t path_text(const message *m, int by_type, uint32_t which, char *out, size_t cap, MonoClass **declared)
+{
+    uint32_t n = m->h->record_count, root = (uint32_t)m->h->root;
+    *declared = NULL;
+    out[0] = '\0';
+    int64_t found = -1;
+    int32_t *parent = malloc((size_t)n * sizeof *parent);
+    uint32_t *slot = malloc((size_t)n * sizeof *slot), *queue = malloc((size_t)n * sizeof *queue);
+    uint64_t *group = malloc((size_t)n * sizeof *group);
+    if (!parent || !slot || !queue || !group) {
+        snprintf(out, cap, "(a record whose path could not be traced: out of memory)");
+        goto done;
+    }
+    memset(parent, 0xff, (size_t)n * sizeof *parent); /* -1: not reached */
+    parent[root] = (int32_t)root;
+    queue[0] = root;
+    for (uint32_t head = 0, tail = 1; head < tail && found < 0; head++) {
+        uint32_t i = queue[head];
+        if (by_type ? m->places[i].type_index == which : i == which) {
+            found = i;
+            break;
+        }
+        const sd_type *t = &m->types[m->places[i].type_index];
+        uint64_t groups;
+        uint32_t per;
+        size_t stride;
+        if (!wire_references(t, &m->places[i], &groups, &per, &stride))
+            continue;
+        for (uint64_t e = 0; e < groups; e++)
+            for (uint32_t s = 0; s < per; s++) {
+                int32_t to = sd_i32(m->places[i].refs + e * stride + 4 * s);
+                if (to >= 0 && parent[to] < 0) {
+                    parent[to] = (int32_t)i;
+                    group[to] = e;
+                    slot[to] = s;
+                    queue[tail++] = (uint32_t)to;
+                }
+            }
+    }
+    if (found < 0) { /* not reached from the root (bytes no writer makes) */
+        for (uint32_t i = 0; i < n && found < 0; i++)
+            if (by_type ? m->places[i].type_index == which : i == which)
+                found = i;
+        if (found >= 0)
+            snprintf(out, cap, "record %lld (not reached from the root)", (long long)found);
+        else
+            snprintf(out, cap, "the type table (no record of that type)");
+        found = -1;
+        goto done;
+    }
+    uint32_t depth = 0;
+    for (uint32_t at = (uint32_t)found; at != root; at = (uint32_t)parent[at])
+        queue[depth++] = at; /* the record found first, the root's child last */
+    snprintf(out, cap, "root");
+    *declared = m->expected;
+    enum { HEAD = 6, TAIL = 8 };
+    for (uint32_t d = depth; d-- > 0;) {
+        uint32_t from_root = depth - 1 - d;
+        if (depth > HEAD + TAIL && from_root == HEAD)
+            append(out, cap, "(+%u steps)", depth - HEAD - TAIL);
+        MonoClass *k = NULL;
+        char step[256] = "";
+        step_text(m, (uint32_t)parent[queue[d]], group[queue[d]], slot[queue[d]], step, sizeof step, &k);
+        *declared = k;
+        if (!(depth > HEAD + TAIL && from_root >= HEAD && d >= TAIL))
+            append(out, cap, "%s", step);
+    }
+done:
+    free(parent);
+    free(slot);
+    free(queue);
+    free(group);
+    return found;
+}
+
+/* Fails the read: type entry `type` of the message (plan p, NULL when it is not allowed) cannot
+ * be received. Names the expected class, the class found, where it is held and what to change. */
+static int refuse_type(const message *m, uint32_t type, const rt_class_plan *p)
+{
+    char path[400], want[256], held[256];
+    MonoClass *declared;
+    const sd_type *t = &m->types[type];
+    int found_len = short_len(t->name, t->name_len);
+    path_text(m, 1, type, path, sizeof path, &declared);
+    class_text(m->expected, want, sizeof want);
+    char where[300] = ""; /* " where a D is declared", not at the root */
+    if (declared && declared != m->expected)
+        snprintf(where, sizeof where, " where a %s is declared", class_text(declared, held, sizeof held));
+    else if (declared && strcmp(path, "root"))
+        snprintf(where, sizeof where, " where a %s is declared", want);
+    const char *d = declared ? (declared == m->expected ? want : held) : want;
+    if (p) {
+        const char *why = p->denied ? p->denied
+                        : p->abstract ? "it is abstract or an interface, so the bytes are corrupt or hostile"
+                        : !p->vtable  ? "it cannot be instantiated here"
+                                      : NULL;
+        if (why)
+            return error_record(SD_ERR_SERIALIZATION, NULL,
+                                "receiving a %s: %s holds a %.*s%s, which cannot be created from this message: %s",
+                                want, path, found_len, t->name, where, why);
+        return error_record(SD_ERR_SERIALIZATION, NULL,
+                            "receiving a %s: %s holds a %.*s%s, whose layout here (%u data bytes, %u references) "
+                            "differs from the message's (%u, %u): both ends must run the same assemblies",
+                            want, path, found_len, t->name, where, p->data_size, sd_wire_ref_count(p), t->data_size,
+                            t->ref_count);
+    }
+    int simple;
+    MonoClass *k = class_named(t, &simple);
+    int at_root = !strcmp(path, "root");
+    if (!k && !simple)
+        return error_record(SD_ERR_SERIALIZATION, NULL,
+                            "receiving a %s: %s holds a %.*s%s, which is not allowed: a nested or generic class is not "
+                            "yet received where a base class is declared (reference.md, Known issues); %s %.*s",
+                            want, path, found_len, t->name, where, at_root ? "receive it as a" : "declare the field as a",
+                            found_len, t->name);
+    int image_len = found_len + 2 <= (int)t->name_len ? (int)t->name_len - found_len - 2 : 0; /* after ", " */
+    if (!k)
+        return error_record(SD_ERR_SERIALIZATION, NULL,
+                            "receiving a %s: %s holds a %.*s%s, which is not allowed: no class of that name is loaded "
+                            "here (assembly %.*s): both ends must run the same assemblies",
+                            want, path, found_len, t->name, where, image_len, t->name + t->name_len - image_len);
+    if (declared && mono_class_is_assignable_from(declared, k))
+        return error_record(SD_ERR_SERIALIZATION, NULL,
+                            "receiving a %s: %s holds a %.*s%s, which is not allowed: %.*s derives from %s but is not "
+                            "marked [Transportable]; mark class %.*s [Transportable] so that it may be received as a "
+                            "%s%s%.*s",
+                            want, path, found_len, t->name, where, found_len, t->name, d, found_len, t->name, d,
+                            at_root ? ", or receive it as a " : "", at_root ? found_len : 0, t->name);
+    if (at_root)
+        return error_record(SD_ERR_SERIALIZATION, NULL,
+                            "receiving a %s: root holds a %.*s, which is not allowed: %.*s is not a %s; receive it as "
+                            "a %.*s, or send a %s",
+                            want, found_len, t->name, found_len, t->name, want, found_len, t->name, want);
+    return error_record(SD_ERR_SERIALIZATION, NULL,
+                        "receiving a %s: %s holds a %.*s%s, which is not allowed: %.*s is not a %s (the bytes are "
+                        "corrupt or hostile, or the two ends run different assemblies)",
+                        want, path, found_len, t->name, where, found_len, t->name, d);
+}
+
+/* Fails the read: reference s of group e of record i names record `to`, which is not of a class
+ * the slot accepts (or, with i == -1, the root is not an expected). */
+static int refuse_link(const message *m, int64_t i, uint64_t e, uint32_t s, uint32_t to)
+{
+    char path[400], want[256], held[256], found[256];
+    MonoClass *declared = m->expected;
+    const rt_class_plan *tp = m->plans[m->places[to].type_index];
+    class_text(m->expected, want, sizeof want);
+    class_text(tp->klass, found, sizeof found);
+    if (i < 0)
+        return error_record(SD_ERR_SERIALIZATION, NULL,
+                            "receiving a %s: root holds a %s, which is not a %s; receive it as a %s, or send a %s", want,
+                            found, want, found, want);
+    path_text(m, 0, (uint32_t)i, path, sizeof path, &declared);
+    step_text(m, (uint32_t)i, e, s, path + strlen(path), sizeof path - strlen(path), &declared);
+    return error_record(SD_ERR_SERIALIZATION, NULL,
+                        "receiving a %s: %s holds a %s where a %s is declared, and %s is not a %s (the bytes are "
+                        "corrupt or hostile, or the two ends run different assemblies)",
+                        want, path, found, class_text(declared, held, sizeof held), found, held);
+}
+
+/* Fails the read: record i is a T[] (always zero-based) with another lower bound. */
+static int refuse_bounds(const message *m, uint32_t i, int32_t lower)
+{
+    char path[400], want[256], found[256];
+    MonoClass *declared;
+    path_text(m, 0, i, path, sizeof path, &declared);
+    class_text(m->expected, want, sizeof want);
+    class_text(m->plans[m->places[i].type_index]->klass, found, sizeof found);
+    return error_record(SD_ERR_SERIALIZATION, NULL,
+                        "receiving a %s: %s holds a %s with lower bound %d, but a %s is always zero-based (the bytes "
+                        "are corrupt or hostile)",
+                        want, path, found, lower, found);
+}
+
+/* Links record i's references. It fails only where a reference does not fit its slot, which
+ * check_links, when it ran, has ruled out: then it cannot fail. */
 static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p, const sd_record *rec,
-                       uint32_t i, const rt_class_plan **record_plans, fit_cache *cache, uint64_t *seen)
+                       uint32_t i, const rt_class_plan **record_plans, fit_cache *cache, uint64_t *seen,
+                       const message *m)
 {
     uint64_t groups;
     size_t stride;
@@ -416,7 +698,7 @@ static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p
                 continue;
             }
             if (!fits(cache, record_plans[idx], p->slots[s].declared))
-                return not_a("a reference points to an object that", p->slots[s].declared);
+                return refuse_link(m, i, e, s, (uint32_t)idx);
             /* computed after the check: the store gets current addresses */
             mono_gc_wbarrier_generic_store(slot_address(holder, p, i, e, s), entry_of(objs, idx));
         }
@@ -647,7 +929,8 @@ typedef struct managed {
 /* Makes every record's object with its class's managed factory into the holder (its pinned GC
  * handle) at [0, count), and links those whose class has a linker: 1 when made, 0 when there is
  * no maker, some class has no factory or a length does not fit an int (the reader makes them
- * itself), or the error (recorded). link_only: the objects exist (a graph reused), only link.
+ * itself), or the error (recorded). link_only: the objects exist (a graph reused), only link;
+ * then a failure is 0 too, not an error: the reader links every record, each slot again.
  * Every reference must have been checked (check_links). Runs managed code: the caller holds no
  * address but the pinned holder. */
 static int managed_create(uint32_t holder, const sd_place *places, uint32_t count, const rt_class_plan **plans,
@@ -682,6 +965,8 @@ static int managed_create(uint32_t holder, const sd_place *places, uint32_t coun
         return 1;
     }
     work_give(&kept_numbers, numbers, bytes, mine);
+    if (link_only)
+        return 0; /* (a graph reused is partly linked: the reader links every record again) */
     return error_record(MPC_ERR_NO_MEMORY, NULL, "making the %u objects of a message failed (out of memory?)",
                         count);
 }
@@ -706,7 +991,7 @@ static int reusable(MonoObject *o, const rt_class_plan *p, const sd_record *rec)
 /* Before anything is created or overwritten: every reference fits its slot, the root fits T. */
 static int check_links(const sd_place *places, const sd_type *types, const sd_header *h,
                        const rt_class_plan **plans, const rt_class_plan **record_plans, MonoClass *expected,
-                       fit_cache *cache)
+                       fit_cache *cache, const message *m)
 {
     for (uint32_t i = 0; i < h->record_count; i++) {
         sd_record rec;
@@ -720,10 +1005,10 @@ static int check_links(const sd_place *places, const sd_type *types, const sd_he
             for (uint32_t s = 0; s < p->nslots; s++) {
                 int32_t idx = sd_i32(rec.refs + e * stride + 4 * s);
                 if (idx >= 0 && !fits(cache, record_plans[idx], p->slots[s].declared))
-                    return not_a("a reference points to an object that", p->slots[s].declared);
+                    return refuse_link(m, i, e, s, (uint32_t)idx);
             }
     }
-    return fits(cache, record_plans[h->root], expected) ? MPC_OK : not_a("the root", expected);
+    return fits(cache, record_plans[h->root], expected) ? MPC_OK : refuse_link(m, -1, 0, 0, (uint32_t)h->root);
 }
 
 static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse,
@@ -778,21 +1063,21 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     managed by_jit = {0};
     if (!plans || !types || allow(&r, expected))
         goto done;
+    message m = {places, types, &h, plans, expected}; /* for refusals */
     sd_cursor cur = {buf + SD_HEADER_BYTES, buf + len, NULL};
+    uint32_t refused = h.type_count; /* the first type that cannot be received */
     for (uint32_t t = 0; t < h.type_count; t++) {
         sd_parse_type(&cur, &types[t]); /* cannot fail: validated */
         plans[t] = resolve(&r, &types[t]);
-        if (!plans[t]) {
-            rc = failf("the message names type %.*s, which is not allowed for the expected type",
-                       (int)types[t].name_len, types[t].name);
-            goto done;
-        }
-        if (plans[t]->denied || !same_layout(plans[t], &types[t]) || plans[t]->abstract || !plans[t]->vtable) {
-            rc = failf(
-                "type %.*s cannot be created from this message (layout differs, abstract, or never travels)",
-                (int)types[t].name_len, types[t].name);
-            goto done;
-        }
+        /* (after a refusal the rest are still resolved where they can be: refuse_type names the
+         * fields on the path to the refused record) */
+        if (refused == h.type_count && (!plans[t] || plans[t]->denied || !same_layout(plans[t], &types[t]) ||
+                                        plans[t]->abstract || !plans[t]->vtable))
+            refused = t;
+    }
+    if (refused < h.type_count) {
+        rc = refuse_type(&m, refused, plans[refused]);
+        goto done;
     }
     /* type initializers before the first instance exists, as `new` would run them */
     int collections = 0;
@@ -828,8 +1113,13 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
             MonoObject *o = entry_of(objs, i);
             if (o && !reusable(o, record_plans[i], &rec))
                 hold_at(objs, i, NULL);
+            int32_t lower; /* (make would refuse it, but only after the first write: say so now) */
+            if (!bounds_fit(record_plans[i], &rec, &lower)) {
+                rc = refuse_bounds(&m, i, lower);
+                goto done;
+            }
         }
-        if ((rc = check_links(places, types, &h, plans, record_plans, expected, cache)) != MPC_OK)
+        if ((rc = check_links(places, types, &h, plans, record_plans, expected, cache, &m)) != MPC_OK)
             goto done;
         rc = MPC_ERR_NO_MEMORY;
     }
@@ -842,7 +1132,7 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     if (!reuse && !collections && h.record_count >= MANAGED_CREATE_RECORDS) {
         for (uint32_t i = 0; i < h.record_count; i++)
             record_plans[i] = plans[places[i].type_index];
-        if ((rc = check_links(places, types, &h, plans, record_plans, expected, cache)) != MPC_OK)
+        if ((rc = check_links(places, types, &h, plans, record_plans, expected, cache, &m)) != MPC_OK)
             goto done;
         if ((made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, 0, mine, &by_jit)) < 0) {
             rc = made;
@@ -850,33 +1140,50 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
         }
         rc = MPC_ERR_NO_MEMORY;
     }
+    /* A graph reused (ORecvInto) is written only once every object is made: making is what can
+     * still fail (memory; bounds_fit, already checked), and a failed read must leave the graph as
+     * it was. After the first write nothing fails: the data copies cannot, links were all checked
+     * (check_links), a failed managed linking is redone here, and the root was checked against
+     * expected. Reading into new objects, each is made and filled in turn (still in cache). */
+    int reused = reuse && !collections;
     uint64_t seen = gch_epoch();
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
         record_at(&places[i], types, &rec);
-        record_plans[i] = plans[rec.type_index];
-        if (!create(objs, items, i, plans[rec.type_index], &rec, domain, &seen, made)) {
-            rc = failf("cannot create an object of type %.*s", (int)plans[rec.type_index]->qualified_name_len,
-                       plans[rec.type_index]->qualified_name);
+        const rt_class_plan *p = record_plans[i] = plans[rec.type_index];
+        if (!make_object(objs, items, i, p, &rec, domain, made)) {
+            int32_t lower;
+            rc = !bounds_fit(p, &rec, &lower) ? refuse_bounds(&m, i, lower)
+                                              : failf("cannot create an object of type %.*s (out of memory?)",
+                                                      short_len(p->qualified_name, p->qualified_name_len),
+                                                      p->qualified_name);
             goto done;
         }
+        if (!reused)
+            fill(objs, items, i, p, &rec, &seen);
         if (i % RECORDS_PER_GC_CHECK == 0)
             give_way(&seen);
     }
-    /* a graph reused (ORecvInto): its objects, and those made new, linked in managed code where
-     * their class has a linker (every reference was checked before anything was written) */
-    if (reuse && !collections && h.record_count >= MANAGED_CREATE_RECORDS &&
-        (made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, 1, mine, &by_jit)) < 0) {
-        rc = made;
-        goto done;
+    for (uint32_t i = 0; reused && i < h.record_count; i++) {
+        sd_record rec;
+        record_at(&places[i], types, &rec);
+        fill(objs, items, i, record_plans[i], &rec, &seen);
+        if (i % RECORDS_PER_GC_CHECK == 0)
+            give_way(&seen);
     }
+    /* a graph reused: its objects, and those made new, linked in managed code where their class
+     * has a linker (every reference was checked before anything was written); if that fails
+     * (out of memory compiling a linker), the loop below links every record itself, each slot
+     * again, so the read still succeeds and nothing is left half linked */
+    if (reused && h.record_count >= MANAGED_CREATE_RECORDS)
+        made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, 1, mine, &by_jit);
     /* link the references: every target's type is known from its record */
     for (uint32_t i = 0; i < h.record_count; i++) {
         sd_record rec;
         record_at(&places[i], types, &rec);
         if (made && by_jit.links[i])
             continue; /* linked in managed code */
-        if ((rc = link_record(objs, items, plans[rec.type_index], &rec, i, record_plans, cache, &seen)) != MPC_OK)
+        if ((rc = link_record(objs, items, plans[rec.type_index], &rec, i, record_plans, cache, &seen, &m)) != MPC_OK)
             goto done;
         if (i % RECORDS_PER_GC_CHECK == 0)
             give_way(&seen);
@@ -884,7 +1191,7 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     if (collections && (rc = rebuild_collections(objs, items)) != MPC_OK)
         goto done;
     if (!mono_object_isinst(entry_of(objs, (uint32_t)h.root), expected)) {
-        rc = not_a("the root", expected);
+        rc = refuse_link(&m, -1, 0, 0, (uint32_t)h.root);
         goto done;
     }
     *result = entry_of(objs, (uint32_t)h.root); /* fetched after the check: it may move */

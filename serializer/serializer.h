@@ -55,8 +55,9 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
  * the same number (sd_record_order) has the same class — arrays the same bounds — instead of
  * creating them: their data is overwritten, their travelling references set (unmarked reference
  * fields keep their values). Strings, boxed values and collections are never reused, and a
- * message holding a collection reuses nothing. Every check that can fail runs before the first
- * reused object is written: a failed read leaves reuse as it was (unless memory runs out). */
+ * message holding a collection reuses nothing. Every check runs, and every new object is made,
+ * before the first reused object is written, and nothing after that can fail: a failed read
+ * leaves reuse as it was, whatever failed (memory included). */
 int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse, MonoObject **result);
 
 /* System.MP's SdtoFactories.Make, called through a function pointer (a reverse P/Invoke:

@@ -25,6 +25,10 @@ class Cargo
 
 class SubCargo : Cargo { public int Extra; }
 
+// A record with an array of structs after the root: hostile bytes give that array a lower bound.
+struct R2 { public int Mark; public int B; }
+class Rack { public int Id; [Transportable] public int[] Data; [Transportable] public R2[] Rows; [Transportable] public Rack Next; public string Label; }
+
 class Link { public int V; [Transportable] public Link Next; [Transportable] public Link Skip; [Transportable] public int[] Data; public Link Cache; }
 
 static class SdtoReuseTest
@@ -112,6 +116,68 @@ static class SdtoReuseTest
         Check.True(ReferenceEquals(ok, into) && ok.Id == prev, "usable afterwards");
     }
 
+    // A chain of n racks; the last one has an R2[] whose first element's Mark is mark.
+    static Rack MakeRacks(int n, int id, int mark)
+    {
+        Rack head = null;
+        for (int k = n - 1; k >= 0; k--)
+            head = new Rack { Id = id + k, Data = new[] { id, k }, Next = head, Label = "kept" + k,
+                              Rows = k == n - 1 ? new[] { new R2 { Mark = mark, B = id }, new R2 { Mark = mark + 1, B = -id } } : null };
+        return head;
+    }
+
+    // Every field of every rack, and every object's identity, as a value to compare.
+    static Tuple<string, List<object>> Snapshot(Rack r)
+    {
+        var text = new System.Text.StringBuilder();
+        var objects = new List<object>();
+        for (; r != null; r = r.Next) {
+            objects.Add(r); objects.Add(r.Data); objects.Add(r.Rows); objects.Add(r.Label);
+            text.Append($"{r.Id} {r.Label} [{(r.Data == null ? "null" : string.Join(",", r.Data))}] "
+                        + $"[{(r.Rows == null ? "null" : string.Join(",", r.Rows.Select(x => x.Mark + "/" + x.B)))}];");
+        }
+        return Tuple.Create(text.ToString(), objects);
+    }
+
+    // A message whose every check but one passes: an R2[] (a T[], always zero-based) with lower
+    // bound 1, after records the graph reuses (found by a fuzzer: the array was refused at its
+    // creation after the root's Id and Data had been overwritten, `g.Id = 777 (was 1)`). Every
+    // field of the graph must be as it was, and a good message still fits it afterwards. At 2
+    // racks (5 records: linked by the reader) and at 12 (25: linked in compiled code).
+    static void HostileBoundsLeaveTheGraph()
+    {
+        const int mark = 0x5EADBEEF;
+        foreach (int n in new[] { 2, 12 }) {
+            byte[] bytes = Serializer.Serialize(MakeRacks(n, 777, mark));
+            int at = -1;
+            for (int i = 32; i + 4 <= bytes.Length && at < 0; i++)
+                if (BitConverter.ToInt32(bytes, i) == mark) at = i;
+            Check.True(at > 40 && BitConverter.ToInt32(bytes, at - 8) == 2 && BitConverter.ToInt32(bytes, at - 4) == 0,
+                       "the R2[]'s length and lower bound precede its first element (FORMAT.md)");
+            BitConverter.GetBytes(1).CopyTo(bytes, at - 4);
+
+            Rack into = MakeRacks(n, 1, 5);
+            var before = Snapshot(into);
+            MPSerializationException e = null;
+            Ring.Exchange(() => world.Send(bytes, next, 7), () => {
+                e = Check.Throws<MPSerializationException>(() => world.ORecvInto(into, prev, 7), $"{n} racks: an R2[] with lower bound 1 is refused");
+                return null;
+            });
+            Check.True(e != null && e.Message.Contains("lower bound 1"), $"{n} racks: it says why: " + e?.Message);
+            var after = Snapshot(into);
+            Check.Equal(before.Item1, after.Item1, $"{n} racks: every field as it was");
+            Check.True(before.Item2.Count == after.Item2.Count && before.Item2.Zip(after.Item2, ReferenceEquals).All(same => same),
+                       $"{n} racks: every reference as it was");
+
+            Rack ok = null;
+            Ring.Exchange(() => world.OSend(MakeRacks(n, rank * 100, 9), next, 8), () => { ok = world.ORecvInto(into, prev, 8); return null; });
+            var good = Snapshot(ok);
+            Check.True(ReferenceEquals(ok, into) && before.Item2.Zip(good.Item2, (x, y) => x is string || ReferenceEquals(x, y)).All(same => same)
+                       && good.Item1 == Snapshot(MakeRacks(n, prev * 100, 9)).Item1,
+                       $"{n} racks: a good message is received into the same objects afterwards: {good.Item1}");
+        }
+    }
+
     /// <summary>1,200 OSend + ORecvInto of 256 KiB graphs (300 MiB, more than OSend buffers)
     /// with nothing allocated: no collection runs, so only OSend itself can free the buffers of
     /// its earlier sends.</summary>
@@ -161,6 +227,7 @@ static class SdtoReuseTest
         SameShape();
         OtherShapes();
         FailuresLeaveTheGraph();
+        HostileBoundsLeaveTheGraph();
         LongLoopWithoutCollections();
         LargeGraphs();
         return Check.Finish("SdtoReuseTest");

@@ -53,6 +53,7 @@ struct Pair { public int Key; [Transportable] public string Label; public string
 class BaseShape { public int Sides; }
 [Transportable] class Square : BaseShape { public double Edge; }
 class Triangle : BaseShape { public double Height; }      // not marked: no polymorphic travel
+class Circle : BaseShape { public double Radius; }        // not marked; Square's layout, a name as long
 class Holder { [Transportable] public BaseShape Shape; }
 class Secret { public int Code; }
 class Res { public int Row, Col; [Transportable] public double[,] Block; }   // the shallow-water record
@@ -206,7 +207,8 @@ static class SdtoTest
         BitConverter.GetBytes(1).CopyTo(swapped, at + 4);
         var refused = Check.Throws<MPSerializationException>(() => Serializer.Deserialize<Chain>(swapped, 0, swapped.Length),
                                                              "a reference to a record of the wrong type in a large message");
-        Check.True(refused != null && refused.Message.Contains("is not a"), "it says which reference does not fit: " + refused?.Message);
+        Check.True(refused != null && refused.Message.Contains("receiving a Chain: root.Next holds a System.String where a Chain is declared"),
+                   "it says which reference does not fit, where, and what was declared there: " + refused?.Message);
         var fine = Serializer.Deserialize<Chain>(chain, 0, chain.Length);
         Check.True(fine.V == n - 1 && fine.Label == "L" + (n - 1) && fine.Next.Label == "L" + (n - 2), "the unswapped message still reads");
 
@@ -328,7 +330,8 @@ static class SdtoTest
         // a type not reachable from T, and a root not assignable to T
         byte[] secret = Serializer.Serialize(new Secret { Code = 1234 });
         var e1 = Check.Throws<MPSerializationException>(() => Serializer.Deserialize<Record>(secret, 0, secret.Length), "a type not reachable from T");
-        Check.True(e1 != null && e1.Message.Contains("Secret"), "the message names the refused type: " + e1?.Message);
+        Check.True(e1 != null && e1.Message.Contains("receiving a Record: root holds a Secret") && e1.Message.Contains("receive it as a Secret"),
+                   "the message names the expected type, the type found, where, and the fix: " + e1?.Message);
         Check.Throws<MPSerializationException>(() => Serializer.Deserialize<Secret>(valid, 0, valid.Length), "a root not assignable to T");
         byte[] tri = Serializer.Serialize(new Triangle());
         Check.Throws<MPSerializationException>(() => Serializer.Deserialize<BaseShape>(tri, 0, tri.Length), "an unmarked subclass as its base type");
@@ -347,6 +350,24 @@ static class SdtoTest
             Check.Throws<MPSerializationException>(() => world.ORecv<Record>(prev, 9), "ORecv of a graph of another type");
             return null;
         });
+        Ring.Exchange(() => world.OSend(new Triangle { Sides = 3 }, next, 12), () => {
+            var e2 = Check.Throws<MPSerializationException>(() => world.ORecv<BaseShape>(prev, 12), "ORecv<BaseShape> of an unmarked Triangle");
+            Check.True(e2 != null && e2.Message.Contains("receiving a BaseShape: root holds a Triangle")
+                       && e2.Message.Contains("mark class Triangle [Transportable]"),
+                       "it names both types, where, and which class to mark: " + e2?.Message);
+            return null;
+        });
+        // an unmarked subclass in a field declared as its base: only hostile bytes hold one (the
+        // sender refuses it), here a Square renamed Circle
+        byte[] circle = Serializer.Serialize(new Holder { Shape = new Square { Sides = 1, Edge = 2 } });
+        int named = 0;
+        for (int i = 0; i + 6 <= circle.Length; i++)
+            if (System.Text.Encoding.ASCII.GetString(circle, i, 6) == "Square") { System.Text.Encoding.ASCII.GetBytes("Circle").CopyTo(circle, i); named++; }
+        Check.Equal(1, named, "the Square's type name appears once in its bytes");
+        var e3 = Check.Throws<MPSerializationException>(() => Serializer.Deserialize<Holder>(circle, 0, circle.Length), "an unmarked subclass in a base-typed field");
+        Check.True(e3 != null && e3.Message.Contains("receiving a Holder: root.Shape holds a Circle where a BaseShape is declared")
+                   && e3.Message.Contains("mark class Circle [Transportable]"),
+                   "it names both types, the field path, the declared type and which class to mark: " + e3?.Message);
         Ring.Exchange(() => world.Send(new byte[] { 1, 2, 3 }, next, 10), () => {
             Check.Throws<MPSerializationException>(() => world.ORecv<Record>(prev, 10), "ORecv of bytes that are no graph");
             return null;
