@@ -59,9 +59,10 @@ MPC_API int mpc_finalize_within(double seconds, int exit_status);
 /* The number of seconds (>= 0) in environment variable `variable`; `fallback` when it is unset or
  * empty, and when it is not such a number (then said on stderr). */
 MPC_API double mpc_env_seconds(const char *variable, double fallback);
-/* In a job spanning hosts each rank exchanges a heartbeat with its two ring neighbours (a thread,
- * while MPI runs with MPI_THREAD_MULTIPLE). A neighbour silent for MOTOR_HEARTBEAT_TIMEOUT
- * seconds (default 4; 0: no heartbeat) is named on stderr, and the rank kills itself (SIGKILL), so
+/* In a job spanning hosts each rank watches the nearest rank on another host in each direction of
+ * the ring (a thread, while MPI runs with MPI_THREAD_MULTIPLE). One silent for
+ * MOTOR_HEARTBEAT_TIMEOUT seconds (default 4; 0: no heartbeat) that a TCP connection cannot reach
+ * either is named on stderr, and the rank kills itself (SIGKILL), so
  * Hydra ends the whole job at once; should the signal fail it exits with this status (sysexits'
  * EX_UNAVAILABLE). */
 #define MPC_EXIT_PEER_LOST 69
