@@ -42,6 +42,10 @@ static inline int bench_mpi_init(int *argc, char ***argv)
     return mpc_init(argc, argv, MPI_THREAD_MULTIPLE, &provided);
 }
 
-static inline int bench_mpi_finalize(void) { return mpc_finalize_within(1.0, 0); }
+static inline int bench_mpi_finalize(void)
+{
+    double bound = mpc_env_seconds("MOTOR_FINALIZE_TIMEOUT", MPC_FINALIZE_TIMEOUT_DEFAULT);
+    return mpc_finalize_within(bound, 0);
+}
 
 #endif

@@ -47,16 +47,22 @@ MPC_API int mpc_init(int *argc, char ***argv, int required, int *provided);
 MPC_API int mpc_finalize(void);
 /* For a program with nothing left to do once MPI ends: a barrier of World (every rank finished,
  * so no message of the job is pending), then MPI_Finalize. If that has not returned `seconds`
- * after the barrier, the process ends at once with `exit_status`, stdio flushed: MPICH 4.0 over
- * UCX's TCP can hang in its teardown when ranks are on different hosts. seconds <= 0: plain
- * MPI_Finalize. */
+ * after the barrier, the process ends with `exit_status`, stdio flushed, after telling Hydra's
+ * process manager what MPI_Finalize would have (its barrier and "finalize", which MPI_Finalize's
+ * own talk with it is relayed through meanwhile), so the job still ends as a success. A job
+ * spanning hosts under Hydra skips MPI_Finalize's teardown (MPICH 4.0 over UCX's TCP can hang in
+ * it) and says only those words. seconds <= 0: plain MPI_Finalize. */
 MPC_API int mpc_finalize_within(double seconds, int exit_status);
+/* The bound a host gives mpc_finalize_within when MOTOR_FINALIZE_TIMEOUT is unset: generous, as
+ * a busy machine can take seconds to finish MPI_Finalize and a hang is rare. */
+#define MPC_FINALIZE_TIMEOUT_DEFAULT 30.0
 /* The number of seconds (>= 0) in environment variable `variable`; `fallback` when it is unset or
  * empty, and when it is not such a number (then said on stderr). */
 MPC_API double mpc_env_seconds(const char *variable, double fallback);
-/* In a job spanning hosts each rank exchanges a heartbeat with its two ring neighbours (a thread,
- * while MPI runs with MPI_THREAD_MULTIPLE). A neighbour silent for MOTOR_HEARTBEAT_TIMEOUT
- * seconds (default 4; 0: no heartbeat) is named on stderr, and the rank kills itself (SIGKILL), so
+/* In a job spanning hosts each rank watches the nearest rank on another host in each direction of
+ * the ring (a thread, while MPI runs with MPI_THREAD_MULTIPLE). One silent for
+ * MOTOR_HEARTBEAT_TIMEOUT seconds (default 4; 0: no heartbeat) that a TCP connection cannot reach
+ * either is named on stderr, and the rank kills itself (SIGKILL), so
  * Hydra ends the whole job at once; should the signal fail it exits with this status (sysexits'
  * EX_UNAVAILABLE). */
 #define MPC_EXIT_PEER_LOST 69

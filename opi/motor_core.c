@@ -53,7 +53,8 @@ int motor_core_finalize(void)
         return mpc_finalize(); /* MPC_ERR_NOT_INITIALIZED, with its record */
     gch_close_mpi();
     gch_transfers_close();
-    return mpc_finalize_within(mpc_env_seconds("MOTOR_FINALIZE_TIMEOUT", 1.0), 0);
+    double bound = mpc_env_seconds("MOTOR_FINALIZE_TIMEOUT", MPC_FINALIZE_TIMEOUT_DEFAULT);
+    return mpc_finalize_within(bound, 0);
 }
 
 /* Caller holds install_lock. */

@@ -4,7 +4,10 @@
 #   rank       one rank of h2 is killed (SIGKILL)
 #   host       every process of h2 is killed, Hydra's proxy included
 #   partition  h2's link goes down (the host is cut off; its processes live on)
-# Passes when the job ends with a non-zero status within 10 s of the failure, a message names the
+#   starved    one rank of h2 is stopped (SIGSTOP) for 6 s, longer than the heartbeat's timeout,
+#              then continued: a process starved of CPU is alive, and the job must end by itself
+#              with status 0 after its 20 s (it once ended as a lost host after 4 s)
+# Passes (but for starved) when the job ends with a non-zero status within 10 s of the failure, a message names the
 # failed host (Hydra's for a killed rank: its address; the launcher's for a killed host; the
 # heartbeat's for a partition: its name),
 # and no process is left on any host 10 s after the failure. Exits 77 (skipped, with the reason)
@@ -22,7 +25,9 @@ trap 'bash "$hosts_sh" down; rm -f "$out" "$out.rc"' EXIT
 bash "$hosts_sh" up 3 || { echo "FAIL: could not make 3 hosts"; exit 1; }
 
 # the job would run 60 s undisturbed; the outer timeout only catches a job that never ends
-( bash "$hosts_sh" run --ppn 2 --timeout $((90 * scale)) -- "$build/motor" "$build/tests/RingJob.exe" 60 \
+seconds=60
+[ "$mode" = starved ] && seconds=20
+( bash "$hosts_sh" run --ppn 2 --timeout $((90 * scale)) -- "$build/motor" "$build/tests/RingJob.exe" $seconds \
     >"$out" 2>&1; echo $? >"$out.rc" ) &
 job=$!
 # wait (bounded) until every rank has exchanged messages: rank 0 then prints "running"
@@ -39,6 +44,15 @@ case $mode in
     rank) kill -9 $(motors_on h2 | head -1) ;;
     host) bash "$hosts_sh" kill h2 ;;
     partition) bash "$hosts_sh" cut h2 ;;
+    starved)
+        stopped=$(motors_on h2 | head -1)
+        kill -STOP "$stopped"; sleep 6; kill -CONT "$stopped"
+        wait $job
+        rc=$(cat "$out.rc")
+        echo "starved: a rank of h2 stopped for 6 s; the job ended with status $rc"
+        grep -E '^motor:|RUNNING AT|BAD TERMINATION|^hosts-launch' "$out"
+        [ "$rc" = 0 ] || { echo "FAIL: the job of live processes did not end with status 0"; exit 1; }
+        exit 0 ;;
     *) echo "FAIL: unknown mode '$mode'"; exit 1 ;;
 esac
 wait $job
