@@ -254,7 +254,8 @@ namespace System.MP
         public int Count { get; }
         /// <summary>The size of the message in bytes.</summary>
         public long Bytes { get; }
-        /// <summary>true when Request.Cancel took effect; always false after a probe.</summary>
+        /// <summary>true when Request.Cancel took effect (nothing moved: Source is MP.AnySource,
+        /// Tag MP.AnyTag, Count and Bytes 0); always false after a probe.</summary>
         public bool Cancelled { get; }
 
         /// <summary>Source, tag, count and bytes on one line.</summary>

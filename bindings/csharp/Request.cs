@@ -34,7 +34,8 @@ namespace System.MP
         }
 
         /// <summary>Blocks until the transfer completes (other threads' collections proceed).
-        /// For a send, Source is -1, Count and Bytes are what was sent.</summary>
+        /// For a send, Source is -1, Count and Bytes are what was sent. A failed transfer raises
+        /// its MPException here and at every later Wait or Test.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Status Wait()
         {
@@ -90,7 +91,7 @@ namespace System.MP
         }
 
         /// <summary>Asks MPI to cancel the transfer; Wait or Test still completes the request,
-        /// and its Status tells whether the cancel took effect.</summary>
+        /// and its Status tells whether the cancel took effect (Cancelled, with nothing moved).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Cancel()
         {
