@@ -3,6 +3,7 @@
 
 #include "error_record.h"
 #include "liveness.h"
+#include "owned_handles.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,11 +103,22 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
     return MPC_OK;
 }
 
+/* Frees what callers made and never freed (a program's undisposed communicators and
+ * operators), which MPI_Finalize would otherwise report as leaks on every rank. */
+static void free_what_callers_left(void)
+{
+    int rc = owned_free_all();
+    if (rc != MPI_SUCCESS)
+        fprintf(stderr, "motor: freeing the MPI objects left at the end (communicators, groups, datatypes, "
+                        "operators) failed: %s\n", mpc_strerror(rc));
+}
+
 int mpc_finalize(void)
 {
     if (!mpc_is_initialized())
         return error_record(MPC_ERR_NOT_INITIALIZED, NULL,
                             "MPI is not initialised, or has been finalised already");
+    free_what_callers_left();
     liveness_stop();
     return MPI_Finalize();
 }
@@ -409,6 +421,7 @@ int mpc_finalize_within(double seconds, int exit_status)
     if (!mpc_is_initialized())
         return error_record(MPC_ERR_NOT_INITIALIZED, NULL,
                             "MPI is not initialised, or has been finalised already");
+    free_what_callers_left();
     if (seconds <= 0) {
         liveness_stop();
         return MPI_Finalize();
@@ -475,11 +488,13 @@ mpc_comm mpc_comm_self(void) { return MPI_COMM_SELF; }
 int mpc_comm_rank(mpc_comm comm, int *rank) { return MPI_Comm_rank(comm, rank); }
 int mpc_comm_size(mpc_comm comm, int *size) { return MPI_Comm_size(comm, size); }
 
+/* A communicator MPI just made for a caller: errors returned, and freed at the end of MPI if the
+ * caller never frees it (owned_handles.h). */
 static int adopt_new_comm(int rc, mpc_comm *out)
 {
     if (rc != MPI_SUCCESS || *out == MPI_COMM_NULL)
         return rc;
-    return MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+    return owned_add(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN), OWNED_COMM, (int)*out);
 }
 
 int mpc_comm_dup(mpc_comm comm, mpc_comm *out) { return adopt_new_comm(MPI_Comm_dup(comm, out), out); }
@@ -493,8 +508,9 @@ int mpc_comm_free(mpc_comm *comm)
 {
     if (*comm == MPI_COMM_NULL)
         return error_record(MPC_ERR_COMM_NULL, NULL, "the communicator has been freed already");
-    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
-        return MPC_OK; /* predefined communicators are never freed */
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF || !mpc_is_initialized())
+        return MPC_OK; /* predefined communicators are never freed; MPI's end freed the others */
+    owned_remove(OWNED_COMM, (int)*comm);
     return MPI_Comm_free(comm);
 }
 
@@ -816,8 +832,19 @@ int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const M
 
 /* ---- user operators ---- */
 
-int mpc_op_create(MPI_User_function *fn, int commutative, MPI_Op *op) { return MPI_Op_create(fn, commutative, op); }
-int mpc_op_free(MPI_Op *op) { return MPI_Op_free(op); }
+int mpc_op_create(MPI_User_function *fn, int commutative, MPI_Op *op)
+{
+    int rc = MPI_Op_create(fn, commutative, op); /* sequenced before *op is read */
+    return owned_add(rc, OWNED_OP, (int)*op);
+}
+
+int mpc_op_free(MPI_Op *op)
+{
+    if (!mpc_is_initialized())
+        return MPC_OK; /* the end of MPI freed it */
+    owned_remove(OWNED_OP, (int)*op);
+    return MPI_Op_free(op);
+}
 
 int mpc_type_bytes(size_t bytes, MPI_Datatype *type)
 {
@@ -826,11 +853,17 @@ int mpc_type_bytes(size_t bytes, MPI_Datatype *type)
                             "an element of %zu bytes is more than MPI's int count can describe", bytes);
     int rc = MPI_Type_contiguous((int)bytes, MPI_BYTE, type);
     if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(type)) != MPI_SUCCESS)
-        MPI_Type_free(type);
-    return rc;
+        MPI_Type_free(type); /* the commit's error is the one to report */
+    return owned_add(rc, OWNED_TYPE, (int)*type);
 }
 
-int mpc_type_free(MPI_Datatype *type) { return MPI_Type_free(type); }
+int mpc_type_free(MPI_Datatype *type)
+{
+    if (!mpc_is_initialized())
+        return MPC_OK; /* the end of MPI freed it */
+    owned_remove(OWNED_TYPE, (int)*type);
+    return MPI_Type_free(type);
+}
 
 /* ---- exact v-collectives, Exscan, Reduce_scatter_block (issue 13) ---- */
 
@@ -1100,23 +1133,41 @@ int mpc_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count, M
 
 /* ---- groups, topologies, intercommunicators, processes ---- */
 
-int mpc_comm_group(mpc_comm comm, mpc_group *group) { return MPI_Comm_group(comm, group); }
+int mpc_comm_group(mpc_comm comm, mpc_group *group)
+{
+    int rc = MPI_Comm_group(comm, group); /* sequenced before *group is read */
+    return owned_add(rc, OWNED_GROUP, (int)*group);
+}
 int mpc_group_size(mpc_group group, int *size) { return MPI_Group_size(group, size); }
 int mpc_group_rank(mpc_group group, int *rank) { return MPI_Group_rank(group, rank); }
 
 int mpc_group_incl(mpc_group group, int n, const int *ranks, mpc_group *out)
 {
-    return MPI_Group_incl(group, n, ranks, out);
+    int rc = MPI_Group_incl(group, n, ranks, out); /* sequenced before *out is read */
+    return owned_add(rc, OWNED_GROUP, (int)*out);
 }
 
 int mpc_group_excl(mpc_group group, int n, const int *ranks, mpc_group *out)
 {
-    return MPI_Group_excl(group, n, ranks, out);
+    int rc = MPI_Group_excl(group, n, ranks, out); /* sequenced before *out is read */
+    return owned_add(rc, OWNED_GROUP, (int)*out);
 }
 
-int mpc_group_union(mpc_group a, mpc_group b, mpc_group *out) { return MPI_Group_union(a, b, out); }
-int mpc_group_intersection(mpc_group a, mpc_group b, mpc_group *out) { return MPI_Group_intersection(a, b, out); }
-int mpc_group_difference(mpc_group a, mpc_group b, mpc_group *out) { return MPI_Group_difference(a, b, out); }
+int mpc_group_union(mpc_group a, mpc_group b, mpc_group *out)
+{
+    int rc = MPI_Group_union(a, b, out); /* sequenced before *out is read */
+    return owned_add(rc, OWNED_GROUP, (int)*out);
+}
+int mpc_group_intersection(mpc_group a, mpc_group b, mpc_group *out)
+{
+    int rc = MPI_Group_intersection(a, b, out); /* sequenced before *out is read */
+    return owned_add(rc, OWNED_GROUP, (int)*out);
+}
+int mpc_group_difference(mpc_group a, mpc_group b, mpc_group *out)
+{
+    int rc = MPI_Group_difference(a, b, out); /* sequenced before *out is read */
+    return owned_add(rc, OWNED_GROUP, (int)*out);
+}
 
 int mpc_group_translate_ranks(mpc_group a, int n, const int *ranks, mpc_group b, int *out)
 {
@@ -1125,8 +1176,9 @@ int mpc_group_translate_ranks(mpc_group a, int n, const int *ranks, mpc_group b,
 
 int mpc_group_free(mpc_group *group)
 {
-    if (*group == MPI_GROUP_NULL || *group == MPI_GROUP_EMPTY)
-        return MPC_OK; /* MPI_GROUP_EMPTY is predefined: nothing to free */
+    if (*group == MPI_GROUP_NULL || *group == MPI_GROUP_EMPTY || !mpc_is_initialized())
+        return MPC_OK; /* MPI_GROUP_EMPTY is predefined: nothing to free; MPI's end freed the rest */
+    owned_remove(OWNED_GROUP, (int)*group);
     return MPI_Group_free(group);
 }
 
@@ -1217,7 +1269,14 @@ int mpc_comm_spawn(const char *command, char **argv, int maxprocs, const char *w
     return adopt_new_comm(rc, out);
 }
 
-int mpc_comm_get_parent(mpc_comm *parent) { return adopt_new_comm(MPI_Comm_get_parent(parent), parent); }
+/* MPI's own handle, the same at every call: errors returned, never freed by mpc. */
+int mpc_comm_get_parent(mpc_comm *parent)
+{
+    int rc = MPI_Comm_get_parent(parent);
+    if (rc != MPI_SUCCESS || *parent == MPI_COMM_NULL)
+        return rc;
+    return MPI_Comm_set_errhandler(*parent, MPI_ERRORS_RETURN);
+}
 
 /* ---- non-blocking collectives ---- */
 

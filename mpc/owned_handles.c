@@ -1,0 +1,92 @@
+/* owned_handles.c — the MPI objects mpc made and no caller freed (owned_handles.h). MPICH's
+ * handles are ints; the list is small (what a program keeps alive), so a linear search does. */
+#include "owned_handles.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef struct {
+    owned_kind kind;
+    int handle;
+} owned;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static owned *list;
+static size_t count, capacity;
+
+int owned_add(int rc, owned_kind kind, int handle)
+{
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((kind == OWNED_COMM && handle == (int)MPI_COMM_NULL) || (kind == OWNED_GROUP && handle == (int)MPI_GROUP_NULL) ||
+        (kind == OWNED_GROUP && handle == (int)MPI_GROUP_EMPTY))
+        return rc; /* nothing to free: MPI_GROUP_EMPTY is predefined */
+    pthread_mutex_lock(&lock);
+    if (count == capacity) {
+        size_t grown = capacity ? 2 * capacity : 32;
+        owned *g = realloc(list, grown * sizeof *g);
+        if (g) {
+            list = g;
+            capacity = grown;
+        }
+    }
+    if (count < capacity)
+        list[count++] = (owned){kind, handle};
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+void owned_remove(owned_kind kind, int handle)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = count; i-- > 0;) {
+        if (list[i].kind == kind && list[i].handle == handle) {
+            for (size_t j = i + 1; j < count; j++) /* keeps the order of making */
+                list[j - 1] = list[j];
+            count--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* MPI_Comm_free and the other frees are local in MPICH (they release the handle and, for a
+ * communicator, its context id), so ranks that left different objects behind still end alike. */
+static int free_one(owned o)
+{
+    switch (o.kind) {
+    case OWNED_COMM: {
+        MPI_Comm c = (MPI_Comm)o.handle;
+        return MPI_Comm_free(&c);
+    }
+    case OWNED_GROUP: {
+        MPI_Group g = (MPI_Group)o.handle;
+        return MPI_Group_free(&g);
+    }
+    case OWNED_TYPE: {
+        MPI_Datatype t = (MPI_Datatype)o.handle;
+        return MPI_Type_free(&t);
+    }
+    case OWNED_OP: {
+        MPI_Op op = (MPI_Op)o.handle;
+        return MPI_Op_free(&op);
+    }
+    }
+    return MPI_ERR_ARG;
+}
+
+int owned_free_all(void)
+{
+    int first = MPI_SUCCESS;
+    pthread_mutex_lock(&lock);
+    while (count > 0) {
+        int rc = free_one(list[--count]);
+        if (first == MPI_SUCCESS)
+            first = rc;
+    }
+    free(list);
+    list = NULL;
+    capacity = 0;
+    pthread_mutex_unlock(&lock);
+    return first;
+}
