@@ -899,10 +899,12 @@ int mpc_comm_private(mpc_comm comm, mpc_comm *out)
         *out = (MPI_Comm)(intptr_t)attr;
         return MPC_OK;
     }
+    /* not an owned handle (owned_handles.h): freed by its communicator's attribute callback */
     MPI_Comm twin;
-    if ((rc = mpc_comm_dup(comm, &twin)) != MPC_OK)
+    if ((rc = MPI_Comm_dup(comm, &twin)) != MPI_SUCCESS)
         return rc;
-    if ((rc = MPI_Comm_set_attr(comm, private_keyval, (void *)(intptr_t)twin)) != MPI_SUCCESS) {
+    if ((rc = MPI_Comm_set_errhandler(twin, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_set_attr(comm, private_keyval, (void *)(intptr_t)twin)) != MPI_SUCCESS) {
         MPI_Comm_free(&twin);
         return rc;
     }

@@ -70,7 +70,7 @@ static class HostProbe
             var minLoc = Op.Create<Pair>((a, b) => a.Value <= b.Value ? a : b, true);
             Pair least = world.Allreduce(new Pair { Value = world.Rank, Rank = world.Rank }, minLoc);
             Intracomm dup = world.Dup();
-            dup.Barrier();
+            dup.OAllgather(new[] { world.Rank });   // gives dup its private twin, freed with it
             Intracomm half = world.Split(world.Rank % 2, 0);
             half.Barrier();
             Group g = world.Group.Incl(new[] { 0 });
