@@ -63,14 +63,24 @@ void gch_snapshot(int64_t out[GCH_COUNTER_COUNT]);
 
 struct gch_buffer;
 
-typedef struct gch_transfer_info {
+typedef struct gch_transfer_info gch_transfer_info;
+/* What follows a transfer finished with nobody waiting (its Request collected), before its
+ * record goes: may start *next, a receive the record then finishes in its place (the tail of a
+ * large graph, taken and dropped). Runs under the registry's lock, in the GC hook: MPI calls
+ * that do not block only. */
+typedef void (*gch_then_fn)(const gch_transfer_info *info, const mpc_status *st, MPI_Request *next);
+
+struct gch_transfer_info {
     uint32_t elem_size; /* bytes per element, for Status.Count */
     int32_t is_send;    /* non-zero: the Status comes from tag and bytes here (sends, collectives) */
-    int32_t tag;        /* sends: the tag sent with */
-    int64_t bytes;      /* sends: the bytes sent */
+    int32_t tag;        /* sends: the tag sent with; a graph's tail: the tag of its head */
+    int32_t tail;       /* non-zero: the receive of a large graph's tail (never cancelled) */
+    int64_t bytes;      /* sends: the bytes sent; receives into buffer: the bytes it holds */
     struct gch_buffer *buffer; /* native bytes MPI reads or writes (a serialized graph), or NULL:
                                   owned by the record, given back to the pool when it goes */
-} gch_transfer_info;
+    mpc_comm twin;      /* receives of graphs: where a tail would come from */
+    gch_then_fn then;   /* NULL, or what follows when nobody waits for it */
+};
 
 /* Registers a started transfer with its objects, objs[0..nobjs) (NULL entries: none; nobjs <=
  * GCH_TRANSFER_OBJECTS; the caller's stack holds them until then), early[i] a GC handle already
@@ -91,6 +101,9 @@ int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info);
 int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info *info, bool *busy);
 /* Gives it back; when completed (MPI freed the request), the record and its handles go. */
 void gch_transfer_release(int64_t id, int completed);
+/* While acquired: the record goes on with another request (req, *info), its old buffer given
+ * back to the pool (a graph's head done, its tail started). */
+void gch_transfer_replace(int64_t id, MPI_Request req, const gch_transfer_info *info);
 /* Bytes of the buffers of transfers registered with no owner, not yet finished. */
 int64_t gch_unowned_bytes(void);
 /* Frees the transfers with no owner that MPI has finished, oldest first, up to the first still

@@ -304,6 +304,18 @@ int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info
                              : "the request has completed already");
 }
 
+void gch_transfer_replace(int64_t id, MPI_Request req, const gch_transfer_info *info)
+{
+    enter();
+    int32_t i = index_of(id); /* current: the caller acquired it */
+    gch_buffer *old = records[i].info.buffer;
+    records[i].req = req; /* a receive with an owner: nothing counted as unowned */
+    records[i].info = *info;
+    leave();
+    if (old != info->buffer)
+        gch_buffer_give(old);
+}
+
 void gch_transfer_release(int64_t id, int completed)
 {
     handle_batch b;
@@ -326,7 +338,22 @@ static int finished(record *r);
 static void finish_abandoned(int32_t i, handle_batch *b)
 {
     int done;
-    mpc_test(&records[i].req, &done, NULL); /* completes and frees the request */
+    mpc_status st;
+    record *r = &records[i];
+    mpc_test(&r->req, &done, &st); /* completes and frees the request */
+    if (r->info.then) {
+        MPI_Request next = MPI_REQUEST_NULL;
+        r->info.then(&r->info, &st, &next);
+        if (next != MPI_REQUEST_NULL) { /* the record goes on with what followed */
+            if (r->info.buffer)
+                b->buffer[b->nbuffers++] = r->info.buffer;
+            r->info.buffer = NULL;
+            r->info.then = NULL;
+            r->info.tail = 1;
+            r->req = next;
+            return;
+        }
+    }
     free_record(i, b, GCH_PINS_RELEASED_BY_GC);
 }
 
@@ -394,14 +421,17 @@ void gch_transfers_close(void)
         record *r = &records[i];
         if (r->state != ACTIVE && r->state != ABANDONED)
             continue; /* free, or another thread waits on it */
-        int done = finished(r);
-        if (!done && !r->info.is_send) { /* a receive waiting; one already matched is not cancelled */
-            int cancelled = 0;
-            if (mpc_cancel(&r->req) == MPC_OK && mpc_test(&r->req, &cancelled, NULL) == MPC_OK)
-                done = cancelled;
-        }
-        if (done)
+        for (int pass = 0; pass < 2 && r->state != FREE; pass++) { /* a second for what followed */
+            int done = finished(r);
+            if (!done && !r->info.is_send) { /* a receive waiting; one already matched is not cancelled */
+                int cancelled = 0;
+                if (mpc_cancel(&r->req) == MPC_OK && mpc_test(&r->req, &cancelled, NULL) == MPC_OK)
+                    done = cancelled;
+            }
+            if (!done)
+                break;
             finish_abandoned(i, &b); /* (owned or not: nobody will wait for it now) */
+        }
     }
     leave();
     free_batch(&b);

@@ -87,8 +87,14 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
     } else if ((rc = MPI_Query_thread(&granted_thread_level)) != MPI_SUCCESS) {
         return rc;
     }
+    mpc_comm twin, parent = MPI_COMM_NULL;
     if ((rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
-        (rc = MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)) != MPI_SUCCESS)
+        (rc = MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
+        (rc = mpc_comm_private(MPI_COMM_WORLD, &twin)) != MPC_OK ||
+        (rc = mpc_comm_private(MPI_COMM_SELF, &twin)) != MPC_OK || (rc = mpc_comm_get_parent(&parent)) != MPC_OK)
+        return rc;
+    /* a spawned job: its parents make the twin as their spawn returns (adopt_new_comm) */
+    if (parent != MPI_COMM_NULL && (rc = mpc_comm_private(parent, &twin)) != MPC_OK)
         return rc;
     void *attr = NULL;
     int found = 0;
@@ -488,13 +494,20 @@ mpc_comm mpc_comm_self(void) { return MPI_COMM_SELF; }
 int mpc_comm_rank(mpc_comm comm, int *rank) { return MPI_Comm_rank(comm, rank); }
 int mpc_comm_size(mpc_comm comm, int *size) { return MPI_Comm_size(comm, size); }
 
-/* A communicator MPI just made for a caller: errors returned, and freed at the end of MPI if the
- * caller never frees it (owned_handles.h). */
+/* A communicator MPI just made for a caller (every member makes it in the same call): errors
+ * returned, its private twin made now while the members are together, and freed at the end of
+ * MPI if the caller never frees it (owned_handles.h). */
 static int adopt_new_comm(int rc, mpc_comm *out)
 {
     if (rc != MPI_SUCCESS || *out == MPI_COMM_NULL)
         return rc;
-    return owned_add(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN), OWNED_COMM, (int)*out);
+    mpc_comm twin;
+    if ((rc = owned_add(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN), OWNED_COMM, (int)*out)) != MPI_SUCCESS ||
+        (rc = mpc_comm_private(*out, &twin)) != MPC_OK) {
+        mpc_comm_free(out);
+        *out = MPI_COMM_NULL;
+    }
+    return rc;
 }
 
 int mpc_comm_dup(mpc_comm comm, mpc_comm *out) { return adopt_new_comm(MPI_Comm_dup(comm, out), out); }
@@ -884,6 +897,20 @@ static int free_private_twin(MPI_Comm comm, int keyval, void *attr, void *extra)
 static void create_private_keyval(void)
 {
     private_keyval_rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_private_twin, &private_keyval, NULL);
+}
+
+int mpc_comm_twin(mpc_comm comm, mpc_comm *out)
+{
+    void *attr = NULL;
+    int found = 0, rc;
+    if (private_keyval_rc != MPI_SUCCESS || private_keyval == MPI_KEYVAL_INVALID)
+        found = 0;
+    else if ((rc = MPI_Comm_get_attr(comm, private_keyval, &attr, &found)) != MPI_SUCCESS)
+        return rc;
+    if (!found)
+        return error_record(MPC_ERR_COMM_NULL, NULL, "the communicator has no private twin (it was not made by mpc)");
+    *out = (MPI_Comm)(intptr_t)attr;
+    return MPC_OK;
 }
 
 int mpc_comm_private(mpc_comm comm, mpc_comm *out)

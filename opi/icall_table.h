@@ -80,7 +80,7 @@
     X(ORecvInto, opi_orecv_into, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_TYPE, IC_OBJ, IC_OBJ_REF, IC_STATUS_REF)) \
     X(OBcast, opi_obcast, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_TYPE, IC_OBJ_REF)) \
     X(OIsend, opi_oisend, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(OIrecvMatch, opi_oirecv_match, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_I32_REF, IC_STATUS_REF)) \
+    X(OIrecvPost, opi_oirecv_post, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
     X(OIrecvComplete, opi_oirecv_complete, IC_I32, (IC_I64, IC_I32, IC_TYPE, IC_OBJ_REF, IC_I32_REF, IC_STATUS_REF)) \
     X(OScatter, opi_oscatter, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \
     X(OGather, opi_ogather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \

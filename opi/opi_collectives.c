@@ -751,7 +751,8 @@ static int icollective(const struct prepared *p, MPI_Comm comm, int32_t size, Mo
         opi_early_unpin(early, 2);
         return rc;
     }
-    gch_transfer_info info = {p ? p->elem_size : 1, 1, OPI_ANY_TAG, p ? (int64_t)p->received : 0, NULL};
+    gch_transfer_info info = {.elem_size = p ? p->elem_size : 1, .is_send = 1, .tag = OPI_ANY_TAG,
+                              .bytes = p ? (int64_t)p->received : 0};
     return opi_track_transfer(s.req, s.test_rc, s.done, &s.st, objs, 2, early, owner, &info,
                               "this rank's receive array", id, status);
 }

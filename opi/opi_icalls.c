@@ -777,7 +777,7 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
         opi_early_unpin(&early_pin, 1);
         return rc;
     }
-    gch_transfer_info info = {b->elem_size, is_send, tag, (int64_t)b->bytes, NULL};
+    gch_transfer_info info = {.elem_size = b->elem_size, .is_send = is_send, .tag = tag, .bytes = (int64_t)b->bytes};
     return opi_track_transfer(s.req, s.test_rc, s.done, &s.st, &obj, 1, &early_pin, owner, &info,
                               "the receive buffer", id, status);
 }
@@ -883,8 +883,15 @@ int32_t opi_request_cancel(int64_t id)
 {
     opi_request_call c = {.done = 0};
     gch_transfer_info info;
-    int rc, call_rc;
-    return (rc = call_on_request(id, do_cancel, 0, &c, &info, &call_rc)) != MPC_OK ? rc : call_rc;
+    int rc = gch_transfer_acquire(id, &c.req, &info);
+    if (rc != MPC_OK)
+        return rc;
+    /* A graph's tail is the rest of a message already matched: MPI cannot take a matched
+     * message back, and a cancelled tail would leave its sender waiting for ever. */
+    if (!info.tail)
+        rc = opi_call_mpi(do_cancel, &c, NULL, 0);
+    gch_transfer_release(id, 0);
+    return rc;
 }
 
 /* ---- many requests at once: the progress engine of `await` ---- */

@@ -310,8 +310,6 @@ namespace System.MP
         /// serialized size).</summary>
         public T ORecv<T>(int source, int tag, out Status status)
         {
-            if (oreceives.Pending) // OIrecv posted earlier may want the message: take a place after them
-                return OIrecv<T>(source, tag).Wait(out status);
             var st = new StatusData();
             object result = ReceiveGraph(source, tag, typeof(T), ref st);
             status = Status.Of(ref st);
@@ -379,13 +377,13 @@ namespace System.MP
         }
 
         /// <summary>Starts receiving the next graph from source with tag, whose root must be a
-        /// T; returns at once. No size is guessed: the message is matched by a probe when the
-        /// request starts or is tested or waited for, then received into a buffer of its exact
-        /// size. Receives posted earlier on this communicator are matched first, as in MPI.
-        /// Argument errors are thrown here.</summary>
+        /// T; returns at once. The receive is posted to MPI now, so it takes its place in MPI's
+        /// matching order: a receive posted later on this communicator (OIrecv, ORecv, Recv,
+        /// Irecv) never takes its message. No size is guessed: a graph of up to 64 KiB lands in
+        /// the posted buffer, a larger one is received into a buffer of its exact size once its
+        /// announcement has arrived. Argument errors are thrown here.</summary>
         public ORequest<T> OIrecv<T>(int source, int tag) => new ORequest<T>(this, source, tag).Start();
 
-        internal readonly OReceiveQueue oreceives = new OReceiveQueue();
 
         // ---- communicator management ----
 

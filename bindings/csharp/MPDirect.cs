@@ -83,7 +83,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ORecvInto(int comm, int size, int source, int tag, Type expected, object reuse, out object result, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OBcast(int comm, int size, int rank, object graph, int root, Type expected, out object result);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OIsend(int comm, int size, object graph, int dest, int tag, Request owner, out long id, ref StatusData status);
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OIrecvMatch(int comm, int size, int source, int tag, object owner, out long id, out int matched, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OIrecvPost(int comm, int size, int source, int tag, object owner, out long id, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OIrecvComplete(long id, int block, Type expected, out object result, out int completed, ref StatusData status);
         // Split representation: the pieces land in the thread's native receive buffer; sizes
         // tells where; SdReadIncoming reads one piece from there.

@@ -78,13 +78,21 @@ namespace System.MP
         // `await` does), never a status that no message produced.
         void RaisePendingError()
         {
-            if (failure != null)
-                throw failure;
+            if (failure == null)
+                return;
+            failureRaised = true;
+            throw failure;
         }
 
-        /// <summary>true once the transfer completed (a Test that discards the status).</summary>
+        bool failureRaised;   // a Wait or Test has raised the failure: IsCompleted is then simply true
+
+        /// <summary>true once the transfer completed (a Test that discards the status). The
+        /// call that finds a failed transfer complete raises its MPException; afterwards
+        /// IsCompleted is true.</summary>
         public bool IsCompleted {
             get {
+                if (failureRaised)
+                    return true;
                 Status unused;
                 return Test(out unused);
             }

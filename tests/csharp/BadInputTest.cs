@@ -213,11 +213,11 @@ static class BadInputTest
         });
         Check.True(e != null && e.ErrorClass == 14 /* MPICH's MPI_ERR_TRUNCATE */ && e.Message.ToLower().Contains("trunc"),
                    $"truncation error class and message: {e?.ErrorClass} {e?.Message}");
-        // MPI reports no size for a truncated message: the core says what the buffer held, how
-        // to learn the size, and keeps MPI's own text
-        Says(e, "longer than the 200 bytes (50 elements of 4 bytes) the receive buffer holds", "truncated window");
+        // MPI reports no size for a truncated message: the core says who sent it with which tag,
+        // what the buffer held and how to learn the size, without MPICH's internal stack
+        Says(e, "the message from rank " + prev + " with tag 5 is longer than the 200 bytes (50 elements of 4 bytes) the receive buffer holds", "truncated window");
         Says(e, "Probe first", "truncated window");
-        Says(e, "MPI: Message truncated", "truncated window");
+        Check.True(e == null || !e.Message.Contains("MPIR_"), "truncated window: no MPICH internals: " + e?.Message);
         Check.True(target.Take(5).All(x => x == -9) && target.Skip(55).All(x => x == -9), "guards around the window untouched");
         StillUsable("truncated range receive");
 

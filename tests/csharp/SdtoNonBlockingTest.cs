@@ -163,9 +163,12 @@ static class SdtoNonBlockingTest
         // hostile bytes: a byte[] that is no graph, received as a graph
         Request s = world.Isend(new byte[] { 1, 2, 3, 4, 5 }, next, 8);
         ORequest<Parcel> r = world.OIrecv<Parcel>(prev, 8);
-        Check.Throws<MPSerializationException>(() => r.Wait(), "OIrecv of bytes that are no graph");
+        var first = Check.Throws<MPSerializationException>(() => r.Wait(), "OIrecv of bytes that are no graph");
         s.Wait();
-        Check.True(r.Wait() == null, "the failure is raised once; the request is complete afterwards");
+        var again = Check.Throws<MPSerializationException>(() => r.Wait(), "a failed receive stays failed: Wait again");
+        Check.True(first != null && ReferenceEquals(first, again), "the same failure, raised again");
+        Parcel none;
+        Check.Throws<MPSerializationException>(() => r.Test(out none), "and Test raises it too");
         Request s2 = world.OIsend(Make(rank, 1, 1), next, 8);
         Check.Throws<MPSerializationException>(() => world.OIrecv<List<string>>(prev, 8).Wait(), "OIrecv of a graph of another type");
         s2.Wait();
@@ -199,6 +202,81 @@ static class SdtoNonBlockingTest
             live = MP.Stats.PendingRequests;
         }
         Check.Equal(0L, live, "dropped OIsend and OIrecv requests are finished by the core");
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static void PostAndForget(int count, int tag)
+    {
+        for (int i = 0; i < count; i++)
+            world.OIrecv<Parcel>(prev, tag);
+    }
+
+    /// <summary>OIrecvs dropped before any message came (the issue's pendingRequests=50): each
+    /// still takes its message, small or large, and every sender's request completes.</summary>
+    static void DroppedBeforeTheMessage()
+    {
+        PostAndForget(40, 33);
+        world.Barrier();   // every rank's receives are posted before any graph leaves
+        var sends = new Request[40];
+        for (int i = 0; i < sends.Length; i++)   // every other one past 64 KiB: announced, its tail after
+            sends[i] = world.OIsend(Make(rank, i, i % 2 == 0 ? 10 : 20000), next, 33);
+        // Collections let the core see the requests were dropped; the loop ends when this rank's
+        // sends all completed and the previous rank says the same of its own.
+        Request told = null;
+        while (true) {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            if (told == null && Request.TestAll(sends))
+                told = world.Isend(new int[1], next, 34);
+            if (told != null && world.Iprobe(prev, 34) != null)
+                break;
+        }
+        world.Recv(new int[1], prev, 34);
+        told.Wait();
+        world.Barrier();
+        Check.True(Request.TestAll(sends), "graphs sent to dropped OIrecvs all completed");
+    }
+
+    /// <summary>A plain receive posted after an OIrecv with the same envelope never takes the
+    /// OIrecv's message, whichever receive the message would suit (the issue's "Irecv gets the
+    /// graph, OIrecv the ints"), for a graph sent whole and one announced.</summary>
+    static void PlainReceivesKeepTheirPlace()
+    {
+        foreach (int doubles in new[] { 3, 20000 }) {
+            world.OSend(Make(rank, 7, doubles), next, 35);
+            Request ints = world.Isend(new[] { 1, 2, 3, 4 }, next, 35);
+            world.Barrier();   // both messages are on their way before the receives are posted
+            ORequest<Parcel> o = world.OIrecv<Parcel>(prev, 35);
+            var got = new int[4];
+            Request r = world.Irecv(got, prev, 35);
+            Exception failed = null;
+            Parcel p = null;
+            Status st = null;
+            try {
+                p = o.Wait();
+                st = r.Wait();
+            } catch (Exception e) {
+                failed = e;
+            }
+            ints.Wait();
+            Check.True(failed == null && Intact(p, prev, 7, doubles) && st.Count == 4 && got[3] == 4,
+                       $"{doubles} doubles: the OIrecv posted first gets the graph, the Irecv the ints ({failed?.Message})");
+            // a blocking Recv after an OIrecv posted before the messages came
+            ORequest<Parcel> early = world.OIrecv<Parcel>(prev, 36);
+            world.Barrier();
+            world.OSend(Make(rank, 8, doubles), next, 36);
+            Request more = world.Isend(new[] { 5, 6, 7, 8 }, next, 36);
+            failed = null;
+            try {
+                st = world.Recv(got, prev, 36);
+                p = early.Wait();
+            } catch (Exception e) {
+                failed = e;
+            }
+            more.Wait();
+            Check.True(failed == null && Intact(p, prev, 8, doubles) && st.Count == 4 && got[3] == 8,
+                       $"{doubles} doubles: a blocking Recv after the OIrecv gets the ints ({failed?.Message})");
+        }
     }
 
     /// <summary>Young graphs sent and received without blocking while another thread forces
@@ -265,6 +343,8 @@ static class SdtoNonBlockingTest
         BadInput();
         WhileCollecting();
         Dropped();
+        DroppedBeforeTheMessage();
+        PlainReceivesKeepTheirPlace();
         return Check.FinishWithNoPinLeft("SdtoNonBlockingTest");
     }
 }
