@@ -101,6 +101,8 @@ int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info);
 int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info *info, bool *busy);
 /* Gives it back; when completed (MPI freed the request), the record and its handles go. */
 void gch_transfer_release(int64_t id, int completed);
+/* Whether a transfer in flight may still use twin (a graph receive's tail comes from there). */
+bool gch_transfers_use_twin(mpc_comm twin);
 /* While acquired: the record goes on with another request (req, *info), its old buffer given
  * back to the pool (a graph's head done, its tail started). */
 void gch_transfer_replace(int64_t id, MPI_Request req, const gch_transfer_info *info);

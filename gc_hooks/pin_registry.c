@@ -304,6 +304,16 @@ int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info
                              : "the request has completed already");
 }
 
+bool gch_transfers_use_twin(mpc_comm twin)
+{
+    bool used = false;
+    enter();
+    for (int32_t i = 0; i < capacity && !used; i++)
+        used = records[i].state != FREE && !records[i].info.is_send && records[i].info.twin == twin;
+    leave();
+    return used;
+}
+
 void gch_transfer_replace(int64_t id, MPI_Request req, const gch_transfer_info *info)
 {
     enter();

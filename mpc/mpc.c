@@ -884,14 +884,58 @@ static pthread_once_t private_keyval_once = PTHREAD_ONCE_INIT;
 static int private_keyval = MPI_KEYVAL_INVALID;
 static int private_keyval_rc = MPI_SUCCESS;
 
-/* Frees the twin with its communicator (MPI_Comm_free, or MPI_Finalize for World and Self). */
+/* Twins that outlive their communicator (mpc_comm_keep_twin): owned handles, freed at the end. */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static MPI_Comm *kept_twins;
+static size_t kept_count, kept_capacity;
+
+/* Takes twin out of the kept ones; 1 when it was there. */
+static int unkeep(MPI_Comm twin)
+{
+    int found = 0;
+    pthread_mutex_lock(&kept_lock);
+    for (size_t i = 0; i < kept_count && !found; i++)
+        if (kept_twins[i] == twin) {
+            kept_twins[i] = kept_twins[--kept_count];
+            found = 1;
+        }
+    pthread_mutex_unlock(&kept_lock);
+    return found;
+}
+
+int mpc_comm_keep_twin(mpc_comm comm)
+{
+    MPI_Comm twin;
+    int rc = mpc_comm_twin(comm, &twin);
+    if (rc != MPC_OK)
+        return rc;
+    pthread_mutex_lock(&kept_lock);
+    if (kept_count == kept_capacity) {
+        size_t grown = kept_capacity ? 2 * kept_capacity : 8;
+        MPI_Comm *g = realloc(kept_twins, grown * sizeof *g);
+        if (g) {
+            kept_twins = g;
+            kept_capacity = grown;
+        }
+    }
+    int kept = kept_count < kept_capacity;
+    if (kept)
+        kept_twins[kept_count++] = twin;
+    pthread_mutex_unlock(&kept_lock);
+    if (!kept)
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the list of kept twins");
+    return owned_add(MPI_SUCCESS, OWNED_COMM, (int)twin);
+}
+
+/* Frees the twin with its communicator (MPI_Comm_free, or MPI_Finalize for World and Self),
+ * unless it outlives it (then it is an owned handle, freed at the end of MPI). */
 static int free_private_twin(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void)comm;
     (void)keyval;
     (void)extra;
     MPI_Comm twin = (MPI_Comm)(intptr_t)attr;
-    return MPI_Comm_free(&twin);
+    return unkeep(twin) ? MPI_SUCCESS : MPI_Comm_free(&twin);
 }
 
 static void create_private_keyval(void)

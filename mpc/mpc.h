@@ -163,6 +163,9 @@ typedef struct mpc_block {
 MPC_API int mpc_comm_private(mpc_comm comm, mpc_comm *out);
 /* The twin if comm has one already (never collective): MPC_OK, else MPC_ERR_COMM_NULL. */
 MPC_API int mpc_comm_twin(mpc_comm comm, mpc_comm *out);
+/* Before comm is freed: its twin outlives it (transfers still use it) and is freed at the end of
+ * MPI instead. */
+MPC_API int mpc_comm_keep_twin(mpc_comm comm);
 /* Root: block r of recvbuf from rank r (its own copied from sendbuf, sendbytes == its block's
  * bytes), got[0..size) filled; others send sendbytes, got untouched. */
 MPC_API int mpc_gatherv_exact(const void *sendbuf, size_t sendbytes, void *recvbuf, const mpc_block *blocks,

@@ -337,6 +337,13 @@ static int do_split(void *arg)
 static int do_free(void *arg)
 {
     struct comm_args *a = arg;
+    /* A graph receive still in flight may need the twin for its tail: the twin then outlives
+     * the communicator (freed at the end of MPI). */
+    mpc_comm twin;
+    int rc;
+    if (mpc_comm_twin(a->out, &twin) == MPC_OK && gch_transfers_use_twin(twin) &&
+        (rc = mpc_comm_keep_twin(a->out)) != MPC_OK)
+        return rc;
     return mpc_comm_free(&a->out);
 }
 

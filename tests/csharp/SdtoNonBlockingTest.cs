@@ -205,34 +205,59 @@ static class SdtoNonBlockingTest
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    static void PostAndForget(int count, int tag)
+    static void PostAndForget(Comm comm, int count, int tag)
     {
         for (int i = 0; i < count; i++)
-            world.OIrecv<Parcel>(prev, tag);
+            comm.OIrecv<Parcel>(prev, tag);
+    }
+
+    /// <summary>Collects until this rank's sends completed and the previous rank says the same
+    /// of its own (on World: the communicator of the sends may be gone).</summary>
+    static void CollectUntilAllSent(Request[] sends, int tag, Action meanwhile = null)
+    {
+        Request told = null;
+        while (true) {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            meanwhile?.Invoke();
+            if (told == null && Request.TestAll(sends))
+                told = world.Isend(new int[1], next, tag);
+            if (told != null && world.Iprobe(prev, tag) != null)
+                break;
+        }
+        world.Recv(new int[1], prev, tag);
+        told.Wait();
+    }
+
+    /// <summary>OIrecvs on a communicator disposed while their graphs are in flight: a dropped
+    /// one still takes its message (and a large graph's rest), a kept one still completes.</summary>
+    static void DisposedWhileReceiving()
+    {
+        Intracomm d = world.Dup();
+        ORequest<Parcel> kept = d.OIrecv<Parcel>(prev, 41);
+        PostAndForget(d, 6, 41);
+        d.Barrier();
+        var sends = new Request[7];
+        for (int i = 0; i < sends.Length; i++)
+            sends[i] = d.OIsend(Make(rank, i, i % 2 == 0 ? 20000 : 10), next, 41);
+        d.Dispose();
+        // a large graph's sender completes once its receiver has taken the rest: kept is tested
+        bool done = false;
+        CollectUntilAllSent(sends, 42, () => done = done || kept.IsCompleted);
+        Check.True(Intact(kept.Wait(), prev, 0, 20000), "an OIrecv whose communicator was disposed still gets its graph");
     }
 
     /// <summary>OIrecvs dropped before any message came (the pendingRequests=50): each
     /// still takes its message, small or large, and every sender's request completes.</summary>
     static void DroppedBeforeTheMessage()
     {
-        PostAndForget(40, 33);
+        PostAndForget(world, 40, 33);
         world.Barrier();   // every rank's receives are posted before any graph leaves
         var sends = new Request[40];
         for (int i = 0; i < sends.Length; i++)   // every other one past 64 KiB: announced, its tail after
             sends[i] = world.OIsend(Make(rank, i, i % 2 == 0 ? 10 : 20000), next, 33);
-        // Collections let the core see the requests were dropped; the loop ends when this rank's
-        // sends all completed and the previous rank says the same of its own.
-        Request told = null;
-        while (true) {
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
-            if (told == null && Request.TestAll(sends))
-                told = world.Isend(new int[1], next, 34);
-            if (told != null && world.Iprobe(prev, 34) != null)
-                break;
-        }
-        world.Recv(new int[1], prev, 34);
-        told.Wait();
+        // collections let the core see the requests were dropped
+        CollectUntilAllSent(sends, 34);
         world.Barrier();
         Check.True(Request.TestAll(sends), "graphs sent to dropped OIrecvs all completed");
     }
@@ -344,6 +369,7 @@ static class SdtoNonBlockingTest
         WhileCollecting();
         Dropped();
         DroppedBeforeTheMessage();
+        DisposedWhileReceiving();
         PlainReceivesKeepTheirPlace();
         return Check.FinishWithNoPinLeft("SdtoNonBlockingTest");
     }
