@@ -523,7 +523,8 @@ int mpc_comm_free(mpc_comm *comm)
         return error_record(MPC_ERR_COMM_NULL, NULL, "the communicator has been freed already");
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF || !mpc_is_initialized())
         return MPC_OK; /* predefined communicators are never freed; MPI's end freed the others */
-    owned_remove(OWNED_COMM, (int)*comm);
+    if (!owned_remove(OWNED_COMM, (int)*comm))
+        return MPC_OK; /* the end of MPI freed it (a finalizer got here late) */
     return MPI_Comm_free(comm);
 }
 
@@ -855,7 +856,8 @@ int mpc_op_free(MPI_Op *op)
 {
     if (!mpc_is_initialized())
         return MPC_OK; /* the end of MPI freed it */
-    owned_remove(OWNED_OP, (int)*op);
+    if (!owned_remove(OWNED_OP, (int)*op))
+        return MPC_OK; /* the end of MPI freed it (a finalizer got here late) */
     return MPI_Op_free(op);
 }
 
@@ -874,7 +876,8 @@ int mpc_type_free(MPI_Datatype *type)
 {
     if (!mpc_is_initialized())
         return MPC_OK; /* the end of MPI freed it */
-    owned_remove(OWNED_TYPE, (int)*type);
+    if (!owned_remove(OWNED_TYPE, (int)*type))
+        return MPC_OK; /* the end of MPI freed it (a finalizer got here late) */
     return MPI_Type_free(type);
 }
 
@@ -1251,7 +1254,8 @@ int mpc_group_free(mpc_group *group)
 {
     if (*group == MPI_GROUP_NULL || *group == MPI_GROUP_EMPTY || !mpc_is_initialized())
         return MPC_OK; /* MPI_GROUP_EMPTY is predefined: nothing to free; MPI's end freed the rest */
-    owned_remove(OWNED_GROUP, (int)*group);
+    if (!owned_remove(OWNED_GROUP, (int)*group))
+        return MPC_OK; /* the end of MPI freed it (a finalizer got here late) */
     return MPI_Group_free(group);
 }
 

@@ -36,18 +36,24 @@ int owned_add(int rc, owned_kind kind, int handle)
     return rc;
 }
 
-void owned_remove(owned_kind kind, int handle)
+static int ended; /* owned_free_all has run: every handle recorded is freed */
+
+int owned_remove(owned_kind kind, int handle)
 {
+    int found = 0;
     pthread_mutex_lock(&lock);
     for (size_t i = count; i-- > 0;) {
         if (list[i].kind == kind && list[i].handle == handle) {
             for (size_t j = i + 1; j < count; j++) /* keeps the order of making */
                 list[j - 1] = list[j];
             count--;
+            found = 1;
             break;
         }
     }
+    int free_it = found || !ended; /* not found before the end: made when the list was full */
     pthread_mutex_unlock(&lock);
+    return free_it;
 }
 
 /* MPI_Comm_free and the other frees are local in MPICH (they release the handle and, for a
@@ -87,6 +93,7 @@ int owned_free_all(void)
     free(list);
     list = NULL;
     capacity = 0;
+    ended = 1;
     pthread_mutex_unlock(&lock);
     return first;
 }

@@ -683,7 +683,8 @@ static void fill_send_status(opi_status *out, const mpc_status *s, const gch_tra
     out->source = -1;
     out->tag = info->tag;
     out->cancelled = s->cancelled;
-    if (s->cancelled) { /* nothing was sent */
+    if (s->cancelled) { /* nothing was sent: the empty status */
+        out->tag = OPI_ANY_TAG;
         out->bytes = 0;
         out->count = 0;
         return;

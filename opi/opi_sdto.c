@@ -315,6 +315,8 @@ static int do_announced_start(void *arg)
     int rc = mpc_comm_twin(g->comm, &g->main.comm);
     if (rc != MPC_OK || (rc = do_isend_start(&g->main)) != MPC_OK)
         return rc;
+    if (g->main.test_rc != MPC_OK) /* the tail failed (and completed): announce nothing */
+        return g->main.test_rc;
     /* The tail is out: if the announcement cannot go, the tail stays registered as a buffered
      * send no receive will match (MPI cannot reliably take a send back), and the error goes up. */
     return do_isend_start(&g->head);
@@ -479,16 +481,21 @@ int32_t opi_oisend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, 
     struct graph_send g;
     if ((rc = start_graph(comm, graph, dest, tag, &g)) != MPC_OK)
         return rc;
-    int head_rc = run_announcement_on(&g, tag);
+    if ((rc = run_announcement_on(&g, tag)) != MPC_OK) {
+        /* no announcement, so no receive will take the tail: it runs on unowned, and the
+         * failure is OIsend's */
+        run_on_buffered(g.graph, &g.main, tag, INT64_MAX);
+        return rc;
+    }
     gch_buffer *b = g.graph;
-    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
+    /* an announced graph's tail is never cancelled: its receiver, told of it, waits for it */
+    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .tail = g.announcement != NULL,
+                              .bytes = (int64_t)b->length, .buffer = b};
     mpc_status none = {0};
     rc = opi_track_transfer(g.main.req, g.main.test_rc, g.main.done, &none, NULL, 0, NULL, owner, &info, "the graph",
                             id, status);
     if (*id < 0) /* finished at once: the registry never took the buffer */
         gch_buffer_give(b);
-    if (rc == MPC_OK && head_rc != MPC_OK && status->error == MPC_OK)
-        status->error = head_rc; /* the announcement failed: Wait reports it */
     return rc;
 }
 
@@ -638,7 +645,7 @@ static int start_tail(int64_t id, const osd_announcement *a, const mpc_status *s
         /* into nothing: taken off the queue when it comes (its sender's send completes), and
          * finished by the GC hook like a transfer whose Request was dropped */
         if (rc == MPC_OK && gch_transfer_add(p.req, NULL, NULL, NULL, 0, 0, &nothing, &discard) != MPC_OK)
-            opi_run_gc_safe(do_cancel_and_wait, &p.req, NULL, 0); /* (then only MPI_Finalize finds it) */
+            opi_run_gc_safe(do_cancel_and_wait, &p.req, NULL, 0); /* its sender may then wait for good */
         gch_buffer_give(tail);
         return rc != MPC_OK ? rc
                             : error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received graph of %llu bytes",

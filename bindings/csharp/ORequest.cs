@@ -5,6 +5,7 @@
 // the graph itself (its tail) into a buffer of exactly its size; completing the request reads the
 // graph. A request you drop is finished by the core (its message, and a tail, taken and dropped).
 using System.Runtime.CompilerServices;
+using System.Threading;
 using System.Threading.Tasks;
 
 namespace System.MP
@@ -69,10 +70,13 @@ namespace System.MP
                 return result;
             }
             lock (gate) {
-                if (!complete)
-                    Finish(true);
-                return Report(out status);
+                if (awaited == null) {   // (awaited meanwhile: the engine completes it, not this thread)
+                    if (!complete)
+                        Finish(true);
+                    return Report(out status);
+                }
             }
+            return Wait(out status);
         }
 
         /// <summary>true, with the graph, once it has arrived (or the request was cancelled:
@@ -81,8 +85,9 @@ namespace System.MP
         {
             TaskCompletionSource<T> task = awaited;
             if (task != null) {
-                graph = task.Task.IsCompleted ? task.Task.GetAwaiter().GetResult() : default(T);
-                return task.Task.IsCompleted;
+                bool done = task.Task.IsCompleted;   // read once: a second reading could see it done
+                graph = done ? task.Task.GetAwaiter().GetResult() : default(T);
+                return done;
             }
             lock (gate) {
                 graph = default(T);
@@ -137,7 +142,11 @@ namespace System.MP
         /// <summary>The engine's step: test the receive; settles the task when done.</summary>
         bool ProgressEngine.IPolled.Poll()
         {
-            lock (gate) {
+            // A Wait that took the gate just before the await blocks in it: the engine, which
+            // serves every awaited request, never waits for that; the next pass tries again.
+            if (!Monitor.TryEnter(gate))
+                return false;
+            try {
                 try {
                     if (!Advance())
                         return false;
@@ -147,6 +156,8 @@ namespace System.MP
                 }
                 Settle();
                 return true;
+            } finally {
+                Monitor.Exit(gate);
             }
         }
 

@@ -44,6 +44,10 @@ namespace System.MP
             if (id >= 0) {
                 var st = new StatusData();
                 int rc = MPDirect.RequestWait(id, ref st);
+                if (rc == Errors.Request && awaited != null) {   // awaited meanwhile: the engine has it
+                    Errors.Make(rc);   // consumes this thread's error record of the refusal
+                    return WaitAwaited();
+                }
                 Complete(rc, ref st);
             }
             observed = true;
@@ -61,6 +65,10 @@ namespace System.MP
                 var st = new StatusData();
                 int completed;
                 int rc = MPDirect.RequestTest(id, ref st, out completed);
+                if (rc == Errors.Request && awaited != null) {   // awaited meanwhile: the engine has it
+                    Errors.Make(rc);
+                    return TestAwaited(out status);
+                }
                 if (completed == 0) {
                     Errors.Check(rc);
                     status = null;

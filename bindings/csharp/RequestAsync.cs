@@ -117,7 +117,12 @@ namespace System.MP
         Status WaitAwaited()
         {
             observed = true;
-            return awaited.Task.GetAwaiter().GetResult();   // raises the MPException itself
+            try {
+                return awaited.Task.GetAwaiter().GetResult();   // raises the MPException itself
+            } catch {
+                failureRaised = true;
+                throw;
+            }
         }
 
         bool TestAwaited(out Status st)
@@ -126,8 +131,7 @@ namespace System.MP
                 st = null;
                 return false;
             }
-            observed = true;
-            st = awaited.Task.GetAwaiter().GetResult();
+            st = WaitAwaited();
             return true;
         }
 
