@@ -6,10 +6,15 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static gch_buffer *pool;       /* most recently returned first */
+static gch_buffer *regions;    /* gch_region_take's, the same way */
 static int64_t pooled;
+/* What a region keeps of the memory a message filled, for the next (small) one. */
+#define REGION_WARM_BYTES ((size_t)256 << 10)
+#define REGION_MIN_BYTES ((size_t)1 << 20)
 static __thread int in_pool __attribute__((tls_model("initial-exec")));
 
 static void enter(void)
@@ -58,14 +63,67 @@ gch_buffer *gch_buffer_take(size_t min_capacity)
     return best;
 }
 
+gch_buffer *gch_region_take(void)
+{
+    enter();
+    gch_buffer *b = regions;
+    if (b) {
+        regions = b->next;
+        pooled--;
+    }
+    leave();
+    if (b) {
+        b->next = NULL;
+        b->length = 0;
+        return b;
+    }
+    if (!(b = calloc(1, sizeof *b)))
+        return NULL;
+    /* as much address space as the system grants (strict overcommit charges it all) */
+    for (size_t bytes = GCH_REGION_BYTES; bytes >= REGION_MIN_BYTES; bytes /= 2) {
+        void *d = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (d != MAP_FAILED) {
+            b->data = d;
+            b->capacity = bytes;
+            b->region = 1;
+            return b;
+        }
+    }
+    free(b);
+    return NULL;
+}
+
+/* Returns to the system the pages of region b that a message filled past the warm part (the
+ * whole reservation when b->length is not known). */
+static void region_cool(gch_buffer *b)
+{
+    size_t filled = b->length < b->capacity ? b->length : b->capacity;
+    if (filled <= REGION_WARM_BYTES)
+        return;
+    /* cannot fail on a range of this process's own anonymous mapping; a failure only keeps pages */
+    (void)madvise(b->data + REGION_WARM_BYTES, filled - REGION_WARM_BYTES, MADV_DONTNEED);
+}
+
+static void buffer_free(gch_buffer *b)
+{
+    if (b->region)
+        (void)munmap(b->data, b->capacity); /* cannot fail on a mapping this file made */
+    else
+        free(b->data);
+    free(b);
+}
+
 void gch_buffer_give(gch_buffer *b)
 {
     if (!b)
         return;
+    if (b->region)
+        region_cool(b);
     b->last_used = gch_epoch();
     enter();
-    b->next = pool;
-    pool = b;
+    gch_buffer **list = b->region ? &regions : &pool;
+    b->next = *list;
+    *list = b;
     pooled++;
     leave();
 }
@@ -85,23 +143,25 @@ void gch_buffers_sweep(void)
     uint64_t now = gch_epoch(); /* already counts the collection that is starting */
     gch_buffer *stale = NULL;
     enter();
-    for (gch_buffer **link = &pool; *link;) {
-        gch_buffer *b = *link;
-        if (b->last_used + 1 < now) { /* not used since the previous collection began */
-            *link = b->next;
-            b->next = stale;
-            stale = b;
-            pooled--;
-        } else {
-            link = &b->next;
+    gch_buffer **lists[2] = {&pool, &regions};
+    for (int k = 0; k < 2; k++) {
+        for (gch_buffer **link = lists[k]; *link;) {
+            gch_buffer *b = *link;
+            if (b->last_used + 1 < now) { /* not used since the previous collection began */
+                *link = b->next;
+                b->next = stale;
+                stale = b;
+                pooled--;
+            } else {
+                link = &b->next;
+            }
         }
     }
     leave();
     while (stale) {
         gch_buffer *b = stale;
         stale = b->next;
-        free(b->data);
-        free(b);
+        buffer_free(b);
         gch_count(GCH_POOLED_BUFFERS_FREED_BY_GC, 1);
     }
 }

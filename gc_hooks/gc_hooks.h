@@ -63,24 +63,14 @@ void gch_snapshot(int64_t out[GCH_COUNTER_COUNT]);
 
 struct gch_buffer;
 
-typedef struct gch_transfer_info gch_transfer_info;
-/* What follows a transfer finished with nobody waiting (its Request collected), before its
- * record goes: may start *next, a receive the record then finishes in its place (the tail of a
- * large graph, taken and dropped). Runs under the registry's lock, in the GC hook: MPI calls
- * that do not block only. */
-typedef void (*gch_then_fn)(const gch_transfer_info *info, const mpc_status *st, MPI_Request *next);
-
-struct gch_transfer_info {
+typedef struct gch_transfer_info {
     uint32_t elem_size; /* bytes per element, for Status.Count */
     int32_t is_send;    /* non-zero: the Status comes from tag and bytes here (sends, collectives) */
-    int32_t tag;        /* sends: the tag sent with; a graph's tail: the tag of its head */
-    int32_t tail;       /* non-zero: the receive of a large graph's tail (never cancelled) */
-    int64_t bytes;      /* sends: the bytes sent; receives into buffer: the bytes it holds */
+    int32_t tag;        /* sends: the tag sent with */
+    int64_t bytes;      /* sends: the bytes sent */
     struct gch_buffer *buffer; /* native bytes MPI reads or writes (a serialized graph), or NULL:
                                   owned by the record, given back to the pool when it goes */
-    mpc_comm twin;      /* receives of graphs: where a tail would come from */
-    gch_then_fn then;   /* NULL, or what follows when nobody waits for it */
-};
+} gch_transfer_info;
 
 /* Registers a started transfer with its objects, objs[0..nobjs) (NULL entries: none; nobjs <=
  * GCH_TRANSFER_OBJECTS; the caller's stack holds them until then), early[i] a GC handle already
@@ -101,11 +91,6 @@ int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info);
 int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info *info, bool *busy);
 /* Gives it back; when completed (MPI freed the request), the record and its handles go. */
 void gch_transfer_release(int64_t id, int completed);
-/* Whether a transfer in flight may still use twin (a graph receive's tail comes from there). */
-bool gch_transfers_use_twin(mpc_comm twin);
-/* While acquired: the record goes on with another request (req, *info), its old buffer given
- * back to the pool (a graph's head done, its tail started). */
-void gch_transfer_replace(int64_t id, MPI_Request req, const gch_transfer_info *info);
 /* Bytes of the buffers of transfers registered with no owner, not yet finished. */
 int64_t gch_unowned_bytes(void);
 /* Frees the transfers with no owner that MPI has finished, oldest first, up to the first still
@@ -128,6 +113,7 @@ void gch_transfers_close(void);
 typedef struct gch_buffer {
     uint8_t *data;
     size_t length, capacity;
+    int region; /* gch_region_take's: reserved address space, capacity its size */
     uint64_t last_used; /* the epoch when it was given back */
     struct gch_buffer *next;
 } gch_buffer;
@@ -136,6 +122,14 @@ typedef struct gch_buffer {
  * memory. Give it back with gch_buffer_give. */
 gch_buffer *gch_buffer_take(size_t min_capacity);
 void gch_buffer_give(gch_buffer *b);
+/* A receive buffer for a message of a size not known yet (OIrecv posts a real MPI receive so that
+ * it takes its place in MPI's matching order): address space reserved with MAP_NORESERVE, not
+ * memory, GCH_REGION_BYTES or as much as the system grants down to 1 MiB; pages are committed
+ * only as the message fills them. Given back with gch_buffer_give (length: the bytes received,
+ * or the whole capacity when unknown), which returns to the system what a large message filled,
+ * beyond a first part kept warm for the next receive. NULL when no address space is left. */
+#define GCH_REGION_BYTES ((size_t)16 << 30)
+gch_buffer *gch_region_take(void);
 int64_t gch_pooled_buffers(void);
 /* The GC hook's sweep: frees pooled buffers unused since the previous collection. */
 void gch_buffers_sweep(void);

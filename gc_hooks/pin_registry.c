@@ -250,9 +250,7 @@ int gch_transfer_add(MPI_Request req, MonoObject *const *objs, const uint32_t *e
     records[i] = (record){.req = req, .owner = owner, .state = owner ? ACTIVE : ABANDONED, .info = *info,
                           .next_free = -1, .generation = records[i].generation, .unowned_bytes_counted = counted};
     unowned_bytes += counted;
-    /* the FIFO of buffered sends, which finish about in order; an unowned receive (a tail
-     * taken into nothing) may wait long, and is left to the GC hook's sweep */
-    if (!owner && info->is_send) {
+    if (!owner) {
         records[i].listed = 1;
         records[i].older = newest_unowned;
         records[i].newer = -1;
@@ -306,28 +304,6 @@ int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info
                              : "the request has completed already");
 }
 
-bool gch_transfers_use_twin(mpc_comm twin)
-{
-    bool used = false;
-    enter();
-    for (int32_t i = 0; i < capacity && !used; i++)
-        used = records[i].state != FREE && !records[i].info.is_send && records[i].info.twin == twin;
-    leave();
-    return used;
-}
-
-void gch_transfer_replace(int64_t id, MPI_Request req, const gch_transfer_info *info)
-{
-    enter();
-    int32_t i = index_of(id); /* current: the caller acquired it */
-    gch_buffer *old = records[i].info.buffer;
-    records[i].req = req; /* a receive with an owner: nothing counted as unowned */
-    records[i].info = *info;
-    leave();
-    if (old != info->buffer)
-        gch_buffer_give(old);
-}
-
 void gch_transfer_release(int64_t id, int completed)
 {
     handle_batch b;
@@ -347,33 +323,10 @@ static int finished(record *r);
 
 /* Completes an abandoned transfer MPI has finished (its error has no reader) and frees its
  * record; caller holds the lock. */
-static void finish_completed(int32_t i, handle_batch *b, const mpc_status *st);
-
 static void finish_abandoned(int32_t i, handle_batch *b)
 {
     int done;
-    mpc_status st;
-    mpc_test(&records[i].req, &done, &st); /* completes and frees the request */
-    finish_completed(i, b, &st);
-}
-
-/* The record's request has completed with st: what follows it starts, or the record goes. */
-static void finish_completed(int32_t i, handle_batch *b, const mpc_status *st)
-{
-    record *r = &records[i];
-    if (r->info.then) {
-        MPI_Request next = MPI_REQUEST_NULL;
-        r->info.then(&r->info, st, &next);
-        if (next != MPI_REQUEST_NULL) { /* the record goes on with what followed */
-            if (r->info.buffer)
-                b->buffer[b->nbuffers++] = r->info.buffer;
-            r->info.buffer = NULL;
-            r->info.then = NULL;
-            r->info.tail = 1;
-            r->req = next;
-            return;
-        }
-    }
+    mpc_test(&records[i].req, &done, NULL); /* completes and frees the request */
     free_record(i, b, GCH_PINS_RELEASED_BY_GC);
 }
 
@@ -441,20 +394,14 @@ void gch_transfers_close(void)
         record *r = &records[i];
         if (r->state != ACTIVE && r->state != ABANDONED)
             continue; /* free, or another thread waits on it */
-        for (int pass = 0; pass < 2 && r->state != FREE; pass++) { /* a second for what followed */
-            if (finished(r)) {
-                finish_abandoned(i, &b); /* (owned or not: nobody will wait for it now) */
-                continue;
-            }
-            /* a receive waiting: cancelled, unless it is a graph's tail (its sender waits for it);
-             * one matched meanwhile completes normally */
-            int completed = 0;
-            mpc_status st;
-            if (r->info.is_send || r->info.tail || mpc_cancel(&r->req) != MPC_OK ||
-                mpc_test(&r->req, &completed, &st) != MPC_OK || !completed)
-                break;
-            finish_completed(i, &b, &st);
+        int done = finished(r);
+        if (!done && !r->info.is_send) { /* a receive waiting; one already matched is not cancelled */
+            int cancelled = 0;
+            if (mpc_cancel(&r->req) == MPC_OK && mpc_test(&r->req, &cancelled, NULL) == MPC_OK)
+                done = cancelled;
         }
+        if (done)
+            finish_abandoned(i, &b); /* (owned or not: nobody will wait for it now) */
     }
     leave();
     free_batch(&b);

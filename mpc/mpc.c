@@ -87,14 +87,8 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
     } else if ((rc = MPI_Query_thread(&granted_thread_level)) != MPI_SUCCESS) {
         return rc;
     }
-    mpc_comm twin, parent = MPI_COMM_NULL;
     if ((rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
-        (rc = MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
-        (rc = mpc_comm_private(MPI_COMM_WORLD, &twin)) != MPC_OK ||
-        (rc = mpc_comm_private(MPI_COMM_SELF, &twin)) != MPC_OK || (rc = mpc_comm_get_parent(&parent)) != MPC_OK)
-        return rc;
-    /* a spawned job: its parents make the twin as their spawn returns (adopt_new_comm) */
-    if (parent != MPI_COMM_NULL && (rc = mpc_comm_private(parent, &twin)) != MPC_OK)
+        (rc = MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)) != MPI_SUCCESS)
         return rc;
     void *attr = NULL;
     int found = 0;
@@ -494,20 +488,13 @@ mpc_comm mpc_comm_self(void) { return MPI_COMM_SELF; }
 int mpc_comm_rank(mpc_comm comm, int *rank) { return MPI_Comm_rank(comm, rank); }
 int mpc_comm_size(mpc_comm comm, int *size) { return MPI_Comm_size(comm, size); }
 
-/* A communicator MPI just made for a caller (every member makes it in the same call): errors
- * returned, its private twin made now while the members are together, and freed at the end of
- * MPI if the caller never frees it (owned_handles.h). */
+/* A communicator MPI just made for a caller: errors returned, and freed at the end of MPI if the
+ * caller never frees it (owned_handles.h). */
 static int adopt_new_comm(int rc, mpc_comm *out)
 {
     if (rc != MPI_SUCCESS || *out == MPI_COMM_NULL)
         return rc;
-    mpc_comm twin;
-    if ((rc = owned_add(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN), OWNED_COMM, (int)*out)) != MPI_SUCCESS ||
-        (rc = mpc_comm_private(*out, &twin)) != MPC_OK) {
-        mpc_comm_free(out);
-        *out = MPI_COMM_NULL;
-    }
-    return rc;
+    return owned_add(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN), OWNED_COMM, (int)*out);
 }
 
 int mpc_comm_dup(mpc_comm comm, mpc_comm *out) { return adopt_new_comm(MPI_Comm_dup(comm, out), out); }
@@ -887,77 +874,19 @@ static pthread_once_t private_keyval_once = PTHREAD_ONCE_INIT;
 static int private_keyval = MPI_KEYVAL_INVALID;
 static int private_keyval_rc = MPI_SUCCESS;
 
-/* Twins that outlive their communicator (mpc_comm_keep_twin): owned handles, freed at the end. */
-static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
-static MPI_Comm *kept_twins;
-static size_t kept_count, kept_capacity;
-
-/* Takes twin out of the kept ones; 1 when it was there. */
-static int unkeep(MPI_Comm twin)
-{
-    int found = 0;
-    pthread_mutex_lock(&kept_lock);
-    for (size_t i = 0; i < kept_count && !found; i++)
-        if (kept_twins[i] == twin) {
-            kept_twins[i] = kept_twins[--kept_count];
-            found = 1;
-        }
-    pthread_mutex_unlock(&kept_lock);
-    return found;
-}
-
-int mpc_comm_keep_twin(mpc_comm comm)
-{
-    MPI_Comm twin;
-    int rc = mpc_comm_twin(comm, &twin);
-    if (rc != MPC_OK)
-        return rc;
-    pthread_mutex_lock(&kept_lock);
-    if (kept_count == kept_capacity) {
-        size_t grown = kept_capacity ? 2 * kept_capacity : 8;
-        MPI_Comm *g = realloc(kept_twins, grown * sizeof *g);
-        if (g) {
-            kept_twins = g;
-            kept_capacity = grown;
-        }
-    }
-    int kept = kept_count < kept_capacity;
-    if (kept)
-        kept_twins[kept_count++] = twin;
-    pthread_mutex_unlock(&kept_lock);
-    if (!kept)
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the list of kept twins");
-    return owned_add(MPI_SUCCESS, OWNED_COMM, (int)twin);
-}
-
-/* Frees the twin with its communicator (MPI_Comm_free, or MPI_Finalize for World and Self),
- * unless it outlives it (then it is an owned handle, freed at the end of MPI). */
+/* Frees the twin with its communicator (MPI_Comm_free, or MPI_Finalize for World and Self). */
 static int free_private_twin(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void)comm;
     (void)keyval;
     (void)extra;
     MPI_Comm twin = (MPI_Comm)(intptr_t)attr;
-    return unkeep(twin) ? MPI_SUCCESS : MPI_Comm_free(&twin);
+    return MPI_Comm_free(&twin);
 }
 
 static void create_private_keyval(void)
 {
     private_keyval_rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_private_twin, &private_keyval, NULL);
-}
-
-int mpc_comm_twin(mpc_comm comm, mpc_comm *out)
-{
-    void *attr = NULL;
-    int found = 0, rc;
-    if (private_keyval_rc != MPI_SUCCESS || private_keyval == MPI_KEYVAL_INVALID)
-        found = 0;
-    else if ((rc = MPI_Comm_get_attr(comm, private_keyval, &attr, &found)) != MPI_SUCCESS)
-        return rc;
-    if (!found)
-        return error_record(MPC_ERR_COMM_NULL, NULL, "the communicator has no private twin (it was not made by mpc)");
-    *out = (MPI_Comm)(intptr_t)attr;
-    return MPC_OK;
 }
 
 int mpc_comm_private(mpc_comm comm, mpc_comm *out)

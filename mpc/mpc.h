@@ -156,16 +156,10 @@ typedef struct mpc_block {
 } mpc_block;
 #define MPC_GOT_MORE (-1)
 
-/* comm's private twin for these calls and for the tails of large graphs (System.MP's OSend):
- * MPI_Comm_dup'ed with every communicator mpc makes (and with World, Self and the parent at
- * mpc_init), otherwise at the first call on comm (collective: every rank's first such call must
- * be the same one); cached as an attribute, freed with comm; a Dup of comm does not inherit it. */
+/* comm's private twin for these calls: MPI_Comm_dup'ed at the first call on comm (collective:
+ * every rank's first such call must be the same one), cached as an attribute, freed with comm;
+ * a Dup of comm does not inherit it. */
 MPC_API int mpc_comm_private(mpc_comm comm, mpc_comm *out);
-/* The twin if comm has one already (never collective): MPC_OK, else MPC_ERR_COMM_NULL. */
-MPC_API int mpc_comm_twin(mpc_comm comm, mpc_comm *out);
-/* Before comm is freed: its twin outlives it (transfers still use it) and is freed at the end of
- * MPI instead. */
-MPC_API int mpc_comm_keep_twin(mpc_comm comm);
 /* Root: block r of recvbuf from rank r (its own copied from sendbuf, sendbytes == its block's
  * bytes), got[0..size) filled; others send sendbytes, got untouched. */
 MPC_API int mpc_gatherv_exact(const void *sendbuf, size_t sendbytes, void *recvbuf, const mpc_block *blocks,

@@ -337,13 +337,6 @@ static int do_split(void *arg)
 static int do_free(void *arg)
 {
     struct comm_args *a = arg;
-    /* A graph receive still in flight may need the twin for its tail: the twin then outlives
-     * the communicator (freed at the end of MPI). */
-    mpc_comm twin;
-    int rc;
-    if (mpc_comm_twin(a->out, &twin) == MPC_OK && gch_transfers_use_twin(twin) &&
-        (rc = mpc_comm_keep_twin(a->out)) != MPC_OK)
-        return rc;
     return mpc_comm_free(&a->out);
 }
 
@@ -891,15 +884,8 @@ int32_t opi_request_cancel(int64_t id)
 {
     opi_request_call c = {.done = 0};
     gch_transfer_info info;
-    int rc = gch_transfer_acquire(id, &c.req, &info);
-    if (rc != MPC_OK)
-        return rc;
-    /* A graph's tail is the rest of a message already matched: MPI cannot take a matched
-     * message back, and a cancelled tail would leave its sender waiting for ever. */
-    if (!info.tail)
-        rc = opi_call_mpi(do_cancel, &c, NULL, 0);
-    gch_transfer_release(id, 0);
-    return rc;
+    int rc, call_rc;
+    return (rc = call_on_request(id, do_cancel, 0, &c, &info, &call_rc)) != MPC_OK ? rc : call_rc;
 }
 
 /* ---- many requests at once: the progress engine of `await` ---- */

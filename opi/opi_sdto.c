@@ -9,8 +9,6 @@
 #include "serializer.h"
 
 #include <mono/metadata/class.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,114 +251,6 @@ static int run_on_buffered(gch_buffer *b, struct isend_start *s, int32_t tag, in
     return rc;
 }
 
-/* ---- a graph's messages: whole, or an announcement and a tail ----
- * A receive posted before its message arrives (OIrecv) is a real MPI receive, so that it takes
- * its place in MPI's matching order as it is posted; it cannot know the size of what will come.
- * So a graph of up to OSD_WHOLE_BYTES travels whole, and a larger one as two messages: an
- * announcement on the communicator with the caller's tag (the graph's place in the order: its
- * size and the tail's tag), and the graph itself, the tail, on the communicator's private twin
- * with a tag of its own, which the receiver posts a receive for once the announcement is in.
- * Tails of one sender never share a tag while in flight (2^31 - 16 of them would have to be),
- * and never use the twin's collective tags. */
-#define OSD_WHOLE_BYTES ((size_t)64 << 10)
-#define OSD_ANNOUNCEMENT_MAGIC 0x4153504Du /* 'MPSA' (a graph starts with 'MPSD') */
-#define OSD_FIRST_TAIL_TAG 16              /* the twin's v-collectives use tags 1..3 */
-
-typedef struct osd_announcement {
-    uint32_t magic;
-    int32_t tail_tag;
-    uint64_t bytes; /* of the graph */
-} osd_announcement;
-
-static _Atomic uint32_t tails_sent;
-
-static int32_t next_tail_tag(void)
-{
-    uint32_t span = (uint32_t)(mpc_tag_ub() - OSD_FIRST_TAIL_TAG) + 1;
-    return OSD_FIRST_TAIL_TAG + (int32_t)(atomic_fetch_add_explicit(&tails_sent, 1, memory_order_relaxed) % span);
-}
-
-/* Whether the n bytes received are an announcement (*a) rather than a whole graph. */
-static bool announced(const uint8_t *bytes, int64_t n, osd_announcement *a)
-{
-    if (n != (int64_t)sizeof *a)
-        return false;
-    memcpy(a, bytes, sizeof *a);
-    return a->magic == OSD_ANNOUNCEMENT_MAGIC;
-}
-
-/* An announcement's fields as System.MP writes them; anything else is hostile or corrupt. */
-static int check_announcement(const osd_announcement *a, int source, int tag)
-{
-    if (a->tail_tag >= OSD_FIRST_TAIL_TAG && a->tail_tag <= mpc_tag_ub() && a->bytes > OSD_WHOLE_BYTES &&
-        a->bytes <= (uint64_t)INT64_MAX)
-        return MPC_OK;
-    return error_record(SD_ERR_SERIALIZATION, NULL,
-                        "the message from rank %d with tag %d announces a graph of %llu bytes with tail tag %d, "
-                        "which no System.MP sender writes (corrupt or hostile bytes)",
-                        source, tag, (unsigned long long)a->bytes, a->tail_tag);
-}
-
-/* A graph being sent: whole (main) or as an announcement (head, from announcement) with the
- * graph as tail (main, on the twin). */
-struct graph_send {
-    int32_t comm;
-    gch_buffer *graph, *announcement;
-    struct isend_start main, head;
-};
-
-static int do_announced_start(void *arg)
-{
-    struct graph_send *g = arg;
-    int rc = mpc_comm_twin(g->comm, &g->main.comm);
-    if (rc != MPC_OK || (rc = do_isend_start(&g->main)) != MPC_OK)
-        return rc;
-    if (g->main.test_rc != MPC_OK) /* the tail failed (and completed): announce nothing */
-        return g->main.test_rc;
-    /* The tail is out: if the announcement cannot go, the tail stays registered as a buffered
-     * send no receive will match (MPI cannot reliably take a send back), and the error goes up. */
-    return do_isend_start(&g->head);
-}
-
-/* Writes the graph and starts sending it, tested once. On failure nothing is left to the caller. */
-static int start_graph(int32_t comm, MonoObject *graph, int32_t dest, int32_t tag, struct graph_send *g)
-{
-    *g = (struct graph_send){.comm = comm};
-    int rc = write_into(&g->graph, graph, 0, SIZE_MAX, "graph");
-    if (rc == MPC_OK && g->graph->length <= OSD_WHOLE_BYTES) {
-        rc = start_send(comm, g->graph, dest, tag, &g->main);
-    } else if (rc == MPC_OK) {
-        if (!(g->announcement = gch_buffer_take(sizeof(osd_announcement)))) {
-            gch_buffer_give(g->graph);
-            return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a serialization buffer");
-        }
-        osd_announcement a = {OSD_ANNOUNCEMENT_MAGIC, next_tail_tag(), g->graph->length};
-        memcpy(g->announcement->data, &a, sizeof a);
-        g->announcement->length = sizeof a;
-        g->main = (struct isend_start){g->graph->data, g->graph->length, dest, a.tail_tag, 0, 0, MPC_OK, 0};
-        g->head = (struct isend_start){g->announcement->data, sizeof a, dest, tag, comm, 0, MPC_OK, 0};
-        g->head.req = MPI_REQUEST_NULL;
-        g->main.req = MPI_REQUEST_NULL;
-        rc = opi_call_mpi(do_announced_start, g, NULL, 0);
-        if (rc != MPC_OK && g->main.req != MPI_REQUEST_NULL) {
-            run_on_buffered(g->graph, &g->main, a.tail_tag, INT64_MAX);
-            gch_buffer_give(g->announcement);
-            return rc;
-        }
-        if (rc != MPC_OK)
-            gch_buffer_give(g->announcement);
-    }
-    if (rc != MPC_OK && g->graph)
-        gch_buffer_give(g->graph);
-    return rc;
-}
-
-/* The announcement runs on buffered, never waited for (it is tiny); returns its error. */
-static int run_announcement_on(struct graph_send *g, int32_t tag)
-{
-    return g->announcement ? run_on_buffered(g->announcement, &g->head, tag, INT64_MAX) : MPC_OK;
-}
-
 int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, int32_t tag)
 {
     int rc;
@@ -368,51 +258,12 @@ int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, i
         return rc;
     if (dest == MPI_PROC_NULL) /* MP.ProcNull: nothing to send, nothing to serialize */
         return MPC_OK;
-    struct graph_send g;
-    if ((rc = start_graph(comm, graph, dest, tag, &g)) != MPC_OK)
+    gch_buffer *b = NULL;
+    struct isend_start s;
+    if ((rc = start_graph_send(comm, NULL, graph, dest, tag, &b, &s)) != MPC_OK)
         return rc;
-    int head_rc = run_announcement_on(&g, tag);
-    /* no OSend waits for a receiver that is itself in OSend */
-    rc = run_on_buffered(g.graph, &g.main, tag, OSEND_BUFFERED_BYTES);
-    return head_rc != MPC_OK ? head_rc : rc;
-}
-
-static int do_recv_tail(void *arg)
-{
-    struct native_transfer *t = arg;
-    int rc = mpc_comm_twin(t->comm, &t->comm);
-    return rc != MPC_OK ? rc : mpc_recv(t->buf, t->bytes, t->peer, t->tag, t->comm, t->st);
-}
-
-/* Receives the tail *a announced by the message whose status is *st (from st->source): into a
- * pooled buffer of its size, which replaces *b; *st then describes the graph (the head's source
- * and tag, the tail's bytes). A tail that cannot be received into memory is received into
- * nothing (taken off the queue: its sender's send completes). */
-static int receive_tail(int32_t comm, const osd_announcement *a, mpc_status *st, gch_buffer **b)
-{
-    int rc = check_announcement(a, st->source, st->tag);
-    if (rc != MPC_OK)
-        return rc;
-    gch_buffer *tail = gch_buffer_take((size_t)a->bytes);
-    mpc_status got;
-    struct native_transfer t = {tail ? tail->data : NULL, tail ? (size_t)a->bytes : 0, st->source, a->tail_tag,
-                                comm, NULL, &got};
-    rc = opi_run_gc_safe(do_recv_tail, &t, NULL, 0);
-    if (!tail)
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received graph of %llu bytes",
-                            (unsigned long long)a->bytes);
-    if (rc == MPC_OK && got.bytes != (int64_t)a->bytes)
-        rc = error_record(SD_ERR_SERIALIZATION, NULL,
-                          "the graph from rank %d with tag %d brought %lld bytes where its announcement said %llu",
-                          st->source, st->tag, (long long)got.bytes, (unsigned long long)a->bytes);
-    if (rc != MPC_OK) {
-        gch_buffer_give(tail);
-        return rc;
-    }
-    gch_buffer_give(*b);
-    *b = tail;
-    st->bytes = got.bytes;
-    return MPC_OK;
+    /* no OSend waits for a receiver that matches lazily (OIrecv) or is itself in OSend */
+    return run_on_buffered(b, &s, tag, OSEND_BUFFERED_BYTES);
 }
 
 int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
@@ -447,12 +298,9 @@ int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t source, int32_t tag, 
     }
     gch_count(GCH_OPERATIONS, 1);
     struct native_transfer t = {b->data, (size_t)s.bytes, 0, 0, comm, &msg, &st};
-    osd_announcement a;
-    if ((rc = opi_run_gc_safe(do_mrecv, &t, NULL, 0)) == MPC_OK && announced(b->data, st.bytes, &a))
-        rc = receive_tail(comm, &a, &st, &b);
-    if (rc == MPC_OK) {
+    if ((rc = opi_run_gc_safe(do_mrecv, &t, NULL, 0)) == MPC_OK) {
         opi_fill_status(status, &st, 1);
-        rc = read_graph_into(b->data, (size_t)st.bytes, expected, reuse, result);
+        rc = read_graph_into(b->data, (size_t)s.bytes, expected, reuse, result);
     }
     gch_buffer_give(b);
     return rc;
@@ -478,22 +326,13 @@ int32_t opi_oisend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, 
         status->error = MPC_OK;
         return MPC_OK;
     }
-    struct graph_send g;
-    if ((rc = start_graph(comm, graph, dest, tag, &g)) != MPC_OK)
+    gch_buffer *b = NULL;
+    struct isend_start s;
+    if ((rc = start_graph_send(comm, NULL, graph, dest, tag, &b, &s)) != MPC_OK)
         return rc;
-    if ((rc = run_announcement_on(&g, tag)) != MPC_OK) {
-        /* no announcement, so no receive will take the tail: it runs on unowned, and the
-         * failure is OIsend's */
-        run_on_buffered(g.graph, &g.main, tag, INT64_MAX);
-        return rc;
-    }
-    gch_buffer *b = g.graph;
-    /* an announced graph's tail is never cancelled: its receiver, told of it, waits for it */
-    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .tail = g.announcement != NULL,
-                              .bytes = (int64_t)b->length, .buffer = b};
+    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
     mpc_status none = {0};
-    rc = opi_track_transfer(g.main.req, g.main.test_rc, g.main.done, &none, NULL, 0, NULL, owner, &info, "the graph",
-                            id, status);
+    rc = opi_track_transfer(s.req, s.test_rc, s.done, &none, NULL, 0, NULL, owner, &info, "the graph", id, status);
     if (*id < 0) /* finished at once: the registry never took the buffer */
         gch_buffer_give(b);
     return rc;
@@ -552,15 +391,14 @@ struct posted_receive {
     void *buf;
     size_t bytes;
     int source, tag;
-    mpc_comm comm, twin;
+    mpc_comm comm;
     mpc_request req;
 };
 
 static int do_post_receive(void *arg)
 {
     struct posted_receive *p = arg;
-    int rc = mpc_comm_twin(p->comm, &p->twin);
-    return rc != MPC_OK ? rc : mpc_irecv(p->buf, p->bytes, p->source, p->tag, p->comm, &p->req);
+    return mpc_irecv(p->buf, p->bytes, p->source, p->tag, p->comm, &p->req);
 }
 
 static int do_cancel_and_wait(void *arg)
@@ -570,21 +408,11 @@ static int do_cancel_and_wait(void *arg)
     return rc != MPC_OK ? rc : mpc_wait(req, NULL);
 }
 
-/* What follows an OIrecv nobody waits for (its ORequest collected) whose message was an
- * announcement: the tail is received into nothing (MPI's truncation takes it off the queue),
- * so its sender's send completes, as a dropped Irecv's sender's does. */
-static void take_dropped_tail(const gch_transfer_info *info, const mpc_status *st, MPI_Request *next)
-{
-    osd_announcement a;
-    if (info->tail || !info->buffer || st->cancelled || !announced(info->buffer->data, st->bytes, &a) ||
-        a.tail_tag < OSD_FIRST_TAIL_TAG || a.tail_tag > mpc_tag_ub())
-        return;
-    if (mpc_irecv(NULL, 0, st->source, a.tail_tag, info->twin, next) != MPC_OK)
-        *next = MPI_REQUEST_NULL;
-}
-
-/* A real MPI receive of up to OSD_WHOLE_BYTES into a pooled buffer, posted now: it takes its
- * place in MPI's matching order at once. The registry owns the buffer; owner is the ORequest. */
+/* A real MPI receive, posted now so that it takes its place in MPI's matching order (a receive
+ * matched later by probes let a plain receive posted after it take its message), into a region
+ * of reserved address space the registry owns: any message up to its size fits, and only what
+ * the message fills is memory. owner is the ORequest; one it drops is finished by the GC hook
+ * like a dropped Irecv. */
 int32_t opi_oirecv_post(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoObject *owner, int64_t *id,
                         opi_status *status)
 {
@@ -597,65 +425,29 @@ int32_t opi_oirecv_post(int32_t comm, int32_t size, int32_t source, int32_t tag,
         status->error = MPC_OK;
         return MPC_OK;
     }
-    gch_buffer *b = gch_buffer_take(OSD_WHOLE_BYTES);
+    gch_buffer *b = gch_region_take();
     if (!b)
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a receive buffer of %zu bytes",
-                            OSD_WHOLE_BYTES);
-    struct posted_receive p = {b->data, OSD_WHOLE_BYTES, source, tag, comm, MPI_COMM_NULL, MPI_REQUEST_NULL};
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "no address space left to reserve a receive buffer for OIrecv (each receive in flight "
+                            "reserves up to %zu GiB)",
+                            GCH_REGION_BYTES >> 30);
+    b->length = b->capacity; /* what a message may fill, until one is known */
+    struct posted_receive p = {b->data, b->capacity, source, tag, comm, MPI_REQUEST_NULL};
     if ((rc = opi_call_mpi(do_post_receive, &p, NULL, 0)) != MPC_OK) {
         gch_buffer_give(b);
         return rc;
     }
     gch_count(GCH_OPERATIONS, 1);
-    b->length = OSD_WHOLE_BYTES;
-    gch_transfer_info info = {.elem_size = 1, .is_send = 0, .bytes = (int64_t)OSD_WHOLE_BYTES, .buffer = b,
-                              .twin = p.twin, .then = take_dropped_tail};
+    gch_transfer_info info = {.elem_size = 1, .is_send = 0, .bytes = (int64_t)b->capacity, .buffer = b};
     uint32_t owner_handle = mono_gchandle_new_weakref(owner, 0);
-    if ((rc = gch_transfer_add(p.req, NULL, NULL, NULL, 0, owner_handle, &info, id)) != MPC_OK) {
-        /* cannot track it: take it back (a message matched already is received first) */
+    if (gch_transfer_add(p.req, NULL, NULL, NULL, 0, owner_handle, &info, id) != MPC_OK) {
+        /* cannot track it: take it back (a message matched meanwhile is received first) */
         opi_run_gc_safe(do_cancel_and_wait, &p.req, NULL, 0);
         mono_gchandle_free(owner_handle);
         gch_buffer_give(b);
         *id = -1;
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the registry of transfers in flight");
     }
-    return MPC_OK;
-}
-
-static int do_post_tail(void *arg)
-{
-    struct posted_receive *p = arg;
-    return mpc_irecv(p->buf, p->bytes, p->source, p->tag, p->twin, &p->req);
-}
-
-/* The acquired receive *info of request id finished with an announcement (*st): the record goes
- * on with the receive of the tail, into a pooled buffer of the graph's size (*req, *info). */
-static int start_tail(int64_t id, const osd_announcement *a, const mpc_status *st, mpc_request *req,
-                      gch_transfer_info *info)
-{
-    int rc = check_announcement(a, st->source, st->tag);
-    if (rc != MPC_OK)
-        return rc;
-    gch_buffer *tail = gch_buffer_take((size_t)a->bytes);
-    struct posted_receive p = {tail ? tail->data : NULL, tail ? (size_t)a->bytes : 0, st->source, a->tail_tag,
-                               MPI_COMM_NULL, info->twin, MPI_REQUEST_NULL};
-    if ((rc = opi_call_mpi(do_post_tail, &p, NULL, 0)) != MPC_OK || !tail) {
-        int64_t discard;
-        gch_transfer_info nothing = {.elem_size = 1, .tail = 1, .twin = info->twin};
-        /* into nothing: taken off the queue when it comes (its sender's send completes), and
-         * finished by the GC hook like a transfer whose Request was dropped */
-        if (rc == MPC_OK && gch_transfer_add(p.req, NULL, NULL, NULL, 0, 0, &nothing, &discard) != MPC_OK)
-            opi_run_gc_safe(do_cancel_and_wait, &p.req, NULL, 0); /* its sender may then wait for good */
-        gch_buffer_give(tail);
-        return rc != MPC_OK ? rc
-                            : error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received graph of %llu bytes",
-                                           (unsigned long long)a->bytes);
-    }
-    tail->length = (size_t)a->bytes;
-    *info = (gch_transfer_info){.elem_size = 1, .tag = st->tag, .tail = 1, .bytes = (int64_t)a->bytes,
-                                .buffer = tail, .twin = info->twin};
-    *req = p.req;
-    gch_transfer_replace(id, p.req, info);
     return MPC_OK;
 }
 
@@ -669,35 +461,27 @@ int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoReflectionType *expec
     int rc = gch_transfer_acquire(id, &t.req, &info);
     if (rc != MPC_OK)
         return rc;
-    osd_announcement a;
-    while (true) {
-        t.done = 0;
-        if (block) {
-            rc = opi_complete(&t.req, 1, NULL, 0, &t.st); /* native buffer: nothing to pin */
-            t.done = 1;
-        } else if ((rc = opi_call_mpi(opi_test_request, &t, NULL, 0)) != MPC_OK) {
-            t.done = 1; /* a failed request is complete */
-        }
-        if (!t.done) {
-            gch_transfer_release(id, 0);
-            return MPC_OK;
-        }
-        if (rc != MPC_OK || t.st.cancelled || info.tail || !announced(info.buffer->data, t.st.bytes, &a))
-            break;
-        /* the head: the graph follows on the twin; a failure to start it completes the request */
-        if ((rc = start_tail(id, &a, &t.st, &t.req, &info)) != MPC_OK)
-            break;
+    if (block) {
+        rc = opi_complete(&t.req, 1, NULL, 0, &t.st); /* native buffer: nothing to pin */
+        t.done = 1;
+    } else if ((rc = opi_call_mpi(opi_test_request, &t, NULL, 0)) != MPC_OK) {
+        t.done = 1; /* a failed request is complete */
+    }
+    if (!t.done) {
+        gch_transfer_release(id, 0);
+        return MPC_OK;
     }
     *completed = 1;
-    if (rc == MPC_OK && info.tail) {
-        if (t.st.bytes != info.bytes)
-            rc = error_record(SD_ERR_SERIALIZATION, NULL,
-                              "the graph from rank %d with tag %d brought %lld bytes where its announcement said %lld",
-                              t.st.source, info.tag, (long long)t.st.bytes, (long long)info.bytes);
-        t.st.tag = info.tag; /* the graph's, not its tail's */
+    if (rc == MPC_OK) {
+        info.buffer->length = (size_t)t.st.bytes; /* what the buffer gives back to the system */
+        if ((rc = opi_fill_status(status, &t.st, 1)) == MPC_OK && !t.st.cancelled)
+            rc = read_graph(info.buffer->data, (size_t)t.st.bytes, expected, result);
+    } else if (mpc_error_class(rc) == MPI_ERR_TRUNCATE) {
+        rc = error_record(rc, NULL,
+                          "the message from rank %d with tag %d is larger than the %lld bytes OIrecv could reserve "
+                          "for it, and was consumed; receive graphs that large with ORecv",
+                          t.st.source, t.st.tag, (long long)info.bytes);
     }
-    if (rc == MPC_OK && (rc = opi_fill_status(status, &t.st, 1)) == MPC_OK && !t.st.cancelled)
-        rc = read_graph(info.buffer->data, (size_t)t.st.bytes, expected, result);
     gch_transfer_release(id, 1); /* gives the buffer back */
     return rc;
 }

@@ -262,6 +262,27 @@ static class SdtoNonBlockingTest
         Check.True(Request.TestAll(sends), "graphs sent to dropped OIrecvs all completed");
     }
 
+    /// <summary>The O-calls' messages are Serializer's bytes, whatever their size: a graph
+    /// written by Serializer and sent with Send is taken by an OIrecv posted before it came, and
+    /// an OSend is taken by a plain Irecv of its size and read with Deserialize.</summary>
+    static void WireBytesBothWays()
+    {
+        foreach (int doubles in new[] { 3, 200000 }) {   // 1.6 MB: past any eager limit
+            ORequest<Parcel> o = world.OIrecv<Parcel>(prev, 37);
+            world.Barrier();   // posted before the bytes leave
+            byte[] wire = Serializer.Serialize(Make(rank, 9, doubles));
+            Request sent = world.Isend(wire, next, 37);
+            Check.True(Intact(o.Wait(), prev, 9, doubles), $"{doubles} doubles: Serializer's bytes sent with Isend, taken by OIrecv");
+            sent.Wait();
+            var into = new byte[wire.Length];
+            Request r = world.Irecv(into, prev, 38);
+            world.OSend(Make(rank, 9, doubles), next, 38);   // the same size as wire
+            Status st = r.Wait();
+            Check.True(st.Count == wire.Length && Intact(Serializer.Deserialize<Parcel>(into, 0, st.Count), prev, 9, doubles),
+                       $"{doubles} doubles: an OSend taken by Irecv and read with Deserialize");
+        }
+    }
+
     /// <summary>A plain receive posted after an OIrecv with the same envelope never takes the
     /// OIrecv's message, whichever receive the message would suit (the issue's "Irecv gets the
     /// graph, OIrecv the ints"), for a graph sent whole and one announced.</summary>
@@ -371,6 +392,7 @@ static class SdtoNonBlockingTest
         DroppedBeforeTheMessage();
         DisposedWhileReceiving();
         PlainReceivesKeepTheirPlace();
+        WireBytesBothWays();
         return Check.FinishWithNoPinLeft("SdtoNonBlockingTest");
     }
 }
