@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 
 static int granted_thread_level = -1;
 static int tag_upper_bound = 32767; /* MPI guarantees at least this; replaced at init */
+static mpc_wait_policy wait_policy = MPC_WAIT_SPIN;
+static int host_ranks, host_cores; /* 0 until measured */
 
 
 /* Byte counts above INT_MAX go through the MPI-4 large-count (_c) entry points. */
@@ -69,6 +72,56 @@ int mpc_is_initialized(void)
     return init && !fin;
 }
 
+/* The ranks of World on this host, and the cores they may run on together: the union of their
+ * affinity masks (ranks pinned to distinct cores have one core each and are not oversubscribed;
+ * `taskset -c 0 mpiexec -n 3` gives all three the same core), at most the CPUs online. */
+static int measure_host_load(void)
+{
+    enum { WORDS = sizeof(cpu_set_t) / sizeof(unsigned long) };
+    union {
+        cpu_set_t set;
+        unsigned long words[WORDS];
+    } mine, all;
+    CPU_ZERO(&mine.set);
+    if (sched_getaffinity(0, sizeof mine.set, &mine.set) != 0) /* more CPUs than a cpu_set_t holds */
+        memset(mine.words, 0xff, sizeof mine.words);
+    MPI_Comm host;
+    int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((rc = MPI_Comm_size(host, &host_ranks)) == MPI_SUCCESS)
+        rc = MPI_Allreduce(mine.words, all.words, WORDS, MPI_UNSIGNED_LONG, MPI_BOR, host);
+    int freed = MPI_Comm_free(&host);
+    if (rc != MPI_SUCCESS || (rc = freed) != MPI_SUCCESS)
+        return rc;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    host_cores = CPU_COUNT(&all.set);
+    if (online > 0 && online < host_cores)
+        host_cores = (int)online;
+    return MPI_SUCCESS;
+}
+
+static mpc_wait_policy choose_wait_policy(const char *setting)
+{
+    int oversubscribed = host_cores > 0 && host_ranks > host_cores;
+    if (!setting || !*setting || strcmp(setting, "auto") == 0)
+        return oversubscribed ? MPC_WAIT_YIELD : MPC_WAIT_SPIN;
+    if (strcmp(setting, "spin") == 0)
+        return MPC_WAIT_SPIN;
+    if (strcmp(setting, "yield") == 0)
+        return MPC_WAIT_YIELD;
+    fprintf(stderr, "motor: MOTOR_WAIT='%s' is not auto, spin or yield; using auto\n", setting);
+    return oversubscribed ? MPC_WAIT_YIELD : MPC_WAIT_SPIN;
+}
+
+mpc_wait_policy mpc_wait_mode(void) { return wait_policy; }
+
+void mpc_host_load(int *ranks, int *cores)
+{
+    *ranks = host_ranks;
+    *cores = host_cores;
+}
+
 int mpc_init(int *argc, char ***argv, int required, int *provided)
 {
     int init = 0, fin = 0, rc;
@@ -93,8 +146,12 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
         return rc;
     if (found)
         tag_upper_bound = *(int *)attr;
+    /* Collective, so only when this call initialised MPI: every rank then runs it. */
+    if (!init && (rc = measure_host_load()) != MPI_SUCCESS)
+        return rc;
     if (!init && (rc = liveness_start(granted_thread_level)) != MPI_SUCCESS)
         return rc;
+    wait_policy = choose_wait_policy(getenv("MOTOR_WAIT"));
     if (provided)
         *provided = granted_thread_level;
     return MPC_OK;
@@ -1020,4 +1077,26 @@ int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatyp
     if (MPC_FITS_INT(count))
         return MPI_Iallreduce(sendbuf, recvbuf, (int)count, type, op, comm, req);
     return MPI_Iallreduce_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
+}
+
+int mpc_iscatter(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(n))
+        return MPI_Iscatter(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm, req);
+    return MPI_Iscatter_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root, comm, req);
+}
+
+int mpc_igather(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(n))
+        return MPI_Igather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm, req);
+    return MPI_Igather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root, comm, req);
+}
+
+int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op, mpc_comm comm,
+              mpc_request *req)
+{
+    if (MPC_FITS_INT(count))
+        return MPI_Iscan(sendbuf, recvbuf, (int)count, type, op, comm, req);
+    return MPI_Iscan_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
 }

@@ -243,6 +243,14 @@ double opi_tick_seconds(void)
 }
 int32_t opi_icall_old_generation_moves(void) { return opi_old_generation_moves(); }
 
+/* The wait policy in force (mpc_wait_mode) and what auto decided from: World's ranks on this host
+ * and the cores they may run on (0 and 0 when not measured). */
+int32_t opi_wait_policy(int32_t *host_ranks, int32_t *host_cores)
+{
+    mpc_host_load(host_ranks, host_cores);
+    return mpc_wait_mode();
+}
+
 static int do_processor_name(void *name) { return mpc_processor_name(name, MPI_MAX_PROCESSOR_NAME + 1); }
 
 int32_t opi_processor_name(MonoObject *buffer)
@@ -359,12 +367,10 @@ int32_t opi_comm_free(int32_t *comm)
     return rc;
 }
 
-static int do_barrier(void *arg) { return mpc_barrier(*(MPI_Comm *)arg); }
-
 int32_t opi_barrier(int32_t comm)
 {
     int rc = check_comm(comm);
-    return rc ? rc : opi_run_gc_safe(do_barrier, &comm, NULL, 0);
+    return rc ? rc : opi_barrier_wait(comm);
 }
 
 /* ---- point-to-point ---- */
