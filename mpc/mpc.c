@@ -116,6 +116,45 @@ static mpc_wait_policy choose_wait_policy(const char *setting)
 
 mpc_wait_policy mpc_wait_mode(void) { return wait_policy; }
 
+/* EXPERIMENT: the backoff's steps from the environment while they are measured. */
+static int64_t knob(const char *name, int64_t fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtoll(v, NULL, 10) : fallback;
+}
+static int64_t spin_ns = -1, yield_ns, nap_min_ns, nap_max_ns;
+
+int64_t mpc_monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t); /* cannot fail for CLOCK_MONOTONIC with a valid pointer */
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+void mpc_backoff_pause(mpc_backoff *b)
+{
+    if (spin_ns < 0) {
+        yield_ns = knob("MOTOR_WAIT_YIELD_NS", 100000);
+        nap_min_ns = knob("MOTOR_WAIT_SLEEP_MIN_NS", 1000);
+        nap_max_ns = knob("MOTOR_WAIT_SLEEP_MAX_NS", 100000);
+        spin_ns = knob("MOTOR_WAIT_SPIN_NS", 20000);
+    }
+    int64_t now = mpc_monotonic_ns();
+    if (b->since == 0)
+        b->since = now;
+    if (now - b->since < spin_ns)
+        return;
+    if (now - b->since < yield_ns) {
+        sched_yield();
+        return;
+    }
+    if (b->nap < nap_min_ns)
+        b->nap = nap_min_ns;
+    struct timespec t = {b->nap / 1000000000, b->nap % 1000000000};
+    nanosleep(&t, NULL); /* EINTR: the next poll comes sooner, which is harmless */
+    b->nap = b->nap * 2 > nap_max_ns ? nap_max_ns : b->nap * 2;
+}
+
 void mpc_host_load(int *ranks, int *cores)
 {
     *ranks = host_ranks;
@@ -740,6 +779,21 @@ static int peer_requests_init(peer_requests *p, int n)
  * MPI_SUCCESS or an error that is not any one request's. */
 static int peer_requests_wait(peer_requests *p)
 {
+    if (wait_policy == MPC_WAIT_YIELD) {
+        /* MPI_Waitall busy-polls: wait here with the backoff, each request asked without being
+         * freed, so the MPI_Waitall below only collects statuses and errors as before */
+        mpc_backoff b = {0, 0};
+        for (int i = 0; i < p->n;) {
+            int done = 0;
+            MPI_Status unused;
+            if (MPI_Request_get_status(p->reqs[i], &done, &unused) != MPI_SUCCESS)
+                break; /* MPI_Waitall reports it */
+            if (done)
+                i++;
+            else
+                mpc_backoff_pause(&b);
+        }
+    }
     int rc = MPI_Waitall(p->n, p->reqs, p->st);
     if (rc != MPI_ERR_IN_STATUS)
         return rc;
@@ -1099,4 +1153,20 @@ int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype typ
     if (MPC_FITS_INT(count))
         return MPI_Iscan(sendbuf, recvbuf, (int)count, type, op, comm, req);
     return MPI_Iscan_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
+}
+
+int mpc_iexscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op, mpc_comm comm,
+                mpc_request *req)
+{
+    if (MPC_FITS_INT(count))
+        return MPI_Iexscan(sendbuf, recvbuf, (int)count, type, op, comm, req);
+    return MPI_Iexscan_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
+}
+
+int mpc_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                              mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(count))
+        return MPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)count, type, op, comm, req);
+    return MPI_Ireduce_scatter_block_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
 }

@@ -67,6 +67,17 @@ MPC_API double mpc_env_seconds(const char *variable, double fallback);
 typedef enum { MPC_WAIT_SPIN = 0, MPC_WAIT_YIELD = 1 } mpc_wait_policy;
 /* The policy in force: MPC_WAIT_SPIN until mpc_init has run. */
 MPC_API mpc_wait_policy mpc_wait_mode(void);
+/* A poll loop's pause under MPC_WAIT_YIELD: call mpc_backoff_pause after every poll that found
+ * the wait unfinished. From the first call (or from `since`, a CLOCK_MONOTONIC time in ns when
+ * set) it returns at once for 20 µs (most waits end by then), then sched_yield()s until 100 µs,
+ * then naps with nanosleep from 1 µs, doubling to 100 µs (the kernel's timer slack, 50 µs by
+ * default, lengthens the short ones). A pure sched_yield barely gives the core away under Linux's
+ * CFS among busy pollers; the naps do. Not for MPC_WAIT_SPIN loops. */
+typedef struct mpc_backoff {
+    int64_t since, nap;
+} mpc_backoff;
+MPC_API void mpc_backoff_pause(mpc_backoff *b);
+MPC_API int64_t mpc_monotonic_ns(void);
 /* What auto decided from, measured once by the mpc_init that initialised MPI (collective there):
  * the ranks of World on this host (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED) and the cores
  * they may run on together (the union of their affinity masks, at most the online CPUs); 0 and 0
@@ -252,6 +263,10 @@ MPC_API int mpc_iscatter(const void *sendbuf, void *recvbuf, size_t bytes_per_ra
                          mpc_request *req);
 MPC_API int mpc_igather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm,
                         mpc_request *req);
+MPC_API int mpc_iexscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                        mpc_comm comm, mpc_request *req);
+MPC_API int mpc_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type,
+                                      MPI_Op op, mpc_comm comm, mpc_request *req);
 MPC_API int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
                       mpc_comm comm, mpc_request *req);
 

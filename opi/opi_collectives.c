@@ -127,6 +127,10 @@ static int do_istart(void *arg)
         case SCATTER: rc = mpc_iscatter(c->send, c->recv, c->n, c->root, c->comm, &s->req); break;
         case GATHER: rc = mpc_igather(c->send, c->recv, c->n, c->root, c->comm, &s->req); break;
         case SCAN: rc = mpc_iscan(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req); break;
+        case EXSCAN: rc = mpc_iexscan(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req); break;
+        case REDUCE_SCATTER_BLOCK:
+            rc = mpc_ireduce_scatter_block(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req);
+            break;
         default: return RT_ERR_RUNTIME;
         }
     }
@@ -140,16 +144,17 @@ static int do_istart(void *arg)
  * gives the core away: MPICH's blocking collectives busy-poll inside MPI, and ch4 has no setting
  * that makes them yield (MPIR_CVAR_POLLS_BEFORE_YIELD is ch3's; at 4 ranks on 2 cores it left
  * the native Jacobi bench at 8-17 ms per step). c NULL: a barrier on comm. The objects stay in
- * C locals, GC-unsafe, from the start to opi_complete, as a blocking send's do. Kinds with no
- * non-blocking form here, and C# operators (which must not run inside another thread's test,
- * see the non-blocking collectives below), keep MPI's blocking call. */
+ * C locals, GC-unsafe, from the start to opi_complete, as a blocking send's do. Reductions with
+ * a C# operator keep MPI's blocking call (the operator must not run inside another thread's
+ * test, see the non-blocking collectives below); the v-collectives wait in mpc (yielding too). */
 static int yielding_kind(const struct collective *c)
 {
     switch (c->kind) {
     case BCAST: case SCATTER: case GATHER: case ALLGATHER: case ALLTOALL: case REDUCE: case ALLREDUCE: case SCAN:
+    case EXSCAN: case REDUCE_SCATTER_BLOCK:
         return 1;
-    default: return 0;
     }
+    return 0;
 }
 
 static int run_yielding(const struct collective *c, MPI_Comm comm, MonoObject **objs, int nobjs)

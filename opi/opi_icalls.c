@@ -552,7 +552,9 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
     MonoObject *objs[2] = {recv_obj, send_obj};
     int nobjs = send_obj == recv_obj ? 1 : 2;
     int rc;
-    if (!opi_pin_every_transfer() && !opi_may_move(recv_obj) && !opi_may_move(send_obj)) {
+    /* (not when waits yield: MPI_Sendrecv busy-polls inside MPICH) */
+    if (!opi_pin_every_transfer() && mpc_wait_mode() != MPC_WAIT_YIELD && !opi_may_move(recv_obj) &&
+        !opi_may_move(send_obj)) {
         /* Nothing the GC could move, so no pin to defer: MPI's own MPI_Sendrecv runs in a
          * GC-safe region — one entry into MPICH instead of four lock-taking calls and a poll
          * loop. Measured on the shallow-water halo exchange (4 KiB rows, cold caches): 6–16%

@@ -21,8 +21,6 @@
 #include "mono_private.h"
 
 #include <mono/metadata/mono-gc.h>
-#include <sched.h>
-#include <stdlib.h>
 #include <time.h>
 
 #include "layout.h"
@@ -37,22 +35,9 @@
 #define SPIN_NANOSECONDS 1000000
 #define CLOCK_POLLS 16
 
-/* EXPERIMENT: the yielding policy's knobs, from the environment while they are measured. */
-static int64_t knob(const char *name, int64_t fallback)
-{
-    const char *v = getenv(name);
-    return v && *v ? strtoll(v, NULL, 10) : fallback;
-}
-static int64_t yield_spin_ns = -1, yield_only_ns, sleep_min_ns, sleep_max_ns;
-static void read_knobs(void)
-{
-    if (yield_spin_ns >= 0)
-        return;
-    yield_only_ns = knob("MOTOR_WAIT_YIELD_NS", 100000);
-    sleep_min_ns = knob("MOTOR_WAIT_SLEEP_MIN_NS", 1000);
-    sleep_max_ns = knob("MOTOR_WAIT_SLEEP_MAX_NS", 100000);
-    yield_spin_ns = knob("MOTOR_WAIT_SPIN_NS", 20000);
-}
+/* How long a wait polls GC-unsafe when waits yield (mpc_wait_mode, an oversubscribed host):
+ * then it goes GC-safe and backs off (mpc_backoff_pause, which counts this spin in its own). */
+#define YIELD_SPIN_NANOSECONDS 20000
 
 static bool old_generation_moves = true;
 static bool pin_every_transfer;
@@ -134,13 +119,11 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
     uint64_t epoch = gch_epoch();
     int64_t deadline = 0;
     int yields = mpc_wait_mode() == MPC_WAIT_YIELD;
-    if (yields)
-        read_knobs();
     for (unsigned spin = 0; running > 0 && gch_epoch() == epoch; spin++) {
         if (spin % CLOCK_POLLS == CLOCK_POLLS - 1) {
             int64_t now = monotonic_ns();
             if (deadline == 0) /* the first reading: most waits end before it */
-                deadline = now + (yields ? yield_spin_ns : SPIN_NANOSECONDS);
+                deadline = now + (yields ? YIELD_SPIN_NANOSECONDS : SPIN_NANOSECONDS);
             else if (now >= deadline)
                 break;
         }
@@ -157,16 +140,11 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
          * the mark, where MPI runs). */
         void *cookie = mono_threads_enter_gc_safe_region_unbalanced((void **)anchor);
         if (yields) {
-            int64_t start = monotonic_ns(), nap = sleep_min_ns;
-            while ((running = poll(ctx)) > 0) {
-                if (monotonic_ns() - start < yield_only_ns) {
-                    sched_yield();
-                } else {
-                    struct timespec t = {0, nap};
-                    nanosleep(&t, NULL);
-                    nap = nap * 2 > sleep_max_ns ? sleep_max_ns : nap * 2;
-                }
-            }
+            /* the host's ranks outnumber its cores: a spinning rank holds the core the rank it
+             * waits for needs, so back off (yield, then nap) */
+            mpc_backoff b = {deadline ? deadline - YIELD_SPIN_NANOSECONDS : 0, 0};
+            while ((running = poll(ctx)) > 0)
+                mpc_backoff_pause(&b);
         } else {
             /* Busy polling, as MPI_Wait does: yielding the core here slowed 4 MiB transfers 3x. */
             while (running > 0)
