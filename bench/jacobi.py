@@ -18,6 +18,7 @@ import benchlib
 LABELS = {"native-c": "native C (MPICH, busy-polls)",
           "system-mp-spin": "C# System.MP, MOTOR_WAIT=spin (old policy)",
           "system-mp": "C# System.MP, MOTOR_WAIT=auto",
+          "system-mp-yield": "C# System.MP, MOTOR_WAIT=yield",
           "system-mp-before": "C# System.MP, build before the policy"}
 
 
@@ -76,7 +77,8 @@ def jacobi(a):
 
 def pingpong(a):
     """Half round trips at 2 ranks, 1 B .. pingpong_max, through bench/Bench.exe's pingpong pattern:
-    native C, this build's System.MP under auto (and spin), the before build's."""
+    native C, this build's System.MP under auto (which spins here), spin and yield, the before
+    build's."""
     tail = ["pingpong", None, "1", str(a.pingpong_max), "5", "2", "10000"]
     def cmd(build, prog, transport, env):
         t = list(tail)
@@ -86,7 +88,8 @@ def pingpong(a):
     motor = lambda b: [f"{b}/motor", f"{b}/bench/Bench.exe"]
     runs = {"native-c": cmd(a.build, native, "native-c", {}),
             "system-mp-spin": cmd(a.build, motor, "system-mp", {"MOTOR_WAIT": "spin"}),
-            "system-mp": cmd(a.build, motor, "system-mp", {"MOTOR_WAIT": "auto"})}
+            "system-mp": cmd(a.build, motor, "system-mp", {"MOTOR_WAIT": "auto"}),
+            "system-mp-yield": cmd(a.build, motor, "system-mp", {"MOTOR_WAIT": "yield"})}
     if a.before:
         runs["system-mp-before"] = cmd(a.before, motor, "system-mp", {})
     res = benchlib.Results()
