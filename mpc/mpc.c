@@ -152,6 +152,24 @@ void mpc_backoff_pause(mpc_backoff *b)
     b->nap = b->nap * 2 > BACKOFF_NAP_MAX_NS ? BACKOFF_NAP_MAX_NS : b->nap * 2;
 }
 
+/* Under MPC_WAIT_YIELD the blocking calls below that carry bytes (no operator) run as their
+ * non-blocking form completed here, with the backoff: MPICH's blocking calls busy-poll, and ch4
+ * has no setting that makes them yield. rc is the start's. (Reductions stay MPI's: a C# operator
+ * must run in the calling thread, and a non-blocking one runs in whichever thread progresses.) */
+static int complete_backing_off(int rc, MPI_Request *req, MPI_Status *status)
+{
+    MPI_Status ignored;
+    mpc_backoff b = {0, 0};
+    while (rc == MPI_SUCCESS) {
+        int done = 0;
+        if ((rc = MPI_Test(req, &done, status ? status : &ignored)) != MPI_SUCCESS || done)
+            break;
+        mpc_backoff_pause(&b);
+    }
+    return rc;
+}
+#define YIELDING (wait_policy == MPC_WAIT_YIELD)
+
 void mpc_host_load(int *ranks, int *cores)
 {
     *ranks = host_ranks;
@@ -571,13 +589,20 @@ int mpc_imrecv(void *buf, size_t bytes, mpc_message *msg, mpc_request *req)
                                : MPI_Imrecv_c(buf, (MPI_Count)bytes, MPI_BYTE, msg, req);
 }
 
-int mpc_barrier(mpc_comm comm) { return MPI_Barrier(comm); }
+int mpc_barrier(mpc_comm comm)
+{
+    MPI_Request req;
+    return YIELDING ? complete_backing_off(MPI_Ibarrier(comm, &req), &req, NULL) : MPI_Barrier(comm);
+}
 int mpc_ibarrier(mpc_comm comm, mpc_request *req) { return MPI_Ibarrier(comm, req); }
 
 /* ---- collectives ---- */
 
 int mpc_bcast(void *buf, size_t bytes, int root, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(mpc_ibcast(buf, bytes, root, comm, &req), &req, NULL);
     if (MPC_FITS_INT(bytes))
         return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
     return MPI_Bcast_c(buf, (MPI_Count)bytes, MPI_BYTE, root, comm);
@@ -585,6 +610,9 @@ int mpc_bcast(void *buf, size_t bytes, int root, mpc_comm comm)
 
 int mpc_scatter(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(mpc_iscatter(sendbuf, recvbuf, n, root, comm, &req), &req, NULL);
     if (MPC_FITS_INT(n))
         return MPI_Scatter(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm);
     return MPI_Scatter_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root, comm);
@@ -592,6 +620,9 @@ int mpc_scatter(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm
 
 int mpc_gather(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(mpc_igather(sendbuf, recvbuf, n, root, comm, &req), &req, NULL);
     if (MPC_FITS_INT(n))
         return MPI_Gather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm);
     return MPI_Gather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root, comm);
@@ -599,6 +630,9 @@ int mpc_gather(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm 
 
 int mpc_allgather(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(mpc_iallgather(sendbuf, recvbuf, n, comm, &req), &req, NULL);
     if (MPC_FITS_INT(n))
         return MPI_Allgather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm);
     return MPI_Allgather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm);
@@ -606,6 +640,9 @@ int mpc_allgather(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm)
 
 int mpc_alltoall(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(mpc_ialltoall(sendbuf, recvbuf, n, comm, &req), &req, NULL);
     if (MPC_FITS_INT(n))
         return MPI_Alltoall(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm);
     return MPI_Alltoall_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm);
@@ -638,12 +675,22 @@ int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type
 int mpc_scatterv(const void *sendbuf, const MPI_Count *counts, const MPI_Count *displs, void *recvbuf,
                  size_t recvbytes, int root, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(MPI_Iscatterv_c(sendbuf, counts, displs, MPI_BYTE, recvbuf, (MPI_Count)recvbytes,
+                                                    MPI_BYTE, root, comm, &req),
+                                    &req, NULL);
     return MPI_Scatterv_c(sendbuf, counts, displs, MPI_BYTE, recvbuf, (MPI_Count)recvbytes, MPI_BYTE, root, comm);
 }
 
 int mpc_gatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
                 const MPI_Count *displs, int root, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(MPI_Igatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs,
+                                                   MPI_BYTE, root, comm, &req),
+                                    &req, NULL);
     return MPI_Gatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs, MPI_BYTE, root, comm);
 }
 
@@ -663,10 +710,14 @@ int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const M
         if (displs[r] + counts[r] > extent)
             extent = displs[r] + counts[r];
     }
+    MPI_Request req;
+    if (!large && extent <= INT_MAX && YIELDING)
+        return complete_backing_off(MPI_Iallgatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs,
+                                                      MPI_BYTE, comm, &req),
+                                    &req, NULL);
     if (!large && extent <= INT_MAX)
         return MPI_Allgatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs, MPI_BYTE, comm);
-    if ((rc = MPI_Gatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs, MPI_BYTE, 0, comm)) !=
-        MPI_SUCCESS)
+    if ((rc = mpc_gatherv(sendbuf, sendbytes, recvbuf, counts, displs, 0, comm)) != MPI_SUCCESS)
         return rc;
     return mpc_bcast(recvbuf, (size_t)extent, 0, comm);
 }
@@ -893,9 +944,13 @@ int mpc_scatterv_exact(const void *sendbuf, const mpc_block *blocks, void *recvb
     if (rank != root) {
         MPI_Status st;
         st.MPI_ERROR = MPI_SUCCESS;
-        rc = MPC_FITS_INT(recvbytes)
-            ? MPI_Recv(recvbuf, (int)recvbytes, MPI_BYTE, root, TAG_SCATTERV, twin, &st)
-            : MPI_Recv_c(recvbuf, (MPI_Count)recvbytes, MPI_BYTE, root, TAG_SCATTERV, twin, &st);
+        MPI_Request req;
+        if (YIELDING)
+            rc = complete_backing_off(mpc_irecv(recvbuf, recvbytes, root, TAG_SCATTERV, twin, &req), &req, &st);
+        else
+            rc = MPC_FITS_INT(recvbytes)
+                ? MPI_Recv(recvbuf, (int)recvbytes, MPI_BYTE, root, TAG_SCATTERV, twin, &st)
+                : MPI_Recv_c(recvbuf, (MPI_Count)recvbytes, MPI_BYTE, root, TAG_SCATTERV, twin, &st);
         if (rc != MPI_SUCCESS)
             st.MPI_ERROR = rc; /* a single receive reports its error in its return value */
         rc = MPI_SUCCESS;
