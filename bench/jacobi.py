@@ -7,7 +7,7 @@ busy-polls); then a 2-rank ping-pong, where auto must change nothing (every rank
 With --before BUILD (a build of the tree before the wait policy), its System.MP runs beside
 this one's in both parts.
 Run through `bash bench/run.sh jacobi [--ranks 1,2,4 --grid 1024 --steps 100 --reps 3 --rounds 3
---before BUILD --pingpong-max BYTES]`."""
+--before BUILD --pingpong-max BYTES --parts jacobi,pingpong]`."""
 import argparse
 import os
 import statistics
@@ -32,11 +32,14 @@ def main():
     p.add_argument("--rounds", type=int, default=3, help="interleaved runs of every variant")
     p.add_argument("--before", help="a build directory of the tree before the change")
     p.add_argument("--pingpong-max", type=int, default=64 << 10, help="largest ping-pong message (0: no ping-pong)")
+    p.add_argument("--parts", default="jacobi,pingpong", help="which parts to run")
     p.add_argument("--out", default="bench/results")
     a = p.parse_args()
     print(f"load average before: {open('/proc/loadavg').read().split()[:3]}, {os.cpu_count()} CPUs")
-    jacobi(a)
-    if a.pingpong_max:
+    parts = a.parts.split(",")
+    if "jacobi" in parts:
+        jacobi(a)
+    if "pingpong" in parts and a.pingpong_max:
         pingpong(a)
     print(f"load average after: {open('/proc/loadavg').read().split()[:3]}")
 
