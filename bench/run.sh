@@ -8,6 +8,8 @@
 #   bash bench/run.sh swm      [--ranks N --sizes 64,128,256,512 --steps N --runs N]
 #   bash bench/run.sh arrays   [--sizes 8,1024,65536 --ranks 2,3,4,5 --parts pingpong,stream,forward,collectives,migrate
 #                               --reps N --rounds N --target-ms MS]
+#   bash bench/run.sh jacobi   [--ranks 1,2,4 --grid N --steps N --reps N --rounds N --before BUILD --pingpong-max BYTES
+#                               --parts jacobi,pingpong]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pattern=${1:?usage: bench/run.sh PATTERN [flags] (bench/README.md)}
@@ -16,7 +18,7 @@ bash scripts/build.sh --bench >&2
 case "$pattern" in
   pingpong|pingping|window|onetomany|1:n|manytoone|n:1|loggp|halo)
     exec /usr/bin/python3 bench/netgauge.py "$pattern" "$@" ;;
-  collectives|sdto|swm|arrays)
+  collectives|sdto|swm|arrays|jacobi)
     exec /usr/bin/python3 "bench/$pattern.py" "$@" ;;
   *) echo "bench/run.sh: unknown pattern '$pattern' (bench/README.md)" >&2; exit 2 ;;
 esac

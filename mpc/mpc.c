@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 
 static int granted_thread_level = -1;
 static int tag_upper_bound = 32767; /* MPI guarantees at least this; replaced at init */
+static mpc_wait_policy wait_policy = MPC_WAIT_SPIN;
+static int host_ranks, host_cores; /* 0 until measured */
 
 
 /* Byte counts above INT_MAX go through the MPI-4 large-count (_c) entry points. */
@@ -72,6 +75,110 @@ int mpc_is_initialized(void)
     return init && !fin;
 }
 
+/* The ranks of World on this host, and the cores they may run on together: the union of their
+ * affinity masks (ranks pinned to distinct cores have one core each and are not oversubscribed;
+ * `taskset -c 0 mpiexec -n 3` gives all three the same core), at most the CPUs online. */
+static int measure_host_load(void)
+{
+    enum { WORDS = sizeof(cpu_set_t) / sizeof(unsigned long) };
+    union {
+        cpu_set_t set;
+        unsigned long words[WORDS];
+    } mine, all;
+    CPU_ZERO(&mine.set);
+    if (sched_getaffinity(0, sizeof mine.set, &mine.set) != 0) /* more CPUs than a cpu_set_t holds */
+        memset(mine.words, 0xff, sizeof mine.words);
+    MPI_Comm host;
+    int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((rc = MPI_Comm_size(host, &host_ranks)) == MPI_SUCCESS)
+        rc = MPI_Allreduce(mine.words, all.words, WORDS, MPI_UNSIGNED_LONG, MPI_BOR, host);
+    int freed = MPI_Comm_free(&host);
+    if (rc != MPI_SUCCESS || (rc = freed) != MPI_SUCCESS)
+        return rc;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    host_cores = CPU_COUNT(&all.set);
+    if (online > 0 && online < host_cores)
+        host_cores = (int)online;
+    return MPI_SUCCESS;
+}
+
+static mpc_wait_policy choose_wait_policy(const char *setting)
+{
+    int oversubscribed = host_cores > 0 && host_ranks > host_cores;
+    if (!setting || !*setting || strcmp(setting, "auto") == 0)
+        return oversubscribed ? MPC_WAIT_YIELD : MPC_WAIT_SPIN;
+    if (strcmp(setting, "spin") == 0)
+        return MPC_WAIT_SPIN;
+    if (strcmp(setting, "yield") == 0)
+        return MPC_WAIT_YIELD;
+    fprintf(stderr, "motor: MOTOR_WAIT='%s' is not auto, spin or yield; using auto\n", setting);
+    return oversubscribed ? MPC_WAIT_YIELD : MPC_WAIT_SPIN;
+}
+
+mpc_wait_policy mpc_wait_mode(void) { return wait_policy; }
+
+/* The backoff's steps (mpc.h). Measured with bench/jacobi.py at 3 and 4 ranks on 2 cores (a
+ * loaded machine, load average 11-16): every variant with naps — naps at once, after 20 µs or
+ * after 100 µs of yields, capped at 20 µs, 100 µs or 1 ms — took 2-5x less time per step than
+ * spinning and did not differ beyond the noise; yields alone were up to 2x slower than naps. The
+ * 100 µs of yields keep a wait that ends soon off the timer's slack; the 100 µs cap bounds what a
+ * message that finds its receiver napping waits. */
+#define BACKOFF_SPIN_NS 20000
+#define BACKOFF_YIELD_NS 100000
+#define BACKOFF_NAP_MIN_NS 1000
+#define BACKOFF_NAP_MAX_NS 100000
+
+int64_t mpc_monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t); /* cannot fail for CLOCK_MONOTONIC with a valid pointer */
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+void mpc_backoff_pause(mpc_backoff *b)
+{
+    int64_t now = mpc_monotonic_ns();
+    if (b->since == 0)
+        b->since = now;
+    if (now - b->since < BACKOFF_SPIN_NS)
+        return;
+    if (now - b->since < BACKOFF_YIELD_NS) {
+        sched_yield();
+        return;
+    }
+    if (b->nap < BACKOFF_NAP_MIN_NS)
+        b->nap = BACKOFF_NAP_MIN_NS;
+    struct timespec t = {b->nap / 1000000000, b->nap % 1000000000};
+    nanosleep(&t, NULL); /* EINTR: the next poll comes sooner, which is harmless */
+    b->nap = b->nap * 2 > BACKOFF_NAP_MAX_NS ? BACKOFF_NAP_MAX_NS : b->nap * 2;
+}
+
+/* Under MPC_WAIT_YIELD the blocking calls below that carry bytes (no operator) run as their
+ * non-blocking form completed here, with the backoff: MPICH's blocking calls busy-poll, and ch4
+ * has no setting that makes them yield. rc is the start's. (Reductions stay MPI's: a C# operator
+ * must run in the calling thread, and a non-blocking one runs in whichever thread progresses.) */
+static int complete_backing_off(int rc, MPI_Request *req, MPI_Status *status)
+{
+    MPI_Status ignored;
+    mpc_backoff b = {0, 0};
+    while (rc == MPI_SUCCESS) {
+        int done = 0;
+        if ((rc = MPI_Test(req, &done, status ? status : &ignored)) != MPI_SUCCESS || done)
+            break;
+        mpc_backoff_pause(&b);
+    }
+    return rc;
+}
+#define YIELDING (wait_policy == MPC_WAIT_YIELD)
+
+void mpc_host_load(int *ranks, int *cores)
+{
+    *ranks = host_ranks;
+    *cores = host_cores;
+}
+
 int mpc_init(int *argc, char ***argv, int required, int *provided)
 {
     int init = 0, fin = 0, rc;
@@ -96,8 +203,12 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
         return rc;
     if (found)
         tag_upper_bound = *(int *)attr;
+    /* Collective, so only when this call initialised MPI: every rank then runs it. */
+    if (!init && (rc = measure_host_load()) != MPI_SUCCESS)
+        return rc;
     if (!init && (rc = liveness_start(granted_thread_level)) != MPI_SUCCESS)
         return rc;
+    wait_policy = choose_wait_policy(getenv("MOTOR_WAIT"));
     if (provided)
         *provided = granted_thread_level;
     return MPC_OK;
@@ -731,13 +842,20 @@ int mpc_imrecv(void *buf, size_t bytes, mpc_message *msg, mpc_request *req)
                                : MPI_Imrecv_c(buf, (MPI_Count)bytes, MPI_BYTE, msg, req);
 }
 
-int mpc_barrier(mpc_comm comm) { return MPI_Barrier(comm); }
+int mpc_barrier(mpc_comm comm)
+{
+    MPI_Request req;
+    return YIELDING ? complete_backing_off(MPI_Ibarrier(comm, &req), &req, NULL) : MPI_Barrier(comm);
+}
 int mpc_ibarrier(mpc_comm comm, mpc_request *req) { return MPI_Ibarrier(comm, req); }
 
 /* ---- collectives ---- */
 
 int mpc_bcast(void *buf, size_t bytes, int root, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(mpc_ibcast(buf, bytes, root, comm, &req), &req, NULL);
     if (MPC_FITS_INT(bytes))
         return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
     return MPI_Bcast_c(buf, (MPI_Count)bytes, MPI_BYTE, root, comm);
@@ -745,6 +863,9 @@ int mpc_bcast(void *buf, size_t bytes, int root, mpc_comm comm)
 
 int mpc_scatter(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(mpc_iscatter(sendbuf, recvbuf, n, root, comm, &req), &req, NULL);
     if (MPC_FITS_INT(n))
         return MPI_Scatter(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm);
     return MPI_Scatter_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root, comm);
@@ -752,6 +873,9 @@ int mpc_scatter(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm
 
 int mpc_gather(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(mpc_igather(sendbuf, recvbuf, n, root, comm, &req), &req, NULL);
     if (MPC_FITS_INT(n))
         return MPI_Gather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm);
     return MPI_Gather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root, comm);
@@ -759,6 +883,9 @@ int mpc_gather(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm 
 
 int mpc_allgather(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(mpc_iallgather(sendbuf, recvbuf, n, comm, &req), &req, NULL);
     if (MPC_FITS_INT(n))
         return MPI_Allgather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm);
     return MPI_Allgather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm);
@@ -766,6 +893,9 @@ int mpc_allgather(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm)
 
 int mpc_alltoall(const void *sendbuf, void *recvbuf, size_t n, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(mpc_ialltoall(sendbuf, recvbuf, n, comm, &req), &req, NULL);
     if (MPC_FITS_INT(n))
         return MPI_Alltoall(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, comm);
     return MPI_Alltoall_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, comm);
@@ -798,12 +928,22 @@ int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type
 int mpc_scatterv(const void *sendbuf, const MPI_Count *counts, const MPI_Count *displs, void *recvbuf,
                  size_t recvbytes, int root, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(MPI_Iscatterv_c(sendbuf, counts, displs, MPI_BYTE, recvbuf, (MPI_Count)recvbytes,
+                                                    MPI_BYTE, root, comm, &req),
+                                    &req, NULL);
     return MPI_Scatterv_c(sendbuf, counts, displs, MPI_BYTE, recvbuf, (MPI_Count)recvbytes, MPI_BYTE, root, comm);
 }
 
 int mpc_gatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
                 const MPI_Count *displs, int root, mpc_comm comm)
 {
+    MPI_Request req;
+    if (YIELDING)
+        return complete_backing_off(MPI_Igatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs,
+                                                   MPI_BYTE, root, comm, &req),
+                                    &req, NULL);
     return MPI_Gatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs, MPI_BYTE, root, comm);
 }
 
@@ -823,10 +963,14 @@ int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const M
         if (displs[r] + counts[r] > extent)
             extent = displs[r] + counts[r];
     }
+    MPI_Request req;
+    if (!large && extent <= INT_MAX && YIELDING)
+        return complete_backing_off(MPI_Iallgatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs,
+                                                      MPI_BYTE, comm, &req),
+                                    &req, NULL);
     if (!large && extent <= INT_MAX)
         return MPI_Allgatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs, MPI_BYTE, comm);
-    if ((rc = MPI_Gatherv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, recvbuf, counts, displs, MPI_BYTE, 0, comm)) !=
-        MPI_SUCCESS)
+    if ((rc = mpc_gatherv(sendbuf, sendbytes, recvbuf, counts, displs, 0, comm)) != MPI_SUCCESS)
         return rc;
     return mpc_bcast(recvbuf, (size_t)extent, 0, comm);
 }
@@ -957,6 +1101,21 @@ static int peer_requests_init(peer_requests *p, int n)
  * MPI_SUCCESS or an error that is not any one request's. */
 static int peer_requests_wait(peer_requests *p)
 {
+    if (wait_policy == MPC_WAIT_YIELD) {
+        /* MPI_Waitall busy-polls: wait here with the backoff, each request asked without being
+         * freed, so the MPI_Waitall below only collects statuses and errors as before */
+        mpc_backoff b = {0, 0};
+        for (int i = 0; i < p->n;) {
+            int done = 0;
+            MPI_Status unused;
+            if (MPI_Request_get_status(p->reqs[i], &done, &unused) != MPI_SUCCESS)
+                break; /* MPI_Waitall reports it */
+            if (done)
+                i++;
+            else
+                mpc_backoff_pause(&b);
+        }
+    }
     int rc = MPI_Waitall(p->n, p->reqs, p->st);
     if (rc != MPI_ERR_IN_STATUS)
         return rc;
@@ -1059,9 +1218,13 @@ int mpc_scatterv_exact(const void *sendbuf, const mpc_block *blocks, void *recvb
     if (rank != root) {
         MPI_Status st;
         st.MPI_ERROR = MPI_SUCCESS;
-        rc = MPC_FITS_INT(recvbytes)
-            ? MPI_Recv(recvbuf, (int)recvbytes, MPI_BYTE, root, TAG_SCATTERV, twin, &st)
-            : MPI_Recv_c(recvbuf, (MPI_Count)recvbytes, MPI_BYTE, root, TAG_SCATTERV, twin, &st);
+        MPI_Request req;
+        if (YIELDING)
+            rc = complete_backing_off(mpc_irecv(recvbuf, recvbytes, root, TAG_SCATTERV, twin, &req), &req, &st);
+        else
+            rc = MPC_FITS_INT(recvbytes)
+                ? MPI_Recv(recvbuf, (int)recvbytes, MPI_BYTE, root, TAG_SCATTERV, twin, &st)
+                : MPI_Recv_c(recvbuf, (MPI_Count)recvbytes, MPI_BYTE, root, TAG_SCATTERV, twin, &st);
         if (rc != MPI_SUCCESS)
             st.MPI_ERROR = rc; /* a single receive reports its error in its return value */
         rc = MPI_SUCCESS;
@@ -1321,4 +1484,42 @@ int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatyp
     if (MPC_FITS_INT(count))
         return MPI_Iallreduce(sendbuf, recvbuf, (int)count, type, op, comm, req);
     return MPI_Iallreduce_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
+}
+
+int mpc_iscatter(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(n))
+        return MPI_Iscatter(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm, req);
+    return MPI_Iscatter_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root, comm, req);
+}
+
+int mpc_igather(const void *sendbuf, void *recvbuf, size_t n, int root, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(n))
+        return MPI_Igather(sendbuf, (int)n, MPI_BYTE, recvbuf, (int)n, MPI_BYTE, root, comm, req);
+    return MPI_Igather_c(sendbuf, (MPI_Count)n, MPI_BYTE, recvbuf, (MPI_Count)n, MPI_BYTE, root, comm, req);
+}
+
+int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op, mpc_comm comm,
+              mpc_request *req)
+{
+    if (MPC_FITS_INT(count))
+        return MPI_Iscan(sendbuf, recvbuf, (int)count, type, op, comm, req);
+    return MPI_Iscan_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
+}
+
+int mpc_iexscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op, mpc_comm comm,
+                mpc_request *req)
+{
+    if (MPC_FITS_INT(count))
+        return MPI_Iexscan(sendbuf, recvbuf, (int)count, type, op, comm, req);
+    return MPI_Iexscan_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
+}
+
+int mpc_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                              mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(count))
+        return MPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)count, type, op, comm, req);
+    return MPI_Ireduce_scatter_block_c(sendbuf, recvbuf, (MPI_Count)count, type, op, comm, req);
 }

@@ -66,6 +66,29 @@ MPC_API double mpc_env_seconds(const char *variable, double fallback);
  * Hydra ends the whole job at once; should the signal fail it exits with this status (sysexits'
  * EX_UNAVAILABLE). */
 #define MPC_EXIT_PEER_LOST 69
+/* How blocking waits behave (MOTOR_WAIT, read by mpc_init). Busy polling answers fastest while
+ * every rank has a core; when the ranks on a host outnumber the cores they may run on, a rank
+ * that spins holds a core the rank it waits for needs, and every wait lasts scheduler time
+ * slices. MOTOR_WAIT=auto (the default) yields then exactly then, spin never, yield always. */
+typedef enum { MPC_WAIT_SPIN = 0, MPC_WAIT_YIELD = 1 } mpc_wait_policy;
+/* The policy in force: MPC_WAIT_SPIN until mpc_init has run. */
+MPC_API mpc_wait_policy mpc_wait_mode(void);
+/* A poll loop's pause under MPC_WAIT_YIELD: call mpc_backoff_pause after every poll that found
+ * the wait unfinished. From the first call (or from `since`, a CLOCK_MONOTONIC time in ns when
+ * set) it returns at once for 20 µs (most waits end by then), then sched_yield()s until 100 µs,
+ * then naps with nanosleep from 1 µs, doubling to 100 µs (the kernel's timer slack, 50 µs by
+ * default, lengthens the short ones). A pure sched_yield barely gives the core away under Linux's
+ * CFS among busy pollers; the naps do. Not for MPC_WAIT_SPIN loops. */
+typedef struct mpc_backoff {
+    int64_t since, nap;
+} mpc_backoff;
+MPC_API void mpc_backoff_pause(mpc_backoff *b);
+MPC_API int64_t mpc_monotonic_ns(void);
+/* What auto decided from, measured once by the mpc_init that initialised MPI (collective there):
+ * the ranks of World on this host (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED) and the cores
+ * they may run on together (the union of their affinity masks, at most the online CPUs); 0 and 0
+ * when MPI was initialised by someone else (then auto spins, as before). */
+MPC_API void mpc_host_load(int *ranks, int *cores);
 MPC_API int mpc_is_initialized(void);      /* initialised and not finalised */
 MPC_API int mpc_thread_level(void);        /* the level MPI granted */
 MPC_API int mpc_tag_ub(void);              /* MPI_TAG_UB of World */
@@ -246,6 +269,16 @@ MPC_API int mpc_ireduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Da
                         mpc_comm comm, mpc_request *req);
 MPC_API int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
                            mpc_comm comm, mpc_request *req);
+MPC_API int mpc_iscatter(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm,
+                         mpc_request *req);
+MPC_API int mpc_igather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm,
+                        mpc_request *req);
+MPC_API int mpc_iexscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                        mpc_comm comm, mpc_request *req);
+MPC_API int mpc_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type,
+                                      MPI_Op op, mpc_comm comm, mpc_request *req);
+MPC_API int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                      mpc_comm comm, mpc_request *req);
 
 #ifdef __cplusplus
 }

@@ -64,6 +64,8 @@ struct collective {
     MPI_Comm comm;
 };
 
+static int do_barrier(void *comm) { return mpc_barrier(*(MPI_Comm *)comm); }
+
 static int run_collective(void *arg)
 {
     const struct collective *c = arg;
@@ -98,6 +100,80 @@ int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm)
     return opi_run_gc_safe(run_collective, &c, NULL, 0);
 }
 
+/* A start, and with test one test of it: one entry into MPI for opi_call_mpi. */
+struct istart {
+    const struct collective *c; /* NULL: a barrier on comm */
+    MPI_Comm comm;
+    int test;
+    mpc_request req;
+    int done, test_rc;
+    mpc_status st;
+};
+
+static int do_istart(void *arg)
+{
+    struct istart *s = arg;
+    const struct collective *c = s->c;
+    int rc;
+    if (!c) {
+        rc = mpc_ibarrier(s->comm, &s->req);
+    } else {
+        switch (c->kind) {
+        case BCAST: rc = mpc_ibcast(c->recv, c->n, c->root, c->comm, &s->req); break;
+        case ALLGATHER: rc = mpc_iallgather(c->send, c->recv, c->n, c->comm, &s->req); break;
+        case ALLTOALL: rc = mpc_ialltoall(c->send, c->recv, c->n, c->comm, &s->req); break;
+        case REDUCE: rc = mpc_ireduce(c->send, c->recv, c->n, c->dt, c->op, c->root, c->comm, &s->req); break;
+        case ALLREDUCE: rc = mpc_iallreduce(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req); break;
+        case SCATTER: rc = mpc_iscatter(c->send, c->recv, c->n, c->root, c->comm, &s->req); break;
+        case GATHER: rc = mpc_igather(c->send, c->recv, c->n, c->root, c->comm, &s->req); break;
+        case SCAN: rc = mpc_iscan(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req); break;
+        case EXSCAN: rc = mpc_iexscan(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req); break;
+        case REDUCE_SCATTER_BLOCK:
+            rc = mpc_ireduce_scatter_block(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req);
+            break;
+        default: return RT_ERR_RUNTIME;
+        }
+    }
+    if (rc == MPC_OK && s->test)
+        s->test_rc = mpc_test(&s->req, &s->done, &s->st);
+    return rc;
+}
+
+/* When waits yield (mpc_wait_mode(): the host's ranks outnumber its cores, or MOTOR_WAIT=yield), a
+ * blocking collective starts MPI's non-blocking one and waits for it in opi_complete, which
+ * gives the core away: MPICH's blocking collectives busy-poll inside MPI, and ch4 has no setting
+ * that makes them yield (MPIR_CVAR_POLLS_BEFORE_YIELD is ch3's; at 4 ranks on 2 cores it left
+ * the native Jacobi bench at 8-17 ms per step). c NULL: a barrier on comm. The objects stay in
+ * C locals, GC-unsafe, from the start to opi_complete, as a blocking send's do. Reductions with
+ * a C# operator keep MPI's blocking call (the operator must not run inside another thread's
+ * test, see the non-blocking collectives below); the v-collectives wait in mpc (yielding too). */
+static int yielding_kind(const struct collective *c)
+{
+    switch (c->kind) {
+    case BCAST: case SCATTER: case GATHER: case ALLGATHER: case ALLTOALL: case REDUCE: case ALLREDUCE: case SCAN:
+    case EXSCAN: case REDUCE_SCATTER_BLOCK:
+        return 1;
+    }
+    return 0;
+}
+
+static int run_yielding(const struct collective *c, MPI_Comm comm, MonoObject **objs, int nobjs)
+{
+    struct istart s = {.c = c, .comm = comm, .test = 0};
+    int rc = opi_call_mpi(do_istart, &s, objs, nobjs);
+    if (rc != MPC_OK)
+        return rc;
+    mpc_status st;
+    return opi_complete(&s.req, 1, objs, nobjs, &st);
+}
+
+int opi_barrier_wait(MPI_Comm comm)
+{
+    if (mpc_wait_mode() == MPC_WAIT_YIELD)
+        return run_yielding(NULL, comm, NULL, 0);
+    return opi_run_gc_safe(do_barrier, &comm, NULL, 0);
+}
+
 /* Runs a validated collective, by run (run_collective, or run_user_reduction for a C#
  * operator), whose buffers lie in arrays a and b (either may be NULL). A receive that MPI
  * truncates (the ranks disagree on sizes) is reported with this rank's size. */
@@ -106,7 +182,9 @@ static int collective_by(opi_blocking_fn run, struct collective c, MonoObject *a
 {
     gch_count(GCH_OPERATIONS, 1);
     MonoObject *objs[2] = {a, b};
-    int rc = opi_run_gc_safe(run, &c, objs, 2);
+    int rc = run == run_collective && mpc_wait_mode() == MPC_WAIT_YIELD && yielding_kind(&c)
+                 ? run_yielding(&c, c.comm, objs, 2)
+                 : opi_run_gc_safe(run, &c, objs, 2);
     if (rc == MPC_OK)
         return rc;
     switch (c.kind) {
@@ -701,38 +779,6 @@ int32_t opi_reduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, M
  * run inside MPI — would have to cover every request test of the process for as long as any
  * such reduction is in flight. The blocking reductions bracket their one MPI call instead
  * (gch_user_op_reduction_begin/end). */
-
-/* A start, and with test one test of it: one entry into MPI for opi_call_mpi. */
-struct istart {
-    const struct collective *c; /* NULL: a barrier on comm */
-    MPI_Comm comm;
-    int test;
-    mpc_request req;
-    int done, test_rc;
-    mpc_status st;
-};
-
-static int do_istart(void *arg)
-{
-    struct istart *s = arg;
-    const struct collective *c = s->c;
-    int rc;
-    if (!c) {
-        rc = mpc_ibarrier(s->comm, &s->req);
-    } else {
-        switch (c->kind) {
-        case BCAST: rc = mpc_ibcast(c->recv, c->n, c->root, c->comm, &s->req); break;
-        case ALLGATHER: rc = mpc_iallgather(c->send, c->recv, c->n, c->comm, &s->req); break;
-        case ALLTOALL: rc = mpc_ialltoall(c->send, c->recv, c->n, c->comm, &s->req); break;
-        case REDUCE: rc = mpc_ireduce(c->send, c->recv, c->n, c->dt, c->op, c->root, c->comm, &s->req); break;
-        case ALLREDUCE: rc = mpc_iallreduce(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req); break;
-        default: return RT_ERR_RUNTIME;
-        }
-    }
-    if (rc == MPC_OK && s->test)
-        s->test_rc = mpc_test(&s->req, &s->done, &s->st);
-    return rc;
-}
 
 /* Starts p (NULL: a barrier on comm) for the Request owner. The Status of a collective: Source
  * -1, Tag MP.AnyTag, Count and Bytes what this rank's receive array got.

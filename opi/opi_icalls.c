@@ -251,6 +251,14 @@ double opi_tick_seconds(void)
 }
 int32_t opi_icall_old_generation_moves(void) { return opi_old_generation_moves(); }
 
+/* The wait policy in force (mpc_wait_mode) and what auto decided from: World's ranks on this host
+ * and the cores they may run on (0 and 0 when not measured). */
+int32_t opi_wait_policy(int32_t *host_ranks, int32_t *host_cores)
+{
+    mpc_host_load(host_ranks, host_cores);
+    return mpc_wait_mode();
+}
+
 static int do_processor_name(void *name) { return mpc_processor_name(name, MPI_MAX_PROCESSOR_NAME + 1); }
 
 int32_t opi_processor_name(MonoObject *buffer)
@@ -367,12 +375,10 @@ int32_t opi_comm_free(int32_t *comm)
     return rc;
 }
 
-static int do_barrier(void *arg) { return mpc_barrier(*(MPI_Comm *)arg); }
-
 int32_t opi_barrier(int32_t comm)
 {
     int rc = check_comm(comm);
-    return rc ? rc : opi_run_gc_safe(do_barrier, &comm, NULL, 0);
+    return rc ? rc : opi_barrier_wait(comm);
 }
 
 /* ---- point-to-point ---- */
@@ -554,7 +560,9 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
     MonoObject *objs[2] = {recv_obj, send_obj};
     int nobjs = send_obj == recv_obj ? 1 : 2;
     int rc;
-    if (!opi_pin_every_transfer() && !opi_may_move(recv_obj) && !opi_may_move(send_obj)) {
+    /* (not when waits yield: MPI_Sendrecv busy-polls inside MPICH) */
+    if (!opi_pin_every_transfer() && mpc_wait_mode() != MPC_WAIT_YIELD && !opi_may_move(recv_obj) &&
+        !opi_may_move(send_obj)) {
         /* Nothing the GC could move, so no pin to defer: MPI's own MPI_Sendrecv runs in a
          * GC-safe region — one entry into MPICH instead of four lock-taking calls and a poll
          * loop. Measured on the shallow-water halo exchange (4 KiB rows, cold caches): 6–16%

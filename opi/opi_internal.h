@@ -80,7 +80,8 @@ int opi_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_m
  * blocks; the buffers it uses lie in objs[0..nobjs) (NULL entries: none, nobjs <=
  * OPI_MAX_OBJECTS), which the region's stack mark holds — and so pins, for no more than a
  * stack slot (opi_wait.c). Collectives use this rather than MPI's non-blocking collectives
- * plus opi_complete: in MPICH 4.0 those cost ~0.5 µs more per small call. */
+ * plus opi_complete: in MPICH 4.0 those cost ~0.5 µs more per small call — except when waits
+ * yield (an oversubscribed host), as MPI's blocking calls spin (opi_collectives.c). */
 typedef int (*opi_blocking_fn)(void *arg);
 int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
 /* How an internal call makes a non-blocking MPI call (a start, test, probe, cancel, free):
@@ -89,6 +90,9 @@ int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
  * makes goes through this, opi_run_gc_safe (blocking calls) or opi_complete / opi_probe_wait,
  * except the few that take no lock in MPICH (gc_hooks.h). */
 int opi_call_mpi(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
+/* MPI_Barrier on comm, waited for as the wait policy says (mpc_wait_mode(): yielding, a barrier
+ * started non-blocking and completed by opi_complete; otherwise MPI's own, GC-safe). */
+int opi_barrier_wait(MPI_Comm comm);
 
 /* ---- argument checks shared by the internal calls ---- */
 

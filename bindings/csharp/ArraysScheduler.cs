@@ -33,10 +33,13 @@ namespace System.MP.Arrays
         /// <summary>How many ranks take part.</summary>
         public int Size { get; }
 
-        /// <summary>True when this host runs more of the scheduler's ranks than it has cores: then
-        /// a rank idle for more than half a millisecond naps 50 µs at a time instead of spinning,
-        /// so the ranks with work get the cores.</summary>
+        /// <summary>True when this host runs more of the job's ranks than the cores they may run
+        /// on (<see cref="MP.RanksOnHost"/> &gt; <see cref="MP.CoresOnHost"/>): then loads are
+        /// measured in CPU time, and under the wait policy this chooses (<see cref="MP.WaitPolicy"/>,
+        /// MOTOR_WAIT) a rank idle for more than half a millisecond naps 50 µs at a time instead of
+        /// spinning, so the ranks with work get the cores.</summary>
         public bool Oversubscribed { get; }
+        readonly bool naps;   // MP.WaitPolicy == Yield
 
         /// <summary>Messages this rank has sent to other ranks (and to itself through MPI).</summary>
         public long MessagesSent => sent;
@@ -56,10 +59,11 @@ namespace System.MP.Arrays
             Rank = Comm.Rank;
             Size = Comm.Size;
             owner = Thread.CurrentThread;
-            // more ranks on this host than cores: an idle rank must give its core away, not spin
-            int host = (int)IndexRules<string>.StableHash(MP.ProcessorName), here = 0;
-            foreach (int other in Comm.Allgather(host)) if (other == host) here++;
-            Oversubscribed = here > Environment.ProcessorCount;
+            // more ranks on this host than cores (the core measured it when MPI started: the
+            // job's ranks here against the cores their affinity allows); whether an idle rank
+            // naps is the wait policy's call (MOTOR_WAIT), as for every other wait
+            Oversubscribed = MP.CoresOnHost > 0 && MP.RanksOnHost > MP.CoresOnHost;
+            naps = Backoff.Yields;
             secondsPerTick = Oversubscribed ? 1e-9 : TickSeconds();
         }
 
@@ -228,7 +232,7 @@ namespace System.MP.Arrays
                     if (sends.Count > 0) ReapSends();
                     if (wave == null && idle < WaveAfter) continue;
                     if (Quiescent()) break;
-                    if (idle > NapAfter && Oversubscribed) usleep(50);   // sched_yield barely yields under CFS; Sleep(1) would add a millisecond to every hop of a chain
+                    if (idle > NapAfter && naps) usleep(50);   // sched_yield barely yields under CFS; Sleep(1) would add a millisecond to every hop of a chain
                     else if (idle > YieldAfter) Thread.Yield();   // others are still busy: give them the core
                 }
                 if (sends.Count > 0) {   // all received by now (their receivers were counted)

@@ -86,6 +86,42 @@ namespace System.MP
             }
         }
 
+        /// <summary>How blocking calls wait (MOTOR_WAIT, docs/reference.md): Spin polls MPI
+        /// without pause, as MPI does, for the lowest latency while every rank has a core; Yield
+        /// polls briefly, then gives the core away (yields, then naps of growing length), for a
+        /// host whose ranks outnumber its cores (<see cref="RanksOnHost"/> &gt;
+        /// <see cref="CoresOnHost"/>), where a spinning rank holds the core the rank it waits
+        /// for needs. Chosen once when MPI starts.</summary>
+        public static WaitPolicy WaitPolicy {
+            get {
+                Core.Ensure();
+                return (WaitPolicy)ReadWaitPolicy(out int unused1, out int unused2);
+            }
+        }
+
+        /// <summary>The ranks of World on this host (those sharing its memory); 0 when MPI was
+        /// started by someone other than System.MP (then it was not measured).</summary>
+        public static int RanksOnHost {
+            get {
+                Core.Ensure();
+                ReadWaitPolicy(out int ranks, out int unused);
+                return ranks;
+            }
+        }
+
+        /// <summary>The cores World's ranks on this host may run on together (the union of
+        /// their CPU affinity masks, at most the CPUs online); 0 when not measured.</summary>
+        public static int CoresOnHost {
+            get {
+                Core.Ensure();
+                ReadWaitPolicy(out int unused, out int cores);
+                return cores;
+            }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)] static int ReadWaitPolicy(out int ranks, out int cores) =>
+            MPDirect.WaitPolicy(out ranks, out cores);
+
         [MethodImpl(MethodImplOptions.NoInlining)] static int ReadTagUpperBound() => MPDirect.TagUpperBound();
         [MethodImpl(MethodImplOptions.NoInlining)] static double ReadWtime() => MPDirect.Wtime();
         [MethodImpl(MethodImplOptions.NoInlining)] static int ReadProcessorName(byte[] b) => MPDirect.ProcessorName(b);
@@ -159,6 +195,16 @@ namespace System.MP
             Errors.Check(MPDirect.CommParent(out handle));
             return handle == Comm.NullHandle ? null : new Intercomm(handle, false);
         }
+    }
+
+    /// <summary>How blocking calls wait: see <see cref="MP.WaitPolicy"/>.</summary>
+    public enum WaitPolicy
+    {
+        /// <summary>Poll without pause (MOTOR_WAIT=spin; auto when every rank has a core).</summary>
+        Spin = 0,
+        /// <summary>Poll briefly, then yield the core and nap (MOTOR_WAIT=yield; auto when the
+        /// host's ranks outnumber its cores).</summary>
+        Yield = 1,
     }
 
     /// <summary>A snapshot of the core's counters; counters only grow (PinsLive and

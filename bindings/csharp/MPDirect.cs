@@ -30,6 +30,8 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Finalize();
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Stats(long[] values);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int OldGenerationMoves();
+        // the wait policy (0 spin, 1 yield: MOTOR_WAIT, mpc_wait_mode) and World's ranks and cores on this host
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int WaitPolicy(out int hostRanks, out int hostCores);
 
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommNullHandle();
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommRank(int comm, out int rank);

@@ -146,12 +146,16 @@ namespace System.MP
                 anyActive |= !r.observed;
             if (!anyActive)
                 return -1;
+            bool yields = Backoff.Yields;
+            var backoff = new Backoff();
             while (true) {
                 for (int i = 0; i < requests.Length; i++) {
                     Status unused;
                     if (!requests[i].observed && requests[i].Test(out unused))
                         return i;
                 }
+                if (yields)
+                    backoff.Pause();   // the host's ranks outnumber its cores: give the core away
             }
         }
 

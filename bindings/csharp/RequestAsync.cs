@@ -57,6 +57,8 @@ namespace System.MP
                 return new int[0];
             var done = new List<int>();
             var spin = new SpinWait();
+            bool yields = Backoff.Yields;
+            var backoff = new Backoff();
             while (true) {
                 for (int i = 0; i < requests.Length; i++) {
                     Request r = requests[i];
@@ -77,7 +79,10 @@ namespace System.MP
                 }
                 if (done.Count > 0)
                     return done.ToArray();
-                spin.SpinOnce();
+                if (yields)
+                    backoff.Pause();   // the host's ranks outnumber its cores: give the core away
+                else
+                    spin.SpinOnce();
             }
         }
 
