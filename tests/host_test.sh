@@ -6,26 +6,8 @@ build=$1
 motor=$build/motor
 probe=$build/tests/HostProbe.exe
 mpiexec=mpiexec.mpich
-passed=0
-failed=0
-out=$(mktemp)
-err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+. "$(dirname "$0")/check_kit.sh"
 
-check() { # check DESCRIPTION CONDITION...
-    local what=$1
-    shift
-    if "$@"; then passed=$((passed + 1)); else
-        failed=$((failed + 1))
-        echo "FAIL: $what"
-        echo "  stdout: $(head -c 600 "$out")"
-        echo "  stderr: $(head -c 600 "$err")"
-    fi
-}
-run() { # run SECONDS COMMAND... ; sets rc
-    timeout $(($1 * ${MOTOR_TIMEOUT_SCALE:-1})) "${@:2}" >"$out" 2>"$err"
-    rc=$?
-}
 has() { grep -q -- "$1" "$2"; }
 lines() { [ "$(grep -c . "$2")" -eq "$1" ]; }
 lacks() { ! grep -q -- "$1" "$2"; }

@@ -9,30 +9,12 @@ set -u
 build=$1
 motor=$build/motor
 program=$build/tests/WaitPolicyTest.exe
-passed=0
-failed=0
-out=$(mktemp)
-err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+. "$(dirname "$0")/check_kit.sh"
 
 if ! command -v taskset >/dev/null; then
     echo "wait_policy_test: taskset (util-linux) is missing"
     exit 77
 fi
-check() { # check DESCRIPTION CONDITION...
-    local what=$1
-    shift
-    if "$@"; then passed=$((passed + 1)); else
-        failed=$((failed + 1))
-        echo "FAIL: $what"
-        echo "  stdout: $(head -c 800 "$out")"
-        echo "  stderr: $(head -c 800 "$err")"
-    fi
-}
-run() { # run SECONDS COMMAND... ; sets rc
-    timeout $(($1 * ${MOTOR_TIMEOUT_SCALE:-1})) "${@:2}" >"$out" 2>"$err"
-    rc=$?
-}
 passed_line() { [ $rc -eq 0 ] && grep -q "WaitPolicyTest $1 (3 rank(s)): [0-9]* passed, 0 failed" "$out"; }
 
 one_core="taskset -c 0 mpiexec.mpich -n 3"
