@@ -1,8 +1,9 @@
 /* opi_sdto.c — the structured data transport's internal calls: Serializer, OSend/ORecv, OBcast,
  * OScatter/OGather/OAllgather. A graph is written into a native buffer from the pool (no
  * managed allocation, so nothing moves while it is written) and sent from there: no pin, no
- * managed copy. A received graph is one message, matched-probed for its size (no size
- * pre-announcement), received into a pooled buffer, validated, then read. */
+ * managed copy. A received graph is one message, exactly the Serializer's bytes: ORecv
+ * matched-probes it for its size (no size pre-announcement), OIrecv posts a receive into reserved
+ * address space; either is validated, then read. */
 #include "opi_icalls.h"
 
 #include "gc_hooks.h"
@@ -308,11 +309,10 @@ int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t source, int32_t tag, 
 
 /* ---- non-blocking graphs: OIsend, OIrecv ----
  * A sent graph is written during the call into a pooled native buffer that the pin registry
- * owns until the send completes (nothing to pin). A receive needs no size guess: its message is
- * matched by a probe (MPI_Improbe) when the managed ORequest is started, tested or waited for,
- * then received with MPI_Imrecv into a buffer of exactly its size, owned by the registry like a
- * send's; the completion reads the graph from it. A dropped request is finished by the GC hook,
- * which gives the buffer back. */
+ * owns until the send completes (nothing to pin). A receive needs no size guess: a real MPI
+ * receive is posted as the ORequest starts, into a region of reserved address space (see
+ * opi_oirecv_post) the registry owns like a send's buffer; the completion reads the graph from
+ * it. A dropped request is finished by the GC hook, which gives the region back. */
 
 int32_t opi_oisend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, int32_t tag, MonoObject *owner,
                    int64_t *id, opi_status *status)

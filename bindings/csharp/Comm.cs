@@ -379,9 +379,10 @@ namespace System.MP
         /// <summary>Starts receiving the next graph from source with tag, whose root must be a
         /// T; returns at once. The receive is posted to MPI now, so it takes its place in MPI's
         /// matching order: a receive posted later on this communicator (OIrecv, ORecv, Recv,
-        /// Irecv) never takes its message. No size is guessed: a graph of up to 64 KiB lands in
-        /// the posted buffer, a larger one is received into a buffer of its exact size once its
-        /// announcement has arrived. Argument errors are thrown here.</summary>
+        /// Irecv) never takes its message. No size is guessed: the receive lands in up to 16 GiB
+        /// of reserved address space of which only what the message fills becomes memory (a
+        /// larger graph fails the request: receive it with ORecv). Argument errors are thrown
+        /// here.</summary>
         public ORequest<T> OIrecv<T>(int source, int tag) => new ORequest<T>(this, source, tag).Start();
 
 

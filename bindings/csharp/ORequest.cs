@@ -1,9 +1,8 @@
 // ORequest<T> — a non-blocking graph receive (Comm.OIrecv) with no size guess. Starting it posts
-// a real MPI receive into a native buffer the core's registry owns, so it takes its place in MPI's
-// matching order at once: receives posted later on the communicator never overtake it, plain or
-// not. A graph too large for that buffer arrives as an announcement, and the core then receives
-// the graph itself (its tail) into a buffer of exactly its size; completing the request reads the
-// graph. A request you drop is finished by the core (its message, and a tail, taken and dropped).
+// a real MPI receive, so it takes its place in MPI's matching order at once: receives posted later
+// on the communicator never overtake it, plain or not. It lands in reserved address space the
+// core's registry owns (only what the message fills becomes memory); completing the request reads
+// the graph. A request you drop is finished by the core (its message taken and discarded).
 using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
