@@ -44,9 +44,11 @@ namespace System.MP
             if (id >= 0) {
                 var st = new StatusData();
                 int rc = MPDirect.RequestWait(id, ref st);
-                if (rc == Errors.Request && awaited != null) {   // awaited meanwhile: the engine has it
-                    Errors.Make(rc);   // consumes this thread's error record of the refusal
-                    return WaitAwaited();
+                if (rc == Errors.Request) {   // the registry refused: not the transfer's failure
+                    Exception refused = Errors.Make(rc);   // (consumes this thread's error record)
+                    if (awaited != null)   // awaited meanwhile: the engine has it
+                        return WaitAwaited();
+                    throw refused;   // another thread completes it (one thread per request)
                 }
                 Complete(rc, ref st);
             }

@@ -140,12 +140,39 @@ static class CompletionTest
         world.Barrier();
     }
 
+    /// <summary>Two threads waiting on one request (one thread per request is the rule): the one
+    /// the registry refuses gets InvalidOperationException, and that refusal is not the
+    /// transfer's failure — the request completes with the message's status for good.</summary>
+    static void RefusedSecondWaiterLeavesTheRequestAlone()
+    {
+        int rounds = 200, spoiled = 0;
+        for (int k = 0; k < rounds; k++) {
+            var buf = new int[1];
+            Request r = world.Irecv(buf, prev, 2);
+            var other = new Thread(() => { try { r.Wait(); } catch (InvalidOperationException) { } });
+            other.Start();
+            Request s = world.Isend(new[] { k }, next, 2);
+            try { r.Wait(); } catch (InvalidOperationException) { }
+            other.Join();
+            s.Wait();
+            try {
+                Status st = r.Wait();
+                if (st.Source != prev || st.Count != 1 || buf[0] != k) spoiled++;
+            } catch (Exception) {
+                spoiled++;
+            }
+        }
+        Check.Equal(0, spoiled, $"receives of {rounds} whose later Wait failed or lied after a refused second waiter");
+        world.Barrier();
+    }
+
     static int Main()
     {
         CancelledReceiveReportsNothing();
         FailureIsReportedAgain();
         TruncationSaysWhatArrived();
         AwaitAndWaitAgree();
+        RefusedSecondWaiterLeavesTheRequestAlone();
         return Check.FinishWithNoPinLeft("CompletionTest");
     }
 }
