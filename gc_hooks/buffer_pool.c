@@ -12,8 +12,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static gch_buffer *pool;       /* most recently returned first */
 static gch_buffer *regions;    /* gch_region_take's, the same way */
 static int64_t pooled;
-/* What a region keeps of the memory a message filled, for the next (small) one. */
-#define REGION_WARM_BYTES ((size_t)256 << 10)
 #define REGION_MIN_BYTES ((size_t)1 << 20)
 static __thread int in_pool __attribute__((tls_model("initial-exec")));
 
@@ -93,17 +91,6 @@ gch_buffer *gch_region_take(void)
     return NULL;
 }
 
-/* Returns to the system the pages of region b that a message filled past the warm part (the
- * whole reservation when b->length is not known). */
-static void region_cool(gch_buffer *b)
-{
-    size_t filled = b->length < b->capacity ? b->length : b->capacity;
-    if (filled <= REGION_WARM_BYTES)
-        return;
-    /* cannot fail on a range of this process's own anonymous mapping; a failure only keeps pages */
-    (void)madvise(b->data + REGION_WARM_BYTES, filled - REGION_WARM_BYTES, MADV_DONTNEED);
-}
-
 static void buffer_free(gch_buffer *b)
 {
     if (b->region)
@@ -117,8 +104,6 @@ void gch_buffer_give(gch_buffer *b)
 {
     if (!b)
         return;
-    if (b->region)
-        region_cool(b);
     b->last_used = gch_epoch();
     enter();
     gch_buffer **list = b->region ? &regions : &pool;

@@ -125,9 +125,10 @@ void gch_buffer_give(gch_buffer *b);
 /* A receive buffer for a message of a size not known yet (OIrecv posts a real MPI receive so that
  * it takes its place in MPI's matching order): address space reserved with MAP_NORESERVE, not
  * memory, GCH_REGION_BYTES or as much as the system grants down to 1 MiB; pages are committed
- * only as the message fills them. Given back with gch_buffer_give (length: the bytes received,
- * or the whole capacity when unknown), which returns to the system what a large message filled,
- * beyond a first part kept warm for the next receive. NULL when no address space is left. */
+ * only as messages fill them. Given back with gch_buffer_give and pooled like the buffers: the
+ * pages stay for the next receive (returning them after each one made the next fault them in
+ * again: a 1 MiB OIrecv ping-pong went from 0.74 to 1.1 ms), and the GC hook's sweep unmaps a
+ * region unused since the previous collection. NULL when no address space is left. */
 #define GCH_REGION_BYTES ((size_t)16 << 30)
 gch_buffer *gch_region_take(void);
 int64_t gch_pooled_buffers(void);

@@ -431,7 +431,6 @@ int32_t opi_oirecv_post(int32_t comm, int32_t size, int32_t source, int32_t tag,
                             "no address space left to reserve a receive buffer for OIrecv (each receive in flight "
                             "reserves up to %zu GiB)",
                             GCH_REGION_BYTES >> 30);
-    b->length = b->capacity; /* what a message may fill, until one is known */
     struct posted_receive p = {b->data, b->capacity, source, tag, comm, MPI_REQUEST_NULL};
     if ((rc = opi_call_mpi(do_post_receive, &p, NULL, 0)) != MPC_OK) {
         gch_buffer_give(b);
@@ -473,7 +472,7 @@ int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoReflectionType *expec
     }
     *completed = 1;
     if (rc == MPC_OK) {
-        info.buffer->length = (size_t)t.st.bytes; /* what the buffer gives back to the system */
+        info.buffer->length = (size_t)t.st.bytes;
         if ((rc = opi_fill_status(status, &t.st, 1)) == MPC_OK && !t.st.cancelled)
             rc = read_graph(info.buffer->data, (size_t)t.st.bytes, expected, result);
     } else if (mpc_error_class(rc) == MPI_ERR_TRUNCATE) {
