@@ -619,11 +619,9 @@ int mpc_comm_free(mpc_comm *comm)
 {
     if (*comm == MPI_COMM_NULL)
         return error_record(MPC_ERR_COMM_NULL, NULL, "the communicator has been freed already");
-    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF || !mpc_is_initialized())
-        return MPC_OK; /* predefined communicators are never freed; MPI's end freed the others */
-    if (!owned_remove(OWNED_COMM, (int)*comm))
-        return MPC_OK; /* the end of MPI freed it (a finalizer got here late) */
-    return MPI_Comm_free(comm);
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        return MPC_OK; /* predefined communicators are never freed */
+    return owned_free(OWNED_COMM, comm);
 }
 
 int mpc_send(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm)
@@ -983,14 +981,7 @@ int mpc_op_create(MPI_User_function *fn, int commutative, MPI_Op *op)
     return owned_add(rc, OWNED_OP, (int)*op);
 }
 
-int mpc_op_free(MPI_Op *op)
-{
-    if (!mpc_is_initialized())
-        return MPC_OK; /* the end of MPI freed it */
-    if (!owned_remove(OWNED_OP, (int)*op))
-        return MPC_OK; /* the end of MPI freed it (a finalizer got here late) */
-    return MPI_Op_free(op);
-}
+int mpc_op_free(MPI_Op *op) { return owned_free(OWNED_OP, op); }
 
 int mpc_type_bytes(size_t bytes, MPI_Datatype *type)
 {
@@ -1003,14 +994,7 @@ int mpc_type_bytes(size_t bytes, MPI_Datatype *type)
     return owned_add(rc, OWNED_TYPE, (int)*type);
 }
 
-int mpc_type_free(MPI_Datatype *type)
-{
-    if (!mpc_is_initialized())
-        return MPC_OK; /* the end of MPI freed it */
-    if (!owned_remove(OWNED_TYPE, (int)*type))
-        return MPC_OK; /* the end of MPI freed it (a finalizer got here late) */
-    return MPI_Type_free(type);
-}
+int mpc_type_free(MPI_Datatype *type) { return owned_free(OWNED_TYPE, type); }
 
 /* ---- exact v-collectives, Exscan, Reduce_scatter_block (issue 13) ---- */
 
@@ -1344,11 +1328,9 @@ int mpc_group_translate_ranks(mpc_group a, int n, const int *ranks, mpc_group b,
 
 int mpc_group_free(mpc_group *group)
 {
-    if (*group == MPI_GROUP_NULL || *group == MPI_GROUP_EMPTY || !mpc_is_initialized())
-        return MPC_OK; /* MPI_GROUP_EMPTY is predefined: nothing to free; MPI's end freed the rest */
-    if (!owned_remove(OWNED_GROUP, (int)*group))
-        return MPC_OK; /* the end of MPI freed it (a finalizer got here late) */
-    return MPI_Group_free(group);
+    if (*group == MPI_GROUP_NULL || *group == MPI_GROUP_EMPTY)
+        return MPC_OK; /* MPI_GROUP_EMPTY is predefined: nothing to free */
+    return owned_free(OWNED_GROUP, group);
 }
 
 int mpc_comm_create(mpc_comm comm, mpc_group group, mpc_comm *out)

@@ -2,6 +2,8 @@
  * handles are ints; the list is small (what a program keeps alive), so a linear search does. */
 #include "owned_handles.h"
 
+#include "mpc.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -38,7 +40,9 @@ int owned_add(int rc, owned_kind kind, int handle)
 
 static int ended; /* owned_free_all has run: every handle recorded is freed */
 
-int owned_remove(owned_kind kind, int handle)
+/* Takes handle out of the list; 0 when its owner must not free it: the end of MPI freed it
+ * already (it was recorded, and is no longer). */
+static int forget(owned_kind kind, int handle)
 {
     int found = 0;
     pthread_mutex_lock(&lock);
@@ -58,27 +62,22 @@ int owned_remove(owned_kind kind, int handle)
 
 /* MPI_Comm_free and the other frees are local in MPICH (they release the handle and, for a
  * communicator, its context id), so ranks that left different objects behind still end alike. */
-static int free_one(owned o)
+static int free_one(owned_kind kind, int *handle)
 {
-    switch (o.kind) {
-    case OWNED_COMM: {
-        MPI_Comm c = (MPI_Comm)o.handle;
-        return MPI_Comm_free(&c);
-    }
-    case OWNED_GROUP: {
-        MPI_Group g = (MPI_Group)o.handle;
-        return MPI_Group_free(&g);
-    }
-    case OWNED_TYPE: {
-        MPI_Datatype t = (MPI_Datatype)o.handle;
-        return MPI_Type_free(&t);
-    }
-    case OWNED_OP: {
-        MPI_Op op = (MPI_Op)o.handle;
-        return MPI_Op_free(&op);
-    }
+    switch (kind) {
+    case OWNED_COMM: return MPI_Comm_free((MPI_Comm *)handle);
+    case OWNED_GROUP: return MPI_Group_free((MPI_Group *)handle);
+    case OWNED_TYPE: return MPI_Type_free((MPI_Datatype *)handle);
+    case OWNED_OP: return MPI_Op_free((MPI_Op *)handle);
     }
     return MPI_ERR_ARG;
+}
+
+int owned_free(owned_kind kind, int *handle)
+{
+    if (!mpc_is_initialized() || !forget(kind, *handle))
+        return MPI_SUCCESS;
+    return free_one(kind, handle);
 }
 
 int owned_free_all(void)
@@ -86,7 +85,8 @@ int owned_free_all(void)
     int first = MPI_SUCCESS;
     pthread_mutex_lock(&lock);
     while (count > 0) {
-        int rc = free_one(list[--count]);
+        count--;
+        int rc = free_one(list[count].kind, &list[count].handle);
         if (first == MPI_SUCCESS)
             first = rc;
     }

@@ -12,9 +12,10 @@ typedef enum { OWNED_COMM, OWNED_GROUP, OWNED_TYPE, OWNED_OP } owned_kind;
  * MPI_SUCCESS and the handle is not null). Returns rc. A handle that cannot be recorded (out of
  * memory) is simply left to MPI_Finalize. */
 int owned_add(int rc, owned_kind kind, int handle);
-/* Forgets a handle about to be freed by its owner. Returns 0 when the owner must not free it:
- * the end of MPI freed it already (it was recorded, and is no longer). */
-int owned_remove(owned_kind kind, int handle);
+/* Frees a handle its owner is done with (MPI sets *handle to its kind's null), and forgets it;
+ * does nothing, and returns MPI_SUCCESS, when MPI has ended or its end freed the handle already
+ * (a finalizer that got there late). */
+int owned_free(owned_kind kind, int *handle);
 /* Frees every handle still recorded, newest first. Just before MPI_Finalize, on every rank.
  * Returns MPI_SUCCESS or the first failure's code (the others are still freed). */
 int owned_free_all(void);
