@@ -88,20 +88,17 @@ namespace System.MP
         // `await` does), never a status that no message produced.
         void RaisePendingError()
         {
-            if (failure == null)
-                return;
-            failureRaised = true;
-            throw failure;
+            if (failure != null)
+                throw failure;
         }
-
-        bool failureRaised;   // a Wait or Test has raised the failure: IsCompleted is then simply true
 
         /// <summary>true once the transfer completed (a Test that discards the status). The
         /// call that finds a failed transfer complete raises its MPException; afterwards
         /// IsCompleted is true.</summary>
         public bool IsCompleted {
             get {
-                if (failureRaised)
+                // reported (observed) and failed: a Wait or Test has raised the failure already
+                if (observed && (failure != null || (awaited != null && awaited.Task.IsFaulted)))
                     return true;
                 Status unused;
                 return Test(out unused);

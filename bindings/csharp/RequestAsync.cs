@@ -122,12 +122,7 @@ namespace System.MP
         Status WaitAwaited()
         {
             observed = true;
-            try {
-                return awaited.Task.GetAwaiter().GetResult();   // raises the MPException itself
-            } catch {
-                failureRaised = true;
-                throw;
-            }
+            return awaited.Task.GetAwaiter().GetResult();   // raises the MPException itself
         }
 
         bool TestAwaited(out Status st)
