@@ -1,18 +1,13 @@
-/* gc_hooks.c — GC event callback, collection epoch, per-thread counters, and the rule for
- * calling MPI while a C# operator may run inside it (gc_hooks.h). */
+/* gc_hooks.c — the GC event callback, the collection epoch, yielding to a collection, and the
+ * per-thread counters (gc_hooks.h). */
 #include "gc_hooks.h"
 
 #include "mono_private.h"
 
-#include <linux/membarrier.h>
 #include <mono/metadata/profiler.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 struct _MonoProfiler {
     int unused;
@@ -20,10 +15,13 @@ struct _MonoProfiler {
 
 static _Atomic uint64_t gc_epoch;
 static atomic_flag installed = ATOMIC_FLAG_INIT;
+/* What runs at each collection's start (gch_on_collection): filled before it is counted. */
+static void (*sweeps[GCH_SWEEPS])(void);
+static atomic_int nsweeps;
 
 /* Runs on the thread that triggers the collection. At PRE_STOP_WORLD the world still runs:
- * the epoch tells waiting threads to step aside, and the registry sweep releases the handles
- * of finished transfers so those objects may already move in this collection. Every later
+ * the epoch tells waiting threads to step aside, and the sweeps run (transfer/'s releases the
+ * objects of finished transfers, so that they may already move in this collection). Every later
  * event until POST_START_WORLD has the world stopped, where locks and MPI deadlock
  * (MONO-FACTS §4): nothing is done there. */
 static void on_gc_event(MonoProfiler *prof, MonoProfilerGCEvent ev, uint32_t generation,
@@ -34,8 +32,8 @@ static void on_gc_event(MonoProfiler *prof, MonoProfilerGCEvent ev, uint32_t gen
     (void)is_serial;
     if (ev == MONO_GC_EVENT_PRE_STOP_WORLD) {
         atomic_fetch_add_explicit(&gc_epoch, 1, memory_order_release);
-        gch_transfers_sweep();
-        gch_buffers_sweep();
+        for (int i = 0, n = atomic_load(&nsweeps); i < n; i++)
+            sweeps[i]();
     }
 }
 
@@ -48,6 +46,20 @@ static void on_thread_stopped(MonoProfiler *prof, uintptr_t tid)
     (void)prof;
     if (tid == (uintptr_t)pthread_self() && thread_stopping)
         thread_stopping();
+}
+
+int gch_on_collection(void (*sweep)(void))
+{
+    static pthread_mutex_t adding = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&adding);
+    int n = atomic_load(&nsweeps), rc = -1;
+    if (n < GCH_SWEEPS) {
+        sweeps[n] = sweep;
+        atomic_store(&nsweeps, n + 1);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&adding);
+    return rc;
 }
 
 int gch_install(void (*on_thread_stop)(void))
@@ -82,12 +94,10 @@ uint64_t gch_epoch(void) { return atomic_load_explicit(&gc_epoch, memory_order_a
 
 /* Each thread owns one block; only the owner writes it, so a relaxed load+store is enough
  * and readers summing the blocks see each value whole. A block outlives its thread (its
- * counts stay in the totals) and is adopted by the next new thread. The block also carries
- * the thread's "inside an MPI call made GC-unsafe" flag, which gch_user_op_add reads. */
+ * counts stay in the totals) and is adopted by the next new thread. */
 struct counter_block {
     _Atomic int64_t value[GCH_COUNTER_COUNT];
     atomic_int owned;
-    atomic_int unsafe_mpi;
     struct counter_block *next;
 };
 
@@ -138,116 +148,3 @@ void gch_snapshot(int64_t out[GCH_COUNTER_COUNT])
             out[i] += atomic_load_explicit(&b->value[i], memory_order_relaxed);
 }
 
-/* ---- the rule for calling MPI (gc_hooks.h) ---- */
-
-static atomic_int user_ops;            /* user operators that exist (or are being created) */
-static atomic_int user_op_reductions;  /* reductions with a user operator in flight */
-static atomic_int hook_in_mpi;         /* GC hooks between gch_hook_mpi_begin and end */
-static atomic_int mpi_closing;         /* MPI_Finalize is coming: the hook calls MPI no more */
-
-static pthread_once_t barrier_once = PTHREAD_ONCE_INIT;
-static int membarrier_ready;
-static pthread_mutex_t page_lock = PTHREAD_MUTEX_INITIALIZER;
-static volatile int *barrier_page;
-
-static void prepare_barrier(void)
-{
-    membarrier_ready = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    if (!membarrier_ready) {
-        void *p = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            abort(); /* neither way to order other threads' memory: the rule cannot hold */
-        barrier_page = p;
-    }
-}
-
-/* A full memory barrier on every thread of the process: what a fence in gch_unsafe_mpi_begin
- * would give, paid here instead, once per operator created. membarrier (Linux 4.14); without
- * it, a protection change of a dirty page, whose TLB shootdown interrupts every CPU running a
- * thread of the process (CoreCLR's FlushProcessWriteBuffers does the same). */
-static void process_wide_barrier(void)
-{
-    pthread_once(&barrier_once, prepare_barrier);
-    if (membarrier_ready && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-        return;
-    if (!barrier_page)
-        abort(); /* registered, then refused: the kernel broke its contract */
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    pthread_mutex_lock(&page_lock);
-    if (mprotect((void *)barrier_page, page, PROT_READ | PROT_WRITE) != 0)
-        abort();
-    (*barrier_page)++; /* dirty, so the kernel cannot skip the flush */
-    if (mprotect((void *)barrier_page, page, PROT_NONE) != 0)
-        abort();
-    pthread_mutex_unlock(&page_lock);
-}
-
-bool gch_unsafe_mpi_begin(void)
-{
-    struct counter_block *b = my_block ? my_block : claim_block();
-    atomic_store_explicit(&b->unsafe_mpi, 1, memory_order_relaxed);
-    /* Only the compiler is kept from swapping the store and the load: gch_user_op_add's
-     * process-wide barrier orders them against its increment and scan. */
-    atomic_signal_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&user_ops, memory_order_relaxed) == 0)
-        return true;
-    atomic_store_explicit(&b->unsafe_mpi, 0, memory_order_relaxed);
-    return false;
-}
-
-void gch_unsafe_mpi_end(void) { atomic_store_explicit(&my_block->unsafe_mpi, 0, memory_order_release); }
-
-/* Once the count is raised and the barrier passed, a thread that enters a bracket sees the
- * count and refuses; one that entered before has its flag visible here. So, after every flag
- * is seen clear once, no MPI call begun GC-unsafe remains. */
-RT_HOLDS_STACK_MARK void gch_user_op_add(void)
-{
-    atomic_fetch_add(&user_ops, 1);
-    process_wide_barrier();
-    struct counter_block *mine = my_block;
-    void *mark = NULL;
-    /* GC-safe: a thread in its MPI call may wait for a collection (coop) */
-    void *cookie = mono_threads_enter_gc_safe_region_unbalanced(&mark);
-    for (struct counter_block *b = atomic_load(&all_blocks); b; b = b->next)
-        while (b != mine && atomic_load_explicit(&b->unsafe_mpi, memory_order_acquire))
-            sched_yield();
-    mono_threads_exit_gc_safe_region_unbalanced(cookie, &mark);
-}
-
-void gch_user_op_remove(void) { atomic_fetch_sub(&user_ops, 1); }
-
-static void wait_for_hooks_out_of_mpi(void)
-{
-    while (atomic_load(&hook_in_mpi)) /* a sweep's non-blocking MPI calls: a short wait */
-        sched_yield();
-}
-
-/* With gch_hook_mpi_begin, a Dekker pair (sequentially consistent on both sides): of a
- * reduction and a hook starting together, at least one sees the other. */
-void gch_user_op_reduction_begin(void)
-{
-    atomic_fetch_add(&user_op_reductions, 1);
-    wait_for_hooks_out_of_mpi();
-}
-
-void gch_user_op_reduction_end(void) { atomic_fetch_sub(&user_op_reductions, 1); }
-
-bool gch_hook_mpi_begin(void)
-{
-    atomic_fetch_add(&hook_in_mpi, 1);
-    if (atomic_load(&user_op_reductions) == 0 && !atomic_load(&mpi_closing))
-        return true;
-    atomic_fetch_sub(&hook_in_mpi, 1);
-    return false;
-}
-
-/* The same Dekker pair with gch_hook_mpi_begin: a hook that entered first is waited for, one
- * that enters later sees the flag. */
-void gch_close_mpi(void)
-{
-    atomic_store(&mpi_closing, 1);
-    wait_for_hooks_out_of_mpi();
-}
-
-void gch_hook_mpi_end(void) { atomic_fetch_sub(&hook_in_mpi, 1); }

@@ -6,7 +6,7 @@
  * the contract test (ContractTest) compares every entry with MPDirect's externs: a wrong
  * argument count or type on a raw internal call would corrupt memory instead of throwing.
  * All are registered raw: they run GC-unsafe with no transition (~4 ns per call instead of
- * ~45 ns), so none may block: every wait goes through opi_complete() and friends, which leave
+ * ~45 ns), so none may block: every wait goes through xfer_complete() and friends, which leave
  * the GC-unsafe state first. */
 #ifndef ICALL_TABLE_H
 #define ICALL_TABLE_H

@@ -2,9 +2,10 @@
 #include "motor_core.h"
 
 #include "gc_hooks.h"
+#include "opi_internal.h"
 #include "ptr_map.h"
 #include "serializer.h"
-#include "opi_internal.h"
+#include "transfer.h"
 
 #include <mono/metadata/loader.h>
 #include <pthread.h>
@@ -51,8 +52,7 @@ int motor_core_finalize(void)
      * reported) only by the call that ends MPI */
     if (!mpc_is_initialized())
         return mpc_finalize(); /* MPC_ERR_NOT_INITIALIZED, with its record */
-    gch_close_mpi();
-    gch_transfers_close();
+    xfer_close(); /* no GC event calls MPI from here on; what is registered is finished */
     double bound = mpc_env_seconds("MOTOR_FINALIZE_TIMEOUT", MPC_FINALIZE_TIMEOUT_DEFAULT);
     return mpc_finalize_within(bound, 0);
 }
@@ -65,15 +65,15 @@ static int install_locked(void)
     int rc = opi_layout_init();
     if (rc != MPC_OK)
         return rc;
-    if (gch_install(sd_thread_stopped) != 0)
+    if (xfer_install() != 0 || gch_install(sd_thread_stopped) != 0)
         return error_record(RT_ERR_RUNTIME, NULL, "the GC event hook could not be installed");
     /* plans are built under a lock, calling Mono: wait for that lock GC-safe */
     ptr_map_set_lock_wait(gch_lock_gc_safe);
     /* What the runtime was started with decides whether small old objects can move. */
-    opi_set_old_generation_moves(evacuation_threshold(getenv("MONO_GC_PARAMS")) != 0);
+    xfer_set_old_generation_moves(evacuation_threshold(getenv("MONO_GC_PARAMS")) != 0);
     sd_set_old_generation_moves(evacuation_threshold(getenv("MONO_GC_PARAMS")) != 0);
     const char *policy = getenv("MOTOR_PIN_POLICY");
-    opi_set_pin_every_transfer(policy && strcmp(policy, "every") == 0);
+    xfer_set_pin_every(policy && strcmp(policy, "every") == 0);
     for (size_t i = 0; i < opi_icall_count; i++)
         mono_dangerous_add_raw_internal_call(opi_icall_table[i].name, opi_icall_table[i].fn);
     installed = 1;

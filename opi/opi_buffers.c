@@ -27,17 +27,6 @@
 
 static ptr_map collapsed = PTR_MAP_INIT; /* data addresses of arrays already collapsed */
 
-struct collapse {
-    uintptr_t start, end;
-};
-
-static int do_collapse(void *arg)
-{
-    const struct collapse *c = arg;
-    (void)madvise((void *)c->start, c->end - c->start, MADV_COLLAPSE); /* advice: refusal is fine */
-    return MPC_OK;
-}
-
 static void *mark_collapsed(const void *key, void *ctx)
 {
     (void)key;
@@ -48,14 +37,17 @@ static void *mark_collapsed(const void *key, void *ctx)
 /* The huge-page advice for a large array's data (bytes of it from data), once. Runs GC-safe:
  * the copy into huge pages takes milliseconds for tens of MiB. The array lies in the
  * large-object space (it never moves) and is held by the caller's frames. */
-static void prefer_huge_pages(const char *data, size_t bytes)
+RT_HOLDS_STACK_MARK static void prefer_huge_pages(const char *data, size_t bytes)
 {
     if (bytes < HUGE_PAGE_ARRAY_MIN || ptr_map_get(&collapsed, data))
         return;
-    struct collapse c = {((uintptr_t)data + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1),
-                         ((uintptr_t)data + bytes) & ~(HUGE_PAGE - 1)};
-    if (c.end > c.start)
-        opi_run_gc_safe(do_collapse, &c, NULL, 0);
+    uintptr_t start = ((uintptr_t)data + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    uintptr_t end = ((uintptr_t)data + bytes) & ~(HUGE_PAGE - 1);
+    if (end > start) {
+        XFER_BLOCKING_BEGIN();
+        (void)madvise((void *)start, end - start, MADV_COLLAPSE); /* advice: refusal is fine */
+        XFER_BLOCKING_END;
+    }
     ptr_map_get_or_build(&collapsed, data, mark_collapsed, NULL);
 }
 

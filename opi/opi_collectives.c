@@ -1,5 +1,5 @@
 /* opi_collectives.c — zero-copy collectives on managed arrays. Each validates its arguments,
- * then runs MPI's blocking collective in a GC-safe region (opi_run_gc_safe): arrays the GC
+ * then runs MPI's blocking collective in a GC-safe region (XFER_BLOCKING_BEGIN): arrays the GC
  * could move are pinned first (nursery arrays; never large or, under motor, old ones), and
  * other threads' collections proceed while the call blocks — also those a C# reduction
  * operator triggers from inside MPI. */
@@ -64,11 +64,9 @@ struct collective {
     MPI_Comm comm;
 };
 
-static int do_barrier(void *comm) { return mpc_barrier(*(MPI_Comm *)comm); }
-
-static int run_collective(void *arg)
+/* Makes c's blocking MPI call: inside a bracket. */
+static int call_collective(const struct collective *c)
 {
-    const struct collective *c = arg;
     switch (c->kind) {
     case BCAST: return mpc_bcast(c->recv, c->n, c->root, c->comm);
     case SCATTER: return mpc_scatter(c->send, c->recv, c->n, c->root, c->comm);
@@ -84,39 +82,22 @@ static int run_collective(void *arg)
     return RT_ERR_RUNTIME;
 }
 
-/* A reduction with a C# operator, in its GC-safe region: the operator may collect inside MPI,
- * so the GC hook stays out of MPI until the reduction is over (gc_hooks.h). */
-static int run_user_reduction(void *arg)
+RT_HOLDS_STACK_MARK int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm)
 {
-    gch_user_op_reduction_begin();
-    int rc = run_collective(arg);
-    gch_user_op_reduction_end();
+    int rc;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_bcast(buf, bytes, root, comm);
+    XFER_BLOCKING_END;
     return rc;
 }
 
-int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm)
+/* Starts c's non-blocking MPI call (c NULL: a barrier on comm) and, with test, tests it once:
+ * one entry into MPI, inside a bracket. */
+static int start_collective(const struct collective *c, MPI_Comm comm, int test, xfer_started *s)
 {
-    struct collective c = {BCAST, NULL, buf, bytes, 0, 0, root, comm};
-    return opi_run_gc_safe(run_collective, &c, NULL, 0);
-}
-
-/* A start, and with test one test of it: one entry into MPI for opi_call_mpi. */
-struct istart {
-    const struct collective *c; /* NULL: a barrier on comm */
-    MPI_Comm comm;
-    int test;
-    mpc_request req;
-    int done, test_rc;
-    mpc_status st;
-};
-
-static int do_istart(void *arg)
-{
-    struct istart *s = arg;
-    const struct collective *c = s->c;
     int rc;
     if (!c) {
-        rc = mpc_ibarrier(s->comm, &s->req);
+        rc = mpc_ibarrier(comm, &s->req);
     } else {
         switch (c->kind) {
         case BCAST: rc = mpc_ibcast(c->recv, c->n, c->root, c->comm, &s->req); break;
@@ -134,17 +115,17 @@ static int do_istart(void *arg)
         default: return RT_ERR_RUNTIME;
         }
     }
-    if (rc == MPC_OK && s->test)
+    if (rc == MPC_OK && test)
         s->test_rc = mpc_test(&s->req, &s->done, &s->st);
     return rc;
 }
 
 /* When waits yield (mpc_wait_mode(): the host's ranks outnumber its cores, or MOTOR_WAIT=yield), a
- * blocking collective starts MPI's non-blocking one and waits for it in opi_complete, which
+ * blocking collective starts MPI's non-blocking one and waits for it in xfer_complete, which
  * gives the core away: MPICH's blocking collectives busy-poll inside MPI, and ch4 has no setting
  * that makes them yield (MPIR_CVAR_POLLS_BEFORE_YIELD is ch3's; at 4 ranks on 2 cores it left
  * the native Jacobi bench at 8-17 ms per step). c NULL: a barrier on comm. The objects stay in
- * C locals, GC-unsafe, from the start to opi_complete, as a blocking send's do. Reductions with
+ * C locals, GC-unsafe, from the start to xfer_complete, as a blocking send's do. Reductions with
  * a C# operator keep MPI's blocking call (the operator must not run inside another thread's
  * test, see the non-blocking collectives below); the v-collectives wait in mpc (yielding too). */
 static int yielding_kind(const struct collective *c)
@@ -157,34 +138,50 @@ static int yielding_kind(const struct collective *c)
     return 0;
 }
 
-static int run_yielding(const struct collective *c, MPI_Comm comm, MonoObject **objs, int nobjs)
+RT_HOLDS_STACK_MARK static int run_yielding(const struct collective *c, MPI_Comm comm, MonoObject *a,
+                                            MonoObject *b)
 {
-    struct istart s = {.c = c, .comm = comm, .test = 0};
-    int rc = opi_call_mpi(do_istart, &s, objs, nobjs);
+    xfer_started s = {0};
+    int rc;
+    XFER_MPI_BEGIN(a, b);
+    rc = start_collective(c, comm, 0, &s);
+    XFER_MPI_END;
     if (rc != MPC_OK)
         return rc;
-    mpc_status st;
-    return opi_complete(&s.req, 1, objs, nobjs, &st);
+    return xfer_complete(&s.req, 1, (MonoObject *const[]){a, b}, 2, &s.st);
 }
 
-int opi_barrier_wait(MPI_Comm comm)
+RT_HOLDS_STACK_MARK int opi_barrier_wait(MPI_Comm comm)
 {
     if (mpc_wait_mode() == MPC_WAIT_YIELD)
-        return run_yielding(NULL, comm, NULL, 0);
-    return opi_run_gc_safe(do_barrier, &comm, NULL, 0);
+        return run_yielding(NULL, comm, NULL, NULL);
+    int rc;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_barrier(comm);
+    XFER_BLOCKING_END;
+    return rc;
 }
 
-/* Runs a validated collective, by run (run_collective, or run_user_reduction for a C#
- * operator), whose buffers lie in arrays a and b (either may be NULL). A receive that MPI
- * truncates (the ranks disagree on sizes) is reported with this rank's size. */
-static int collective_by(opi_blocking_fn run, struct collective c, MonoObject *a, MonoObject *b,
-                         uint32_t elem_size)
+/* Runs a validated collective whose buffers lie in arrays a and b (either may be NULL); with
+ * user_op, a reduction with a C# operator: the operator may collect inside MPI, so the GC event
+ * stays out of MPI until the reduction is over (transfer.h). A receive that MPI truncates (the
+ * ranks disagree on sizes) is reported with this rank's size. */
+RT_HOLDS_STACK_MARK static int collective_by(int user_op, struct collective c, MonoObject *a, MonoObject *b,
+                                             uint32_t elem_size)
 {
     gch_count(GCH_OPERATIONS, 1);
-    MonoObject *objs[2] = {a, b};
-    int rc = run == run_collective && mpc_wait_mode() == MPC_WAIT_YIELD && yielding_kind(&c)
-                 ? run_yielding(&c, c.comm, objs, 2)
-                 : opi_run_gc_safe(run, &c, objs, 2);
+    int rc;
+    if (!user_op && mpc_wait_mode() == MPC_WAIT_YIELD && yielding_kind(&c)) {
+        rc = run_yielding(&c, c.comm, a, b);
+    } else {
+        XFER_BLOCKING_BEGIN(a, b);
+        if (user_op)
+            xfer_user_op_reduction_begin();
+        rc = call_collective(&c);
+        if (user_op)
+            xfer_user_op_reduction_end();
+        XFER_BLOCKING_END;
+    }
     if (rc == MPC_OK)
         return rc;
     switch (c.kind) {
@@ -199,7 +196,7 @@ static int collective_by(opi_blocking_fn run, struct collective c, MonoObject *a
 
 static int collective(struct collective c, MonoObject *a, MonoObject *b, uint32_t elem_size)
 {
-    return collective_by(run_collective, c, a, b, elem_size);
+    return collective_by(0, c, a, b, elem_size);
 }
 
 /* A collective whose arguments passed the checks, ready to run blocking (run_prepared) or to
@@ -216,7 +213,7 @@ struct prepared {
 
 static int run_prepared(const struct prepared *p)
 {
-    return collective_by(p->user_op ? run_user_reduction : run_collective, p->c, p->a, p->b, p->elem_size);
+    return collective_by(p->user_op, p->c, p->a, p->b, p->elem_size);
 }
 
 /* Bcast of a whole object (its C# parameter: name). */
@@ -368,7 +365,7 @@ static int prepare_reduction(enum collective_kind kind, int32_t comm, int32_t si
         recv = NULL;
         rb = sb;
     }
-    /* A C# operator may collect inside MPI: opi_run_gc_safe pins before MPI runs. */
+    /* A C# operator may collect inside MPI: the blocking bracket pins before MPI runs. */
     if (rc != MPC_OK || (rc = opi_op_resolve(op_code, plan, &op, &dt)) != MPC_OK)
         return rc;
     const void *sendbuf = send == recv ? MPI_IN_PLACE : sb.data;
@@ -576,9 +573,9 @@ struct vcoll {
     int64_t *got;
 };
 
-static int run_vcoll(void *arg)
+/* Makes v's blocking MPI call: inside a bracket. */
+static int call_vcoll(const struct vcoll *v)
 {
-    const struct vcoll *v = arg;
     switch (v->kind) {
     case GATHERV: return mpc_gatherv_exact(v->send, v->sendbytes, v->recv, v->recv_blocks, v->root, v->comm, v->got);
     case SCATTERV:
@@ -588,11 +585,14 @@ static int run_vcoll(void *arg)
     return RT_ERR_RUNTIME;
 }
 
-static int vcollective(struct vcoll *v, MonoObject *send, MonoObject *recv)
+RT_HOLDS_STACK_MARK static int vcollective(struct vcoll *v, MonoObject *send, MonoObject *recv)
 {
     gch_count(GCH_OPERATIONS, 1);
-    MonoObject *objs[2] = {send, recv};
-    return opi_run_gc_safe(run_vcoll, v, objs, 2);
+    int rc;
+    XFER_BLOCKING_BEGIN(send, recv);
+    rc = call_vcoll(v);
+    XFER_BLOCKING_END;
+    return rc;
 }
 
 int32_t opi_gatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
@@ -747,8 +747,7 @@ static int32_t vreduction(enum collective_kind kind, int32_t comm, int32_t size,
     if (kind == EXSCAN && rank == 0 && rb.bytes && !(scratch = malloc(rb.bytes)))
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for rank 0's %zu bytes of Exscan scratch", rb.bytes);
     struct collective c = {kind, sb.data, scratch ? scratch : rb.data, rb.bytes / plan->data_size, dt, op, 0, comm};
-    rc = collective_by(op_code < OP_BUILTINS ? run_collective : run_user_reduction, c, send, scratch ? NULL : recv,
-                       plan->data_size);
+    rc = collective_by(op_code >= OP_BUILTINS, c, send, scratch ? NULL : recv, plan->data_size);
     free(scratch);
     return rc;
 }
@@ -778,29 +777,31 @@ int32_t opi_reduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, M
  * and the rule of gc_hooks.h — no MPI call GC-unsafe or from the hook while an operator may
  * run inside MPI — would have to cover every request test of the process for as long as any
  * such reduction is in flight. The blocking reductions bracket their one MPI call instead
- * (gch_user_op_reduction_begin/end). */
+ * (xfer_user_op_reduction_begin/end). */
 
 /* Starts p (NULL: a barrier on comm) for the Request owner. The Status of a collective: Source
  * -1, Tag MP.AnyTag, Count and Bytes what this rank's receive array got.
  *   Only a communicator of one rank tests the request at once (it has finished then, and needs
  * no handles): with more ranks it cannot have finished before the others joined, and a test
  * takes MPICH's lock once more (~0.1 µs of an 8-byte Iallreduce + Wait). */
-static int icollective(const struct prepared *p, MPI_Comm comm, int32_t size, MonoObject *owner, int64_t *id,
+RT_HOLDS_STACK_MARK static int icollective(const struct prepared *p, MPI_Comm comm, int32_t size, MonoObject *owner, int64_t *id,
                        opi_status *status)
 {
     MonoObject *objs[2] = {p ? p->a : NULL, p ? p->b : NULL};
     uint32_t early[2];
-    opi_early_pins(objs, 2, early);
-    struct istart s = {.c = p ? &p->c : NULL, .comm = comm, .test = size == 1};
-    int rc = opi_call_mpi(do_istart, &s, objs, 2);
+    xfer_early_pins(objs, 2, early);
+    xfer_started s = {0};
+    int rc;
+    XFER_MPI_BEGIN(objs[0], objs[1]);
+    rc = start_collective(p ? &p->c : NULL, comm, size == 1, &s);
+    XFER_MPI_END;
     if (rc != MPC_OK) {
-        opi_early_unpin(early, 2);
+        xfer_early_unpin(early, 2);
         return rc;
     }
-    gch_transfer_info info = {.elem_size = p ? p->elem_size : 1, .is_send = 1, .tag = OPI_ANY_TAG,
+    xfer_info info = {.elem_size = p ? p->elem_size : 1, .is_send = 1, .tag = OPI_ANY_TAG,
                               .bytes = p ? (int64_t)p->received : 0};
-    return opi_track_transfer(s.req, s.test_rc, s.done, &s.st, objs, 2, early, owner, &info,
-                              "this rank's receive array", id, status);
+    return opi_track_transfer(&s, objs, 2, early, owner, &info, "this rank's receive array", id, status);
 }
 
 static int refuse_user_op(const struct prepared *p, const char *call)

@@ -5,10 +5,11 @@
  * Every argument is checked here, before MPI sees it, and a refusal is recorded with the C#
  * parameter and the values (error_record). Arrays from C# (int[] ranks, dims, coordinates;
  * bool[] periods) are copied into native memory before the MPI call, so MPI never holds a
- * managed address; arrays that receive results are passed to opi_call_mpi / opi_run_gc_safe as
- * the call's objects (pinned if the call has to run GC-safe and they could move). Local MPI calls
- * (group algebra, Cartesian queries) go through opi_call_mpi; collective ones (creating
- * communicators, spawning) block, and run in a GC-safe region (opi_run_gc_safe). */
+ * managed address; arrays that receive results are the bracket's objects (pinned if the call
+ * has to run GC-safe and they could move). Local MPI calls (group algebra, Cartesian queries)
+ * are made in XFER_MPI_BEGIN/END; collective ones (creating communicators, spawning) block, and
+ * run in a GC-safe region (XFER_BLOCKING_BEGIN/END). What MPI returns lands in C locals, copied
+ * to the caller's out-parameters after the bracket. */
 #include "opi_icalls.h"
 
 #include <stdlib.h>
@@ -76,72 +77,40 @@ static int rank_outside(const char *name, int index, int32_t rank, int32_t n, co
     return error_record(OPI_ERR_GROUP_RANK, name, "%s %d is outside 0..%d of %s of size %d", name, rank, n - 1, of, n);
 }
 
-/* ---- local MPI calls, one struct for all (opi_call_mpi takes one argument) ---- */
-
-enum local_kind {
-    L_COMM_GROUP, L_GROUP_SIZE, L_GROUP_RANK, L_INCL, L_EXCL, L_UNION, L_INTERSECTION, L_DIFFERENCE,
-    L_TRANSLATE, L_GROUP_FREE, L_CARTDIM, L_CART_GET, L_CART_COORDS, L_CART_RANK, L_CART_SHIFT,
-    L_DIMS_CREATE, L_REMOTE_SIZE, L_TEST_INTER, L_PARENT, L_PROBE_DYNAMIC
-};
-
-struct local {
-    enum local_kind kind;
-    int comm, a, b;        /* a communicator; groups a and b, or a rank / direction and displacement */
-    int n;                 /* elements of ints / out */
-    int *ints;             /* native input (ranks, coordinates, dims) */
-    int *out, *out2, *out3; /* native or managed results */
-    int result, result2;
-    char *why;
-    size_t why_size;
-};
-
-static int do_local(void *arg)
+/* The group size of a group handle already checked. */
+RT_HOLDS_STACK_MARK static int group_size(int32_t group, int32_t *size)
 {
-    struct local *l = arg;
-    switch (l->kind) {
-    case L_COMM_GROUP: return mpc_comm_group(l->comm, &l->result);
-    case L_GROUP_SIZE: return mpc_group_size(l->a, &l->result);
-    case L_GROUP_RANK: return mpc_group_rank(l->a, &l->result);
-    case L_INCL: return mpc_group_incl(l->a, l->n, l->ints, &l->result);
-    case L_EXCL: return mpc_group_excl(l->a, l->n, l->ints, &l->result);
-    case L_UNION: return mpc_group_union(l->a, l->b, &l->result);
-    case L_INTERSECTION: return mpc_group_intersection(l->a, l->b, &l->result);
-    case L_DIFFERENCE: return mpc_group_difference(l->a, l->b, &l->result);
-    case L_TRANSLATE: return mpc_group_translate_ranks(l->a, l->n, l->ints, l->b, l->out);
-    case L_GROUP_FREE: return mpc_group_free(&l->a);
-    case L_CARTDIM: return mpc_cartdim_get(l->comm, &l->result);
-    case L_CART_GET: return mpc_cart_get(l->comm, l->n, l->out, l->out2, l->out3);
-    case L_CART_COORDS: return mpc_cart_coords(l->comm, l->a, l->n, l->out);
-    case L_CART_RANK: return mpc_cart_rank(l->comm, l->ints, &l->result);
-    case L_CART_SHIFT: return mpc_cart_shift(l->comm, l->a, l->b, &l->result, &l->result2);
-    case L_DIMS_CREATE: return mpc_dims_create(l->a, l->n, l->ints);
-    case L_REMOTE_SIZE: return mpc_comm_remote_size(l->comm, &l->result);
-    case L_TEST_INTER: return mpc_comm_test_inter(l->comm, &l->result);
-    case L_PARENT: return mpc_comm_get_parent(&l->result);
-    case L_PROBE_DYNAMIC: return mpc_dynamic_processes(l->why, l->why_size);
-    }
-    return RT_ERR_RUNTIME;
+    int rc, n = 0;
+    XFER_MPI_BEGIN();
+    rc = mpc_group_size(group, &n);
+    XFER_MPI_END;
+    *size = n;
+    return rc;
 }
 
-static int local(struct local *l) { return opi_call_mpi(do_local, l, NULL, 0); }
-
-/* The group size of a group handle already checked. */
-static int group_size(int32_t group, int32_t *size)
+/* Frees a group handle this file made. */
+RT_HOLDS_STACK_MARK static int group_free(int group)
 {
-    struct local l = {.kind = L_GROUP_SIZE, .a = group};
-    int rc = local(&l);
-    *size = l.result;
+    int rc;
+    XFER_MPI_BEGIN();
+    rc = mpc_group_free(&group);
+    XFER_MPI_END;
     return rc;
 }
 
 /* ---- groups ---- */
 
-int32_t opi_comm_group(int32_t comm, int32_t *group)
+RT_HOLDS_STACK_MARK int32_t opi_comm_group(int32_t comm, int32_t *group)
 {
-    struct local l = {.kind = L_COMM_GROUP, .comm = comm};
+    int made = MPI_GROUP_NULL;
     int rc = check_comm(comm);
-    if (rc == MPC_OK && (rc = local(&l)) == MPC_OK)
-        *group = l.result;
+    if (rc != MPC_OK)
+        return rc;
+    XFER_MPI_BEGIN();
+    rc = mpc_comm_group(comm, &made);
+    XFER_MPI_END;
+    if (rc == MPC_OK)
+        *group = made;
     return rc;
 }
 
@@ -151,12 +120,17 @@ int32_t opi_group_size(int32_t group, int32_t *size)
     return rc ? rc : group_size(group, size);
 }
 
-int32_t opi_group_rank(int32_t group, int32_t *rank)
+RT_HOLDS_STACK_MARK int32_t opi_group_rank(int32_t group, int32_t *rank)
 {
-    struct local l = {.kind = L_GROUP_RANK, .a = group};
+    int mine = 0;
     int rc = check_group(group, "group");
-    if (rc == MPC_OK && (rc = local(&l)) == MPC_OK)
-        *rank = undefined_out(l.result);
+    if (rc != MPC_OK)
+        return rc;
+    XFER_MPI_BEGIN();
+    rc = mpc_group_rank(group, &mine);
+    XFER_MPI_END;
+    if (rc == MPC_OK)
+        *rank = undefined_out(mine);
     return rc;
 }
 
@@ -181,7 +155,7 @@ static int check_ranks(const int *ranks, int32_t n, int32_t size, const char *na
     return rc;
 }
 
-int32_t opi_group_incl_excl(int32_t group, MonoObject *ranks, int32_t exclude, int32_t *out)
+RT_HOLDS_STACK_MARK int32_t opi_group_incl_excl(int32_t group, MonoObject *ranks, int32_t exclude, int32_t *out)
 {
     int *copy = NULL;
     int32_t n = 0, size = 0;
@@ -189,31 +163,38 @@ int32_t opi_group_incl_excl(int32_t group, MonoObject *ranks, int32_t exclude, i
     if ((rc = check_group(group, "group")) || (rc = native_ints(ranks, "ranks", 4, &copy, &n)))
         return rc;
     if ((rc = group_size(group, &size)) == MPC_OK && (rc = check_ranks(copy, n, size, "ranks")) == MPC_OK) {
-        struct local l = {.kind = exclude ? L_EXCL : L_INCL, .a = group, .n = n, .ints = copy};
-        if ((rc = local(&l)) == MPC_OK)
-            *out = l.result;
+        int made = MPI_GROUP_NULL;
+        XFER_MPI_BEGIN();
+        rc = exclude ? mpc_group_excl(group, n, copy, &made) : mpc_group_incl(group, n, copy, &made);
+        XFER_MPI_END;
+        if (rc == MPC_OK)
+            *out = made;
     }
     free(copy);
     return rc;
 }
 
 /* kind: 0 union, 1 intersection, 2 difference. */
-int32_t opi_group_combine(int32_t a, int32_t b, int32_t kind, int32_t *out)
+RT_HOLDS_STACK_MARK int32_t opi_group_combine(int32_t a, int32_t b, int32_t kind, int32_t *out)
 {
-    static const enum local_kind kinds[] = {L_UNION, L_INTERSECTION, L_DIFFERENCE};
     int rc;
     if ((rc = check_group(a, "a")) || (rc = check_group(b, "b")))
         return rc;
     if (kind < 0 || kind > 2)
         return error_record(OPI_ERR_OUT_OF_RANGE, "kind", "group operation %d is not 0..2", kind);
-    struct local l = {.kind = kinds[kind], .a = a, .b = b};
-    if ((rc = local(&l)) == MPC_OK)
-        *out = l.result;
+    int made = MPI_GROUP_NULL;
+    XFER_MPI_BEGIN();
+    rc = kind == 0   ? mpc_group_union(a, b, &made)
+         : kind == 1 ? mpc_group_intersection(a, b, &made)
+                     : mpc_group_difference(a, b, &made);
+    XFER_MPI_END;
+    if (rc == MPC_OK)
+        *out = made;
     return rc;
 }
 
 /* result: an int[] as long as ranks, filled with the ranks in other (MP.Undefined where absent). */
-int32_t opi_group_translate_ranks(int32_t group, MonoObject *ranks, int32_t other, MonoObject *result)
+RT_HOLDS_STACK_MARK int32_t opi_group_translate_ranks(int32_t group, MonoObject *ranks, int32_t other, MonoObject *result)
 {
     int *copy = NULL;
     void *res = NULL;
@@ -238,10 +219,14 @@ int32_t opi_group_translate_ranks(int32_t group, MonoObject *ranks, int32_t othe
     }
     if (rc == MPC_OK) {
         int *out = malloc(((size_t)n + 1) * sizeof *out);
-        struct local l = {.kind = L_TRANSLATE, .a = group, .b = other, .n = n, .ints = copy, .out = out};
-        if (!out)
+        if (!out) {
             rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory translating %d ranks", n);
-        else if ((rc = opi_call_mpi(do_local, &l, &result, 1)) == MPC_OK) {
+        } else {
+            XFER_MPI_BEGIN(result);
+            rc = mpc_group_translate_ranks(group, n, copy, other, out);
+            XFER_MPI_END;
+        }
+        if (rc == MPC_OK) {
             int32_t *dst = res; /* result is among the call's objects: where it was, or pinned */
             for (int32_t i = 0; i < n; i++)
                 dst[i] = undefined_out(out[i]);
@@ -254,10 +239,9 @@ int32_t opi_group_translate_ranks(int32_t group, MonoObject *ranks, int32_t othe
 
 int32_t opi_group_free(int32_t *group)
 {
-    struct local l = {.kind = L_GROUP_FREE, .a = *group};
     if (*group == MPI_GROUP_NULL)
         return MPC_OK;
-    int rc = local(&l);
+    int rc = group_free(*group);
     if (rc == MPC_OK)
         *group = MPI_GROUP_NULL;
     return rc;
@@ -265,43 +249,8 @@ int32_t opi_group_free(int32_t *group)
 
 /* ---- collective creation of communicators ---- */
 
-enum create_kind { C_CREATE, C_CART, C_CART_SUB, C_INTERCOMM, C_MERGE, C_SPAWN };
-
-struct create {
-    enum create_kind kind;
-    int comm, group, ndims, reorder, leader, peer, remote_leader, tag, high, root, maxprocs;
-    const int *dims, *periods;
-    const char *command, *wdir;
-    char **argv;
-    MPI_Comm out;
-};
-
-static int do_create(void *arg)
-{
-    struct create *c = arg;
-    switch (c->kind) {
-    case C_CREATE: return mpc_comm_create(c->comm, c->group, &c->out);
-    case C_CART: return mpc_cart_create(c->comm, c->ndims, c->dims, c->periods, c->reorder, &c->out);
-    case C_CART_SUB: return mpc_cart_sub(c->comm, c->periods, &c->out);
-    case C_INTERCOMM:
-        return mpc_intercomm_create(c->comm, c->leader, c->peer, c->remote_leader, c->tag, &c->out);
-    case C_MERGE: return mpc_intercomm_merge(c->comm, c->high, &c->out);
-    case C_SPAWN: return mpc_comm_spawn(c->command, c->argv, c->maxprocs, c->wdir, c->root, c->comm, &c->out);
-    }
-    return RT_ERR_RUNTIME;
-}
-
-static int create(struct create *c, int32_t *out)
-{
-    c->out = MPI_COMM_NULL;
-    int rc = opi_run_gc_safe(do_create, c, NULL, 0);
-    if (rc == MPC_OK)
-        *out = c->out;
-    return rc;
-}
-
 /* group must be a subgroup of comm's group: MPI_Comm_create's rule, checked locally. */
-int32_t opi_comm_create(int32_t comm, int32_t group, int32_t *out)
+RT_HOLDS_STACK_MARK int32_t opi_comm_create(int32_t comm, int32_t group, int32_t *out)
 {
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_group(group, "group")))
@@ -315,8 +264,10 @@ int32_t opi_comm_create(int32_t comm, int32_t group, int32_t *out)
     } else {
         for (int32_t i = 0; i < n; i++)
             ranks[i] = i;
-        struct local l = {.kind = L_TRANSLATE, .a = group, .b = mine, .n = n, .ints = ranks, .out = in_comm};
-        if ((rc = local(&l)) == MPC_OK) {
+        XFER_MPI_BEGIN();
+        rc = mpc_group_translate_ranks(group, n, ranks, mine, in_comm);
+        XFER_MPI_END;
+        if (rc == MPC_OK) {
             int32_t outside = 0, first = -1;
             for (int32_t i = 0; i < n; i++)
                 if (in_comm[i] == MPI_UNDEFINED && outside++ == 0)
@@ -330,17 +281,21 @@ int32_t opi_comm_create(int32_t comm, int32_t group, int32_t *out)
     }
     free(ranks);
     free(in_comm);
-    struct local f = {.kind = L_GROUP_FREE, .a = mine};
-    int frc = local(&f);
+    int frc = group_free(mine);
     if (rc != MPC_OK)
         return rc;
     if (frc != MPC_OK)
         return frc;
-    struct create c = {.kind = C_CREATE, .comm = comm, .group = group};
-    return create(&c, out);
+    MPI_Comm made = MPI_COMM_NULL;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_comm_create(comm, group, &made);
+    XFER_BLOCKING_END;
+    if (rc == MPC_OK)
+        *out = made;
+    return rc;
 }
 
-int32_t opi_cart_create(int32_t comm, int32_t size, MonoObject *dims, MonoObject *periods, int32_t reorder,
+RT_HOLDS_STACK_MARK int32_t opi_cart_create(int32_t comm, int32_t size, MonoObject *dims, MonoObject *periods, int32_t reorder,
                         int32_t *out)
 {
     int *d = NULL, *p = NULL;
@@ -369,25 +324,34 @@ int32_t opi_cart_create(int32_t comm, int32_t size, MonoObject *dims, MonoObject
                           size);
         goto done;
     }
-    struct create c = {.kind = C_CART, .comm = comm, .ndims = nd, .dims = d, .periods = p, .reorder = reorder != 0};
-    rc = create(&c, out);
+    MPI_Comm made = MPI_COMM_NULL;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_cart_create(comm, nd, d, p, reorder != 0, &made);
+    XFER_BLOCKING_END;
+    if (rc == MPC_OK)
+        *out = made;
 done:
     free(d);
     free(p);
     return rc;
 }
 
-int32_t opi_cart_dim(int32_t comm, int32_t *ndims)
+RT_HOLDS_STACK_MARK int32_t opi_cart_dim(int32_t comm, int32_t *ndims)
 {
-    struct local l = {.kind = L_CARTDIM, .comm = comm};
+    int n = 0;
     int rc = check_comm(comm);
-    if (rc == MPC_OK && (rc = local(&l)) == MPC_OK)
-        *ndims = l.result;
+    if (rc != MPC_OK)
+        return rc;
+    XFER_MPI_BEGIN();
+    rc = mpc_cartdim_get(comm, &n);
+    XFER_MPI_END;
+    if (rc == MPC_OK)
+        *ndims = n;
     return rc;
 }
 
 /* dims, coords: int[ndims]; periods: bool[ndims]. */
-int32_t opi_cart_get(int32_t comm, MonoObject *dims, MonoObject *periods, MonoObject *coords)
+RT_HOLDS_STACK_MARK int32_t opi_cart_get(int32_t comm, MonoObject *dims, MonoObject *periods, MonoObject *coords)
 {
     void *dd = NULL, *pd = NULL, *cd = NULL;
     int32_t nd = 0, np = 0, nc = 0, ndims = 0;
@@ -401,10 +365,10 @@ int32_t opi_cart_get(int32_t comm, MonoObject *dims, MonoObject *periods, MonoOb
     int *buf = malloc(((size_t)ndims * 3 + 1) * sizeof *buf);
     if (!buf)
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a grid of %d dimensions", ndims);
-    struct local l = {.kind = L_CART_GET, .comm = comm, .n = ndims, .out = buf, .out2 = buf + ndims,
-                      .out3 = buf + 2 * ndims};
-    MonoObject *objs[2] = {dims, coords};
-    if ((rc = opi_call_mpi(do_local, &l, objs, 2)) == MPC_OK) {
+    XFER_MPI_BEGIN(dims, coords);
+    rc = mpc_cart_get(comm, ndims, buf, buf + ndims, buf + 2 * ndims);
+    XFER_MPI_END;
+    if (rc == MPC_OK) {
         /* periods was not among the objects: find it again (a GC-safe call may have moved it) */
         if ((rc = small_array(periods, "periods", 1, &pd, &np)) == MPC_OK) {
             for (int32_t i = 0; i < ndims; i++) {
@@ -418,7 +382,7 @@ int32_t opi_cart_get(int32_t comm, MonoObject *dims, MonoObject *periods, MonoOb
     return rc;
 }
 
-int32_t opi_cart_coords(int32_t comm, int32_t size, int32_t rank, MonoObject *coords)
+RT_HOLDS_STACK_MARK int32_t opi_cart_coords(int32_t comm, int32_t size, int32_t rank, MonoObject *coords)
 {
     void *cd = NULL;
     int32_t nc = 0, ndims = 0;
@@ -432,8 +396,10 @@ int32_t opi_cart_coords(int32_t comm, int32_t size, int32_t rank, MonoObject *co
     int *buf = malloc(((size_t)ndims + 1) * sizeof *buf);
     if (!buf)
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for %d coordinates", ndims);
-    struct local l = {.kind = L_CART_COORDS, .comm = comm, .a = rank, .n = ndims, .out = buf};
-    if ((rc = opi_call_mpi(do_local, &l, &coords, 1)) == MPC_OK)
+    XFER_MPI_BEGIN(coords);
+    rc = mpc_cart_coords(comm, rank, ndims, buf);
+    XFER_MPI_END;
+    if (rc == MPC_OK)
         memcpy(cd, buf, (size_t)ndims * sizeof *buf);
     free(buf);
     return rc;
@@ -441,7 +407,7 @@ int32_t opi_cart_coords(int32_t comm, int32_t size, int32_t rank, MonoObject *co
 
 /* coords: one per dimension, inside 0..dims[i]-1 on a dimension that is not periodic (periodic
  * ones wrap, as MPI_Cart_rank does). */
-int32_t opi_cart_rank(int32_t comm, MonoObject *coords, int32_t *rank)
+RT_HOLDS_STACK_MARK int32_t opi_cart_rank(int32_t comm, MonoObject *coords, int32_t *rank)
 {
     int *c = NULL, *grid = NULL;
     int32_t nc = 0, ndims = 0;
@@ -456,9 +422,10 @@ int32_t opi_cart_rank(int32_t comm, MonoObject *coords, int32_t *rank)
         rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a grid of %d dimensions", ndims);
         goto done;
     }
-    struct local g = {.kind = L_CART_GET, .comm = comm, .n = ndims, .out = grid, .out2 = grid + ndims,
-                      .out3 = grid + 2 * ndims};
-    if ((rc = local(&g)) != MPC_OK)
+    XFER_MPI_BEGIN();
+    rc = mpc_cart_get(comm, ndims, grid, grid + ndims, grid + 2 * ndims);
+    XFER_MPI_END;
+    if (rc != MPC_OK)
         goto done;
     for (int32_t i = 0; i < ndims; i++) {
         if (!grid[ndims + i] && (c[i] < 0 || c[i] >= grid[i])) {
@@ -473,16 +440,19 @@ int32_t opi_cart_rank(int32_t comm, MonoObject *coords, int32_t *rank)
                 c[i] += grid[i];
         }
     }
-    struct local l = {.kind = L_CART_RANK, .comm = comm, .ints = c};
-    if ((rc = local(&l)) == MPC_OK)
-        *rank = l.result;
+    int found = 0;
+    XFER_MPI_BEGIN();
+    rc = mpc_cart_rank(comm, c, &found);
+    XFER_MPI_END;
+    if (rc == MPC_OK)
+        *rank = found;
 done:
     free(c);
     free(grid);
     return rc;
 }
 
-int32_t opi_cart_shift(int32_t comm, int32_t direction, int32_t displacement, int32_t *source, int32_t *dest)
+RT_HOLDS_STACK_MARK int32_t opi_cart_shift(int32_t comm, int32_t direction, int32_t displacement, int32_t *source, int32_t *dest)
 {
     int32_t ndims = 0;
     int rc = opi_cart_dim(comm, &ndims);
@@ -491,15 +461,18 @@ int32_t opi_cart_shift(int32_t comm, int32_t direction, int32_t displacement, in
     if (direction < 0 || direction >= ndims)
         return error_record(OPI_ERR_OUT_OF_RANGE, "direction", "direction %d is outside 0..%d of a grid of %d dimension(s)",
                             direction, ndims - 1, ndims);
-    struct local l = {.kind = L_CART_SHIFT, .comm = comm, .a = direction, .b = displacement};
-    if ((rc = local(&l)) == MPC_OK) {
-        *source = undefined_out(l.result);
-        *dest = undefined_out(l.result2);
+    int from = 0, to = 0;
+    XFER_MPI_BEGIN();
+    rc = mpc_cart_shift(comm, direction, displacement, &from, &to);
+    XFER_MPI_END;
+    if (rc == MPC_OK) {
+        *source = undefined_out(from);
+        *dest = undefined_out(to);
     }
     return rc;
 }
 
-int32_t opi_cart_sub(int32_t comm, MonoObject *remain, int32_t *out)
+RT_HOLDS_STACK_MARK int32_t opi_cart_sub(int32_t comm, MonoObject *remain, int32_t *out)
 {
     int *r = NULL;
     int32_t nr = 0, ndims = 0;
@@ -511,14 +484,18 @@ int32_t opi_cart_sub(int32_t comm, MonoObject *remain, int32_t *out)
         return error_record(OPI_ERR_DIMS, "remainDims", "remainDims holds %d elements for a grid of %d dimensions", nr,
                             ndims);
     }
-    struct create c = {.kind = C_CART_SUB, .comm = comm, .periods = r};
-    rc = create(&c, out);
+    MPI_Comm made = MPI_COMM_NULL;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_cart_sub(comm, r, &made);
+    XFER_BLOCKING_END;
+    if (rc == MPC_OK)
+        *out = made;
     free(r);
     return rc;
 }
 
 /* dims: filled in place (the caller passes its own copy); zeros are MPI's to choose. */
-int32_t opi_dims_create(int32_t nodes, MonoObject *dims)
+RT_HOLDS_STACK_MARK int32_t opi_dims_create(int32_t nodes, MonoObject *dims)
 {
     int *d = NULL;
     int32_t nd = 0;
@@ -543,9 +520,11 @@ int32_t opi_dims_create(int32_t nodes, MonoObject *dims)
                                 : "dims multiply to %lld and leave nothing free, but nodes is %d",
                           (long long)fixed, nodes);
     if (rc == MPC_OK) {
-        struct local l = {.kind = L_DIMS_CREATE, .a = nodes, .n = nd, .ints = d};
         void *dd = NULL;
-        if ((rc = opi_call_mpi(do_local, &l, &dims, 1)) == MPC_OK && (rc = small_array(dims, "dims", 4, &dd, &nd)) == MPC_OK)
+        XFER_MPI_BEGIN(dims);
+        rc = mpc_dims_create(nodes, nd, d);
+        XFER_MPI_END;
+        if (rc == MPC_OK && (rc = small_array(dims, "dims", 4, &dd, &nd)) == MPC_OK)
             memcpy(dd, d, (size_t)nd * sizeof *d);
     }
     free(d);
@@ -556,7 +535,7 @@ int32_t opi_dims_create(int32_t nodes, MonoObject *dims)
 
 /* peer: MPI_COMM_NULL off the local leader is fine (significant there only); peer_size and
  * peer_rank: the caller's size and rank in peer when it has one. */
-int32_t opi_intercomm_create(int32_t comm, int32_t size, int32_t rank, int32_t local_leader, int32_t peer,
+RT_HOLDS_STACK_MARK int32_t opi_intercomm_create(int32_t comm, int32_t size, int32_t rank, int32_t local_leader, int32_t peer,
                              int32_t peer_size, int32_t peer_rank, int32_t remote_leader, int32_t tag, int32_t *out)
 {
     int rc;
@@ -578,44 +557,66 @@ int32_t opi_intercomm_create(int32_t comm, int32_t size, int32_t rank, int32_t l
                                 "must be another group",
                                 remote_leader);
     }
-    struct create c = {.kind = C_INTERCOMM, .comm = comm, .leader = local_leader, .peer = peer,
-                       .remote_leader = remote_leader, .tag = tag};
-    return create(&c, out);
+    MPI_Comm made = MPI_COMM_NULL;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_intercomm_create(comm, local_leader, peer, remote_leader, tag, &made);
+    XFER_BLOCKING_END;
+    if (rc == MPC_OK)
+        *out = made;
+    return rc;
 }
 
-int32_t opi_intercomm_merge(int32_t comm, int32_t high, int32_t *out)
+RT_HOLDS_STACK_MARK int32_t opi_intercomm_merge(int32_t comm, int32_t high, int32_t *out)
 {
     int rc = check_comm(comm);
     if (rc != MPC_OK)
         return rc;
-    struct create c = {.kind = C_MERGE, .comm = comm, .high = high != 0};
-    return create(&c, out);
-}
-
-int32_t opi_comm_remote_size(int32_t comm, int32_t *size)
-{
-    struct local l = {.kind = L_REMOTE_SIZE, .comm = comm};
-    int rc = check_comm(comm);
-    if (rc == MPC_OK && (rc = local(&l)) == MPC_OK)
-        *size = l.result;
-    return rc;
-}
-
-int32_t opi_comm_test_inter(int32_t comm, int32_t *inter)
-{
-    struct local l = {.kind = L_TEST_INTER, .comm = comm};
-    int rc = check_comm(comm);
-    if (rc == MPC_OK && (rc = local(&l)) == MPC_OK)
-        *inter = l.result != 0;
-    return rc;
-}
-
-int32_t opi_comm_parent(int32_t *parent)
-{
-    struct local l = {.kind = L_PARENT};
-    int rc = local(&l);
+    MPI_Comm made = MPI_COMM_NULL;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_intercomm_merge(comm, high != 0, &made);
+    XFER_BLOCKING_END;
     if (rc == MPC_OK)
-        *parent = l.result;
+        *out = made;
+    return rc;
+}
+
+RT_HOLDS_STACK_MARK int32_t opi_comm_remote_size(int32_t comm, int32_t *size)
+{
+    int n = 0;
+    int rc = check_comm(comm);
+    if (rc != MPC_OK)
+        return rc;
+    XFER_MPI_BEGIN();
+    rc = mpc_comm_remote_size(comm, &n);
+    XFER_MPI_END;
+    if (rc == MPC_OK)
+        *size = n;
+    return rc;
+}
+
+RT_HOLDS_STACK_MARK int32_t opi_comm_test_inter(int32_t comm, int32_t *inter)
+{
+    int flag = 0;
+    int rc = check_comm(comm);
+    if (rc != MPC_OK)
+        return rc;
+    XFER_MPI_BEGIN();
+    rc = mpc_comm_test_inter(comm, &flag);
+    XFER_MPI_END;
+    if (rc == MPC_OK)
+        *inter = flag != 0;
+    return rc;
+}
+
+RT_HOLDS_STACK_MARK int32_t opi_comm_parent(int32_t *parent)
+{
+    int found = MPI_COMM_NULL;
+    int rc;
+    XFER_MPI_BEGIN();
+    rc = mpc_comm_get_parent(&found);
+    XFER_MPI_END;
+    if (rc == MPC_OK)
+        *parent = found;
     return rc;
 }
 
@@ -645,12 +646,14 @@ static const char *spawn_argument(const char *name)
 static int probed_rc = -1;
 static char probed_why[512];
 
-static int probe_dynamic_processes(void)
+RT_HOLDS_STACK_MARK static int probe_dynamic_processes(void)
 {
     if (probed_rc < 0) {
         char why[sizeof probed_why] = "";
-        struct local l = {.kind = L_PROBE_DYNAMIC, .why = why, .why_size = sizeof why};
-        int rc = local(&l);
+        int rc;
+        XFER_MPI_BEGIN();
+        rc = mpc_dynamic_processes(why, sizeof why);
+        XFER_MPI_END;
         for (char *c = why; *c; c++) /* MPI's error stack on one line */
             if (*c == '\n')
                 *c = ' ';
@@ -663,7 +666,7 @@ static int probe_dynamic_processes(void)
 /* command: at the root, UTF-8 strings each ended by NUL: the working directory, the executable,
  * then its arguments. refusal and refusal_text ("argument\nmessage"): at the root, the code and
  * account of an argument System.MP refused there (0: none); they reach every rank. */
-int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t rank, int32_t root, int32_t refusal,
+RT_HOLDS_STACK_MARK int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t rank, int32_t root, int32_t refusal,
                        MonoObject *refusal_text, MonoObject *command, int32_t max_procs, int32_t *out)
 {
     int rc;
@@ -741,9 +744,12 @@ int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t rank, int32_t root, i
                           rank == root ? "" : " (as the root found)");
         goto done;
     }
-    struct create c = {.kind = C_SPAWN, .comm = comm, .root = root, .maxprocs = max_procs, .command = exe,
-                       .argv = argv, .wdir = wdir && *wdir ? wdir : NULL};
-    rc = create(&c, out);
+    MPI_Comm made = MPI_COMM_NULL;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_comm_spawn(exe, argv, max_procs, wdir && *wdir ? wdir : NULL, root, comm, &made);
+    XFER_BLOCKING_END;
+    if (rc == MPC_OK)
+        *out = made;
 done:
     free(strings);
     free(argv);

@@ -1,8 +1,8 @@
 /* opi_icalls.c — the internal calls behind System.MP.MPDirect, and the table that registers
  * them. Each returns MPC_OK or an error code; System.MP turns codes into exceptions in one
  * place (Errors.Check). Raw registration: these run GC-unsafe and never block here — waits go
- * through opi_complete / opi_probe_wait / opi_run_gc_safe, and every other MPI call through
- * opi_call_mpi (the rule in gc_hooks.h). */
+ * through xfer_complete / xfer_probe_wait, and every MPI call is made in a bracket
+ * (XFER_MPI_BEGIN or XFER_BLOCKING_BEGIN, transfer.h). */
 #include "opi_icalls.h"
 
 #include "class_plan.h"
@@ -249,7 +249,7 @@ double opi_tick_seconds(void)
     pthread_once(&ticks_once, init_ticks);
     return tick_seconds;
 }
-int32_t opi_icall_old_generation_moves(void) { return opi_old_generation_moves(); }
+int32_t opi_icall_old_generation_moves(void) { return xfer_old_generation_moves(); }
 
 /* The wait policy in force (mpc_wait_mode) and what auto decided from: World's ranks on this host
  * and the cores they may run on (0 and 0 when not measured). */
@@ -259,33 +259,33 @@ int32_t opi_wait_policy(int32_t *host_ranks, int32_t *host_cores)
     return mpc_wait_mode();
 }
 
-static int do_processor_name(void *name) { return mpc_processor_name(name, MPI_MAX_PROCESSOR_NAME + 1); }
-
-int32_t opi_processor_name(MonoObject *buffer)
+RT_HOLDS_STACK_MARK int32_t opi_processor_name(MonoObject *buffer)
 {
     char name[MPI_MAX_PROCESSOR_NAME + 1];
-    int rc = opi_call_mpi(do_processor_name, name, NULL, 0);
+    int rc;
+    XFER_MPI_BEGIN();
+    rc = mpc_processor_name(name, sizeof name);
+    XFER_MPI_END;
     return rc == MPC_OK ? put_text(buffer, name) : 0;
 }
 
-struct abort_args { int comm, code; };
-static int do_abort(void *arg)
+RT_HOLDS_STACK_MARK int32_t opi_abort(int32_t comm, int32_t code)
 {
-    struct abort_args *a = arg;
-    return mpc_abort(a->comm, a->code);
-}
-int32_t opi_abort(int32_t comm, int32_t code)
-{
-    struct abort_args a = {comm, code};
-    return opi_run_gc_safe(do_abort, &a, NULL, 0);
+    int rc;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_abort(comm, code);
+    XFER_BLOCKING_END;
+    return rc;
 }
 
-static int do_finalize(void *arg)
+RT_HOLDS_STACK_MARK int32_t opi_finalize(void)
 {
-    (void)arg;
-    return motor_core_finalize();
+    int rc;
+    XFER_BLOCKING_BEGIN();
+    rc = motor_core_finalize();
+    XFER_BLOCKING_END;
+    return rc;
 }
-int32_t opi_finalize(void) { return opi_run_gc_safe(do_finalize, NULL, NULL, 0); }
 
 int32_t opi_stats(MonoObject *values)
 {
@@ -306,9 +306,9 @@ int32_t opi_stats(MonoObject *values)
     v[STAT_PINS_RELEASED_BY_GC] = c[GCH_PINS_RELEASED_BY_GC];
     v[STAT_PINS_LIVE] = c[GCH_PINS_TAKEN] - c[GCH_PINS_RELEASED_BY_WAIT] - c[GCH_PINS_RELEASED_BY_GC];
     v[STAT_COLLECTIONS] = (int64_t)gch_epoch();
-    v[STAT_POOLED_BUFFERS] = gch_pooled_buffers();
+    v[STAT_POOLED_BUFFERS] = xfer_pooled_buffers();
     v[STAT_POOLED_BUFFERS_FREED_BY_GC] = c[GCH_POOLED_BUFFERS_FREED_BY_GC];
-    v[STAT_PENDING_REQUESTS] = gch_transfers_live();
+    v[STAT_PENDING_REQUESTS] = xfer_live();
     return MPC_OK;
 }
 
@@ -328,50 +328,44 @@ int32_t opi_comm_size(int32_t comm, int32_t *size)
     return rc ? rc : mpc_comm_size(comm, size);
 }
 
-struct comm_args {
-    int32_t comm, color, key;
-    MPI_Comm out;
-};
-static int do_dup(void *arg)
+/* (*out may lie in a managed object, which may move in a GC-safe region: written after it) */
+RT_HOLDS_STACK_MARK int32_t opi_comm_dup(int32_t comm, int32_t *out)
 {
-    struct comm_args *a = arg;
-    return mpc_comm_dup(a->comm, &a->out);
-}
-static int do_split(void *arg)
-{
-    struct comm_args *a = arg;
-    return mpc_comm_split(a->comm, a->color, a->key, &a->out);
-}
-static int do_free(void *arg)
-{
-    struct comm_args *a = arg;
-    return mpc_comm_free(&a->out);
-}
-
-int32_t opi_comm_dup(int32_t comm, int32_t *out)
-{
-    struct comm_args a = {comm, 0, 0, MPI_COMM_NULL};
+    MPI_Comm made = MPI_COMM_NULL;
     int rc = check_comm(comm);
-    if (rc == MPC_OK && (rc = opi_run_gc_safe(do_dup, &a, NULL, 0)) == MPC_OK)
-        *out = a.out;
-    return rc;
-}
-
-int32_t opi_comm_split(int32_t comm, int32_t color, int32_t key, int32_t *out)
-{
-    struct comm_args a = {comm, color, key, MPI_COMM_NULL};
-    int rc = check_comm(comm);
-    if (rc == MPC_OK && (rc = opi_run_gc_safe(do_split, &a, NULL, 0)) == MPC_OK)
-        *out = a.out;
-    return rc;
-}
-
-int32_t opi_comm_free(int32_t *comm)
-{
-    struct comm_args a = {0, 0, 0, *comm};
-    int rc = opi_run_gc_safe(do_free, &a, NULL, 0);
+    if (rc != MPC_OK)
+        return rc;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_comm_dup(comm, &made);
+    XFER_BLOCKING_END;
     if (rc == MPC_OK)
-        *comm = a.out;
+        *out = made;
+    return rc;
+}
+
+RT_HOLDS_STACK_MARK int32_t opi_comm_split(int32_t comm, int32_t color, int32_t key, int32_t *out)
+{
+    MPI_Comm made = MPI_COMM_NULL;
+    int rc = check_comm(comm);
+    if (rc != MPC_OK)
+        return rc;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_comm_split(comm, color, key, &made);
+    XFER_BLOCKING_END;
+    if (rc == MPC_OK)
+        *out = made;
+    return rc;
+}
+
+RT_HOLDS_STACK_MARK int32_t opi_comm_free(int32_t *comm)
+{
+    MPI_Comm freed = *comm;
+    int rc;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_comm_free(&freed);
+    XFER_BLOCKING_END;
+    if (rc == MPC_OK)
+        *comm = freed;
     return rc;
 }
 
@@ -385,28 +379,25 @@ int32_t opi_barrier(int32_t comm)
 
 enum start_kind { START_RECV, START_SEND, START_SSEND };
 
-/* A transfer's start, and with test one test of it: one entry into MPI for opi_call_mpi. */
-struct start {
+/* What a point-to-point transfer moves: the bytes, the peer (receives: MPI wildcards, as
+ * check_source translated them), the tag. */
+struct transfer_args {
     enum start_kind kind;
     const opi_buffer *b;
-    int32_t peer, tag; /* receives: MPI wildcards (check_source translated them) */
+    int32_t peer, tag;
     MPI_Comm comm;
-    int test;
-    mpc_request req;
-    int done, test_rc; /* test: finished at once, or failed */
-    mpc_status st;
 };
 
-static int do_start(void *arg)
+/* Starts the transfer and tests it once: called inside a bracket, one entry into MPI. A send's
+ * status says nothing MPI would fill in (opi fills it from what was sent). */
+static int start_and_test(const struct transfer_args *t, xfer_started *s)
 {
-    struct start *s = arg;
-    const opi_buffer *b = s->b;
-    int rc = s->kind == START_RECV    ? mpc_irecv(b->data, b->bytes, s->peer, s->tag, s->comm, &s->req)
-             : s->kind == START_SSEND ? mpc_issend(b->data, b->bytes, s->peer, s->tag, s->comm, &s->req)
-                                      : mpc_isend(b->data, b->bytes, s->peer, s->tag, s->comm, &s->req);
-    /* A send's status says nothing MPI would fill in (opi fills it from what was sent). */
-    if (rc == MPC_OK && s->test)
-        s->test_rc = mpc_test(&s->req, &s->done, s->kind == START_RECV ? &s->st : NULL);
+    const opi_buffer *b = t->b;
+    int rc = t->kind == START_RECV    ? mpc_irecv(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req)
+             : t->kind == START_SSEND ? mpc_issend(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req)
+                                      : mpc_isend(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req);
+    if (rc == MPC_OK)
+        s->test_rc = mpc_test(&s->req, &s->done, t->kind == START_RECV ? &s->st : NULL);
     return rc;
 }
 
@@ -414,12 +405,14 @@ static enum start_kind send_kind(int32_t mode) { return mode == OPI_SEND_SYNCHRO
 
 /* Starts a blocking transfer and completes it. The first test runs in the start's own entry
  * into MPI: a small send, or a receive whose message is already waiting, ends there, with no
- * wait set up (no pin, no epoch to watch). The rest wait in opi_complete. Returns the
+ * wait set up (no pin, no epoch to watch). The rest wait in xfer_complete. Returns the
  * completion's error; s->st holds a receive's status. */
-static int run_blocking(struct start *s, MonoObject *obj)
+RT_HOLDS_STACK_MARK static int run_blocking(const struct transfer_args *t, MonoObject *obj, xfer_started *s)
 {
-    s->test = 1;
-    int rc = opi_call_mpi(do_start, s, &obj, 1);
+    int rc;
+    XFER_MPI_BEGIN(obj);
+    rc = start_and_test(t, s);
+    XFER_MPI_END;
     if (rc != MPC_OK)
         return rc;
     gch_count(GCH_OPERATIONS, 1);
@@ -427,7 +420,7 @@ static int run_blocking(struct start *s, MonoObject *obj)
         gch_count(GCH_PINS_AVOIDED, 1);
         return s->test_rc;
     }
-    return opi_complete(&s->req, 1, &obj, 1, s->kind == START_RECV ? &s->st : NULL);
+    return xfer_complete(&s->req, 1, &obj, 1, t->kind == START_RECV ? &s->st : NULL);
 }
 
 static int send_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t dest,
@@ -435,8 +428,9 @@ static int send_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
 {
     if (dest == MPI_PROC_NULL)
         return MPC_OK; /* a no-op in MPI too: nothing to start */
-    struct start s = {.kind = send_kind(mode), .b = b, .peer = dest, .tag = tag, .comm = comm};
-    return run_blocking(&s, obj);
+    struct transfer_args t = {send_kind(mode), b, dest, tag, comm};
+    xfer_started s = {0};
+    return run_blocking(&t, obj, &s);
 }
 
 static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t source,
@@ -448,8 +442,9 @@ static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
         opi_proc_null_status(status);
         return MPC_OK;
     }
-    struct start s = {.kind = START_RECV, .b = b, .peer = source, .tag = tag, .comm = comm};
-    int rc = run_blocking(&s, obj);
+    struct transfer_args t = {START_RECV, b, source, tag, comm};
+    xfer_started s = {0};
+    int rc = run_blocking(&t, obj, &s);
     return rc == MPC_OK ? opi_fill_status(status, &s.st, b->elem_size)
                         : opi_receive_failed(rc, &s.st, "the receive buffer", b->bytes, b->elem_size);
 }
@@ -497,22 +492,6 @@ int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int32_t of
     return recv_buffer(comm, &b, array, source, tag, status);
 }
 
-struct blocking_sendrecv {
-    const opi_buffer *sb;
-    int32_t dest, send_tag;
-    const opi_buffer *rb;
-    int32_t source, recv_tag; /* MPI wildcards (check_source translated them) */
-    MPI_Comm comm;
-    mpc_status *st;
-};
-
-static int run_sendrecv(void *arg)
-{
-    struct blocking_sendrecv *a = arg;
-    return mpc_sendrecv(a->sb->data, a->sb->bytes, a->dest, a->send_tag, a->rb->data, a->rb->bytes,
-                        a->source, a->recv_tag, a->comm, a->st);
-}
-
 /* A Sendrecv's status: MPI's, or ProcNull's when it received from MPI_PROC_NULL (see recv_buffer). */
 static int sendrecv_status(opi_status *out, const mpc_status *st, int32_t source, uint32_t elem_size)
 {
@@ -522,26 +501,24 @@ static int sendrecv_status(opi_status *out, const mpc_status *st, int32_t source
     return MPC_OK;
 }
 
-/* The receive, then the send; a send that fails to start takes the receive back (cancelled:
- * it is posted into recv_obj, and must not outlive the call). */
-struct start_pair {
-    struct start recv, send;
-    int send_rc;
-};
-
-static int do_start_pair(void *arg)
+/* The receive, then the send, in one entry into MPI; a send that fails to start takes the
+ * receive back (cancelled: it is posted into the receive buffer, and must not outlive the
+ * call). Returns the receive's start error; *send_rc is the send's. */
+static int start_pair(const struct transfer_args *recv, const struct transfer_args *send, mpc_request req[2],
+                      int *send_rc)
 {
-    struct start_pair *p = arg;
-    int rc = do_start(&p->recv);
-    if (rc == MPC_OK && (p->send_rc = do_start(&p->send)) != MPC_OK)
-        mpc_cancel(&p->recv.req);
+    const opi_buffer *r = recv->b, *s = send->b;
+    int rc = mpc_irecv(r->data, r->bytes, recv->peer, recv->tag, recv->comm, &req[0]);
+    if (rc == MPC_OK && (*send_rc = mpc_isend(s->data, s->bytes, send->peer, send->tag, send->comm,
+                                              &req[1])) != MPC_OK)
+        mpc_cancel(&req[0]);
     return rc;
 }
 
 /* Both transfers started, then one deferred-pinning wait for the pair; the buffers may be
  * ranges of one array when they do not overlap (a halo exchange sends from and receives into
  * the same field). */
-static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *send_obj, int32_t dest,
+RT_HOLDS_STACK_MARK static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *send_obj, int32_t dest,
                                 int32_t send_tag, const opi_buffer *rb, MonoObject *recv_obj,
                                 int32_t source, int32_t recv_tag, opi_status *status)
 {
@@ -561,31 +538,35 @@ static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *
     int nobjs = send_obj == recv_obj ? 1 : 2;
     int rc;
     /* (not when waits yield: MPI_Sendrecv busy-polls inside MPICH) */
-    if (!opi_pin_every_transfer() && mpc_wait_mode() != MPC_WAIT_YIELD && !opi_may_move(recv_obj) &&
-        !opi_may_move(send_obj)) {
+    if (!xfer_pin_every() && mpc_wait_mode() != MPC_WAIT_YIELD && !xfer_may_move(recv_obj) &&
+        !xfer_may_move(send_obj)) {
         /* Nothing the GC could move, so no pin to defer: MPI's own MPI_Sendrecv runs in a
          * GC-safe region — one entry into MPICH instead of four lock-taking calls and a poll
          * loop. Measured on the shallow-water halo exchange (4 KiB rows, cold caches): 6–16%
          * less communication time, A/B-interleaved medians on a noisy VM. */
         mpc_status received;
-        struct blocking_sendrecv a = {sb, dest, send_tag, rb, source, recv_tag, comm, &received};
         gch_count(GCH_OPERATIONS, 2);
-        rc = opi_run_gc_safe(run_sendrecv, &a, objs, nobjs);
+        XFER_BLOCKING_BEGIN(recv_obj, nobjs == 2 ? send_obj : NULL);
+        rc = mpc_sendrecv(sb->data, sb->bytes, dest, send_tag, rb->data, rb->bytes, source, recv_tag, comm,
+                          &received);
+        XFER_BLOCKING_END;
         return rc == MPC_OK ? sendrecv_status(status, &received, source, rb->elem_size)
                             : opi_receive_failed(rc, &received, "the receive buffer", rb->bytes, rb->elem_size);
     }
-    struct start_pair p = {.recv = {.kind = START_RECV, .b = rb, .peer = source, .tag = recv_tag, .comm = comm},
-                           .send = {.kind = START_SEND, .b = sb, .peer = dest, .tag = send_tag, .comm = comm}};
-    if ((rc = opi_call_mpi(do_start_pair, &p, objs, nobjs)) != MPC_OK)
+    struct transfer_args recv = {START_RECV, rb, source, recv_tag, comm};
+    struct transfer_args send = {START_SEND, sb, dest, send_tag, comm};
+    int send_rc = MPC_OK;
+    XFER_MPI_BEGIN(recv_obj, nobjs == 2 ? send_obj : NULL);
+    rc = start_pair(&recv, &send, req, &send_rc);
+    XFER_MPI_END;
+    if (rc != MPC_OK)
         return rc;
-    req[0] = p.recv.req;
-    req[1] = p.send.req;
-    if (p.send_rc != MPC_OK) {
-        opi_complete(req, 1, objs, 1, st); /* the cancelled receive */
-        return p.send_rc;
+    if (send_rc != MPC_OK) {
+        xfer_complete(req, 1, objs, 1, st); /* the cancelled receive */
+        return send_rc;
     }
     gch_count(GCH_OPERATIONS, 2);
-    rc = opi_complete(req, 2, objs, nobjs, st);
+    rc = xfer_complete(req, 2, objs, nobjs, st);
     return rc == MPC_OK ? sendrecv_status(status, &st[0], source, rb->elem_size)
                         : opi_receive_failed(rc, &st[0], "the receive buffer", rb->bytes, rb->elem_size);
 }
@@ -637,26 +618,13 @@ int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_s
         opi_proc_null_status(status);
         return MPC_OK;
     }
-    rc = opi_probe_wait(source, tag, comm, &st, NULL);
+    rc = xfer_probe_wait(source, tag, comm, &st, NULL);
     if (rc == MPC_OK)
         fill_status_from_mpc(status, &st, 1);
     return rc;
 }
 
-struct iprobe {
-    int32_t source, tag;
-    MPI_Comm comm;
-    int found;
-    mpc_status st;
-};
-
-static int do_iprobe(void *arg)
-{
-    struct iprobe *p = arg;
-    return mpc_iprobe(p->source, p->tag, p->comm, &p->found, &p->st);
-}
-
-int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
+RT_HOLDS_STACK_MARK int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
                           opi_status *status, int32_t *found)
 {
     int rc;
@@ -667,19 +635,23 @@ int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
         opi_proc_null_status(status);
         return MPC_OK;
     }
-    struct iprobe p = {.source = source, .tag = tag, .comm = comm};
-    if ((rc = opi_call_mpi(do_iprobe, &p, NULL, 0)) != MPC_OK)
+    int matched = 0;
+    mpc_status st;
+    XFER_MPI_BEGIN();
+    rc = mpc_iprobe(source, tag, comm, &matched, &st);
+    XFER_MPI_END;
+    if (rc != MPC_OK)
         return rc;
-    *found = p.found;
-    if (p.found)
-        fill_status_from_mpc(status, &p.st, 1);
+    *found = matched;
+    if (matched)
+        fill_status_from_mpc(status, &st, 1);
     return MPC_OK;
 }
 
 /* ---- non-blocking point-to-point and requests ---- */
 
 /* Status of a completed send: what was sent (MPI defines no source or count for sends). */
-static void fill_send_status(opi_status *out, const mpc_status *s, const gch_transfer_info *info)
+static void fill_send_status(opi_status *out, const mpc_status *s, const xfer_info *info)
 {
     out->source = -1;
     out->tag = info->tag;
@@ -694,7 +666,7 @@ static void fill_send_status(opi_status *out, const mpc_status *s, const gch_tra
     out->count = info->elem_size ? (int32_t)(info->bytes / info->elem_size) : 1;
 }
 
-static int fill_request_status(opi_status *out, const mpc_status *st, const gch_transfer_info *info)
+int opi_request_status(opi_status *out, const mpc_status *st, const xfer_info *info)
 {
     if (!info->is_send)
         return opi_fill_status(out, st, info->elem_size);
@@ -702,72 +674,21 @@ static int fill_request_status(opi_status *out, const mpc_status *st, const gch_
     return MPC_OK;
 }
 
-void opi_early_pins(MonoObject **objs, int nobjs, uint32_t *pins)
+int opi_track_transfer(const xfer_started *s, MonoObject *const *objs, int nobjs, const uint32_t *early_pins,
+                       MonoObject *owner, const xfer_info *info, const char *what, int64_t *id,
+                       opi_status *status)
 {
-    for (int i = 0; i < nobjs; i++) {
-        pins[i] = 0;
-        if (opi_pin_every_transfer() && objs[i]) {
-            pins[i] = mono_gchandle_new(objs[i], 1);
-            gch_count(GCH_PINS_TAKEN, 1);
-        }
-    }
-}
-
-void opi_early_unpin(const uint32_t *pins, int nobjs)
-{
-    for (int i = 0; i < nobjs; i++) {
-        if (pins[i]) {
-            mono_gchandle_free(pins[i]);
-            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
-        }
-    }
-}
-
-int opi_track_transfer(mpc_request req, int test_rc, int done, const mpc_status *st, MonoObject **objs, int nobjs,
-                       const uint32_t *early_pins, MonoObject *owner, const gch_transfer_info *info,
-                       const char *what, int64_t *id, opi_status *status)
-{
-    gch_count(GCH_OPERATIONS, 1);
-    mpc_status final; /* the status a completion here reports */
-    if (test_rc != MPC_OK || done) {
-        final = *st;
-        /* Finished at once. An error (e.g. truncation by a message already waiting) belongs
-         * to the completion, as in MPI: Wait/Test raise it. */
-        for (int i = 0; i < nobjs; i++)
-            if (objs[i] && !early_pins[i])
-                gch_count(GCH_PINS_AVOIDED, 1);
-        opi_early_unpin(early_pins, nobjs);
-        *id = -1;
-        status->error = test_rc != MPC_OK ? opi_receive_failed(test_rc, st, what, (size_t)info->bytes, info->elem_size)
-                                          : fill_request_status(status, &final, info);
-        return MPC_OK;
-    }
-    int pinned[GCH_TRANSFER_OBJECTS] = {0};
-    for (int i = 0; i < nobjs; i++) {
-        if (!objs[i])
-            continue;
-        pinned[i] = early_pins[i] || opi_may_move(objs[i]);
-        if (!early_pins[i])
-            gch_count(pinned[i] ? GCH_PINS_TAKEN : GCH_PINS_AVOIDED, 1);
-    }
-    uint32_t owner_handle = mono_gchandle_new_weakref(owner, 0);
-    if (gch_transfer_add(req, objs, early_pins, pinned, nobjs, owner_handle, info, id) != MPC_OK) {
-        /* cannot track it: finish it here, the objects held by this call's anchor */
-        int err = opi_complete(&req, 1, objs, nobjs, &final);
-        for (int i = 0; i < nobjs; i++)
-            if (pinned[i] && !early_pins[i])
-                gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
-        opi_early_unpin(early_pins, nobjs);
-        mono_gchandle_free(owner_handle);
-        *id = -1;
-        status->error = err != MPC_OK ? opi_receive_failed(err, &final, what, (size_t)info->bytes, info->elem_size)
-                                      : fill_request_status(status, &final, info);
-    }
+    int rc;
+    mpc_status st;
+    xfer_track(s, objs, nobjs, early_pins, owner, info, id, &rc, &st);
+    if (*id < 0)
+        status->error = rc != MPC_OK ? opi_receive_failed(rc, &st, what, (size_t)info->bytes, info->elem_size)
+                                     : opi_request_status(status, &st, info);
     return MPC_OK;
 }
 
 /* Starts a transfer and tests it once, then tracks it (opi_track_transfer). */
-static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t peer,
+RT_HOLDS_STACK_MARK static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t peer,
                           int32_t tag, int is_send, int32_t mode, MonoObject *owner, int64_t *id,
                           opi_status *status)
 {
@@ -778,17 +699,19 @@ static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, in
         return MPC_OK;
     }
     uint32_t early_pin; /* MOTOR_PIN_POLICY=every: pinned before the transfer starts */
-    opi_early_pins(&obj, 1, &early_pin);
-    struct start s = {.kind = is_send ? send_kind(mode) : START_RECV, .b = b, .peer = peer, .tag = tag, .comm = comm,
-                      .test = 1};
-    int rc = opi_call_mpi(do_start, &s, &obj, 1);
+    xfer_early_pins(&obj, 1, &early_pin);
+    struct transfer_args t = {is_send ? send_kind(mode) : START_RECV, b, peer, tag, comm};
+    xfer_started s = {0};
+    int rc;
+    XFER_MPI_BEGIN(obj);
+    rc = start_and_test(&t, &s);
+    XFER_MPI_END;
     if (rc != MPC_OK) {
-        opi_early_unpin(&early_pin, 1);
+        xfer_early_unpin(&early_pin, 1);
         return rc;
     }
-    gch_transfer_info info = {.elem_size = b->elem_size, .is_send = is_send, .tag = tag, .bytes = (int64_t)b->bytes};
-    return opi_track_transfer(s.req, s.test_rc, s.done, &s.st, &obj, 1, &early_pin, owner, &info,
-                              "the receive buffer", id, status);
+    xfer_info info = {.elem_size = b->elem_size, .is_send = is_send, .tag = tag, .bytes = (int64_t)b->bytes};
+    return opi_track_transfer(&s, &obj, 1, &early_pin, owner, &info, "the receive buffer", id, status);
 }
 
 int32_t opi_isend(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
@@ -840,60 +763,59 @@ int32_t opi_request_wait(int64_t id, opi_status *status)
 {
     mpc_request req;
     mpc_status st;
-    gch_transfer_info info;
-    int rc = gch_transfer_acquire(id, &req, &info);
+    xfer_info info;
+    int rc = xfer_acquire(id, &req, &info);
     if (rc != MPC_OK)
         return rc;
     /* No object to pin here: the registry's slot already holds it. */
-    rc = opi_complete(&req, 1, NULL, 0, &st);
-    gch_transfer_release(id, 1);
-    return rc == MPC_OK ? fill_request_status(status, &st, &info)
+    rc = xfer_complete(&req, 1, NULL, 0, &st);
+    xfer_release(id, 1);
+    return rc == MPC_OK ? opi_request_status(status, &st, &info)
                         : opi_receive_failed(rc, &st, "the receive buffer", (size_t)info.bytes, info.elem_size);
 }
 
-int opi_test_request(void *arg)
-{
-    opi_request_call *c = arg;
-    return mpc_test(&c->req, &c->done, &c->st);
-}
+enum request_op { REQUEST_TEST, REQUEST_CANCEL, REQUEST_DONE };
 
-static int do_cancel(void *arg) { return mpc_cancel(&((opi_request_call *)arg)->req); }
-
-/* Acquires request id, makes fn's MPI call on it and gives it back: with completes (a test),
- * a call that completed the request — c->done, or a failure, which completes it too (then
- * c->done is set) — frees its record. Returns the acquire's error; otherwise MPC_OK, with the
- * call's code in *call_rc. */
-static int call_on_request(int64_t id, opi_blocking_fn fn, int completes, opi_request_call *c,
-                           gch_transfer_info *info, int *call_rc)
+/* Acquires request id, makes op's MPI call on it and gives it back: a test that completed the
+ * request — *done, or a failure, which completes it too (then *done is set) — frees its record.
+ * REQUEST_DONE asks whether it finished without completing it (MPI_Request_get_status). Returns
+ * the acquire's error; otherwise MPC_OK, with the call's code in *call_rc. */
+RT_HOLDS_STACK_MARK static int call_on_request(int64_t id, enum request_op op, int *done, mpc_status *st,
+                                               xfer_info *info, int *call_rc)
 {
-    int rc = gch_transfer_acquire(id, &c->req, info);
+    mpc_request req;
+    int rc = xfer_acquire(id, &req, info);
     if (rc != MPC_OK)
         return rc;
-    if ((*call_rc = opi_call_mpi(fn, c, NULL, 0)) != MPC_OK)
-        c->done = 1;
-    gch_transfer_release(id, completes && c->done);
+    XFER_MPI_BEGIN(); /* no object: the registry's slot holds the transfer's */
+    *call_rc = op == REQUEST_TEST     ? mpc_test(&req, done, st)
+               : op == REQUEST_CANCEL ? mpc_cancel(&req)
+                                      : mpc_request_done(req, done);
+    XFER_MPI_END;
+    if (*call_rc != MPC_OK)
+        *done = 1;
+    xfer_release(id, op == REQUEST_TEST && *done);
     return MPC_OK;
 }
 
 int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
 {
-    opi_request_call c = {.done = 0};
-    gch_transfer_info info;
-    int rc, call_rc;
-    if ((rc = call_on_request(id, opi_test_request, 1, &c, &info, &call_rc)) != MPC_OK)
+    int done = 0, rc, call_rc;
+    mpc_status st;
+    xfer_info info;
+    if ((rc = call_on_request(id, REQUEST_TEST, &done, &st, &info, &call_rc)) != MPC_OK)
         return rc;
-    *completed = c.done;
+    *completed = done;
     if (call_rc != MPC_OK)
-        return opi_receive_failed(call_rc, &c.st, "the receive buffer", (size_t)info.bytes, info.elem_size);
-    return c.done ? fill_request_status(status, &c.st, &info) : MPC_OK;
+        return opi_receive_failed(call_rc, &st, "the receive buffer", (size_t)info.bytes, info.elem_size);
+    return done ? opi_request_status(status, &st, &info) : MPC_OK;
 }
 
 int32_t opi_request_cancel(int64_t id)
 {
-    opi_request_call c = {.done = 0};
-    gch_transfer_info info;
-    int rc, call_rc;
-    return (rc = call_on_request(id, do_cancel, 0, &c, &info, &call_rc)) != MPC_OK ? rc : call_rc;
+    int done = 0, rc, call_rc;
+    xfer_info info;
+    return (rc = call_on_request(id, REQUEST_CANCEL, &done, NULL, &info, &call_rc)) != MPC_OK ? rc : call_rc;
 }
 
 /* ---- many requests at once: the progress engine of `await` ---- */
@@ -903,7 +825,7 @@ int32_t opi_request_cancel(int64_t id)
  * first that fails stops the pass: its id becomes -1 too, *stopped = i and its code is
  * returned, with the thread's error record describing it (the caller makes its exception,
  * then calls again from i + 1). Otherwise *stopped = the length and MPC_OK. */
-int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *statuses, int32_t *stopped)
+RT_HOLDS_STACK_MARK int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *statuses, int32_t *stopped)
 {
     opi_buffer ib, sb;
     int rc;
@@ -913,7 +835,6 @@ int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *status
     if (sb.bytes < (size_t)n * sizeof(opi_status))
         return error_record(OPI_ERR_LENGTH, "statuses", "statuses holds %zu bytes; %d statuses need %zu",
                             sb.bytes, n, (size_t)n * sizeof(opi_status));
-    MonoObject *objs[2] = {ids, statuses};
     *stopped = n;
     for (int32_t i = start < 0 ? 0 : start; i < n; i++) {
         /* the arrays' data, read again after each MPI call: one that went GC-safe (a C#
@@ -921,25 +842,30 @@ int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *status
         int64_t id = ((int64_t *)rt_array_data(ids))[i];
         if (id < 0)
             continue;
-        opi_request_call c = {.done = 0};
-        gch_transfer_info info;
+        mpc_request req;
+        mpc_status st;
+        int done = 0;
+        xfer_info info;
         bool busy = false;
         /* Another thread holds it for a moment (Request.Cancel: tested next pass) or has just
          * completed it (a Wait begun before the await): System.MP settles the task from what
          * that thread reported, never from a status this call did not fill. */
-        if (gch_transfer_acquire_or_busy(id, &c.req, &info, &busy) != MPC_OK)
+        if (xfer_acquire_or_busy(id, &req, &info, &busy) != MPC_OK)
             continue;
-        if ((rc = opi_call_mpi(opi_test_request, &c, objs, 2)) != MPC_OK)
-            c.done = 1; /* the request failed, and so completed */
-        gch_transfer_release(id, c.done);
-        if (c.done) {
+        XFER_MPI_BEGIN(ids, statuses);
+        rc = mpc_test(&req, &done, &st);
+        XFER_MPI_END;
+        if (rc != MPC_OK)
+            done = 1; /* the request failed, and so completed */
+        xfer_release(id, done);
+        if (done) {
             opi_status *out = (opi_status *)rt_array_data(statuses) + i;
             if (rc != MPC_OK)
-                rc = opi_receive_failed(rc, &c.st, "the receive buffer", (size_t)info.bytes, info.elem_size);
+                rc = opi_receive_failed(rc, &st, "the receive buffer", (size_t)info.bytes, info.elem_size);
             else
-                rc = fill_request_status(out, &c.st, &info);
+                rc = opi_request_status(out, &st, &info);
         }
-        if (rc != MPC_OK || c.done)
+        if (rc != MPC_OK || done)
             ((int64_t *)rt_array_data(ids))[i] = -1;
         if (rc != MPC_OK) {
             *stopped = i;
@@ -949,21 +875,14 @@ int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *status
     return MPC_OK;
 }
 
-/* Whether the request has finished, without completing it (MPI_Request_get_status): what
- * Request.TestAll asks of each request before it completes any. */
-static int do_request_done(void *arg)
-{
-    opi_request_call *d = arg;
-    return mpc_request_done(d->req, &d->done);
-}
-
+/* Whether the request has finished, without completing it: what Request.TestAll asks of each
+ * request before it completes any. */
 int32_t opi_request_done(int64_t id, int32_t *done)
 {
-    opi_request_call d = {.done = 0};
-    gch_transfer_info info;
-    int rc, call_rc;
-    if ((rc = call_on_request(id, do_request_done, 0, &d, &info, &call_rc)) != MPC_OK)
+    int finished = 0, rc, call_rc;
+    xfer_info info;
+    if ((rc = call_on_request(id, REQUEST_DONE, &finished, NULL, &info, &call_rc)) != MPC_OK)
         return rc;
-    *done = d.done; /* a failed request counts as finished: its Wait raises the error */
+    *done = finished; /* a failed request counts as finished: its Wait raises the error */
     return MPC_OK;
 }

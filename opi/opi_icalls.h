@@ -1,6 +1,6 @@
 /* opi_icalls.h — prototypes of the internal calls, declared from icall_table.h. Internal to opi/.
- * Raw registration: they run GC-unsafe and must never block (waits go through
- * opi_complete, opi_probe_wait or opi_run_gc_safe). */
+ * Raw registration: they run GC-unsafe and must never block in place (waits go through
+ * xfer_complete or xfer_probe_wait, blocking MPI calls through XFER_BLOCKING_BEGIN). */
 #ifndef OPI_ICALLS_H
 #define OPI_ICALLS_H
 

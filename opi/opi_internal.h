@@ -13,6 +13,7 @@
 #include "icall_table.h"
 #include "mpc.h"
 #include "opi_errors.h"
+#include "transfer.h"
 
 /* ---- the bytes of a transfer (opi_buffers.c) ---- */
 
@@ -51,47 +52,8 @@ static inline int opi_buffer_range(MonoObject *array, int32_t offset, int32_t co
     return opi_buffer_range_as(array, offset, count, &(opi_range_names){"array", "offset", "count"}, out);
 }
 
-/* ---- the wait policy (opi_wait.c) ---- */
-
-/* true when the GC could move obj while a transfer is in flight: the pinning policy. */
-bool opi_may_move(MonoObject *obj);
-void opi_set_old_generation_moves(bool moves);
-bool opi_old_generation_moves(void);
-/* MOTOR_PIN_POLICY=every: pin every transfer's object before it starts, movable or not, as
- * external bindings do. Only for measuring what the generation-aware policy saves. */
-void opi_set_pin_every_transfer(bool every);
-bool opi_pin_every_transfer(void);
-
-#define OPI_MAX_OBJECTS 2
-
-/* Completes nreqs started requests whose buffers lie in objs[0..nobjs) (NULL entries: none;
- * nobjs <= OPI_MAX_OBJECTS). Generation-aware deferred pinning: polls while no collection is
- * coming; once it must let the GC run, pins what could move and waits in a GC-safe region.
- * Returns the first error; every request is complete on return. statuses may be NULL (sends). */
-int opi_complete(mpc_request *reqs, int nreqs, MonoObject **objs, int nobjs, mpc_status *statuses);
-
-
-/* Blocks until a message matching (source, tag) — MPI's wildcards, as check_source leaves
- * them — is waiting; GC-friendly. With msg, the probe is matched: the message is then *msg's
- * alone. */
-int opi_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg);
-
-/* Runs a blocking MPI call GC-safe, so that collections and other threads proceed while it
- * blocks; the buffers it uses lie in objs[0..nobjs) (NULL entries: none, nobjs <=
- * OPI_MAX_OBJECTS), which the region's stack mark holds — and so pins, for no more than a
- * stack slot (opi_wait.c). Collectives use this rather than MPI's non-blocking collectives
- * plus opi_complete: in MPICH 4.0 those cost ~0.5 µs more per small call — except when waits
- * yield (an oversubscribed host), as MPI's blocking calls spin (opi_collectives.c). */
-typedef int (*opi_blocking_fn)(void *arg);
-int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
-/* How an internal call makes a non-blocking MPI call (a start, test, probe, cancel, free):
- * GC-unsafe when the rule in gc_hooks.h allows it — always, unless a C# operator exists —
- * otherwise through opi_run_gc_safe with the same objects. Every MPI call an internal call
- * makes goes through this, opi_run_gc_safe (blocking calls) or opi_complete / opi_probe_wait,
- * except the few that take no lock in MPICH (gc_hooks.h). */
-int opi_call_mpi(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs);
 /* MPI_Barrier on comm, waited for as the wait policy says (mpc_wait_mode(): yielding, a barrier
- * started non-blocking and completed by opi_complete; otherwise MPI's own, GC-safe). */
+ * started non-blocking and completed by xfer_complete; otherwise MPI's own, GC-safe). */
 int opi_barrier_wait(MPI_Comm comm);
 
 /* ---- argument checks shared by the internal calls ---- */
@@ -232,28 +194,16 @@ extern const size_t opi_icall_count;
 
 /* ---- non-blocking transfers (opi_icalls.c) ---- */
 
-/* A test (or cancel) of an acquired request, made through opi_call_mpi: opi_test_request sets
- * done and st. No object: the registry's slot holds the transfer's. */
-typedef struct opi_request_call {
-    mpc_request req;
-    int done;
-    mpc_status st;
-} opi_request_call;
-int opi_test_request(void *call);
-
-/* MOTOR_PIN_POLICY=every: pins objs[0..nobjs) (NULL entries: none) before a transfer starts,
- * pins[i] = 0 where nothing was pinned; opi_early_unpin releases them if it does not start. */
-void opi_early_pins(MonoObject **objs, int nobjs, uint32_t *pins);
-void opi_early_unpin(const uint32_t *pins, int nobjs);
-/* A non-blocking transfer or collective that has just started and been tested once (test_rc,
- * done, st: the outcome), reading or writing objs[0..nobjs) (NULL entries: none; nobjs <=
- * GCH_TRANSFER_OBJECTS), with early_pins from opi_early_pins. Finished at once: *id = -1 and
- * *status is filled (an error in status->error, described with `what`, the buffer it was
- * about). Otherwise the transfer goes into the pin registry under *id with its objects (held
- * in place and alive there; counted as pins where the GC could move them) and a weak handle on
- * owner (the managed Request). Returns MPC_OK: from here on, errors belong to the completion. */
-int opi_track_transfer(mpc_request req, int test_rc, int done, const mpc_status *st, MonoObject **objs, int nobjs,
-                       const uint32_t *early_pins, MonoObject *owner, const gch_transfer_info *info,
-                       const char *what, int64_t *id, opi_status *status);
+/* A non-blocking transfer or collective that has just started and been tested once (s), reading
+ * or writing objs[0..nobjs), tracked by xfer_track (early_pins from xfer_early_pins, or NULL).
+ * Finished at once: *id = -1 and *status is filled (an error in status->error, described with
+ * `what`, the buffer it was about). Otherwise the transfer is registered under *id with a weak
+ * handle on owner (the managed Request). Returns MPC_OK: from here on, errors belong to the
+ * completion. */
+int opi_track_transfer(const xfer_started *s, MonoObject *const *objs, int nobjs, const uint32_t *early_pins,
+                       MonoObject *owner, const xfer_info *info, const char *what, int64_t *id,
+                       opi_status *status);
+/* The status of a completed registered transfer: a receive's from MPI's, a send's from info. */
+int opi_request_status(opi_status *out, const mpc_status *st, const xfer_info *info);
 
 #endif

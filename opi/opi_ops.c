@@ -109,35 +109,27 @@ static void user_op_entry(ffi_cif *cif, void *ret, void **args, void *data)
         thread_known = 1;
     }
     /* A collection the operator triggers runs the GC hook on this thread, inside MPI: the
-     * reduction's gch_user_op_reduction_begin keeps the hook out of MPI meanwhile. */
+     * reduction's xfer_user_op_reduction_begin keeps the hook out of MPI meanwhile. */
     MonoObject *exc = NULL;
     u->thunk(mono_gchandle_get_target(u->combiner), invec, inout, len, &exc);
     /* Apply catches everything itself (and records it for the caller); exc is a last resort. */
     (void)exc;
 }
 
-/* The operator's MPI handles (a struct's datatype first), for opi_call_mpi. */
-struct op_create_args {
-    user_op *u;
-    MPI_User_function *fn;
-    int commutative;
-};
-
-static int do_create(void *arg)
+/* Makes the operator's MPI handles (a struct's datatype first): inside a bracket. */
+static int create_handles(user_op *u, MPI_User_function *fn, int commutative)
 {
-    struct op_create_args *a = arg;
-    user_op *u = a->u;
     int rc;
     if (u->struct_bytes && (rc = mpc_type_bytes(u->struct_bytes, &u->datatype)) != MPC_OK)
         return rc;
-    if ((rc = mpc_op_create(a->fn, a->commutative, &u->op)) != MPC_OK && u->struct_bytes)
+    if ((rc = mpc_op_create(fn, commutative, &u->op)) != MPC_OK && u->struct_bytes)
         mpc_type_free(&u->datatype); /* the first error is the one to report */
     return rc;
 }
 
-static int do_free(void *arg)
+/* Frees them: inside a bracket. */
+static int free_handles(user_op *u)
 {
-    user_op *u = arg;
     int rc = mpc_op_free(&u->op);
     if (u->struct_bytes) {
         int type_rc = mpc_type_free(&u->datatype);
@@ -156,7 +148,7 @@ static void discard(user_op *u)
     free(u);
 }
 
-int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t commutative,
+RT_HOLDS_STACK_MARK int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t commutative,
                       int32_t *code)
 {
     if (!element || !combiner)
@@ -208,13 +200,15 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
     /* pinned: user_op_entry reads its address in a GC-safe region, where a collection by
      * another thread could otherwise move it before the thunk enters managed code */
     u->combiner = mono_gchandle_new(combiner, 1);
-    /* From here on a C# operator exists as far as the rule is concerned (gc_hooks.h): MPI is
+    /* From here on a C# operator exists as far as the rule is concerned (transfer.h): MPI is
      * called GC-safe everywhere before this one can be used. No object is needed after. */
-    gch_user_op_add();
-    struct op_create_args a = {u, (MPI_User_function *)code_ptr, commutative != 0};
-    int rc = opi_call_mpi(do_create, &a, NULL, 0);
+    xfer_user_op_add();
+    int rc;
+    XFER_MPI_BEGIN();
+    rc = create_handles(u, (MPI_User_function *)code_ptr, commutative != 0);
+    XFER_MPI_END;
     if (rc != MPC_OK) {
-        gch_user_op_remove();
+        xfer_user_op_remove();
         discard(u);
         return rc;
     }
@@ -227,8 +221,10 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
         user_op **g = realloc(user_ops, (size_t)grown * sizeof *g);
         if (!g) {
             pthread_mutex_unlock(&ops_lock);
-            opi_call_mpi(do_free, u, NULL, 0); /* out of memory is the error to report */
-            gch_user_op_remove();
+            XFER_MPI_BEGIN();
+            (void)free_handles(u); /* out of memory is the error to report */
+            XFER_MPI_END;
+            xfer_user_op_remove();
             discard(u);
             return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the table of user operators");
         }
@@ -243,7 +239,7 @@ int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t
     return MPC_OK;
 }
 
-int32_t opi_op_free(int32_t code)
+RT_HOLDS_STACK_MARK int32_t opi_op_free(int32_t code)
 {
     user_op *u = NULL;
     pthread_mutex_lock(&ops_lock);
@@ -255,8 +251,13 @@ int32_t opi_op_free(int32_t code)
     pthread_mutex_unlock(&ops_lock);
     if (!u)
         return MPC_OK;
-    int rc = mpc_is_initialized() ? opi_call_mpi(do_free, u, NULL, 0) : MPC_OK;
-    gch_user_op_remove();
+    int rc = MPC_OK;
+    if (mpc_is_initialized()) {
+        XFER_MPI_BEGIN();
+        rc = free_handles(u);
+        XFER_MPI_END;
+    }
+    xfer_user_op_remove();
     /* Collectives complete before their call returns, so no running one can still use it. */
     discard(u);
     return rc;

@@ -13,21 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static __thread gch_buffer *written;  /* SdWrite's result, until SdCopy */
-static __thread gch_buffer *received; /* pieces of a split collective, until SdRelease */
+static __thread xfer_buffer *written;  /* SdWrite's result, until SdCopy */
+static __thread xfer_buffer *received; /* pieces of a split collective, until SdRelease */
 
 /* Swaps a thread's held buffer for b (NULL: none), giving the old one back to the pool. */
-static void hold(gch_buffer **slot, gch_buffer *b)
+static void hold(xfer_buffer **slot, xfer_buffer *b)
 {
-    gch_buffer_give(*slot);
+    xfer_buffer_give(*slot);
     *slot = b;
 }
 
 /* Writes the graph, or a piece of it, appended to the pooled buffer *b (taken when NULL). On
  * failure the serializer's record says why; the graph came from the C# argument `argument`. */
-static int write_into(gch_buffer **b, MonoObject *root, size_t first, size_t count, const char *argument)
+static int write_into(xfer_buffer **b, MonoObject *root, size_t first, size_t count, const char *argument)
 {
-    if (!*b && !(*b = gch_buffer_take(4096)))
+    if (!*b && !(*b = xfer_buffer_take(4096)))
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a serialization buffer");
     sd_buffer out = {(*b)->data, (*b)->length, (*b)->capacity};
     int rc = count == SIZE_MAX && out.len == 0 ? sd_write(root, &out)
@@ -147,58 +147,48 @@ int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflecti
     if (rc != MPC_OK)
         return rc;
     /* the reader allocates, and the byte[] could move: read from a native copy */
-    gch_buffer *copy = gch_buffer_take(b.bytes);
+    xfer_buffer *copy = xfer_buffer_take(b.bytes);
     if (!copy)
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a copy of %zu serialized bytes",
                             b.bytes);
     if ((rc = copy_giving_way(src, (size_t)offset, copy->data, b.bytes, 0)) == MPC_OK)
         rc = read_graph(copy->data, b.bytes, expected, result);
-    gch_buffer_give(copy);
+    xfer_buffer_give(copy);
     return rc;
 }
 
-struct native_transfer {
-    void *buf;
-    size_t bytes;
-    int peer, tag;
-    mpc_comm comm;
-    mpc_message *msg;
-    mpc_status *st;
-};
-
-struct isend_start {
-    const void *buf;
-    size_t bytes;
-    int dest, tag;
-    mpc_comm comm;
-    mpc_request req;
-    int test_rc, done;
-};
-
-static int do_isend_start(void *arg)
+/* Starts sending b's bytes, tested once (s): an eager send often ends there. */
+RT_HOLDS_STACK_MARK static int start_send(int32_t comm, const xfer_buffer *b, int32_t dest, int32_t tag,
+                                          xfer_started *s)
 {
-    struct isend_start *s = arg;
-    int rc = mpc_isend(s->buf, s->bytes, s->dest, s->tag, s->comm, &s->req);
+    int rc;
+    *s = (xfer_started){.req = MPI_REQUEST_NULL};
+    XFER_MPI_BEGIN();
+    rc = mpc_isend(b->data, b->length, dest, tag, comm, &s->req);
     if (rc == MPC_OK)
-        s->test_rc = mpc_test(&s->req, &s->done, NULL); /* an eager send often ends here */
+        s->test_rc = mpc_test(&s->req, &s->done, NULL);
+    XFER_MPI_END;
+    return rc;
+}
+
+/* Takes a matched message off the queue into buf (NULL, 0: discards it, truncated — expected). */
+RT_HOLDS_STACK_MARK static int receive_matched(void *buf, size_t bytes, mpc_message *msg, mpc_status *st)
+{
+    int rc;
+    XFER_MPI_BEGIN();
+    rc = mpc_mrecv(buf, bytes, msg, st);
+    XFER_MPI_END;
     return rc;
 }
 
 /* Writes header's bytes (NULL: none), then the graph, into a pooled buffer (*b) and starts
  * sending it, tested once (s). On failure the buffer is given back (*b NULL) and the code
  * returned. */
-/* Starts sending b's bytes, tested once (s). */
-static int start_send(int32_t comm, const gch_buffer *b, int32_t dest, int32_t tag, struct isend_start *s)
-{
-    *s = (struct isend_start){b->data, b->length, dest, tag, comm, 0, MPC_OK, 0};
-    return opi_call_mpi(do_isend_start, s, NULL, 0);
-}
-
 static int start_graph_send(int32_t comm, const opi_buffer *header, MonoObject *graph, int32_t dest, int32_t tag,
-                            gch_buffer **b, struct isend_start *s)
+                            xfer_buffer **b, xfer_started *s)
 {
     if (header) { /* copied before the write, which may let a collection move the header */
-        if (!(*b = gch_buffer_take(header->bytes + 4096)))
+        if (!(*b = xfer_buffer_take(header->bytes + 4096)))
             return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a serialization buffer");
         memcpy((*b)->data, header->data, header->bytes);
         (*b)->length = header->bytes;
@@ -207,48 +197,38 @@ static int start_graph_send(int32_t comm, const opi_buffer *header, MonoObject *
     if (rc == MPC_OK)
         rc = start_send(comm, *b, dest, tag, s);
     if (rc != MPC_OK) {
-        gch_buffer_give(*b);
+        xfer_buffer_give(*b);
         *b = NULL;
     }
     return rc;
 }
 
-static int reap_buffered_sends(void *unused)
-{
-    (void)unused;
-    gch_transfers_reap_unowned();
-    return MPC_OK;
-}
-
 /* Bytes of OSend's sends that may run on after it returned (buffered): beyond, OSend waits. */
 #define OSEND_BUFFERED_BYTES ((int64_t)256 << 20)
-
-static int do_mrecv(void *arg)
-{
-    struct native_transfer *t = arg;
-    return mpc_mrecv(t->buf, t->bytes, t->msg, t->st);
-}
 
 /* The end of a send started from the pooled buffer b (tested once, s). Still running (the
  * receiver has not matched it): the bytes are ours, not the caller's, so the send goes on
  * buffered and the call returns, as a standard-mode send may; the core frees b when MPI is done.
  * Past `cap` bytes of such sends it waits, as MPI_Send does, and so it does when the registry
  * cannot take it. */
-static int run_on_buffered(gch_buffer *b, struct isend_start *s, int32_t tag, int64_t cap)
+RT_HOLDS_STACK_MARK static int run_on_buffered(xfer_buffer *b, xfer_started *s, int32_t tag, int64_t cap)
 {
     gch_count(GCH_OPERATIONS, 1);
     if (s->test_rc != MPC_OK || s->done) {
-        gch_buffer_give(b);
+        xfer_buffer_give(b);
         return s->test_rc;
     }
-    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
+    xfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
     int64_t id;
-    if (gch_unowned_bytes() > 0) /* earlier buffered sends that have finished go first */
-        opi_call_mpi(reap_buffered_sends, NULL, NULL, 0);
-    if (gch_unowned_bytes() <= cap - (int64_t)b->length && gch_transfer_add(s->req, NULL, NULL, NULL, 0, 0, &info, &id) == MPC_OK)
+    if (xfer_unowned_bytes() > 0) { /* earlier buffered sends that have finished go first */
+        XFER_MPI_BEGIN();
+        xfer_reap_unowned();
+        XFER_MPI_END;
+    }
+    if (xfer_unowned_bytes() <= cap - (int64_t)b->length && xfer_track_native(s->req, NULL, &info, &id) == MPC_OK)
         return MPC_OK;
-    int rc = opi_complete(&s->req, 1, NULL, 0, NULL); /* native memory: nothing to pin */
-    gch_buffer_give(b);
+    int rc = xfer_complete(&s->req, 1, NULL, 0, NULL); /* native memory: nothing to pin */
+    xfer_buffer_give(b);
     return rc;
 }
 
@@ -259,8 +239,8 @@ int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, i
         return rc;
     if (dest == MPI_PROC_NULL) /* MP.ProcNull: nothing to send, nothing to serialize */
         return MPC_OK;
-    gch_buffer *b = NULL;
-    struct isend_start s;
+    xfer_buffer *b = NULL;
+    xfer_started s;
     if ((rc = start_graph_send(comm, NULL, graph, dest, tag, &b, &s)) != MPC_OK)
         return rc;
     /* no OSend waits for a receiver that matches lazily (OIrecv) or is itself in OSend */
@@ -273,7 +253,7 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
     return opi_orecv_into(comm, size, source, tag, expected, NULL, result, status);
 }
 
-int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoReflectionType *expected,
+RT_HOLDS_STACK_MARK int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoReflectionType *expected,
                        MonoObject *reuse, MonoObject **result, opi_status *status)
 {
     int rc;
@@ -288,22 +268,23 @@ int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t source, int32_t tag, 
     }
     mpc_status s, st;
     mpc_message msg;
-    if ((rc = opi_probe_wait(source, tag, comm, &s, &msg)) != MPC_OK)
+    if ((rc = xfer_probe_wait(source, tag, comm, &s, &msg)) != MPC_OK)
         return rc;
-    gch_buffer *b = gch_buffer_take((size_t)s.bytes);
+    xfer_buffer *b = xfer_buffer_take((size_t)s.bytes);
     if (!b) { /* the matched message must still be taken off the queue (truncated: expected) */
-        struct native_transfer discard = {NULL, 0, 0, 0, comm, &msg, NULL};
-        opi_call_mpi(do_mrecv, &discard, NULL, 0);
+        receive_matched(NULL, 0, &msg, NULL);
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received graph of %lld bytes",
                             (long long)s.bytes);
     }
     gch_count(GCH_OPERATIONS, 1);
-    struct native_transfer t = {b->data, (size_t)s.bytes, 0, 0, comm, &msg, &st};
-    if ((rc = opi_run_gc_safe(do_mrecv, &t, NULL, 0)) == MPC_OK) {
+    XFER_BLOCKING_BEGIN(); /* native buffer: nothing to pin */
+    rc = mpc_mrecv(b->data, (size_t)s.bytes, &msg, &st);
+    XFER_BLOCKING_END;
+    if (rc == MPC_OK) {
         opi_fill_status(status, &st, 1);
         rc = read_graph_into(b->data, (size_t)s.bytes, expected, reuse, result);
     }
-    gch_buffer_give(b);
+    xfer_buffer_give(b);
     return rc;
 }
 
@@ -326,15 +307,14 @@ int32_t opi_oisend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, 
         status->error = MPC_OK;
         return MPC_OK;
     }
-    gch_buffer *b = NULL;
-    struct isend_start s;
+    xfer_buffer *b = NULL;
+    xfer_started s;
     if ((rc = start_graph_send(comm, NULL, graph, dest, tag, &b, &s)) != MPC_OK)
         return rc;
-    gch_transfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
-    mpc_status none = {0};
-    rc = opi_track_transfer(s.req, s.test_rc, s.done, &none, NULL, 0, NULL, owner, &info, "the graph", id, status);
+    xfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
+    rc = opi_track_transfer(&s, NULL, 0, NULL, owner, &info, "the graph", id, status);
     if (*id < 0) /* finished at once: the registry never took the buffer */
-        gch_buffer_give(b);
+        xfer_buffer_give(b);
     return rc;
 }
 
@@ -349,63 +329,35 @@ struct match {
     mpc_request req;
 };
 
-static int do_improbe(void *arg)
-{
-    struct match *m = arg;
-    return mpc_improbe(m->source, m->tag, m->comm, &m->found, &m->msg, &m->st);
-}
-
-static int do_imrecv(void *arg)
-{
-    struct match *m = arg;
-    return mpc_imrecv(m->buf, m->bytes, &m->msg, &m->req);
-}
-
 /* Matches the next message (m->source, m->tag) with one probe and, when there is one, starts
  * receiving it into a pooled buffer of its size (*b, m->req). *matched says whether a message was
  * matched: it is then taken off the queue whatever else fails (*b NULL on failure). */
-static int match_and_start(struct match *m, int32_t *matched, gch_buffer **b)
+RT_HOLDS_STACK_MARK static int match_and_start(struct match *m, int32_t *matched, xfer_buffer **b)
 {
     int rc;
     *b = NULL;
-    if ((rc = opi_call_mpi(do_improbe, m, NULL, 0)) != MPC_OK || !m->found)
+    XFER_MPI_BEGIN();
+    rc = mpc_improbe(m->source, m->tag, m->comm, &m->found, &m->msg, &m->st);
+    XFER_MPI_END;
+    if (rc != MPC_OK || !m->found)
         return rc;
     *matched = 1;
-    if (!(*b = gch_buffer_take((size_t)m->st.bytes))) { /* truncated to nothing: expected */
-        struct native_transfer discard = {NULL, 0, 0, 0, m->comm, &m->msg, NULL};
-        opi_call_mpi(do_mrecv, &discard, NULL, 0);
+    if (!(*b = xfer_buffer_take((size_t)m->st.bytes))) { /* truncated to nothing: expected */
+        receive_matched(NULL, 0, &m->msg, NULL);
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received message of %lld bytes",
                             (long long)m->st.bytes);
     }
     (*b)->length = (size_t)m->st.bytes;
     m->buf = (*b)->data;
     m->bytes = (*b)->length;
-    if ((rc = opi_call_mpi(do_imrecv, m, NULL, 0)) != MPC_OK) {
-        gch_buffer_give(*b);
+    XFER_MPI_BEGIN();
+    rc = mpc_imrecv(m->buf, m->bytes, &m->msg, &m->req);
+    XFER_MPI_END;
+    if (rc != MPC_OK) {
+        xfer_buffer_give(*b);
         *b = NULL;
     }
     return rc;
-}
-
-struct posted_receive {
-    void *buf;
-    size_t bytes;
-    int source, tag;
-    mpc_comm comm;
-    mpc_request req;
-};
-
-static int do_post_receive(void *arg)
-{
-    struct posted_receive *p = arg;
-    return mpc_irecv(p->buf, p->bytes, p->source, p->tag, p->comm, &p->req);
-}
-
-static int do_cancel_and_wait(void *arg)
-{
-    mpc_request *req = arg;
-    int rc = mpc_cancel(req);
-    return rc != MPC_OK ? rc : mpc_wait(req, NULL);
 }
 
 /* A real MPI receive, posted now so that it takes its place in MPI's matching order (a receive
@@ -413,7 +365,7 @@ static int do_cancel_and_wait(void *arg)
  * of reserved address space the registry owns: any message up to its size fits, and only what
  * the message fills is memory. owner is the ORequest; one it drops is finished by the GC hook
  * like a dropped Irecv. */
-int32_t opi_oirecv_post(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoObject *owner, int64_t *id,
+RT_HOLDS_STACK_MARK int32_t opi_oirecv_post(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoObject *owner, int64_t *id,
                         opi_status *status)
 {
     int rc;
@@ -425,49 +377,57 @@ int32_t opi_oirecv_post(int32_t comm, int32_t size, int32_t source, int32_t tag,
         status->error = MPC_OK;
         return MPC_OK;
     }
-    gch_buffer *b = gch_region_take();
+    xfer_buffer *b = xfer_region_take();
     if (!b)
         return error_record(MPC_ERR_NO_MEMORY, NULL,
                             "no address space left to reserve a receive buffer for OIrecv (each receive in flight "
                             "reserves up to %zu GiB)",
-                            GCH_REGION_BYTES >> 30);
-    struct posted_receive p = {b->data, b->capacity, source, tag, comm, MPI_REQUEST_NULL};
-    if ((rc = opi_call_mpi(do_post_receive, &p, NULL, 0)) != MPC_OK) {
-        gch_buffer_give(b);
+                            XFER_REGION_BYTES >> 30);
+    mpc_request req = MPI_REQUEST_NULL;
+    XFER_MPI_BEGIN();
+    rc = mpc_irecv(b->data, b->capacity, source, tag, comm, &req);
+    XFER_MPI_END;
+    if (rc != MPC_OK) {
+        xfer_buffer_give(b);
         return rc;
     }
     gch_count(GCH_OPERATIONS, 1);
-    gch_transfer_info info = {.elem_size = 1, .is_send = 0, .bytes = (int64_t)b->capacity, .buffer = b};
-    uint32_t owner_handle = mono_gchandle_new_weakref(owner, 0);
-    if (gch_transfer_add(p.req, NULL, NULL, NULL, 0, owner_handle, &info, id) != MPC_OK) {
+    xfer_info info = {.elem_size = 1, .is_send = 0, .bytes = (int64_t)b->capacity, .buffer = b};
+    if (xfer_track_native(req, owner, &info, id) != MPC_OK) {
         /* cannot track it: take it back (a message matched meanwhile is received first) */
-        opi_run_gc_safe(do_cancel_and_wait, &p.req, NULL, 0);
-        mono_gchandle_free(owner_handle);
-        gch_buffer_give(b);
+        XFER_BLOCKING_BEGIN();
+        if (mpc_cancel(&req) == MPC_OK)
+            (void)mpc_wait(&req, NULL);
+        XFER_BLOCKING_END;
+        xfer_buffer_give(b);
         *id = -1;
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the registry of transfers in flight");
     }
     return MPC_OK;
 }
 
-int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoReflectionType *expected, MonoObject **result,
-                            int32_t *completed, opi_status *status)
+RT_HOLDS_STACK_MARK int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoReflectionType *expected,
+                                                MonoObject **result, int32_t *completed, opi_status *status)
 {
-    opi_request_call t = {.done = 0};
-    gch_transfer_info info;
+    xfer_started t = {.done = 0};
+    xfer_info info;
     *completed = 0;
     *result = NULL;
-    int rc = gch_transfer_acquire(id, &t.req, &info);
+    int rc = xfer_acquire(id, &t.req, &info);
     if (rc != MPC_OK)
         return rc;
     if (block) {
-        rc = opi_complete(&t.req, 1, NULL, 0, &t.st); /* native buffer: nothing to pin */
+        rc = xfer_complete(&t.req, 1, NULL, 0, &t.st); /* native buffer: nothing to pin */
         t.done = 1;
-    } else if ((rc = opi_call_mpi(opi_test_request, &t, NULL, 0)) != MPC_OK) {
-        t.done = 1; /* a failed request is complete */
+    } else {
+        XFER_MPI_BEGIN();
+        rc = mpc_test(&t.req, &t.done, &t.st);
+        XFER_MPI_END;
+        if (rc != MPC_OK)
+            t.done = 1; /* a failed request is complete */
     }
     if (!t.done) {
-        gch_transfer_release(id, 0);
+        xfer_release(id, 0);
         return MPC_OK;
     }
     *completed = 1;
@@ -481,7 +441,7 @@ int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoReflectionType *expec
                           "for it, and was consumed; receive graphs that large with ORecv",
                           t.st.source, t.st.tag, (long long)info.bytes);
     }
-    gch_transfer_release(id, 1); /* gives the buffer back */
+    xfer_release(id, 1); /* gives the buffer back */
     return rc;
 }
 
@@ -514,8 +474,8 @@ int32_t opi_opost(int32_t comm, int32_t size, MonoObject *header, MonoObject *gr
         return rc;
     if (dest == MPI_PROC_NULL)
         return MPC_OK;
-    gch_buffer *b = NULL;
-    struct isend_start s;
+    xfer_buffer *b = NULL;
+    xfer_started s;
     if ((rc = start_graph_send(comm, header ? &hb : NULL, graph, dest, tag, &b, &s)) != MPC_OK)
         return rc;
     return run_on_buffered(b, &s, tag, INT64_MAX);
@@ -524,7 +484,7 @@ int32_t opi_opost(int32_t comm, int32_t size, MonoObject *header, MonoObject *gr
 /* Passes the incoming message on to dest, its header replaced by header's bytes and the rest
  * sent as it came (a message to an element that is elsewhere: its graph is neither read nor
  * written again; the rank that delivers it checks it). */
-int32_t opi_oforward(int32_t comm, int32_t size, MonoObject *header, int32_t dest, int32_t tag)
+RT_HOLDS_STACK_MARK int32_t opi_oforward(int32_t comm, int32_t size, MonoObject *header, int32_t dest, int32_t tag)
 {
     int rc;
     opi_buffer hb;
@@ -534,21 +494,21 @@ int32_t opi_oforward(int32_t comm, int32_t size, MonoObject *header, int32_t des
         return rc;
     if (dest == MPI_PROC_NULL)
         return MPC_OK;
-    gch_buffer *b = gch_buffer_take(have);
+    xfer_buffer *b = xfer_buffer_take(have);
     if (!b)
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a forwarded message of %zu bytes", have);
     memcpy(b->data, hb.data, hb.bytes);
     memcpy(b->data + hb.bytes, received->data + hb.bytes, have - hb.bytes);
     b->length = have;
-    struct isend_start s;
+    xfer_started s;
     if ((rc = start_send(comm, b, dest, tag, &s)) != MPC_OK) {
-        gch_buffer_give(b);
+        xfer_buffer_give(b);
         return rc;
     }
     return run_on_buffered(b, &s, tag, INT64_MAX);
 }
 
-int32_t opi_otake(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoObject *header, int32_t *found,
+RT_HOLDS_STACK_MARK int32_t opi_otake(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoObject *header, int32_t *found,
                   opi_status *status)
 {
     int rc;
@@ -564,16 +524,19 @@ int32_t opi_otake(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoO
         return MPC_OK;
     }
     struct match m = {.source = source, .tag = tag, .comm = comm};
-    gch_buffer *b;
+    xfer_buffer *b;
     if ((rc = match_and_start(&m, found, &b)) != MPC_OK || !b)
         return rc;
-    opi_request_call t = {.req = m.req, .done = 0};
-    if ((rc = opi_call_mpi(opi_test_request, &t, NULL, 0)) == MPC_OK && !t.done)
-        rc = opi_complete(&t.req, 1, NULL, 0, &t.st); /* a large message: native buffer, nothing to pin */
+    xfer_started t = {.req = m.req, .done = 0};
+    XFER_MPI_BEGIN();
+    rc = mpc_test(&t.req, &t.done, &t.st);
+    XFER_MPI_END;
+    if (rc == MPC_OK && !t.done)
+        rc = xfer_complete(&t.req, 1, NULL, 0, &t.st); /* a large message: native buffer, nothing to pin */
     if (rc == MPC_OK)
         rc = opi_fill_status(status, &t.st, 1);
     if (rc != MPC_OK) {
-        gch_buffer_give(b);
+        xfer_buffer_give(b);
         return rc;
     }
     gch_count(GCH_OPERATIONS, 1);
@@ -610,7 +573,7 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
     /* the root's write may fail; the others must still learn that: size -1 tells them */
     uint64_t bytes = (uint64_t)-1;
     int wrote = MPC_OK;
-    gch_buffer *b = NULL;
+    xfer_buffer *b = NULL;
     if (rank == root && (wrote = write_into(&b, graph, 0, SIZE_MAX, "graph")) == MPC_OK)
         bytes = b->length;
     gch_count(GCH_OPERATIONS, 1);
@@ -622,7 +585,7 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
                  : error_record(SD_ERR_GRAPH, NULL, "the root (rank %d) could not serialize the graph", root);
         goto done;
     }
-    if (!b && !(b = gch_buffer_take((size_t)bytes))) {
+    if (!b && !(b = xfer_buffer_take((size_t)bytes))) {
         /* (the root's data broadcast then fails on this rank only) */
         rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a broadcast graph of %llu bytes",
                           (unsigned long long)bytes);
@@ -631,7 +594,7 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
     if ((rc = opi_native_bcast(b->data, (size_t)bytes, root, comm)) == MPC_OK)
         rc = read_graph(b->data, (size_t)bytes, expected, result); /* every rank returns its own copy */
 done:
-    gch_buffer_give(b);
+    xfer_buffer_give(b);
     return rc;
 }
 
@@ -666,9 +629,9 @@ struct v_args {
     MPI_Comm comm;
 };
 
-static int do_v(void *arg)
+/* The pieces' v-collective: inside a bracket. */
+static int call_pieces(const struct v_args *a)
 {
-    struct v_args *a = arg;
     switch (a->kind) {
     case 0: return mpc_scatterv(a->send, a->counts, a->displs, a->recv, (size_t)a->count, a->root, a->comm);
     case 1: return mpc_gatherv(a->send, (size_t)a->count, a->recv, a->counts, a->displs, a->root, a->comm);
@@ -684,9 +647,9 @@ struct sizes_args {
     MPI_Comm comm;
 };
 
-static int do_sizes(void *arg)
+/* The pieces' sizes, one int64 per rank: inside a bracket. */
+static int exchange_sizes(struct sizes_args *a)
 {
-    struct sizes_args *a = arg;
     switch (a->kind) {
     case 0: return mpc_scatter(a->all, &a->mine, sizeof a->mine, a->root, a->comm);
     case 1: return mpc_gather(&a->mine, a->all, sizeof a->mine, a->root, a->comm);
@@ -728,7 +691,7 @@ static void pieces_free(piece_table *t)
 
 /* sizes: a long[Size] the caller reads afterwards (scatter: this rank's piece in [0]). A piece
  * the writer could not write travels as size -1, so that no rank waits for it. */
-int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array, int32_t root,
+RT_HOLDS_STACK_MARK int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array, int32_t root,
                      MonoObject *sizes_out)
 {
     opi_buffer sb;
@@ -738,7 +701,7 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
         return rc;
     piece_table pt;
     int wrote = MPC_OK;
-    gch_buffer *out = NULL;
+    xfer_buffer *out = NULL;
     hold(&received, NULL);
     if ((rc = pieces_alloc(&pt, size)) != MPC_OK)
         goto done;
@@ -764,7 +727,10 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
     }
     gch_count(GCH_OPERATIONS, 1);
     struct sizes_args s = {0, all, 0, root, comm};
-    if ((rc = opi_run_gc_safe(do_sizes, &s, NULL, 0)) != MPC_OK)
+    XFER_BLOCKING_BEGIN();
+    rc = exchange_sizes(&s);
+    XFER_BLOCKING_END;
+    if (rc != MPC_OK)
         goto done;
     if (s.mine < 0) { /* the root's own record still says why */
         rc = rank == root
@@ -772,25 +738,28 @@ int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array
                  : error_record(SD_ERR_GRAPH, NULL, "the root (rank %d) could not serialize the array", root);
         goto done;
     }
-    if (!(received = gch_buffer_take((size_t)s.mine))) {
+    if (!(received = xfer_buffer_take((size_t)s.mine))) {
         rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a piece of %lld bytes",
                           (long long)s.mine);
         goto done;
     }
     struct v_args v = {0, out ? out->data : NULL, received->data, (MPI_Count)s.mine, counts, displs, root, comm};
-    if ((rc = opi_run_gc_safe(do_v, &v, NULL, 0)) != MPC_OK)
+    XFER_BLOCKING_BEGIN();
+    rc = call_pieces(&v);
+    XFER_BLOCKING_END;
+    if (rc != MPC_OK)
         goto done;
     received->length = (size_t)s.mine;
     opi_buffer_whole(sizes_out, &sb); /* afresh: a collection may have run during MPI */
     ((int64_t *)sb.data)[0] = s.mine;
 done:
-    gch_buffer_give(out);
+    xfer_buffer_give(out);
     pieces_free(&pt);
     return rc;
 }
 
 /* Gather (all = 0: only the root receives) or allgather of every rank's piece. */
-static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank, MonoObject *piece,
+RT_HOLDS_STACK_MARK static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank, MonoObject *piece,
                          int32_t root, MonoObject *sizes_out)
 {
     opi_buffer sb;
@@ -798,7 +767,7 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
     if ((rc = check_comm(comm)) || (!all_ranks && (rc = check_root(size, root))) ||
         (rc = opi_buffer_whole_as(sizes_out, "sizes", &sb)) || (rc = check_sizes(&sb, size)))
         return rc;
-    gch_buffer *out = NULL;
+    xfer_buffer *out = NULL;
     hold(&received, NULL);
     int wrote = piece ? write_into(&out, piece, 0, SIZE_MAX, "piece")
                       : error_record(OPI_ERR_NULL_ARGUMENT, "piece", "piece is null");
@@ -810,7 +779,10 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
     MPI_Count *counts = pt.counts, *displs = pt.displs;
     gch_count(GCH_OPERATIONS, 1);
     struct sizes_args s = {all_ranks ? 2 : 1, all, mine, root, comm};
-    if ((rc = opi_run_gc_safe(do_sizes, &s, NULL, 0)) != MPC_OK)
+    XFER_BLOCKING_BEGIN();
+    rc = exchange_sizes(&s);
+    XFER_BLOCKING_END;
+    if (rc != MPC_OK)
         goto done;
     int receives = all_ranks || rank == root, failed = 0;
     size_t total = 0;
@@ -820,13 +792,16 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
         displs[r] = (MPI_Count)total;
         total += (size_t)counts[r];
     }
-    if (receives && !(received = gch_buffer_take(total))) {
+    if (receives && !(received = xfer_buffer_take(total))) {
         rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for %zu bytes of pieces", total);
         goto done;
     }
     struct v_args v = {all_ranks ? 2 : 1, out ? out->data : NULL, received ? received->data : NULL,
                        mine < 0 ? 0 : (MPI_Count)mine, counts, displs, root, comm};
-    if ((rc = opi_run_gc_safe(do_v, &v, NULL, 0)) != MPC_OK)
+    XFER_BLOCKING_BEGIN();
+    rc = call_pieces(&v);
+    XFER_BLOCKING_END;
+    if (rc != MPC_OK)
         goto done;
     if (wrote != MPC_OK) { /* the serializer's record still says why */
         rc = wrote;
@@ -843,7 +818,7 @@ static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank
     }
     rc = MPC_OK;
 done:
-    gch_buffer_give(out);
+    xfer_buffer_give(out);
     pieces_free(&pt);
     return rc;
 }

@@ -2,6 +2,8 @@
  * buffer big enough (or the biggest, grown), and a GC-hook sweep that frees the buffers no one
  * has used since the previous collection, so a burst of large messages does not pin its memory
  * for the life of the process. The lock is never held across a Mono or MPI call. */
+#include "transfer_internal.h"
+
 #include "gc_hooks.h"
 
 #include <pthread.h>
@@ -9,8 +11,8 @@
 #include <sys/mman.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static gch_buffer *pool;       /* most recently returned first */
-static gch_buffer *regions;    /* gch_region_take's, the same way */
+static xfer_buffer *pool;       /* most recently returned first */
+static xfer_buffer *regions;    /* xfer_region_take's, the same way */
 static int64_t pooled;
 #define REGION_MIN_BYTES ((size_t)1 << 20)
 static __thread int in_pool __attribute__((tls_model("initial-exec")));
@@ -27,12 +29,12 @@ static void leave(void)
     pthread_mutex_unlock(&lock);
 }
 
-gch_buffer *gch_buffer_take(size_t min_capacity)
+xfer_buffer *xfer_buffer_take(size_t min_capacity)
 {
-    gch_buffer *best = NULL, **best_link = NULL;
+    xfer_buffer *best = NULL, **best_link = NULL;
     enter();
-    for (gch_buffer **link = &pool; *link; link = &(*link)->next) {
-        gch_buffer *b = *link;
+    for (xfer_buffer **link = &pool; *link; link = &(*link)->next) {
+        xfer_buffer *b = *link;
         if (!best || (best->capacity < min_capacity ? b->capacity > best->capacity
                                                     : b->capacity >= min_capacity && b->capacity < best->capacity)) {
             best = b;
@@ -61,10 +63,10 @@ gch_buffer *gch_buffer_take(size_t min_capacity)
     return best;
 }
 
-gch_buffer *gch_region_take(void)
+xfer_buffer *xfer_region_take(void)
 {
     enter();
-    gch_buffer *b = regions;
+    xfer_buffer *b = regions;
     if (b) {
         regions = b->next;
         pooled--;
@@ -78,7 +80,7 @@ gch_buffer *gch_region_take(void)
     if (!(b = calloc(1, sizeof *b)))
         return NULL;
     /* as much address space as the system grants (strict overcommit charges it all) */
-    for (size_t bytes = GCH_REGION_BYTES; bytes >= REGION_MIN_BYTES; bytes /= 2) {
+    for (size_t bytes = XFER_REGION_BYTES; bytes >= REGION_MIN_BYTES; bytes /= 2) {
         void *d = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (d != MAP_FAILED) {
             b->data = d;
@@ -91,7 +93,7 @@ gch_buffer *gch_region_take(void)
     return NULL;
 }
 
-static void buffer_free(gch_buffer *b)
+static void buffer_free(xfer_buffer *b)
 {
     if (b->region)
         (void)munmap(b->data, b->capacity); /* cannot fail on a mapping this file made */
@@ -100,20 +102,20 @@ static void buffer_free(gch_buffer *b)
     free(b);
 }
 
-void gch_buffer_give(gch_buffer *b)
+void xfer_buffer_give(xfer_buffer *b)
 {
     if (!b)
         return;
     b->last_used = gch_epoch();
     enter();
-    gch_buffer **list = b->region ? &regions : &pool;
+    xfer_buffer **list = b->region ? &regions : &pool;
     b->next = *list;
     *list = b;
     pooled++;
     leave();
 }
 
-int64_t gch_pooled_buffers(void)
+int64_t xfer_pooled_buffers(void)
 {
     enter();
     int64_t n = pooled;
@@ -121,17 +123,17 @@ int64_t gch_pooled_buffers(void)
     return n;
 }
 
-void gch_buffers_sweep(void)
+void xfer_buffers_sweep(void)
 {
     if (in_pool)
         return;
     uint64_t now = gch_epoch(); /* already counts the collection that is starting */
-    gch_buffer *stale = NULL;
+    xfer_buffer *stale = NULL;
     enter();
-    gch_buffer **lists[2] = {&pool, &regions};
+    xfer_buffer **lists[2] = {&pool, &regions};
     for (int k = 0; k < 2; k++) {
-        for (gch_buffer **link = lists[k]; *link;) {
-            gch_buffer *b = *link;
+        for (xfer_buffer **link = lists[k]; *link;) {
+            xfer_buffer *b = *link;
             if (b->last_used + 1 < now) { /* not used since the previous collection began */
                 *link = b->next;
                 b->next = stale;
@@ -144,7 +146,7 @@ void gch_buffers_sweep(void)
     }
     leave();
     while (stale) {
-        gch_buffer *b = stale;
+        xfer_buffer *b = stale;
         stale = b->next;
         buffer_free(b);
         gch_count(GCH_POOLED_BUFFERS_FREED_BY_GC, 1);

@@ -1,4 +1,4 @@
-/* opi_wait.c — generation-aware deferred pinning: how a blocking OPI call waits.
+/* wait.c — generation-aware deferred pinning: how an internal call enters MPI and waits.
  *
  * Internal calls run GC-unsafe (raw registration): while one runs, a collection can only
  * happen at a safepoint (any exported Mono function may be one), and objects this thread
@@ -15,15 +15,15 @@
  * generation, in every suspend mode: it is how C#'s `fixed` pins in Mono. A GC handle (~50 ns
  * per object, taken and freed) would add nothing while the region lasts. Only what outlives the
  * call — a non-blocking transfer in the pin registry — needs a handle. */
-#include "opi_internal.h"
+#include "transfer_internal.h"
 
+#include "class_plan.h"
 #include "gc_hooks.h"
-#include "mono_private.h"
+#include "layout.h"
 
 #include <mono/metadata/mono-gc.h>
+#include <mono/metadata/object.h>
 #include <time.h>
-
-#include "layout.h"
 
 /* SGen puts objects larger than this in the large-object space, which never moves. */
 #define LOS_THRESHOLD 8000
@@ -42,10 +42,10 @@
 static bool old_generation_moves = true;
 static bool pin_every_transfer;
 
-void opi_set_old_generation_moves(bool moves) { old_generation_moves = moves; }
-bool opi_old_generation_moves(void) { return old_generation_moves; }
-void opi_set_pin_every_transfer(bool every) { pin_every_transfer = every; }
-bool opi_pin_every_transfer(void) { return pin_every_transfer; }
+void xfer_set_old_generation_moves(bool moves) { old_generation_moves = moves; }
+bool xfer_old_generation_moves(void) { return old_generation_moves; }
+void xfer_set_pin_every(bool every) { pin_every_transfer = every; }
+bool xfer_pin_every(void) { return pin_every_transfer; }
 
 /* A lower bound of the object's size from its cached plan, without calling into the runtime:
  * the first transfer after a compute phase runs with cold caches, and mono_object_get_size
@@ -54,7 +54,8 @@ bool opi_pin_every_transfer(void) { return pin_every_transfer; }
  * bound above the threshold means the object really is in the large-object space. */
 static size_t size_lower_bound(MonoObject *obj)
 {
-    const rt_class_plan *p = opi_plan_for(obj);
+    int built = 0;
+    const rt_class_plan *p = rt_plan_of(obj, &built); /* no address kept across a build */
     if (p && p->shape == RT_ARRAY)
         return rt_array_data_offset + rt_array_length(obj) * (size_t)p->data_size;
     if (p && p->shape == RT_OBJECT)
@@ -62,7 +63,7 @@ static size_t size_lower_bound(MonoObject *obj)
     return mono_object_get_size(obj);
 }
 
-bool opi_may_move(MonoObject *obj)
+bool xfer_may_move(MonoObject *obj)
 {
     if (size_lower_bound(obj) > LOS_THRESHOLD)
         return false;
@@ -73,7 +74,7 @@ bool opi_may_move(MonoObject *obj)
  * region lasts (see the top of this file). With pin_all (MOTOR_PIN_POLICY=every, the
  * comparison policy) each also gets a pinned GC handle, as external bindings take; otherwise
  * the handle is counted as avoided. Objects already pinned are skipped. */
-static void anchor_objects(MonoObject **objs, int nobjs, uint32_t *pins, MonoObject **anchor, int pin_all)
+static void anchor_objects(MonoObject *const *objs, int nobjs, uint32_t *pins, MonoObject **anchor, int pin_all)
 {
     for (int i = 0; i < nobjs; i++) {
         if (!objs[i] || pins[i])
@@ -107,10 +108,11 @@ static int64_t monotonic_ns(void)
 
 /* Waits until poll() reports nothing left running (poll returns the number still running).
  * objs[0..nobjs) are the objects whose data MPI reads or writes meanwhile. */
-RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject **objs, int nobjs)
+RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject *const *objs,
+                                              int nobjs)
 {
-    uint32_t pins[OPI_MAX_OBJECTS] = {0};
-    MonoObject *anchor[OPI_MAX_OBJECTS] = {NULL};
+    uint32_t pins[XFER_MAX_OBJECTS] = {0};
+    MonoObject *anchor[XFER_MAX_OBJECTS] = {NULL};
     if (pin_every_transfer) /* the comparison policy: pin first, whatever the object */
         anchor_objects(objs, nobjs, pins, anchor, 1);
     /* Each poll GC-unsafe only as the rule allows (gc_hooks.h): not while a C# operator
@@ -127,10 +129,10 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
             else if (now >= deadline)
                 break;
         }
-        if (!gch_unsafe_mpi_begin())
+        if (!xfer_unsafe_mpi_begin())
             break;
         running = poll(ctx);
-        gch_unsafe_mpi_end();
+        xfer_unsafe_mpi_end();
     }
 
     anchor_objects(objs, nobjs, pins, anchor, 0);
@@ -184,7 +186,7 @@ static int poll_requests(void *ctx)
     return running;
 }
 
-int opi_complete(mpc_request *reqs, int nreqs, MonoObject **objs, int nobjs, mpc_status *statuses)
+int xfer_complete(mpc_request *reqs, int nreqs, MonoObject *const *objs, int nobjs, mpc_status *statuses)
 {
     struct request_set rs = {reqs, statuses, nreqs, MPC_OK};
     wait_deferred(poll_requests, &rs, objs, nobjs);
@@ -212,38 +214,29 @@ static int poll_probe(void *ctx)
     return !found;
 }
 
-int opi_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg)
+int xfer_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg)
 {
     struct probe pr = {source, tag, comm, status, msg, MPC_OK};
     wait_deferred(poll_probe, &pr, NULL, 0);
     return pr.error;
 }
 
-/* fn(arg) in a GC-safe region whose stack mark is the anchor array (see wait_deferred). */
-RT_HOLDS_STACK_MARK static int run_in_region(opi_blocking_fn fn, void *arg, MonoObject **anchor)
+/* The slow side of a bracket (transfer.h): the objects go into the bracket's mark array, the
+ * GC-safe region's stack mark, which pins them while the region lasts (see the top). */
+RT_HOLDS_STACK_MARK void xfer_enter_gc_safe(xfer_bracket *b, MonoObject *const *objs, int nobjs)
 {
-    void *cookie = mono_threads_enter_gc_safe_region_unbalanced((void **)anchor);
-    int rc = fn(arg);
-    mono_threads_exit_gc_safe_region_unbalanced(cookie, (void **)anchor);
-    return rc;
+    b->gc_safe = true;
+    b->nobjs = nobjs;
+    for (int i = 0; i <= XFER_MAX_OBJECTS; i++)
+        b->mark[i] = NULL;
+    for (int i = 0; i < nobjs; i++)
+        b->pins[i] = 0;
+    anchor_objects(objs, nobjs, b->pins, b->mark, pin_every_transfer);
+    b->cookie = mono_threads_enter_gc_safe_region_unbalanced((void **)b->mark);
 }
 
-RT_HOLDS_STACK_MARK int opi_run_gc_safe(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
+RT_HOLDS_STACK_MARK void xfer_leave_gc_safe(xfer_bracket *b)
 {
-    uint32_t pins[OPI_MAX_OBJECTS] = {0};
-    MonoObject *anchor[OPI_MAX_OBJECTS + 1] = {NULL};
-    anchor_objects(objs, nobjs, pins, anchor, pin_every_transfer);
-    int rc = run_in_region(fn, arg, anchor);
-    release_pins(pins, nobjs);
-    return rc;
-}
-
-int opi_call_mpi(opi_blocking_fn fn, void *arg, MonoObject **objs, int nobjs)
-{
-    if (gch_unsafe_mpi_begin()) {
-        int rc = fn(arg);
-        gch_unsafe_mpi_end();
-        return rc;
-    }
-    return opi_run_gc_safe(fn, arg, objs, nobjs);
+    mono_threads_exit_gc_safe_region_unbalanced(b->cookie, (void **)b->mark);
+    release_pins(b->pins, b->nobjs);
 }

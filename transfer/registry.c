@@ -1,7 +1,8 @@
-/* pin_registry.c — non-blocking transfers in flight and what holds their objects in place.
+/* registry.c — non-blocking transfers in flight and what holds their objects in place, from
+ * the first test after their start (xfer_track) to their release.
  *
  * Each record holds the MPI request, the objects MPI reads or writes (up to
- * GCH_TRANSFER_OBJECTS) and a weak handle on the managed Request: when the Request is collected
+ * XFER_MAX_OBJECTS) and a weak handle on the managed Request: when the Request is collected
  * while its transfer runs, the record is abandoned and finishes by itself. (A weak handle, not a
  * finalizer: finalizable objects cost far more to allocate and collect.)
  *
@@ -16,10 +17,11 @@
  * non-blocking MPI status queries and frees and Mono handle reads run. Handles are freed
  * after unlocking. The GC hook runs at PRE_STOP_WORLD, when no thread is stopped, so it may
  * take the mutex; it skips the sweep on a thread already inside this registry, and while a C#
- * operator may run inside MPI (gch_hook_mpi_begin). */
-#include "gc_hooks.h"
+ * operator may run inside MPI (xfer_hook_mpi_begin). */
+#include "transfer_internal.h"
 
 #include "error_record.h"
+#include "gc_hooks.h"
 
 #include <mono/metadata/mono-gc.h>
 #include <mono/metadata/object.h>
@@ -34,16 +36,16 @@ int mono_gc_register_root(char *start, size_t size, void *descr, MonoGCRootSourc
 enum record_state { FREE, ACTIVE, ACQUIRED, ABANDONED };
 
 typedef struct record {
-    MPI_Request req;
-    uint32_t early[GCH_TRANSFER_OBJECTS]; /* MOTOR_PIN_POLICY=every: GC handles taken before the start */
+    mpc_request req;
+    uint32_t early[XFER_MAX_OBJECTS]; /* MOTOR_PIN_POLICY=every: GC handles taken before the start */
     uint32_t owner;      /* weak, on the Request */
-    int pinned[GCH_TRANSFER_OBJECTS]; /* counted as a pin: the GC could have moved the object */
+    int pinned[XFER_MAX_OBJECTS]; /* counted as a pin: the GC could have moved the object */
     int holds;                        /* its slots hold its objects (until released) */
     int64_t unowned_bytes_counted; /* its part of unowned_bytes */
     int listed;                    /* in the FIFO of transfers with no owner */
     int32_t older, newer;          /* its neighbours there */
     enum record_state state;
-    gch_transfer_info info;
+    xfer_info info;
     int32_t next_free;
     uint32_t generation; /* bumped when the record is freed (31 bits): stale ids are refused */
 } record;
@@ -55,7 +57,7 @@ typedef struct handle_batch {
     int n, nbuffers;
     uint32_t handle[BATCH_HANDLES];
     gch_counter reason[BATCH_HANDLES]; /* GCH_COUNTER_COUNT: not a pin, nothing to count */
-    gch_buffer *buffer[BATCH_HANDLES]; /* native buffers of the records freed */
+    xfer_buffer *buffer[BATCH_HANDLES]; /* native buffers of the records freed */
 } handle_batch;
 
 /* A record's generation starts this many uses before it wraps (31 bits, so that ids stay
@@ -70,7 +72,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER; /* never taken by the GC hook */
 static record *records;
 /* chunks[k]: the slots of records [CHUNK_RECORDS << k >> 1, CHUNK_RECORDS << k) (chunk 0: from 0),
- * GCH_TRANSFER_OBJECTS each */
+ * XFER_MAX_OBJECTS each */
 static MonoObject **chunks[32];
 static MonoObject **spare_chunk; /* registered, not yet in use (a grow that could not finish) */
 static int32_t capacity, first_free = -1;
@@ -102,7 +104,7 @@ static void defer_free(handle_batch *b, uint32_t handle, gch_counter reason)
 static void free_batch(const handle_batch *b)
 {
     for (int i = 0; i < b->nbuffers; i++)
-        gch_buffer_give(b->buffer[i]);
+        xfer_buffer_give(b->buffer[i]);
     for (int i = 0; i < b->n; i++) {
         mono_gchandle_free(b->handle[i]);
         if (b->reason[i] != GCH_COUNTER_COUNT)
@@ -129,7 +131,7 @@ static MonoObject **slots_of(int32_t i)
 {
     int k = chunk_of(i);
     int32_t first = k ? CHUNK_RECORDS << (k - 1) : 0;
-    return chunks[k] + (size_t)(i - first) * GCH_TRANSFER_OBJECTS;
+    return chunks[k] + (size_t)(i - first) * XFER_MAX_OBJECTS;
 }
 
 /* Lets the record's objects go: clears its slots (they may move from the next collection
@@ -141,7 +143,7 @@ static void release_objects(int32_t i, handle_batch *b, gch_counter pin_reason)
     if (!r->holds)
         return;
     MonoObject **slot = slots_of(i);
-    for (int k = 0; k < GCH_TRANSFER_OBJECTS; k++) {
+    for (int k = 0; k < XFER_MAX_OBJECTS; k++) {
         slot[k] = NULL;
         if (r->early[k])
             defer_free(b, r->early[k], pin_reason); /* counted when freed */
@@ -193,7 +195,7 @@ static int grow(void)
         return MPC_ERR_NO_MEMORY;
     MonoObject **chunk = spare_chunk; /* registered by a grow that failed after it, for this capacity */
     if (!chunk) {
-        size_t bytes = (size_t)added * GCH_TRANSFER_OBJECTS * sizeof *chunk;
+        size_t bytes = (size_t)added * XFER_MAX_OBJECTS * sizeof *chunk;
         chunk = calloc(1, bytes);
         if (!chunk)
             return MPC_ERR_NO_MEMORY;
@@ -225,8 +227,8 @@ static int grow(void)
     return MPC_OK;
 }
 
-int gch_transfer_add(MPI_Request req, MonoObject *const *objs, const uint32_t *early, const int *pinned, int nobjs,
-                     uint32_t owner, const gch_transfer_info *info, int64_t *id)
+int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *early, const int *pinned,
+                      int nobjs, uint32_t owner, const xfer_info *info, int64_t *id)
 {
     enter();
     while (first_free < 0) {
@@ -275,12 +277,12 @@ int gch_transfer_add(MPI_Request req, MonoObject *const *objs, const uint32_t *e
     return MPC_OK;
 }
 
-int gch_transfer_acquire(int64_t id, MPI_Request *req, gch_transfer_info *info)
+int xfer_acquire(int64_t id, mpc_request *req, xfer_info *info)
 {
-    return gch_transfer_acquire_or_busy(id, req, info, NULL);
+    return xfer_acquire_or_busy(id, req, info, NULL);
 }
 
-int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info *info, bool *busy_out)
+int xfer_acquire_or_busy(int64_t id, mpc_request *req, xfer_info *info, bool *busy_out)
 {
     int rc = MPC_ERR_REQUEST;
     enter();
@@ -304,7 +306,7 @@ int gch_transfer_acquire_or_busy(int64_t id, MPI_Request *req, gch_transfer_info
                              : "the request has completed already");
 }
 
-void gch_transfer_release(int64_t id, int completed)
+void xfer_release(int64_t id, int completed)
 {
     handle_batch b;
     b.n = b.nbuffers = 0; /* the arrays need no clearing: only the first n entries are read */
@@ -330,7 +332,7 @@ static void finish_abandoned(int32_t i, handle_batch *b)
     free_record(i, b, GCH_PINS_RELEASED_BY_GC);
 }
 
-void gch_transfers_reap_unowned(void)
+void xfer_reap_unowned(void)
 {
     if (in_registry)
         return;
@@ -347,7 +349,7 @@ void gch_transfers_reap_unowned(void)
     free_batch(&b);
 }
 
-int64_t gch_unowned_bytes(void)
+int64_t xfer_unowned_bytes(void)
 {
     enter();
     int64_t n = unowned_bytes;
@@ -355,7 +357,7 @@ int64_t gch_unowned_bytes(void)
     return n;
 }
 
-int64_t gch_transfers_live(void)
+int64_t xfer_live(void)
 {
     enter();
     int64_t n = live;
@@ -376,7 +378,7 @@ static int finished(record *r)
  * be added or grown then, and an index into them stays valid. */
 static void make_room(handle_batch *b)
 {
-    if (b->n <= BATCH_HANDLES - (GCH_TRANSFER_OBJECTS + 1) && b->nbuffers < BATCH_HANDLES)
+    if (b->n <= BATCH_HANDLES - (XFER_MAX_OBJECTS + 1) && b->nbuffers < BATCH_HANDLES)
         return;
     leave();
     free_batch(b);
@@ -384,8 +386,9 @@ static void make_room(handle_batch *b)
     enter();
 }
 
-void gch_transfers_close(void)
+void xfer_close(void)
 {
+    xfer_close_mpi();
     handle_batch b;
     b.n = b.nbuffers = 0;
     enter();
@@ -407,12 +410,12 @@ void gch_transfers_close(void)
     free_batch(&b);
 }
 
-void gch_transfers_sweep(void)
+void xfer_registry_sweep(void)
 {
     /* No MPI while a reduction with a C# operator is in flight (that operator may hold
      * MPICH's lock and wait for the GC lock this collection holds; on this thread it is inside
      * MPI already). A pin kept one collection longer is safe. */
-    if (in_registry || !mpc_is_initialized() || !gch_hook_mpi_begin())
+    if (in_registry || !mpc_is_initialized() || !xfer_hook_mpi_begin())
         return;
     handle_batch b;
     b.n = b.nbuffers = 0;
@@ -431,6 +434,87 @@ void gch_transfers_sweep(void)
         }
     }
     leave();
-    gch_hook_mpi_end();
+    xfer_hook_mpi_end();
     free_batch(&b);
+}
+
+int xfer_install(void)
+{
+    if (gch_on_collection(xfer_registry_sweep) != 0 || gch_on_collection(xfer_buffers_sweep) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- starting to track a transfer ---- */
+
+void xfer_early_pins(MonoObject *const *objs, int nobjs, uint32_t *pins)
+{
+    for (int i = 0; i < nobjs; i++) {
+        pins[i] = 0;
+        if (xfer_pin_every() && objs[i]) {
+            pins[i] = mono_gchandle_new(objs[i], 1);
+            gch_count(GCH_PINS_TAKEN, 1);
+        }
+    }
+}
+
+void xfer_early_unpin(const uint32_t *pins, int nobjs)
+{
+    for (int i = 0; i < nobjs; i++) {
+        if (pins[i]) {
+            mono_gchandle_free(pins[i]);
+            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+        }
+    }
+}
+
+void xfer_track(const xfer_started *s, MonoObject *const *objs, int nobjs, const uint32_t *early_pins,
+                MonoObject *owner, const xfer_info *info, int64_t *id, int *rc, mpc_status *st)
+{
+    static const uint32_t no_pins[XFER_MAX_OBJECTS];
+    const uint32_t *early = early_pins ? early_pins : no_pins;
+    gch_count(GCH_OPERATIONS, 1);
+    *id = -1;
+    if (s->test_rc != MPC_OK || s->done) {
+        /* Finished at once. An error (e.g. truncation by a message already waiting) belongs
+         * to the completion, as in MPI: Wait/Test raise it. */
+        for (int i = 0; i < nobjs; i++)
+            if (objs[i] && !early[i])
+                gch_count(GCH_PINS_AVOIDED, 1);
+        xfer_early_unpin(early, nobjs);
+        *rc = s->test_rc;
+        *st = s->st;
+        return;
+    }
+    int pinned[XFER_MAX_OBJECTS] = {0};
+    for (int i = 0; i < nobjs; i++) {
+        if (!objs[i])
+            continue;
+        pinned[i] = early[i] || xfer_may_move(objs[i]);
+        if (!early[i])
+            gch_count(pinned[i] ? GCH_PINS_TAKEN : GCH_PINS_AVOIDED, 1);
+    }
+    uint32_t owner_handle = owner ? mono_gchandle_new_weakref(owner, 0) : 0;
+    *rc = MPC_OK;
+    if (xfer_registry_add(s->req, objs, early, pinned, nobjs, owner_handle, info, id) == MPC_OK)
+        return;
+    /* cannot track it: finish it here, the objects held by this call's stack */
+    mpc_request req = s->req;
+    *rc = xfer_complete(&req, 1, objs, nobjs, st);
+    for (int i = 0; i < nobjs; i++)
+        if (pinned[i] && !early[i])
+            gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+    xfer_early_unpin(early, nobjs);
+    if (owner_handle)
+        mono_gchandle_free(owner_handle);
+    *id = -1;
+}
+
+int xfer_track_native(mpc_request req, MonoObject *owner, const xfer_info *info, int64_t *id)
+{
+    uint32_t owner_handle = owner ? mono_gchandle_new_weakref(owner, 0) : 0;
+    int rc = xfer_registry_add(req, NULL, NULL, NULL, 0, owner_handle, info, id);
+    if (rc != MPC_OK && owner_handle)
+        mono_gchandle_free(owner_handle);
+    return rc;
 }

@@ -1,0 +1,216 @@
+/* transfer.h — a transfer's whole life, from its start to the release of what it held: how an
+ * internal call enters MPI (brackets), how it waits (generation-aware deferred pinning), the
+ * registry of non-blocking transfers still running when their call returned (and what pins
+ * their objects meanwhile), the pool of native buffers for serialized graphs, and the rule for
+ * calling MPI while a C# reduction operator may run inside it. Speaks MPI requests and statuses
+ * (mpc) and opaque objects; what a C# caller sees of them is opi's business. */
+#ifndef TRANSFER_H
+#define TRANSFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpc.h"
+#include "mono_private.h"
+
+#include <mono/metadata/object-forward.h>
+
+/* Objects one transfer reads or writes in place: a point-to-point transfer has one, a
+ * collective its send and receive arrays, a barrier none. */
+#define XFER_MAX_OBJECTS 2
+
+/* Registers the registry's and the buffer pool's sweeps with the GC event (gc_hooks). */
+int xfer_install(void);
+
+/* ---- the pinning policy (wait.c) ---- */
+
+/* true when the GC could move obj while a transfer is in flight. */
+bool xfer_may_move(MonoObject *obj);
+/* Whether small objects of the old generation can move (the runtime's evacuation threshold). */
+void xfer_set_old_generation_moves(bool moves);
+bool xfer_old_generation_moves(void);
+/* MOTOR_PIN_POLICY=every: pin every transfer's objects before it starts, movable or not, as
+ * external bindings do. Only for measuring what the generation-aware policy saves. */
+void xfer_set_pin_every(bool every);
+bool xfer_pin_every(void);
+
+/* ---- entering MPI: brackets around the plain call (wait.c, mpi_rule.c) ----
+ * Internal calls run GC-unsafe. A non-blocking MPI call (a start, test, probe, cancel, free)
+ * is made in place when the rule below allows it — always, unless a C# operator exists — and
+ * otherwise in a GC-safe region whose stack mark holds the call's objects (which pins them
+ * for the region's length):
+ *     XFER_MPI_BEGIN(obj);  rc = mpc_isend(...);  XFER_MPI_END;
+ * A blocking MPI call always runs GC-safe, so that collections and other threads proceed:
+ *     XFER_BLOCKING_BEGIN(send, recv);  rc = mpc_allreduce(...);  XFER_BLOCKING_END;
+ * Between BEGIN and END only the MPI call and plain C run: no object is touched, no Mono
+ * function called. The objects (up to XFER_MAX_OBJECTS, NULL entries allowed) are those whose
+ * data MPI reads or writes. A function holding a bracket holds a stack mark: declare it
+ * RT_HOLDS_STACK_MARK (the sanitizer build copies the frame). Every MPI call an internal call
+ * makes goes through a bracket or the waits below, except the few that take no lock in MPICH
+ * (MPI_Comm_rank/size, MPI_Wtime, MPI_Error_string/class, MPI_Initialized/Finalized). */
+typedef struct xfer_bracket {
+    bool gc_safe;
+    void *cookie;
+    uint32_t pins[XFER_MAX_OBJECTS];
+    int nobjs;
+    MonoObject *mark[XFER_MAX_OBJECTS + 1]; /* the GC-safe region's stack mark */
+} xfer_bracket;
+
+bool xfer_unsafe_mpi_begin(void);
+void xfer_unsafe_mpi_end(void);
+void xfer_enter_gc_safe(xfer_bracket *b, MonoObject *const *objs, int nobjs);
+void xfer_leave_gc_safe(xfer_bracket *b);
+
+static inline void xfer_mpi_enter(xfer_bracket *b, MonoObject *const *objs, int nobjs)
+{
+    b->gc_safe = !xfer_unsafe_mpi_begin();
+    if (b->gc_safe)
+        xfer_enter_gc_safe(b, objs, nobjs);
+}
+static inline void xfer_mpi_leave(xfer_bracket *b)
+{
+    if (b->gc_safe)
+        xfer_leave_gc_safe(b);
+    else
+        xfer_unsafe_mpi_end();
+}
+
+#define XFER_OBJECTS_(...) ((MonoObject *const[]){NULL, __VA_ARGS__} + 1)
+#define XFER_NOBJS_(...) ((int)(sizeof((MonoObject *const[]){NULL, __VA_ARGS__}) / sizeof(MonoObject *)) - 1)
+#define XFER_MPI_BEGIN(...)                                                                      \
+    do {                                                                                         \
+        xfer_bracket xfer_bracket_;                                                              \
+        xfer_mpi_enter(&xfer_bracket_, XFER_OBJECTS_(__VA_ARGS__), XFER_NOBJS_(__VA_ARGS__))
+#define XFER_MPI_END                                                                             \
+        xfer_mpi_leave(&xfer_bracket_);                                                          \
+    } while (0)
+#define XFER_BLOCKING_BEGIN(...)                                                                 \
+    do {                                                                                         \
+        xfer_bracket xfer_bracket_;                                                              \
+        xfer_enter_gc_safe(&xfer_bracket_, XFER_OBJECTS_(__VA_ARGS__), XFER_NOBJS_(__VA_ARGS__))
+#define XFER_BLOCKING_END                                                                        \
+        xfer_leave_gc_safe(&xfer_bracket_);                                                      \
+    } while (0)
+
+/* ---- waiting (wait.c) ---- */
+
+/* Completes nreqs started requests whose buffers lie in objs[0..nobjs) (NULL entries: none).
+ * Polls while no collection is coming; once it must let the GC run, waits in a GC-safe region
+ * whose stack mark holds the objects. Returns the first error; every request is complete on
+ * return. statuses may be NULL (sends). */
+int xfer_complete(mpc_request *reqs, int nreqs, MonoObject *const *objs, int nobjs, mpc_status *statuses);
+/* Blocks until a message matching (source, tag) — MPI's values — is waiting; with msg, the
+ * probe is matched: the message is then *msg's alone. */
+int xfer_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg);
+
+/* ---- the registry of transfers in flight (registry.c) ----
+ * One record per non-blocking transfer still running when its call returned: the MPI request,
+ * its objects, held in slots of a pinned root (alive and in place at every collection until
+ * released, with no GC handle), and a weak handle on its owner (the managed Request). The GC
+ * event releases the objects of transfers MPI reports finished and finishes transfers whose
+ * owner was collected. */
+
+struct xfer_buffer;
+
+typedef struct xfer_info {
+    uint32_t elem_size; /* bytes per element, for a status's count */
+    int32_t is_send;    /* non-zero: the status comes from tag and bytes here (sends, collectives) */
+    int32_t tag;        /* sends: the tag sent with */
+    int64_t bytes;      /* sends: the bytes sent; receives: the buffer's */
+    struct xfer_buffer *buffer; /* native bytes MPI reads or writes (a serialized graph), or NULL:
+                                   owned by the record, given back to the pool when it goes */
+} xfer_info;
+
+/* MOTOR_PIN_POLICY=every: pins objs[0..nobjs) (NULL entries: none) before a transfer starts,
+ * pins[i] = 0 where nothing was pinned; xfer_early_unpin releases them if it does not start. */
+void xfer_early_pins(MonoObject *const *objs, int nobjs, uint32_t *pins);
+void xfer_early_unpin(const uint32_t *pins, int nobjs);
+
+/* What a started transfer's first test found. */
+typedef struct xfer_started {
+    mpc_request req;
+    int test_rc; /* the test's error: the transfer failed, and so completed */
+    int done;    /* finished at once */
+    mpc_status st;
+} xfer_started;
+
+/* Tracks a started transfer reading or writing objs[0..nobjs) (NULL entries: none), with
+ * early_pins from xfer_early_pins (NULL: none), owned by owner (NULL: nobody waits for it; the
+ * GC event finishes it). Finished at once (or not trackable, then completed here): *id = -1,
+ * and *rc and *st are the completion's. Otherwise the registry holds it under *id, with its
+ * objects held in place and alive (counted as pins where the GC could move them) and info
+ * (its buffer too) — and *rc = MPC_OK. */
+void xfer_track(const xfer_started *s, MonoObject *const *objs, int nobjs, const uint32_t *early_pins,
+                MonoObject *owner, const xfer_info *info, int64_t *id, int *rc, mpc_status *st);
+/* Registers a started transfer of native memory only (info->buffer: a serialized graph), owned
+ * by owner (NULL: nobody waits for it — a buffered send — and the GC event finishes it).
+ * MPC_ERR_NO_MEMORY when the registry cannot grow; then nothing was registered. */
+int xfer_track_native(mpc_request req, MonoObject *owner, const xfer_info *info, int64_t *id);
+/* Takes the transfer for the calling thread (Wait, Test, Cancel): the GC event leaves it alone
+ * and other threads get MPC_ERR_REQUEST until xfer_release. *req is a copy of the request
+ * handle (MPI only changes it when it completes the request). */
+int xfer_acquire(int64_t id, mpc_request *req, xfer_info *info);
+/* The same, for a caller that handles a refusal itself: MPC_ERR_REQUEST with no error recorded,
+ * *busy true while another thread holds the transfer, false when it has completed already. */
+int xfer_acquire_or_busy(int64_t id, mpc_request *req, xfer_info *info, bool *busy);
+/* Gives it back; when completed (MPI freed the request), the record and its handles go. */
+void xfer_release(int64_t id, int completed);
+/* Bytes of the buffers of transfers registered with no owner, not yet finished. */
+int64_t xfer_unowned_bytes(void);
+/* Frees the transfers with no owner that MPI has finished, oldest first, up to the first still
+ * running (they finish about in the order they started). Calls MPI: inside a bracket. */
+void xfer_reap_unowned(void);
+/* Records still registered (transfers not yet completed by Wait/Test or finished). */
+int64_t xfer_live(void);
+/* Before MPI_Finalize, on the thread that ends MPI: no GC event calls MPI from the return on
+ * (one inside MPI is waited for), then what is still registered is finished where it can be —
+ * finished transfers completed, receives still waiting for a message cancelled — so that
+ * MPI_Finalize does not find them pending. */
+void xfer_close(void);
+
+/* ---- native buffers for serialized graphs (buffer_pool.c) ---- */
+
+typedef struct xfer_buffer {
+    uint8_t *data;
+    size_t length, capacity;
+    int region;         /* xfer_region_take's: reserved address space, capacity its size */
+    uint64_t last_used; /* the collection epoch when it was given back */
+    struct xfer_buffer *next;
+} xfer_buffer;
+
+/* A buffer of at least min_capacity bytes (length 0), from the pool or new; NULL when out of
+ * memory. Give it back with xfer_buffer_give. */
+xfer_buffer *xfer_buffer_take(size_t min_capacity);
+void xfer_buffer_give(xfer_buffer *b);
+/* A receive buffer for a message of a size not known yet (OIrecv posts a real MPI receive so that
+ * it takes its place in MPI's matching order): address space reserved with MAP_NORESERVE, not
+ * memory, XFER_REGION_BYTES or as much as the system grants down to 1 MiB; pages are committed
+ * only as messages fill them. Given back with xfer_buffer_give and pooled like the buffers: the
+ * pages stay for the next receive (returning them after each one made the next fault them in
+ * again: a 1 MiB OIrecv ping-pong went from 0.74 to 1.1 ms), and the GC event's sweep unmaps a
+ * region unused since the previous collection. NULL when no address space is left. */
+#define XFER_REGION_BYTES ((size_t)16 << 30)
+xfer_buffer *xfer_region_take(void);
+int64_t xfer_pooled_buffers(void);
+
+/* ---- C# reduction operators inside MPI (mpi_rule.c) ----
+ * A C# operator (Op.Create) runs managed code inside MPI; where MPICH is built with a global
+ * critical section it runs holding MPICH's lock, and it may allocate, so collect. Then a thread
+ * blocked on that lock while GC-unsafe never reaches a safepoint and the collection waits for it
+ * forever, and a GC event blocked on it holds the GC lock the operator waits for. The rule:
+ * while a C# operator may run inside MPI, nothing calls MPI GC-unsafe (the brackets go GC-safe)
+ * or from the GC event (it skips its MPI calls). */
+
+/* Raises the count before a user operator exists, then waits (GC-safe; the caller, in an
+ * internal call, holds no object address outside its stack) until every other thread has left
+ * the MPI call it began GC-unsafe, if any. */
+void xfer_user_op_add(void);
+/* Lowers it once the operator's MPI handle is freed (or its creation failed). */
+void xfer_user_op_remove(void);
+/* Around the MPI call of a reduction with a user operator, inside its GC-safe region: begin
+ * waits until the GC event is out of MPI and keeps it out until end. */
+void xfer_user_op_reduction_begin(void);
+void xfer_user_op_reduction_end(void);
+
+#endif
