@@ -162,6 +162,12 @@ RT_HOLDS_STACK_MARK int opi_barrier_wait(MPI_Comm comm)
     return rc;
 }
 
+int32_t opi_barrier(int32_t comm)
+{
+    int rc = check_comm(comm);
+    return rc ? rc : opi_barrier_wait(comm);
+}
+
 /* Runs a validated collective whose buffers lie in arrays a and b (either may be NULL); with
  * user_op, a reduction with a C# operator: the operator may collect inside MPI, so the GC event
  * stays out of MPI until the reduction is over (transfer.h). A receive that MPI truncates (the
@@ -774,7 +780,7 @@ int32_t opi_reduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, M
  * whichever MPI call makes progress: any thread's Test or Wait, the progress engine of `await`,
  * and the GC hook's sweep (MPI_Request_get_status progresses MPI). The operator is managed code
  * that may allocate and so collect; inside the GC hook it would run while the GC lock is held,
- * and the rule of gc_hooks.h — no MPI call GC-unsafe or from the hook while an operator may
+ * and the rule of transfer.h — no MPI call GC-unsafe or from the hook while an operator may
  * run inside MPI — would have to cover every request test of the process for as long as any
  * such reduction is in flight. The blocking reductions bracket their one MPI call instead
  * (xfer_user_op_reduction_begin/end). */
@@ -820,7 +826,7 @@ int32_t opi_ibarrier(int32_t comm, MonoObject *owner, int64_t *id, opi_status *s
     int32_t size = 0;
     int rc = check_comm(comm);
     if (rc == MPC_OK)
-        rc = mpc_comm_size(comm, &size); /* takes no lock in MPICH (gc_hooks.h) */
+        rc = mpc_comm_size(comm, &size); /* takes no lock in MPICH (transfer.h) */
     return rc ? rc : icollective(NULL, comm, size, owner, id, status);
 }
 

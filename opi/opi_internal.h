@@ -67,7 +67,7 @@ int opi_barrier_wait(MPI_Comm comm);
 #define OPI_PROC_NULL (-3)
 
 /* Record a refused rank (code MPC_ERR_DEST, _SOURCE or _ROOT) or tag, with the value and the
- * valid range, as about argument (opi_icalls.c). Return the code. */
+ * valid range, as about argument (opi_status.c). Return the code. */
 int opi_rank_error(int code, const char *argument, int32_t rank, int32_t size);
 int opi_tag_error(const char *argument, int32_t tag, int wildcard_allowed);
 
@@ -192,7 +192,7 @@ typedef struct opi_icall {
 extern const opi_icall opi_icall_table[];
 extern const size_t opi_icall_count;
 
-/* ---- non-blocking transfers (opi_icalls.c) ---- */
+/* ---- statuses and the start of non-blocking transfers (opi_status.c) ---- */
 
 /* A non-blocking transfer or collective that has just started and been tested once (s), reading
  * or writing objs[0..nobjs), tracked by xfer_track (early_pins from xfer_early_pins, or NULL).

@@ -4,7 +4,7 @@
  * happen at a safepoint (any exported Mono function may be one), and objects this thread
  * holds in C locals or arguments are then pinned by the conservative stack scan. The poll loop
  * calls MPI only, so a wait may poll in place for as long as no collection is coming and no C#
- * operator exists (the rule in gc_hooks.h). When the GC hook announces a collection (the
+ * operator exists (the rule in transfer.h). When the GC hook announces a collection (the
  * epoch changes before the world stops), an operator exists or the spin budget is spent, the
  * wait keeps polling inside a GC-safe region whose stack mark is an array of the transfer's
  * objects, so the collection — and every other thread — proceeds.
@@ -115,7 +115,7 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
     MonoObject *anchor[XFER_MAX_OBJECTS] = {NULL};
     if (pin_every_transfer) /* the comparison policy: pin first, whatever the object */
         anchor_objects(objs, nobjs, pins, anchor, 1);
-    /* Each poll GC-unsafe only as the rule allows (gc_hooks.h): not while a C# operator
+    /* Each poll GC-unsafe only as the rule allows (transfer.h): not while a C# operator
      * exists, which could hold MPICH's lock while its collection waits for this thread. */
     int running = 1;
     uint64_t epoch = gch_epoch();
