@@ -9,6 +9,7 @@
 #include "gc_hooks.h"
 #include "layout.h"
 #include "motor_core.h"
+#include "serializer.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -76,7 +77,7 @@ int32_t opi_contract(MonoObject *buffer)
     OPI_BUILTIN_OPS(LINE_OP)
 #undef LINE_OP
 #define LINE_MANAGED(id, klass, method, nargs) bad |= append(&text, &length, "managed %s %s %d\n", #klass, #method, nargs);
-    RT_MANAGED_METHODS(LINE_MANAGED)
+    SD_MANAGED_METHODS(LINE_MANAGED)
 #undef LINE_MANAGED
     bad |= append(&text, &length, "layout StatusData %zu\n", sizeof(opi_status));
 #define LINE_FIELD(field) bad |= append(&text, &length, "field StatusData %s %zu\n", #field, offsetof(opi_status, field));

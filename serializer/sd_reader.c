@@ -824,7 +824,7 @@ static void holder_give(holder *h, uint32_t used)
  * managed code: the caller holds no address but the pinned arrays. */
 static int rebuild_collections(MonoArray *objs, MonoArray *items)
 {
-    MonoMethod *m = rt_managed(RT_COLLECTIONS_REBUILD);
+    MonoMethod *m = sd_managed(SD_COLLECTIONS_REBUILD);
     if (!m)
         return error_record(RT_ERR_RUNTIME, NULL, "SdtoCollections.Rebuild not found: no collection can be received");
     void *args[2] = {objs, items};
@@ -850,11 +850,11 @@ static int rebuild_collections(MonoArray *objs, MonoArray *items)
 /* Asks SdtoFactories' registrar (type of p[, fields]) once for a number > 0, kept in *cache (-1:
  * none); 0 when there is none. fields: a FieldInfo[] or NULL. A Mono call that runs managed
  * code: the caller holds no address but pinned ones. */
-static int ask_number(atomic_int *cache, rt_managed_method registrar, const rt_class_plan *p, MonoArray *fields,
+static int ask_number(atomic_int *cache, sd_managed_method registrar, const rt_class_plan *p, MonoArray *fields,
                       MonoDomain *domain)
 {
     int n = -1;
-    MonoMethod *m = rt_managed(registrar);
+    MonoMethod *m = sd_managed(registrar);
     MonoReflectionType *type = m ? mono_type_get_object(domain, mono_class_get_type(p->klass)) : NULL;
     if (type) {
         void *args[2] = {type, fields};
@@ -874,7 +874,7 @@ static int factory_of(const rt_class_plan *p, MonoDomain *domain)
         return n > 0 ? n : 0;
     atomic_int *cache = &((rt_class_plan *)p)->factory;
     if ((p->shape == RT_OBJECT && !p->value_type) || p->shape == RT_STRING || (p->shape == RT_ARRAY && p->vector))
-        return ask_number(cache, RT_FACTORY_REGISTER, p, NULL, domain);
+        return ask_number(cache, SD_FACTORY_REGISTER, p, NULL, domain);
     atomic_store_explicit(cache, -1, memory_order_release);
     return 0;
 }
@@ -889,7 +889,7 @@ static int linker_of(const rt_class_plan *p, MonoDomain *domain)
         return n > 0 ? n : 0;
     atomic_int *cache = &((rt_class_plan *)p)->linker;
     if (p->shape == RT_ARRAY && p->vector && p->element == RT_ELEM_REFS)
-        return ask_number(cache, RT_LINKER_REGISTER, p, NULL, domain);
+        return ask_number(cache, SD_LINKER_REGISTER, p, NULL, domain);
     int own = p->shape == RT_OBJECT && !p->value_type && p->nslots;
     for (uint32_t s = 0; own && s < p->nslots; s++)
         own = p->slots[s].field != NULL;
@@ -909,7 +909,7 @@ static int linker_of(const rt_class_plan *p, MonoDomain *domain)
         else
             fields = NULL;
     }
-    n = fields ? ask_number(cache, RT_LINKER_REGISTER, p, fields, domain)
+    n = fields ? ask_number(cache, SD_LINKER_REGISTER, p, fields, domain)
                : (atomic_store_explicit(cache, -1, memory_order_release), 0);
     mono_gchandle_free(pin);
     return n;

@@ -70,6 +70,28 @@ typedef int32_t (*sd_maker)(intptr_t holder, intptr_t numbers, intptr_t lengths,
 /* Sets the maker (NULL: large reads make their objects through the embedding API). */
 void sd_set_maker(sd_maker maker);
 
+/* Binds the serializer to System.MP (once, from C#): attribute is its TransportableAttribute
+ * class, which also finds the assembly of the managed methods below; maker as sd_set_maker. */
+void sd_install(MonoClass *attribute, sd_maker maker);
+
+/* The managed methods of System.MP the serializer calls: class, method, parameter count. The one
+ * list: opi_contract reports it and ContractTest checks each against System.MP. */
+#define SD_MANAGED_METHODS(X)                                                                      \
+    X(COLLECTION_ELEMENT_TYPE, SdtoCollections, ElementType, 1)                                    \
+    X(COLLECTIONS_REBUILD, SdtoCollections, Rebuild, 2)                                            \
+    X(FACTORY_REGISTER, SdtoFactories, Register, 1)                                                \
+    X(LINKER_REGISTER, SdtoFactories, RegisterLinker, 2)
+
+typedef enum sd_managed_method {
+#define SD_MANAGED_ID(id, klass, method, nargs) SD_##id,
+    SD_MANAGED_METHODS(SD_MANAGED_ID)
+#undef SD_MANAGED_ID
+    SD_MANAGED_COUNT
+} sd_managed_method;
+
+/* That method, found once (a race finds the same one); NULL when System.MP lacks it. */
+MonoMethod *sd_managed(sd_managed_method which);
+
 /* Releases what the calling thread keeps between reads and writes (a pinned holder array, the
  * writer's work arrays): called as the runtime detaches the thread (gch_install), so no pin or
  * buffer outlives it. */

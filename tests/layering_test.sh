@@ -8,7 +8,7 @@ set -u
 b=$1
 src=$(cd "$(dirname "$0")/.." && pwd)
 failed=0
-layers="mpc/*.[ch] runtime/*.[ch] gc_hooks/*.[ch] transfer/*.[ch] serializer/*.[ch] opi/*.[ch] host/*.c"
+layers="mpc/*.[ch] object_model/*.[ch] gc_hooks/*.[ch] transfer/*.[ch] serializer/*.[ch] opi/*.[ch] host/*.c"
 relative=$(cd "$src" && grep -n '#include "\.\./' $layers)
 if [ -n "$relative" ]; then
     echo "FAIL: relative includes step around the layers' include directories:"
@@ -16,7 +16,7 @@ if [ -n "$relative" ]; then
     failed=$((failed + 1))
 fi
 # mpc/ is the one door to MPI: no other layer calls an MPI function
-calls=$(cd "$src" && grep -nE '\bP?MPI_[A-Z][A-Za-z_]*[[:space:]]*\(' runtime/*.[ch] gc_hooks/*.[ch] transfer/*.[ch] serializer/*.[ch] opi/*.[ch] host/*.c |
+calls=$(cd "$src" && grep -nE '\bP?MPI_[A-Z][A-Za-z_]*[[:space:]]*\(' object_model/*.[ch] gc_hooks/*.[ch] transfer/*.[ch] serializer/*.[ch] opi/*.[ch] host/*.c |
         grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)')
 if [ -n "$calls" ]; then
     echo "FAIL: MPI called outside mpc/:"
@@ -28,8 +28,8 @@ fi
 # holding nothing; the serializer pins what its own walk allocates around, and opi_ops.c the C#
 # operator its closure calls: neither for MPI.)
 comments='^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)'
-held=$(cd "$src" && { grep -nE 'mono_gc_register_root|enter_gc_safe_region' mpc/*.[ch] runtime/*.c serializer/*.[ch] opi/*.[ch] host/*.c
-                      grep -nE 'mono_gchandle_new[[:space:]]*\([^,]*,[[:space:]]*(1|TRUE|true)\)' mpc/*.[ch] runtime/*.c gc_hooks/*.[ch] opi/*.[ch] host/*.c |
+held=$(cd "$src" && { grep -nE 'mono_gc_register_root|enter_gc_safe_region' mpc/*.[ch] object_model/*.c serializer/*.[ch] opi/*.[ch] host/*.c
+                      grep -nE 'mono_gchandle_new[[:space:]]*\([^,]*,[[:space:]]*(1|TRUE|true)\)' mpc/*.[ch] object_model/*.c gc_hooks/*.[ch] opi/*.[ch] host/*.c |
                           grep -v 'u->combiner = '; } | grep -vE "$comments")
 if [ -n "$held" ]; then
     echo "FAIL: objects held for MPI outside transfer/ (use its brackets):"

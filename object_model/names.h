@@ -1,4 +1,4 @@
-/* names.h (runtime/) — how a class is named in messages to the user. */
+/* names.h (object_model/) — how a class is named in messages to the user. */
 #ifndef RT_NAMES_H
 #define RT_NAMES_H
 

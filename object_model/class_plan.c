@@ -18,40 +18,17 @@
 #include <string.h>
 
 static MonoClass *transportable_attribute;
+static rt_element_asker carried_element;
 static ptr_map plans = PTR_MAP_INIT; /* MonoClass -> rt_class_plan: the one cache */
 /* The plans this thread met last, by vtable: graphs alternate between a few classes (a node,
  * its array, the next node...), which one entry kept missing. */
 #define RECENT_PLANS 8
 static __thread const rt_class_plan *recent_plans[RECENT_PLANS] __attribute__((tls_model("initial-exec")));
 
-void rt_set_transportable_attribute(MonoClass *attribute) { transportable_attribute = attribute; }
-
-MonoClass *rt_binding_class(const char *name)
+void rt_set_binding(MonoClass *attribute, rt_element_asker ask)
 {
-    return transportable_attribute
-               ? mono_class_from_name(mono_class_get_image(transportable_attribute), "System.MP", name)
-               : NULL;
-}
-
-MonoMethod *rt_managed(rt_managed_method which)
-{
-    static const struct {
-        const char *klass, *method;
-        int nargs;
-    } named[RT_MANAGED_COUNT] = {
-#define RT_MANAGED_NAMED(id, klass, method, nargs) {#klass, #method, nargs},
-        RT_MANAGED_METHODS(RT_MANAGED_NAMED)
-#undef RT_MANAGED_NAMED
-    };
-    static _Atomic(MonoMethod *) found[RT_MANAGED_COUNT];
-    MonoMethod *m = atomic_load(&found[which]);
-    if (!m) {
-        MonoClass *c = rt_binding_class(named[which].klass);
-        if (!c || !(m = mono_class_get_method_from_name(c, named[which].method, named[which].nargs)))
-            return NULL;
-        atomic_store(&found[which], m);
-    }
-    return m;
+    transportable_attribute = attribute;
+    carried_element = ask;
 }
 
 int rt_has_transportable(MonoClass *k, MonoClassField *f)
@@ -380,20 +357,6 @@ static int struct_field(MonoClass *k, const char *name, uint32_t *offset, MonoCl
     return 0;
 }
 
-/* E for a carried collection class (T, or KeyValuePair<K,V>), asked of System.MP's managed half,
- * which names the carried collections (SdtoCollections.ElementType); NULL otherwise. Runs
- * managed code: called outside the plan cache's lock. */
-static MonoClass *carried_element(MonoClass *k)
-{
-    MonoMethod *m = rt_managed(RT_COLLECTION_ELEMENT_TYPE);
-    if (!m)
-        return NULL;
-    void *args[1] = {mono_type_get_object(mono_domain_get(), mono_class_get_type(k))};
-    MonoObject *exc = NULL;
-    MonoObject *e = args[0] ? mono_runtime_invoke(m, NULL, args, &exc) : NULL;
-    return e && !exc ? mono_class_from_mono_type(mono_reflection_type_get_type((MonoReflectionType *)e)) : NULL;
-}
-
 /* What build() needs to plan a carried collection, found before the cache's lock is taken. */
 typedef struct collection_found {
     rt_collection layout;
@@ -430,7 +393,7 @@ static int find_collection(MonoClass *k, collection_found *found)
     MonoClass *store_class = mono_class_from_mono_type(mono_field_get_type(mono_class_get_field_from_name(k, kc->store)));
     if (mono_class_get_rank(store_class) != 1)
         return 0;
-    MonoClass *entry = mono_class_get_element_class(store_class), *e = carried_element(k);
+    MonoClass *entry = mono_class_get_element_class(store_class), *e = carried_element ? carried_element(k) : NULL;
     if (!e)
         return 0;
     c->stride = (uint32_t)mono_array_element_size(store_class);

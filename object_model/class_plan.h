@@ -1,4 +1,4 @@
-/* class_plan.h (runtime/) — the one plan of a class: its shape, its element, every reference
+/* class_plan.h (object_model/) — the one plan of a class: its shape, its element, every reference
  * slot, which of them carry [Transportable], and why instances cannot travel. Built once per
  * class (field scans cost ~0.2–2 µs per field, see MONO-FACTS) into one lock-free cache, and
  * used alike by OPI's zero-copy path (raw bytes: no reference slot at all) and by the
@@ -110,27 +110,12 @@ typedef struct rt_class_plan {
                                           shares */
 } rt_class_plan;
 
-/* Tells the plans which class is System.MP.TransportableAttribute (once, from C#). */
-void rt_set_transportable_attribute(MonoClass *attribute);
-/* A class of System.MP (the assembly of TransportableAttribute) by name, or NULL. */
-MonoClass *rt_binding_class(const char *name);
-/* The managed methods of System.MP the core calls: class, method, parameter count. The one list:
- * opi_contract reports it and ContractTest checks each against System.MP. */
-#define RT_MANAGED_METHODS(X)                                                                      \
-    X(COLLECTION_ELEMENT_TYPE, SdtoCollections, ElementType, 1)                                    \
-    X(COLLECTIONS_REBUILD, SdtoCollections, Rebuild, 2)                                            \
-    X(FACTORY_REGISTER, SdtoFactories, Register, 1)                                                \
-    X(LINKER_REGISTER, SdtoFactories, RegisterLinker, 2)
-
-typedef enum rt_managed_method {
-#define RT_MANAGED_ID(id, klass, method, nargs) RT_##id,
-    RT_MANAGED_METHODS(RT_MANAGED_ID)
-#undef RT_MANAGED_ID
-    RT_MANAGED_COUNT
-} rt_managed_method;
-
-/* That method, found once (a race finds the same one); NULL when System.MP lacks it. */
-MonoMethod *rt_managed(rt_managed_method which);
+/* Tells the plans which attribute class marks travelling references ([Transportable]), and
+ * who knows the element class of a carried collection class (E of List<E>, KeyValuePair<K,V> of
+ * Dictionary<K,V>; NULL when k is none): the binding's managed half, asked by the layer above
+ * (it runs managed code; called outside the plan cache's lock). Once, before plans are built. */
+typedef MonoClass *(*rt_element_asker)(MonoClass *k);
+void rt_set_binding(MonoClass *transportable_attribute, rt_element_asker carried_element);
 
 /* Does field f of k (or k itself when f is NULL) carry [Transportable]? Calls Mono. */
 int rt_has_transportable(MonoClass *k, MonoClassField *f);

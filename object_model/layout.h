@@ -1,4 +1,4 @@
-/* layout.h (runtime/) — where Mono keeps array lengths and data and string lengths and characters,
+/* layout.h (object_model/) — where Mono keeps array lengths and data and string lengths and characters,
  * learnt from the running runtime at start-up (MonoArray and MonoString are opaque). Reading
  * them directly matters beyond speed: every exported Mono function may be a safepoint, where
  * another thread's collection can move objects under a caller that keeps addresses outside
