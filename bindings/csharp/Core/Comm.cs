@@ -374,4 +374,14 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         static int ReadNullHandle() => MPDirect.CommNullHandle();
     }
+
+    /// <summary>Per-thread one-element arrays for the single-value calls, Recv&lt;T&gt; and
+    /// the collectives of one value (Bcast(ref T), Allreduce&lt;T&gt;, …): no allocation per
+    /// call.</summary>
+    internal static class Scalars<T>
+    {
+        [ThreadStatic] static T[] send, recv;
+        internal static T[] Send => send ?? (send = new T[1]);
+        internal static T[] Recv => recv ?? (recv = new T[1]);
+    }
 }
