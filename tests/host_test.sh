@@ -187,7 +187,8 @@ done
 other=$(mktemp -d)
 sed 's/"[0-9][0-9.]*"/"9.9.9"/' "$build/AssemblyInfo.cs" >"$other/AssemblyInfo.cs"
 src=$(cd "$(dirname "$0")/.." && pwd)
-mapfile -t mp_sources < <(find "$src/bindings/csharp" -name '*.cs' | sort)   # as CMake's GLOB_RECURSE
+# every .cs under bindings/csharp/, as CMake's GLOB_RECURSE finds them
+mapfile -t mp_sources < <(find "$src/bindings/csharp" -name '*.cs' | sort)
 mcs -nologo -target:library -unsafe -nowarn:1591 -out:"$other/System.MP.dll" \
     "${mp_sources[@]}" "$other/AssemblyInfo.cs" >"$out" 2>"$err"
 check "a System.MP.dll of another version builds" [ $? -eq 0 ]

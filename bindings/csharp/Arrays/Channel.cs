@@ -32,7 +32,8 @@ namespace System.MP.Arrays
         internal bool Take(int source, int tag, long[] header, ref StatusData st)
         {
             int found;
-            Errors.Check(MPDirect.OTake(comm.handle, comm.peers, source, tag, header, out found, ref st));
+            Errors.Check(MPDirect.OTake(comm.handle, comm.peers, source, tag, header, out found,
+                                        ref st));
             return found != 0;
         }
 

@@ -455,7 +455,8 @@ namespace System.MP.Arrays
             {
                 var m = new Envelope<TIndex, NoMessage> { Entry = Number };
                 if (!IndexCodec<TIndex>.Fits) {
-                    var k = (Keyed<TIndex, NoMessage>)Channel.ReadIncomingAfter(header, typeof(Keyed<TIndex, NoMessage>));
+                    var k = (Keyed<TIndex, NoMessage>)Channel.ReadIncomingAfter(
+                        header, typeof(Keyed<TIndex, NoMessage>));
                     if (k == null) throw new MPSerializationException("System.MP.Arrays: a delete message without an index");
                     m.Index = k.Index;
                 } else if (Channel.ReadIncomingAfter(header, typeof(NoMessage)) != null) {

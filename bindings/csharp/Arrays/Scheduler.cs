@@ -280,7 +280,8 @@ namespace System.MP.Arrays
                         peerAhead = true;
                         break;
                     }
-                    if (!channel.Take(st.Source, st.Tag, Incoming, ref st)) break;   // (it is there: one thread probes)
+                    // the message probed is still there: one thread probes
+                    if (!channel.Take(st.Source, st.Tag, Incoming, ref st)) break;
                 }
                 got++;
                 received++;
