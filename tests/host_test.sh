@@ -187,8 +187,10 @@ done
 other=$(mktemp -d)
 sed 's/"[0-9][0-9.]*"/"9.9.9"/' "$build/AssemblyInfo.cs" >"$other/AssemblyInfo.cs"
 src=$(cd "$(dirname "$0")/.." && pwd)
+# every .cs under bindings/csharp/, as CMake's GLOB_RECURSE finds them
+mapfile -t mp_sources < <(find "$src/bindings/csharp" -name '*.cs' | sort)
 mcs -nologo -target:library -unsafe -nowarn:1591 -out:"$other/System.MP.dll" \
-    "$src"/bindings/csharp/*.cs "$other/AssemblyInfo.cs" >"$out" 2>"$err"
+    "${mp_sources[@]}" "$other/AssemblyInfo.cs" >"$out" 2>"$err"
 check "a System.MP.dll of another version builds" [ $? -eq 0 ]
 ln -s "$build/libmotorcore.so" "$other/libmotorcore.so"
 run 60 "$mpiexec" -n 1 -env MONO_PATH "$build" mono "$probe" args x : -n 1 -env MONO_PATH "$other" mono "$probe" args x

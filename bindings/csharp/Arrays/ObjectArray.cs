@@ -455,10 +455,11 @@ namespace System.MP.Arrays
             {
                 var m = new Envelope<TIndex, NoMessage> { Entry = Number };
                 if (!IndexCodec<TIndex>.Fits) {
-                    var k = (Keyed<TIndex, NoMessage>)Comm.ReadIncomingAfter(header, typeof(Keyed<TIndex, NoMessage>));
+                    var k = (Keyed<TIndex, NoMessage>)Channel.ReadIncomingAfter(
+                        header, typeof(Keyed<TIndex, NoMessage>));
                     if (k == null) throw new MPSerializationException("System.MP.Arrays: a delete message without an index");
                     m.Index = k.Index;
-                } else if (Comm.ReadIncomingAfter(header, typeof(NoMessage)) != null) {
+                } else if (Channel.ReadIncomingAfter(header, typeof(NoMessage)) != null) {
                     throw new MPSerializationException("System.MP.Arrays: a delete message with a message");
                 }
                 Wire.Read(header, m);
@@ -576,7 +577,7 @@ namespace System.MP.Arrays
         /// data is looked for: that comes through the loop on its own and is refused there.</summary>
         void ReceiveZeroCopy(Comm c, int source, int tag, int bytes)
         {
-            var note = Comm.ReadIncoming<ZeroCopyNote<TIndex>>(bytes);
+            var note = Channel.ReadIncoming<ZeroCopyNote<TIndex>>(bytes);
             Type type = note != null && note.Entry >= 0 && note.Entry < entries.Length ? entries[note.Entry].MessageType : null;
             if (note == null || note.Index == null || !ZeroCopyRules.Accepts(type) || note.Length < -1 || (note.Length < 0) != !type.IsArray)
                 throw new MPSerializationException($"System.MP.Arrays: a malformed zero-copy message from rank {source}" +
@@ -1267,7 +1268,7 @@ namespace System.MP.Arrays
             case Tags.ZeroCopyData:   // (taken whole by the loop: nothing is left queued)
                 throw new MPSerializationException($"System.MP.Arrays: zero-copy data from rank {source} ({bytes} bytes) after an envelope that could not be read");
             case Tags.Migrate:
-                Arrived(Comm.ReadIncoming<Passport<TIndex, TElement>>(bytes), source);
+                Arrived(Channel.ReadIncoming<Passport<TIndex, TElement>>(bytes), source);
                 return;
             case Tags.Location: {
                 LocationNote<TIndex> note = Note(source, bytes);
@@ -1297,7 +1298,7 @@ namespace System.MP.Arrays
             }
             case Tags.BroadcastRequest:
             case Tags.Broadcast: {
-                var note = Comm.ReadIncoming<BroadcastNote>(bytes);
+                var note = Channel.ReadIncoming<BroadcastNote>(bytes);
                 if (note == null || note.Entry < 0 || note.Entry >= entries.Length)
                     throw new MPSerializationException($"System.MP.Arrays: a malformed broadcast from rank {source}");
                 if (kind == Tags.BroadcastRequest) {
@@ -1310,7 +1311,7 @@ namespace System.MP.Arrays
                 return;
             }
             case Tags.ReductionStarted: {
-                var note = Comm.ReadIncoming<ReductionNote>(bytes);
+                var note = Channel.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
                 if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a reduction start from rank {source}, not from this rank's parent");
                 if (note.Number > known) known = note.Number;
@@ -1319,7 +1320,7 @@ namespace System.MP.Arrays
             }
             case Tags.ReductionPartial:
             case Tags.ReductionLate: {
-                var note = Comm.ReadIncoming<ReductionNote>(bytes);
+                var note = Channel.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
                 if (kind == Tags.ReductionLate) {
                     if (rank != 0) throw new MPSerializationException($"System.MP.Arrays: a late contribution from rank {source} reached rank {rank}");
@@ -1339,7 +1340,7 @@ namespace System.MP.Arrays
                 return;
             }
             case Tags.ReductionResult: {
-                var note = Comm.ReadIncoming<ReductionNote>(bytes);
+                var note = Channel.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
                 if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a reduction result from rank {source}, not from this rank's parent");
                 Result(note);
@@ -1364,7 +1365,7 @@ namespace System.MP.Arrays
 
         LocationNote<TIndex> Note(int source, int bytes)
         {
-            var note = Comm.ReadIncoming<LocationNote<TIndex>>(bytes);
+            var note = Channel.ReadIncoming<LocationNote<TIndex>>(bytes);
             if (note == null || note.Index == null)
                 throw new MPSerializationException($"System.MP.Arrays: a malformed location message from rank {source}");
             return note;

@@ -348,7 +348,8 @@ namespace System.MP.Arrays
         internal abstract object MessageOf(Header<TIndex> m);
         /// <summary>What travels after the header (Wire): the message, or a Keyed pair.</summary>
         internal abstract object Graph(Header<TIndex> m);
-        /// <summary>The message the scheduler took (Comm.Take), read into a new header.</summary>
+        /// <summary>The message the scheduler took (Channel.Take), read into a new
+        /// header.</summary>
         internal abstract Header<TIndex> Receive(long[] header);
         internal abstract Header<TIndex> Copy(Header<TIndex> m);     // a local delivery's own copy
         internal abstract Header<TIndex> Decode(byte[] bytes);
@@ -395,9 +396,10 @@ namespace System.MP.Arrays
             var m = new Envelope<TIndex, TMessage> { Entry = Number };
             object graph;
             if (IndexCodec<TIndex>.Fits) {
-                graph = Comm.ReadIncomingAfter(header, typeof(TMessage));
+                graph = Channel.ReadIncomingAfter(header, typeof(TMessage));
             } else {
-                var k = (Keyed<TIndex, TMessage>)Comm.ReadIncomingAfter(header, typeof(Keyed<TIndex, TMessage>));
+                var k = (Keyed<TIndex, TMessage>)Channel.ReadIncomingAfter(
+                    header, typeof(Keyed<TIndex, TMessage>));
                 if (k == null) throw new MPSerializationException($"System.MP.Arrays: a message for entry {Name} without an index");
                 m.Index = k.Index;
                 graph = k.Message;

@@ -234,35 +234,10 @@ namespace System.MP
             return found != 0;
         }
 
-        // ---- for System.MP.Arrays' scheduler: a header of longs before the graph, one probe per receive ----
-
-        /// <summary>Sends header's longs (null: none), then the graph, to dest; both are copied
-        /// now. Never waits: a send that does not finish at once runs on in the core.</summary>
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        internal void Post(long[] header, object graph, int dest, int tag) =>
-            Errors.Check(MPDirect.OPost(handle, peers, header, graph, dest, tag));
-
-        /// <summary>Receives the next message matching (source, tag), if one waits, into this
-        /// thread's incoming buffer (replacing what was there), copies its first bytes into
-        /// header (zeros past a shorter message), and says whether one did. Read it with
-        /// ReadIncoming or ReadIncomingAfter, or pass it on with Forward, before the next take or
-        /// split collective.</summary>
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        internal bool Take(int source, int tag, long[] header, ref StatusData st)
-        {
-            int found;
-            Errors.Check(MPDirect.OTake(handle, peers, source, tag, header, out found, ref st));
-            return found != 0;
-        }
-
-        /// <summary>Sends the message taken last to dest with header's longs in place of its own
-        /// first ones, the rest as it came (neither read nor written again). Never waits.</summary>
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        internal void Forward(long[] header, int dest, int tag) =>
-            Errors.Check(MPDirect.OForward(handle, peers, header, dest, tag));
+        // ---- structured data transport: any object graph, one message per graph ----
 
         /// <summary>The graph of bytes bytes at offset in the thread's incoming buffer, whose root
-        /// must be an expected.</summary>
+        /// must be an expected (the O-collectives' pieces; the object arrays' messages).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         internal static object ReadIncoming(long offset, long bytes, Type expected)
         {
@@ -271,27 +246,9 @@ namespace System.MP
             return result;
         }
 
-        /// <summary>The graph of the message taken (bytes long), whose root must be a T.</summary>
-        internal static T ReadIncoming<T>(int bytes)
-        {
-            object result = ReadIncoming(0, bytes, typeof(T));
-            return result == null ? default(T) : (T)result;
-        }
-
         /// <summary>Gives this thread's incoming buffer back to the pool.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         internal static void ReleaseIncoming() => MPDirect.SdRelease();
-
-        /// <summary>Copies the taken message's first bytes into header, then reads the graph after them.</summary>
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        internal static object ReadIncomingAfter(long[] header, Type expected)
-        {
-            object result;
-            Errors.Check(MPDirect.SdReadIncomingAfter(header, expected, out result));
-            return result;
-        }
-
-        // ---- structured data transport: any object graph, one message per graph ----
 
         /// <summary>Sends the graph under graph (reference fields travel when [Transportable];
         /// arrays of objects with their elements; shared references and cycles kept).</summary>
@@ -416,5 +373,15 @@ namespace System.MP
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         static int ReadNullHandle() => MPDirect.CommNullHandle();
+    }
+
+    /// <summary>Per-thread one-element arrays for the single-value calls, Recv&lt;T&gt; and
+    /// the collectives of one value (Bcast(ref T), Allreduce&lt;T&gt;, …): no allocation per
+    /// call.</summary>
+    internal static class Scalars<T>
+    {
+        [ThreadStatic] static T[] send, recv;
+        internal static T[] Send => send ?? (send = new T[1]);
+        internal static T[] Recv => recv ?? (recv = new T[1]);
     }
 }

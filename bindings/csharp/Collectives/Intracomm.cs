@@ -319,12 +319,4 @@ namespace System.MP
 
 
     }
-
-    /// <summary>Per-thread one-element arrays for the single-value calls (no allocation per call).</summary>
-    internal static class Scalars<T>
-    {
-        [ThreadStatic] static T[] send, recv;
-        internal static T[] Send => send ?? (send = new T[1]);
-        internal static T[] Recv => recv ?? (recv = new T[1]);
-    }
 }

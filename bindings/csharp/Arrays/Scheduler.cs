@@ -14,6 +14,7 @@ namespace System.MP.Arrays
     public sealed class Scheduler : IDisposable
     {
         internal readonly Intracomm Comm;       // a duplicate: the arrays' messages never meet the user's
+        readonly Channel channel;               // the arrays' messages on Comm
         readonly Thread owner;
         readonly List<IScheduledArray> arrays = new List<IScheduledArray>();
         readonly Queue<Action> work = new Queue<Action>();
@@ -56,6 +57,7 @@ namespace System.MP.Arrays
         {
             if (comm == null) throw new ArgumentNullException(nameof(comm));
             Comm = comm.Dup();
+            channel = new Channel(Comm);
             Rank = Comm.Rank;
             Size = Comm.Size;
             owner = Thread.CurrentThread;
@@ -126,7 +128,7 @@ namespace System.MP.Arrays
         /// that does not finish at once runs on in the core, which frees its bytes.</summary>
         internal void Post(int dest, int tag, long[] header, object graph)
         {
-            Comm.Post(header, graph, dest, TagFor(tag));
+            channel.Post(header, graph, dest, TagFor(tag));
             sent++;
         }
 
@@ -134,10 +136,10 @@ namespace System.MP.Arrays
         internal readonly long[] Incoming = new long[Wire.Longs];
 
         /// <summary>Sends the message taken last on to rank dest with tag, header in place of its
-        /// own (Comm.Forward).</summary>
+        /// own (Channel.Forward).</summary>
         internal void Forward(int dest, int tag, long[] header)
         {
-            Comm.Forward(header, dest, TagFor(tag));
+            channel.Forward(header, dest, TagFor(tag));
             sent++;
         }
 
@@ -262,7 +264,7 @@ namespace System.MP.Arrays
         }
 
         /// <summary>Receives what has arrived (at most 64 messages, so local work is not starved),
-        /// each taken whole (Comm.Take) before its array reads it.</summary>
+        /// each taken whole (Channel.Take) before its array reads it.</summary>
         int Poll()
         {
             int got = 0;
@@ -271,14 +273,15 @@ namespace System.MP.Arrays
                 // a message of the next phase can come only while a wave runs (Run): only then is
                 // its tag looked at before it is taken, so that it can be left queued
                 if (wave == null) {
-                    if (!Comm.Take(MP.AnySource, MP.AnyTag, Incoming, ref st)) break;
+                    if (!channel.Take(MP.AnySource, MP.AnyTag, Incoming, ref st)) break;
                 } else {
                     if (!Comm.Iprobe(MP.AnySource, MP.AnyTag, ref st)) break;
                     if (((st.Tag >> Tags.KindBits) & 1) != (phase & 1)) {
                         peerAhead = true;
                         break;
                     }
-                    if (!Comm.Take(st.Source, st.Tag, Incoming, ref st)) break;   // (it is there: one thread probes)
+                    // the message probed is still there: one thread probes
+                    if (!channel.Take(st.Source, st.Tag, Incoming, ref st)) break;
                 }
                 got++;
                 received++;
@@ -326,7 +329,7 @@ namespace System.MP.Arrays
     /// <summary>What the scheduler needs of an array.</summary>
     internal interface IScheduledArray
     {
-        /// <summary>Handles a message of kind from source, already taken (Comm.Take): its bytes
+        /// <summary>Handles a message of kind from source, already taken (Channel.Take): its bytes
         /// are in the thread's incoming buffer until the next take.</summary>
         void Dispatch(int source, int kind, int tag, int bytes);
         void Quiesced();
