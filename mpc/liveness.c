@@ -19,6 +19,8 @@
  * proxy ends. Where a peer could not open its port, its silence alone decides, as before. */
 #include "liveness.h"
 
+#include "mpc_impl.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
