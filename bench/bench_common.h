@@ -3,7 +3,7 @@
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 
-#include "mpc.h"
+#include "mpc_internal.h"
 
 #include <stdio.h>
 #include <string.h>

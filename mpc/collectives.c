@@ -1,4 +1,4 @@
-/* collectives.c — the collectives that are MPI's own (mpc.h): byte-wise ones,
+/* collectives.c — the collectives that are MPI's own (mpc.h, mpc_internal.h): byte-wise ones,
  * reductions, v-collectives, and their non-blocking forms. Under MOTOR_WAIT's yield policy the
  * blocking ones that carry bytes wait with the backoff (backoff_complete, wait_policy.c). */
 #include "mpc_impl.h"

@@ -1,4 +1,5 @@
-/* handles.c — the MPI objects mpc makes for its callers and the queries on them (mpc.h): communicators, groups, topologies, intercommunicators, spawned processes,
+/* handles.c — the MPI objects mpc makes for its callers and the queries on them (mpc.h,
+ * mpc_internal.h): communicators, groups, topologies, intercommunicators, spawned processes,
  * operators and datatypes. Each one made is recorded (owned_handles.h), so that the end of MPI
  * frees what a program left behind. */
 #include "mpc_impl.h"

@@ -1,9 +1,9 @@
 /* mpc_impl.h — what mpc's own source files share; included by the .c files of mpc/ only (the
- * layering test checks that), never by another layer: they use mpc.h. */
+ * layering test checks that), never by another layer: they use mpc.h and mpc_internal.h. */
 #ifndef MPC_IMPL_H
 #define MPC_IMPL_H
 
-#include "mpc.h"
+#include "mpc_internal.h"
 
 #include <limits.h>
 

@@ -1,4 +1,4 @@
-/* wait_policy.c — how blocking waits behave (MOTOR_WAIT; mpc.h): the host's load that
+/* wait_policy.c — how blocking waits behave (MOTOR_WAIT; mpc_internal.h): the host's load that
  * `auto` decides from, the policy, and the backoff a yielding wait pauses with. */
 #include "mpc_impl.h"
 
@@ -65,7 +65,7 @@ void mpc_host_load(int *ranks, int *cores)
     *cores = host_cores;
 }
 
-/* The backoff's steps (mpc.h). Measured with bench/jacobi.py at 3 and 4 ranks on 2
+/* The backoff's steps (mpc_internal.h). Measured with bench/jacobi.py at 3 and 4 ranks on 2
  * cores (a loaded machine, load average 11-16): every variant with naps — naps at once, after
  * 20 µs or after 100 µs of yields, capped at 20 µs, 100 µs or 1 ms — took 2-5x less time per
  * step than spinning and did not differ beyond the noise; yields alone were up to 2x slower than
