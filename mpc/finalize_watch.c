@@ -301,7 +301,7 @@ static int pmi_exchange(int fd, const char *command, const char *answer, int mil
 
 int hydra_pmi_socket(void)
 {
-    const char *value = getenv("PMI_FD"); /* Hydra's variable, not Motor's */
+    const char *value = getenv("PMI_FD"); /* Hydra's, not Motor's: not in mpc_config.h */
     if (!value || !*value)
         return -1;
     int fd = atoi(value);

@@ -9,7 +9,6 @@
 #include "owned_handles.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 static int granted_thread_level = -1;
 static int tag_upper_bound = 32767; /* MPI guarantees at least this; replaced at init */
@@ -90,20 +89,6 @@ int mpc_finalize_within(double seconds, int exit_status)
     if (liveness_spans_hosts() == 1 && pmi >= 0)
         hydra_end_without_teardown(pmi, exit_status, rank); /* returns if Hydra did not answer */
     return finalize_bounded(seconds, exit_status, rank, pmi);
-}
-
-double mpc_env_seconds(const char *variable, double fallback)
-{
-    const char *value = getenv(variable);
-    if (!value || !*value)
-        return fallback;
-    char *end = NULL;
-    double parsed = strtod(value, &end);
-    if (end && *end == '\0' && parsed >= 0)
-        return parsed;
-    fprintf(stderr, "motor: %s='%s' is not a number of seconds >= 0; using %.1f\n", variable,
-            value, fallback);
-    return fallback;
 }
 
 int mpc_is_initialized(void) { return mpi_running(); }

@@ -327,7 +327,7 @@ int liveness_spans_hosts(void) { return live.spans; }
 
 int liveness_start(int thread_level)
 {
-    double timeout = mpc_env_seconds("MOTOR_HEARTBEAT_TIMEOUT", 4.0);
+    double timeout = mpc_config_seconds(MPC_CONFIG_HEARTBEAT_TIMEOUT);
     live.spans = spans_hosts(&live.host); /* collective: every rank asks, whatever it decides */
     if (timeout == 0 || live.spans != 1 || thread_level != MPI_THREAD_MULTIPLE)
         return 0;

@@ -7,14 +7,7 @@
 #define MPC_INTERNAL_H
 
 #include "mpc.h"
-
-/* ---- settings ----
- * The bound a host gives mpc_finalize_within when MOTOR_FINALIZE_TIMEOUT is unset: generous, as
- * a busy machine can take seconds to finish MPI_Finalize and a hang is rare. */
-#define MPC_FINALIZE_TIMEOUT_DEFAULT 30.0
-/* The number of seconds (>= 0) in environment variable `variable`; `fallback` when it is unset or
- * empty, and when it is not such a number (then said on stderr). */
-double mpc_env_seconds(const char *variable, double fallback);
+#include "mpc_config.h"
 
 /* ---- the wait policy ----
  * How blocking waits behave (MOTOR_WAIT, read by mpc_init). Busy polling answers fastest while

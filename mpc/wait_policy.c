@@ -4,7 +4,6 @@
 
 #include <sched.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,16 +42,16 @@ int wait_policy_measure(void)
 
 void wait_policy_choose(void)
 {
-    const char *setting = getenv("MOTOR_WAIT");
+    const char *setting = mpc_config_string(MPC_CONFIG_WAIT); /* "auto" when unset */
     int oversubscribed = host_cores > 0 && host_ranks > host_cores;
-    if (setting && strcmp(setting, "spin") == 0)
+    if (strcmp(setting, "spin") == 0)
         wait_policy = MPC_WAIT_SPIN;
-    else if (setting && strcmp(setting, "yield") == 0)
+    else if (strcmp(setting, "yield") == 0)
         wait_policy = MPC_WAIT_YIELD;
     else {
-        if (setting && *setting && strcmp(setting, "auto") != 0)
-            fprintf(stderr, "motor: MOTOR_WAIT='%s' is not auto, spin or yield; using auto\n",
-                    setting);
+        if (strcmp(setting, "auto") != 0)
+            fprintf(stderr, "motor: %s='%s' is not auto, spin or yield; using auto\n",
+                    mpc_config_name(MPC_CONFIG_WAIT), setting);
         wait_policy = oversubscribed ? MPC_WAIT_YIELD : MPC_WAIT_SPIN;
     }
 }
