@@ -45,7 +45,8 @@ export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 headers=$(ls "$prefix"/include/motor/*.h)
 for f in $(grep -hE '^[[:space:]]*(MPC_API|MOTOR_CORE_API)[[:space:]]' $headers |
            sed -E 's/\(.*//; s/.*[^A-Za-z0-9_]([A-Za-z_][A-Za-z0-9_]*)[[:space:]]*$/\1/'); do
-    grep -qw "$f" "$page" || fail "docs/c-api.md does not name $f, which the installed headers export"
+    grep -qw "$f" "$page" ||
+        fail "docs/c-api.md does not name $f, which the installed headers export"
 done
 for n in $(grep -ohE '\b(mpc|motor_core)_[a-z0-9_]+' "$page" | sort -u); do
     grep -qw "$n" $headers || fail "docs/c-api.md names $n, which no installed header declares"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# layering_test.sh BUILD_DIR — the layers include each other's headers by name only, so the build's
-# per-layer include directories decide what a layer may see (CMakeLists.txt): a relative include
-# ("../x/y.h") would step around them. Also: only mpc/ calls MPI, mpc's private headers are
+# layering_test.sh BUILD_DIR — the layers include each other's headers by name only, so the
+# build's per-layer include directories decide what a layer may see (CMakeLists.txt): a relative
+# include ("../x/y.h") would step around them. Also: only mpc/ calls MPI, mpc's private headers are
 # mpc's, and the core exports exactly the API of its installed headers, at most 60 symbols.
 set -u
 b=$1
@@ -51,13 +51,14 @@ for sym in $(comm -23 <(echo "$exported") <(echo "$declared")); do
     failed=$((failed + 1))
 done
 for sym in $(comm -13 <(echo "$exported") <(echo "$declared")); do
-    echo "FAIL: an installed header declares $sym (marked for export), which libmotorcore.so does not export"
+    echo "FAIL: an installed header declares $sym (marked for export), which libmotorcore.so" \
+         "does not export"
     failed=$((failed + 1))
 done
 count=$(wc -w <<<"$exported")
 if [ "$count" -gt "$max_exports" ]; then
-    echo "FAIL: libmotorcore.so exports $count symbols, more than $max_exports: what is not for users"
-    echo "      belongs in an internal header (mpc_internal.h and the like), not marked for export"
+    echo "FAIL: libmotorcore.so exports $count symbols, more than $max_exports: what is not for"
+    echo "      users belongs in an internal header (mpc_internal.h and the like), not marked"
     failed=$((failed + 1))
 fi
 # an installed header includes only installed headers and the system's (<mpi.h>, <stddef.h>, ...)
@@ -79,6 +80,6 @@ if [ -n "$marked" ]; then
     echo "$marked"
     failed=$((failed + 1))
 fi
-echo "layering: $count exported symbols (at most $max_exports), $(wc -w <<<"$installed") installed headers," \
-     "$failed failure(s)"
+echo "layering: $count exported symbols (at most $max_exports)," \
+     "$(wc -w <<<"$installed") installed headers, $failed failure(s)"
 [ "$failed" -eq 0 ]
