@@ -3,7 +3,7 @@
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 
-#include "mpc.h"
+#include "mpc_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -44,7 +44,7 @@ static inline int bench_mpi_init(int *argc, char ***argv)
 
 static inline int bench_mpi_finalize(void)
 {
-    double bound = mpc_env_seconds("MOTOR_FINALIZE_TIMEOUT", MPC_FINALIZE_TIMEOUT_DEFAULT);
+    double bound = mpc_config_seconds(MPC_CONFIG_FINALIZE_TIMEOUT);
     return mpc_finalize_within(bound, 0);
 }
 

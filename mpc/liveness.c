@@ -19,6 +19,8 @@
  * proxy ends. Where a peer could not open its port, its silence alone decides, as before. */
 #include "liveness.h"
 
+#include "mpc_impl.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -325,7 +327,7 @@ int liveness_spans_hosts(void) { return live.spans; }
 
 int liveness_start(int thread_level)
 {
-    double timeout = mpc_env_seconds("MOTOR_HEARTBEAT_TIMEOUT", 4.0);
+    double timeout = mpc_config_seconds(MPC_CONFIG_HEARTBEAT_TIMEOUT);
     live.spans = spans_hosts(&live.host); /* collective: every rank asks, whatever it decides */
     if (timeout == 0 || live.spans != 1 || thread_level != MPI_THREAD_MULTIPLE)
         return 0;

@@ -3,11 +3,10 @@
 #ifndef MPC_LIVENESS_H
 #define MPC_LIVENESS_H
 
-#include "mpc.h"
-
 /* At MPI initialisation, on every rank (collective): opens the port peers probe a silent rank at
- * and starts the heartbeat thread when World spans hosts, MPI granted MPI_THREAD_MULTIPLE and MOTOR_HEARTBEAT_TIMEOUT (seconds, default 4) is not
- * 0. Returns MPI_SUCCESS or an MPI code. */
+ * and starts the heartbeat thread when World spans hosts, MPI granted MPI_THREAD_MULTIPLE and
+ * MOTOR_HEARTBEAT_TIMEOUT (seconds, mpc_config.h) is not 0. Returns MPI_SUCCESS or an MPI
+ * code. */
 int liveness_start(int thread_level);
 /* 1 when World spans hosts, 0 when not, -1 when unknown (asked collectively at the start). */
 int liveness_spans_hosts(void);

@@ -2,7 +2,7 @@
  * handles are ints; the list is small (what a program keeps alive), so a linear search does. */
 #include "owned_handles.h"
 
-#include "mpc.h"
+#include "mpc_impl.h" /* mpi_running */
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,7 +20,8 @@ int owned_add(int rc, owned_kind kind, int handle)
 {
     if (rc != MPI_SUCCESS)
         return rc;
-    if ((kind == OWNED_COMM && handle == (int)MPI_COMM_NULL) || (kind == OWNED_GROUP && handle == (int)MPI_GROUP_NULL) ||
+    if ((kind == OWNED_COMM && handle == (int)MPI_COMM_NULL) ||
+        (kind == OWNED_GROUP && handle == (int)MPI_GROUP_NULL) ||
         (kind == OWNED_GROUP && handle == (int)MPI_GROUP_EMPTY))
         return rc; /* nothing to free: MPI_GROUP_EMPTY is predefined */
     pthread_mutex_lock(&lock);
@@ -75,7 +76,7 @@ static int free_one(owned_kind kind, int *handle)
 
 int owned_free(owned_kind kind, int *handle)
 {
-    if (!mpc_is_initialized() || !forget(kind, *handle))
+    if (!mpi_running() || !forget(kind, *handle))
         return MPI_SUCCESS;
     return free_one(kind, handle);
 }

@@ -53,7 +53,7 @@ int motor_core_finalize(void)
     if (!mpc_is_initialized())
         return mpc_finalize(); /* MPC_ERR_NOT_INITIALIZED, with its record */
     xfer_close(); /* no GC event calls MPI from here on; what is registered is finished */
-    double bound = mpc_env_seconds("MOTOR_FINALIZE_TIMEOUT", MPC_FINALIZE_TIMEOUT_DEFAULT);
+    double bound = mpc_config_seconds(MPC_CONFIG_FINALIZE_TIMEOUT);
     return mpc_finalize_within(bound, 0);
 }
 
@@ -72,8 +72,7 @@ static int install_locked(void)
     /* What the runtime was started with decides whether small old objects can move. */
     xfer_set_old_generation_moves(evacuation_threshold(getenv("MONO_GC_PARAMS")) != 0);
     sd_set_old_generation_moves(evacuation_threshold(getenv("MONO_GC_PARAMS")) != 0);
-    const char *policy = getenv("MOTOR_PIN_POLICY");
-    xfer_set_pin_every(policy && strcmp(policy, "every") == 0);
+    xfer_set_pin_every(strcmp(mpc_config_string(MPC_CONFIG_PIN_POLICY), "every") == 0);
     for (size_t i = 0; i < opi_icall_count; i++)
         mono_dangerous_add_raw_internal_call(opi_icall_table[i].name, opi_icall_table[i].fn);
     installed = 1;

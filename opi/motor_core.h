@@ -32,9 +32,9 @@ MOTOR_CORE_API int motor_core_install(void);
 MOTOR_CORE_API int motor_core_ensure(void);
 
 /* For a host, at the end of a program that succeeded: mpc_finalize_within, bounded by
- * MOTOR_FINALIZE_TIMEOUT seconds (default MPC_FINALIZE_TIMEOUT_DEFAULT, 30; 0 waits as long as
- * MPI_Finalize takes), ending the process with status 0, the process manager told, when MPI's
- * teardown hangs. Returns what MPI_Finalize returned. */
+ * MOTOR_FINALIZE_TIMEOUT seconds (default 30; 0 waits as long as MPI_Finalize takes), ending the
+ * process with status 0, the process manager told, when MPI's teardown hangs. Returns what
+ * MPI_Finalize returned. */
 MOTOR_CORE_API int motor_core_finalize(void);
 
 /* 1 after motor_core_install / motor_core_ensure succeeded. */

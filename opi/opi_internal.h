@@ -11,7 +11,7 @@
 #include "error_record.h"
 #include "gc_hooks.h"
 #include "icall_table.h"
-#include "mpc.h"
+#include "mpc_internal.h"
 #include "opi_errors.h"
 #include "transfer.h"
 

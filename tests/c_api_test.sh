@@ -39,6 +39,19 @@ fi
 libdir=$(cd "$prefix" && ls -d lib*/pkgconfig | head -1 | xargs dirname)
 export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 
+# The page covers the whole API and only it: every function the installed headers declare for
+# export is named on the page, and every mpc_/motor_core_ name the page gives is in one of them
+# (what the library exports is exactly what they declare: layering_test.sh).
+headers=$(ls "$prefix"/include/motor/*.h)
+for f in $(grep -hE '^[[:space:]]*(MPC_API|MOTOR_CORE_API)[[:space:]]' $headers |
+           sed -E 's/\(.*//; s/.*[^A-Za-z0-9_]([A-Za-z_][A-Za-z0-9_]*)[[:space:]]*$/\1/'); do
+    grep -qw "$f" "$page" ||
+        fail "docs/c-api.md does not name $f, which the installed headers export"
+done
+for n in $(grep -ohE '\b(mpc|motor_core)_[a-z0-9_]+' "$page" | sort -u); do
+    grep -qw "$n" $headers || fail "docs/c-api.md names $n, which no installed header declares"
+done
+
 cd "$work/app"
 for prog in ring host; do
     if ! sh -c "cc -std=c11 -Wall -Wextra -Werror $prog.c \$(pkg-config --cflags --libs motor) -o $prog" \

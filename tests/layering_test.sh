@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# layering_test.sh BUILD_DIR — the layers include each other's headers by name only, so the build's
-# per-layer include directories decide what a layer may see (CMakeLists.txt): a relative include
-# ("../x/y.h") would step around them. Also: only mpc/ calls MPI, only transfer/ pins objects
-# or holds them for MPI, the serializer and gc_hooks/ include nothing of MPI, and the core exports
-# only its public headers' API.
+# layering_test.sh BUILD_DIR — the layers include each other's headers by name only, so the
+# build's per-layer include directories decide what a layer may see (CMakeLists.txt): a relative
+# include ("../x/y.h") would step around them. Also: only mpc/ calls MPI, only transfer/ holds
+# objects for MPI, the serializer and gc_hooks/ include nothing of MPI, mpc's private headers are
+# mpc's, and the core exports exactly the API of its installed headers, at most 60 symbols.
 set -u
 b=$1
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,13 +43,65 @@ if [ -n "$mpi_seen" ]; then
     echo "$mpi_seen"
     failed=$((failed + 1))
 fi
-# every exported symbol is declared by a public header (mpc.h with MPC_API, motor_core.h)
-exported=$(nm -D --defined-only "$b/libmotorcore.so" | awk '{ print $3 }')
-for sym in $exported; do
-    if ! grep -q "MPC_API.*\b$sym(" "$src/mpc/mpc.h" && ! grep -q "MOTOR_CORE_API.*\b$sym(" "$src/opi/motor_core.h"; then
-        echo "FAIL: libmotorcore.so exports $sym, which no public header declares"
-        failed=$((failed + 1))
-    fi
+# mpc's private headers (what its own files share) are included by mpc/ alone; the other layers
+# see mpc.h and mpc_internal.h
+private=$(cd "$src" && grep -nE '#include "(mpc_impl|liveness|owned_handles|finalize_watch)\.h"' \
+          object_model/*.[ch] gc_hooks/*.[ch] transfer/*.[ch] serializer/*.[ch] opi/*.[ch] host/*.c)
+if [ -n "$private" ]; then
+    echo "FAIL: mpc's private headers included outside mpc/:"
+    echo "$private"
+    failed=$((failed + 1))
+fi
+
+# The public surface is what users call: the installed headers (as `cmake --install` lays them
+# out) declare exactly what libmotorcore.so exports, marked MPC_API or MOTOR_CORE_API, and the
+# export list stays small. Headers that are not installed mark nothing for export.
+max_exports=60
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if ! cmake --install "$b" --prefix "$work/prefix" >"$work/install.txt" 2>&1; then
+    echo "FAIL: cmake --install"; cat "$work/install.txt"; exit 1
+fi
+installed=$(ls "$work"/prefix/include/motor/*.h 2>/dev/null)
+[ -n "$installed" ] || { echo "FAIL: no header installed in include/motor"; exit 1; }
+# the API the installed headers declare: the name before the first '(' of each marked line
+declared=$(grep -hE '^[[:space:]]*(MPC_API|MOTOR_CORE_API)[[:space:]]' $installed |
+           sed -E 's/\(.*//; s/.*[^A-Za-z0-9_]([A-Za-z_][A-Za-z0-9_]*)[[:space:]]*$/\1/' | sort -u)
+exported=$(nm -D --defined-only "$b/libmotorcore.so" | awk '{ print $3 }' | sort -u)
+for sym in $(comm -23 <(echo "$exported") <(echo "$declared")); do
+    echo "FAIL: libmotorcore.so exports $sym, which no installed header declares"
+    failed=$((failed + 1))
 done
-echo "layering: $(wc -w <<<"$exported") exported symbols, $failed failure(s)"
+for sym in $(comm -13 <(echo "$exported") <(echo "$declared")); do
+    echo "FAIL: an installed header declares $sym (marked for export), which libmotorcore.so" \
+         "does not export"
+    failed=$((failed + 1))
+done
+count=$(wc -w <<<"$exported")
+if [ "$count" -gt "$max_exports" ]; then
+    echo "FAIL: libmotorcore.so exports $count symbols, more than $max_exports: what is not for"
+    echo "      users belongs in an internal header (mpc_internal.h and the like), not marked"
+    failed=$((failed + 1))
+fi
+# an installed header includes only installed headers and the system's (<mpi.h>, <stddef.h>, ...)
+for h in $installed; do
+    for inc in $(sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1/p' "$h"); do
+        if [ ! -f "$work/prefix/include/motor/$inc" ]; then
+            echo "FAIL: installed $(basename "$h") includes \"$inc\", which is not installed"
+            failed=$((failed + 1))
+        fi
+    done
+done
+# headers that are not installed mark nothing for export (their declarations stay hidden)
+names=$(for h in $installed; do basename "$h"; done)
+marked=$(cd "$src" && grep -lE '^[[:space:]]*(MPC_API|MOTOR_CORE_API)[[:space:]]' \
+         mpc/*.h object_model/*.h gc_hooks/*.h transfer/*.h serializer/*.h opi/*.h 2>/dev/null |
+         while read -r f; do grep -qx "$(basename "$f")" <<<"$names" || echo "$f"; done)
+if [ -n "$marked" ]; then
+    echo "FAIL: headers that are not installed mark declarations for export:"
+    echo "$marked"
+    failed=$((failed + 1))
+fi
+echo "layering: $count exported symbols (at most $max_exports)," \
+     "$(wc -w <<<"$installed") installed headers, $failed failure(s)"
 [ "$failed" -eq 0 ]

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mpc.h"
+#include "mpc_internal.h" /* mpc.h and the rest of mpc the layers use */
 #include "mono_private.h"
 
 #include <mono/metadata/object-forward.h>

@@ -1,7 +1,7 @@
 /* test_mpc — unit tests of the Message Passing Core as a plain C library (no Mono).
  * Runs under mpiexec.mpich at any number of ranks; rank 0 prints "N passed, N failed". */
 #include "check.h"
-#include "mpc.h"
+#include "mpc_internal.h" /* mpc.h and what the core uses beyond it */
 
 #include <stdio.h>
 #include <string.h>

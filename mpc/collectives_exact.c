@@ -1,0 +1,283 @@
+/* collectives_exact.c — the exact v-collectives (mpc.h): algorithms on point-to-point over
+ * each communicator's private twin, so that every receiver learns the size of every block. */
+#include "mpc_impl.h"
+
+#include "error_record.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_once_t private_keyval_once = PTHREAD_ONCE_INIT;
+static int private_keyval = MPI_KEYVAL_INVALID;
+static int private_keyval_rc = MPI_SUCCESS;
+
+/* Frees the twin with its communicator (MPI_Comm_free, or MPI_Finalize for World and Self). */
+static int free_private_twin(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    MPI_Comm twin = (MPI_Comm)(intptr_t)attr;
+    return MPI_Comm_free(&twin);
+}
+
+static void create_private_keyval(void)
+{
+    private_keyval_rc =
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_private_twin, &private_keyval, NULL);
+}
+
+int mpc_comm_private(mpc_comm comm, mpc_comm *out)
+{
+    pthread_once(&private_keyval_once, create_private_keyval);
+    if (private_keyval_rc != MPI_SUCCESS)
+        return private_keyval_rc;
+    void *attr = NULL;
+    int found = 0, rc = MPI_Comm_get_attr(comm, private_keyval, &attr, &found);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (found) {
+        *out = (MPI_Comm)(intptr_t)attr;
+        return MPC_OK;
+    }
+    /* not an owned handle (owned_handles.h): freed by its communicator's attribute callback */
+    MPI_Comm twin;
+    if ((rc = MPI_Comm_dup(comm, &twin)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = MPI_Comm_set_errhandler(twin, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_set_attr(comm, private_keyval, (void *)(intptr_t)twin)) != MPI_SUCCESS) {
+        MPI_Comm_free(&twin);
+        return rc;
+    }
+    *out = twin;
+    return MPC_OK;
+}
+
+/* One tag per call kind on the twin: calls made in different orders on different ranks then
+ * wait for each other instead of matching the wrong blocks. */
+enum { TAG_GATHERV = 1, TAG_SCATTERV = 2, TAG_ALLTOALLV = 3 };
+
+/* Requests and statuses of one call: on the stack up to 2 * STACK_PEERS, else on the heap;
+ * every request starts as MPI_REQUEST_NULL (never waited for until posted). */
+#define STACK_PEERS 64
+typedef struct peer_requests {
+    MPI_Request stack_reqs[2 * STACK_PEERS];
+    MPI_Status stack_st[2 * STACK_PEERS];
+    MPI_Request *reqs;
+    MPI_Status *st;
+    int n;
+} peer_requests;
+
+static int peer_requests_init(peer_requests *p, int n)
+{
+    p->n = n;
+    if (n <= 2 * STACK_PEERS) {
+        p->reqs = p->stack_reqs;
+        p->st = p->stack_st;
+    } else {
+        p->reqs = malloc((size_t)n * sizeof *p->reqs);
+        p->st = malloc((size_t)n * sizeof *p->st);
+        if (!p->reqs || !p->st) {
+            free(p->reqs);
+            free(p->st);
+            return error_record(MPC_ERR_NO_MEMORY, NULL,
+                                "out of memory for the requests of a collective over %d ranks", n);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        p->reqs[i] = MPI_REQUEST_NULL;
+        p->st[i].MPI_ERROR = MPI_SUCCESS;
+    }
+    return MPC_OK;
+}
+
+/* Waits for every posted request; the statuses (MPI_ERROR included) are then valid. Returns
+ * MPI_SUCCESS or an error that is not any one request's. */
+static int peer_requests_wait(peer_requests *p)
+{
+    if (YIELDING) {
+        /* MPI_Waitall busy-polls: wait here with the backoff, each request asked without being
+         * freed, so the MPI_Waitall below only collects statuses and errors as before */
+        mpc_backoff b = {0, 0};
+        for (int i = 0; i < p->n;) {
+            int done = 0;
+            MPI_Status unused;
+            if (MPI_Request_get_status(p->reqs[i], &done, &unused) != MPI_SUCCESS)
+                break; /* MPI_Waitall reports it */
+            if (done)
+                i++;
+            else
+                mpc_backoff_pause(&b);
+        }
+    }
+    int rc = MPI_Waitall(p->n, p->reqs, p->st);
+    if (rc != MPI_ERR_IN_STATUS)
+        return rc;
+    /* MPICH stops at a failed request and marks the ones it left running MPI_ERR_PENDING */
+    for (int i = 0; i < p->n; i++)
+        if (p->st[i].MPI_ERROR == MPI_ERR_PENDING) {
+            p->st[i].MPI_ERROR = MPI_SUCCESS;
+            int one = MPI_Wait(&p->reqs[i], &p->st[i]);
+            if (one != MPI_SUCCESS)
+                p->st[i].MPI_ERROR = one;
+        }
+    return MPI_SUCCESS;
+}
+
+static void peer_requests_free(peer_requests *p)
+{
+    if (p->reqs != p->stack_reqs) {
+        free(p->reqs);
+        free(p->st);
+    }
+}
+
+/* Posting failed with rc: the started requests still complete (their buffers are the
+ * caller's), cancelled where MPI can. Frees p; returns rc. */
+static int peer_requests_abandon(peer_requests *p, int rc)
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->reqs[i] != MPI_REQUEST_NULL)
+            MPI_Cancel(&p->reqs[i]);
+    MPI_Waitall(p->n, p->reqs, p->st);
+    peer_requests_free(p);
+    return rc;
+}
+
+/* The bytes a completed receive brought, or MPC_GOT_MORE for a truncated one; another error is
+ * kept in *rc (the first one). */
+static int64_t received(const MPI_Status *st, int *rc)
+{
+    int cls = MPI_SUCCESS;
+    if (st->MPI_ERROR != MPI_SUCCESS && MPI_Error_class(st->MPI_ERROR, &cls) == MPI_SUCCESS &&
+        cls == MPI_ERR_TRUNCATE)
+        return MPC_GOT_MORE;
+    if (st->MPI_ERROR != MPI_SUCCESS && *rc == MPI_SUCCESS)
+        *rc = st->MPI_ERROR;
+    return status_bytes(st);
+}
+
+/* The first send error among statuses [from, from+n) into *rc, if it holds none yet. */
+static void send_errors(const MPI_Status *st, int from, int n, int skip, int *rc)
+{
+    for (int i = 0; i < n && *rc == MPI_SUCCESS; i++)
+        if (i != skip && st[from + i].MPI_ERROR != MPI_SUCCESS)
+            *rc = st[from + i].MPI_ERROR;
+}
+
+static int rank_size_twin(mpc_comm comm, int *rank, int *size, MPI_Comm *twin)
+{
+    int rc;
+    if ((rc = MPI_Comm_rank(comm, rank)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_size(comm, size)) != MPI_SUCCESS)
+        return rc;
+    return mpc_comm_private(comm, twin);
+}
+
+int mpc_gatherv_exact(const void *sendbuf, size_t sendbytes, void *recvbuf, const mpc_block *blocks,
+                      int root, mpc_comm comm, int64_t *got)
+{
+    int rank, size, rc;
+    MPI_Comm twin;
+    if ((rc = rank_size_twin(comm, &rank, &size, &twin)) != MPC_OK)
+        return rc;
+    if (rank != root)
+        return mpc_send(sendbuf, sendbytes, root, TAG_GATHERV, twin);
+    peer_requests p;
+    if ((rc = peer_requests_init(&p, size)) != MPC_OK)
+        return rc;
+    for (int r = 0; r < size; r++)
+        if (r != root && (rc = mpc_irecv((char *)recvbuf + blocks[r].offset, blocks[r].bytes, r,
+                                         TAG_GATHERV, twin, &p.reqs[r])))
+            return peer_requests_abandon(&p, rc);
+    if (sendbytes)
+        memcpy((char *)recvbuf + blocks[root].offset, sendbuf, sendbytes);
+    got[root] = (int64_t)sendbytes;
+    if ((rc = peer_requests_wait(&p)) == MPI_SUCCESS)
+        for (int r = 0; r < size; r++)
+            if (r != root)
+                got[r] = received(&p.st[r], &rc);
+    peer_requests_free(&p);
+    return rc;
+}
+
+int mpc_scatterv_exact(const void *sendbuf, const mpc_block *blocks, void *recvbuf,
+                       size_t recvbytes, int root, mpc_comm comm, int64_t *got)
+{
+    int rank, size, rc;
+    MPI_Comm twin;
+    if ((rc = rank_size_twin(comm, &rank, &size, &twin)) != MPC_OK)
+        return rc;
+    if (rank != root) {
+        MPI_Status st;
+        st.MPI_ERROR = MPI_SUCCESS;
+        MPI_Request req;
+        if (YIELDING)
+            rc = backoff_complete(mpc_irecv(recvbuf, recvbytes, root, TAG_SCATTERV, twin, &req),
+                                  &req, &st);
+        else
+            rc = MPC_FITS_INT(recvbytes)
+                     ? MPI_Recv(recvbuf, (int)recvbytes, MPI_BYTE, root, TAG_SCATTERV, twin, &st)
+                     : MPI_Recv_c(recvbuf, (MPI_Count)recvbytes, MPI_BYTE, root, TAG_SCATTERV, twin,
+                                  &st);
+        if (rc != MPI_SUCCESS)
+            st.MPI_ERROR = rc; /* a single receive reports its error in its return value */
+        rc = MPI_SUCCESS;
+        *got = received(&st, &rc);
+        return rc;
+    }
+    peer_requests p;
+    if ((rc = peer_requests_init(&p, size)) != MPC_OK)
+        return rc;
+    for (int r = 0; r < size; r++)
+        if (r != root && (rc = mpc_isend((const char *)sendbuf + blocks[r].offset, blocks[r].bytes,
+                                         r, TAG_SCATTERV, twin, &p.reqs[r])))
+            return peer_requests_abandon(&p, rc);
+    if (recvbytes)
+        memcpy(recvbuf, (const char *)sendbuf + blocks[root].offset, recvbytes);
+    *got = (int64_t)recvbytes;
+    if ((rc = peer_requests_wait(&p)) == MPI_SUCCESS)
+        send_errors(p.st, 0, size, root, &rc);
+    peer_requests_free(&p);
+    return rc;
+}
+
+int mpc_alltoallv_exact(const void *sendbuf, const mpc_block *send, void *recvbuf,
+                        const mpc_block *recv, mpc_comm comm, int64_t *got)
+{
+    int rank, size, rc;
+    MPI_Comm twin;
+    if ((rc = rank_size_twin(comm, &rank, &size, &twin)) != MPC_OK)
+        return rc;
+    peer_requests p;
+    if ((rc = peer_requests_init(&p, 2 * size)) != MPC_OK)
+        return rc;
+    /* receives first, from the next rank on; then sends, to the previous rank first: each rank
+     * starts with a different peer (as MPICH's scattered algorithm does) */
+    MPI_Request *rreq = p.reqs, *sreq = p.reqs + size;
+    for (int i = 1; i < size; i++) {
+        int r = (rank + i) % size;
+        if ((rc = mpc_irecv((char *)recvbuf + recv[r].offset, recv[r].bytes, r, TAG_ALLTOALLV, twin,
+                            &rreq[r])))
+            return peer_requests_abandon(&p, rc);
+    }
+    for (int i = 1; i < size; i++) {
+        int r = (rank - i + size) % size;
+        if ((rc = mpc_isend((const char *)sendbuf + send[r].offset, send[r].bytes, r, TAG_ALLTOALLV,
+                            twin, &sreq[r])))
+            return peer_requests_abandon(&p, rc);
+    }
+    if (recv[rank].bytes)
+        memcpy((char *)recvbuf + recv[rank].offset, (const char *)sendbuf + send[rank].offset,
+               recv[rank].bytes);
+    got[rank] = (int64_t)send[rank].bytes;
+    if ((rc = peer_requests_wait(&p)) == MPI_SUCCESS) {
+        for (int r = 0; r < size; r++)
+            if (r != rank)
+                got[r] = received(&p.st[r], &rc);
+        send_errors(p.st, size, size, rank, &rc);
+    }
+    peer_requests_free(&p);
+    return rc;
+}

@@ -1,0 +1,123 @@
+/* mpc_internal.h — the rest of mpc's API: what the layers above (and the C programs of tests/
+ * and bench/, linked with the static library) use beyond mpc.h. Not installed, not exported:
+ * the library is built with -fvisibility=hidden and nothing here is marked MPC_API.
+ *
+ * The conventions are mpc.h's: MPC_OK, a negative mpc_err code or a positive MPI code. */
+#ifndef MPC_INTERNAL_H
+#define MPC_INTERNAL_H
+
+#include "mpc.h"
+#include "mpc_config.h"
+
+/* ---- the wait policy ----
+ * How blocking waits behave (MOTOR_WAIT, read by mpc_init). Busy polling answers fastest while
+ * every rank has a core; when the ranks on a host outnumber the cores they may run on, a rank
+ * that spins holds a core the rank it waits for needs, and every wait lasts scheduler time
+ * slices. MOTOR_WAIT=auto (the default) yields then exactly then, spin never, yield always. */
+typedef enum { MPC_WAIT_SPIN = 0, MPC_WAIT_YIELD = 1 } mpc_wait_policy;
+/* The policy in force: MPC_WAIT_SPIN until mpc_init has run. */
+mpc_wait_policy mpc_wait_mode(void);
+/* A poll loop's pause under MPC_WAIT_YIELD: call mpc_backoff_pause after every poll that found
+ * the wait unfinished. From the first call (or from `since`, a CLOCK_MONOTONIC time in ns when
+ * set) it returns at once for 20 µs (most waits end by then), then sched_yield()s until 100 µs,
+ * then naps with nanosleep from 1 µs, doubling to 100 µs (the kernel's timer slack, 50 µs by
+ * default, lengthens the short ones). A pure sched_yield barely gives the core away under
+ * Linux's CFS among busy pollers; the naps do. Not for MPC_WAIT_SPIN loops. */
+typedef struct mpc_backoff {
+    int64_t since, nap;
+} mpc_backoff;
+void mpc_backoff_pause(mpc_backoff *b);
+int64_t mpc_monotonic_ns(void);
+/* What auto decided from, measured once by the mpc_init that initialised MPI (collective
+ * there): the ranks of World on this host (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED) and the
+ * cores they may run on together (the union of their affinity masks, at most the online CPUs);
+ * 0 and 0 when MPI was initialised by someone else (then auto spins, as before). */
+void mpc_host_load(int *ranks, int *cores);
+
+/* ---- statuses ----
+ * Converts an MPI_Status of a completed request into an mpc_status (cancelled as
+ * MPI_Test_cancelled says; a cancelled one reads as MPI's empty status: MPI_ANY_SOURCE,
+ * MPI_ANY_TAG, 0 bytes, since MPI defines no other field of it). */
+void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);
+/* The same for a probe, which MPI defines no cancelled flag for: cancelled is 0. The caller
+ * zero-initialises the MPI_Status before probing (MPICH leaves the cancel bit untouched). */
+void mpc_status_from_probe(const MPI_Status *in, mpc_status *out);
+
+/* ---- non-blocking collectives: as the blocking ones of mpc.h, starting a request that
+ * mpc_test / mpc_wait complete. The buffers belong to MPI until then. ---- */
+int mpc_ibarrier(mpc_comm comm, mpc_request *req);
+int mpc_ibcast(void *buf, size_t bytes, int root, mpc_comm comm, mpc_request *req);
+int mpc_iallgather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm,
+                   mpc_request *req);
+int mpc_ialltoall(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm,
+                  mpc_request *req);
+int mpc_ireduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                int root, mpc_comm comm, mpc_request *req);
+int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type,
+                   MPI_Op op, mpc_comm comm, mpc_request *req);
+int mpc_iscatter(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root,
+                 mpc_comm comm, mpc_request *req);
+int mpc_igather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root,
+                mpc_comm comm, mpc_request *req);
+int mpc_iexscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                mpc_comm comm, mpc_request *req);
+int mpc_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count,
+                              MPI_Datatype type, MPI_Op op, mpc_comm comm, mpc_request *req);
+int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+              mpc_comm comm, mpc_request *req);
+
+/* ---- MPI's v-collectives, byte-wise; counts and displacements in bytes, per rank (large
+ * counts). Past 2 GiB, mpc_allgatherv broadcasts the whole extent the pieces fill: gaps between
+ * them are overwritten (lay the pieces end to end). ---- */
+int mpc_scatterv(const void *sendbuf, const MPI_Count *counts, const MPI_Count *displs,
+                 void *recvbuf, size_t recvbytes, int root, mpc_comm comm);
+int mpc_gatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
+                const MPI_Count *displs, int root, mpc_comm comm);
+int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf,
+                   const MPI_Count *counts, const MPI_Count *displs, mpc_comm comm);
+
+/* comm's private twin for the exact v-collectives (mpc.h): MPI_Comm_dup'ed at the first call on
+ * comm (collective), cached as an attribute, freed with comm; a Dup of comm does not inherit
+ * it. */
+int mpc_comm_private(mpc_comm comm, mpc_comm *out);
+
+/* ---- groups, topologies, intercommunicators, processes (issue 13, part 4) ----
+ * Ranks are MPI's: MPI_UNDEFINED where a rank has none, MPI_PROC_NULL at a Cartesian open edge.
+ * New communicators get MPI_ERRORS_RETURN; out is MPI_COMM_NULL where MPI gives this rank
+ * none. */
+typedef MPI_Group mpc_group;
+int mpc_comm_group(mpc_comm comm, mpc_group *group); /* an intercommunicator's local group */
+int mpc_group_size(mpc_group group, int *size);
+int mpc_group_rank(mpc_group group, int *rank); /* MPI_UNDEFINED when not a member */
+int mpc_group_incl(mpc_group group, int n, const int *ranks, mpc_group *out);
+int mpc_group_excl(mpc_group group, int n, const int *ranks, mpc_group *out);
+int mpc_group_union(mpc_group a, mpc_group b, mpc_group *out);
+int mpc_group_intersection(mpc_group a, mpc_group b, mpc_group *out);
+int mpc_group_difference(mpc_group a, mpc_group b, mpc_group *out);
+int mpc_group_translate_ranks(mpc_group a, int n, const int *ranks, mpc_group b, int *out);
+int mpc_group_free(mpc_group *group);
+int mpc_comm_create(mpc_comm comm, mpc_group group, mpc_comm *out);
+int mpc_cart_create(mpc_comm comm, int ndims, const int *dims, const int *periods, int reorder,
+                    mpc_comm *out);
+int mpc_cartdim_get(mpc_comm comm, int *ndims);
+int mpc_cart_get(mpc_comm comm, int maxdims, int *dims, int *periods, int *coords);
+int mpc_cart_coords(mpc_comm comm, int rank, int maxdims, int *coords);
+int mpc_cart_rank(mpc_comm comm, const int *coords, int *rank);
+int mpc_cart_shift(mpc_comm comm, int direction, int displacement, int *source, int *dest);
+int mpc_cart_sub(mpc_comm comm, const int *remain_dims, mpc_comm *out);
+int mpc_dims_create(int nodes, int ndims, int *dims);
+int mpc_intercomm_create(mpc_comm local, int local_leader, mpc_comm peer, int remote_leader,
+                         int tag, mpc_comm *out);
+int mpc_intercomm_merge(mpc_comm inter, int high, mpc_comm *out);
+int mpc_comm_test_inter(mpc_comm comm, int *inter);
+int mpc_comm_remote_size(mpc_comm comm, int *size);
+/* Whether this MPI library can connect processes started apart (MPI_Open_port, which spawn
+ * needs): MPC_OK, or MPI's error with its text in why (NUL-terminated, cut to size). */
+int mpc_dynamic_processes(char *why, size_t size);
+/* MPI_Comm_spawn of maxprocs copies of command with argv (NULL-terminated), started in wdir
+ * (NULL: MPI's choice); command, argv, maxprocs and wdir are significant at root only. */
+int mpc_comm_spawn(const char *command, char **argv, int maxprocs, const char *wdir, int root,
+                   mpc_comm comm, mpc_comm *out);
+int mpc_comm_get_parent(mpc_comm *parent); /* MPI_COMM_NULL unless spawned */
+
+#endif

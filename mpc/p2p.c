@@ -1,0 +1,214 @@
+/* p2p.c — point-to-point on contiguous bytes, requests, probes and the statuses they fill
+ * (mpc.h; the status conversions are in mpc_internal.h). */
+#include "mpc_impl.h"
+
+/* The envelope and size of a status, read from MPICH's fields (status_bytes, mpc_impl.h). */
+static void status_fields(const MPI_Status *in, mpc_status *out)
+{
+    int64_t bytes = status_bytes(in);
+    out->source = in->MPI_SOURCE;
+    out->tag = in->MPI_TAG;
+    out->bytes = bytes;
+    out->count = bytes <= INT_MAX ? (int32_t)bytes : INT32_MAX;
+}
+
+/* For a cancelled request MPI defines only the cancel bit: the other fields hold whatever the
+ * request (or the stack) held before, even another message's envelope. They are reported as
+ * MPI's empty status (MPI_ANY_SOURCE, MPI_ANY_TAG, nothing received). */
+void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out)
+{
+    out->cancelled = in->count_hi_and_cancelled & 1;
+    if (out->cancelled) {
+        out->source = MPI_ANY_SOURCE;
+        out->tag = MPI_ANY_TAG;
+        out->bytes = 0;
+        out->count = 0;
+        return;
+    }
+    status_fields(in, out);
+}
+
+void mpc_status_from_probe(const MPI_Status *in, mpc_status *out)
+{
+    status_fields(in, out);
+    out->cancelled = 0; /* a probe never sets MPICH's cancel bit: whatever it holds is stale */
+}
+
+/* The status of a receive that failed: MPI fills the envelope of a truncated message (its size
+ * it does not report, not even in MPICH's error text); for any other failure nothing is known. */
+static void failed_status(int rc, const MPI_Status *in, mpc_status *out)
+{
+    int truncated = mpc_error_class(rc) == MPI_ERR_TRUNCATE;
+    out->source = truncated ? in->MPI_SOURCE : MPI_ANY_SOURCE;
+    out->tag = truncated ? in->MPI_TAG : MPI_ANY_TAG;
+    out->bytes = -1;
+    out->count = -1;
+    out->cancelled = 0;
+}
+
+/* MPI reports the error of a failed request in the status; return that, not MPI_ERR_IN_STATUS. */
+static int request_error(int rc, const MPI_Status *st)
+{
+    if (rc == MPI_ERR_IN_STATUS || (rc != MPI_SUCCESS && st->MPI_ERROR != MPI_SUCCESS))
+        return st->MPI_ERROR != MPI_SUCCESS ? st->MPI_ERROR : rc;
+    return rc;
+}
+
+int mpc_send(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Send(buf, (int)bytes, MPI_BYTE, dest, tag, comm);
+    return MPI_Send_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm);
+}
+
+int mpc_ssend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Ssend(buf, (int)bytes, MPI_BYTE, dest, tag, comm);
+    return MPI_Ssend_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm);
+}
+
+int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_status *status)
+{
+    MPI_Status st;
+    int rc = MPC_FITS_INT(bytes)
+        ? MPI_Recv(buf, (int)bytes, MPI_BYTE, source, tag, comm, &st)
+        : MPI_Recv_c(buf, (MPI_Count)bytes, MPI_BYTE, source, tag, comm, &st);
+    if (rc == MPI_SUCCESS && status)
+        mpc_status_from_mpi(&st, status);
+    else if (status)
+        failed_status(rc, &st, status);
+    return rc;
+}
+
+int mpc_isend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Isend(buf, (int)bytes, MPI_BYTE, dest, tag, comm, req);
+    return MPI_Isend_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm, req);
+}
+
+int mpc_issend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Issend(buf, (int)bytes, MPI_BYTE, dest, tag, comm, req);
+    return MPI_Issend_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm, req);
+}
+
+int mpc_irecv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_request *req)
+{
+    if (MPC_FITS_INT(bytes))
+        return MPI_Irecv(buf, (int)bytes, MPI_BYTE, source, tag, comm, req);
+    return MPI_Irecv_c(buf, (MPI_Count)bytes, MPI_BYTE, source, tag, comm, req);
+}
+
+int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
+                 void *recvbuf, size_t recvbytes, int source, int recvtag,
+                 mpc_comm comm, mpc_status *status)
+{
+    MPI_Status st;
+    int rc;
+    if (MPC_FITS_INT(sendbytes) && MPC_FITS_INT(recvbytes))
+        rc = MPI_Sendrecv(sendbuf, (int)sendbytes, MPI_BYTE, dest, sendtag, recvbuf, (int)recvbytes,
+                          MPI_BYTE, source, recvtag, comm, &st);
+    else
+        rc = MPI_Sendrecv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, dest, sendtag, recvbuf,
+                            (MPI_Count)recvbytes, MPI_BYTE, source,
+                            recvtag, comm, &st);
+    if (rc == MPI_SUCCESS && status)
+        mpc_status_from_mpi(&st, status);
+    else if (status)
+        failed_status(rc, &st, status);
+    return rc;
+}
+
+int mpc_test(mpc_request *req, int *done, mpc_status *status)
+{
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MPI_Test(req, done, &st);
+    if (rc != MPI_SUCCESS) {
+        rc = request_error(rc, &st);
+        if (status)
+            failed_status(rc, &st, status);
+        return rc;
+    }
+    if (*done && status)
+        mpc_status_from_mpi(&st, status);
+    return MPC_OK;
+}
+
+int mpc_wait(mpc_request *req, mpc_status *status)
+{
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MPI_Wait(req, &st);
+    if (rc != MPI_SUCCESS) {
+        rc = request_error(rc, &st);
+        if (status)
+            failed_status(rc, &st, status);
+        return rc;
+    }
+    if (status)
+        mpc_status_from_mpi(&st, status);
+    return MPC_OK;
+}
+
+int mpc_cancel(mpc_request *req) { return MPI_Cancel(req); }
+
+int mpc_request_done(mpc_request req, int *done)
+{
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MPI_Request_get_status(req, done, &st);
+    if (rc != MPI_SUCCESS)
+        *done = 1; /* a failed request has completed */
+    return rc == MPI_SUCCESS ? MPC_OK : request_error(rc, &st);
+}
+
+int mpc_probe(int source, int tag, mpc_comm comm, mpc_status *status)
+{
+    MPI_Status st = {0};
+    int rc = MPI_Probe(source, tag, comm, &st);
+    if (rc == MPI_SUCCESS && status)
+        mpc_status_from_probe(&st, status);
+    return rc;
+}
+
+int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *status)
+{
+    MPI_Status st = {0};
+    int rc = MPI_Iprobe(source, tag, comm, found, &st);
+    if (rc == MPI_SUCCESS && *found && status)
+        mpc_status_from_probe(&st, status);
+    return rc;
+}
+
+int mpc_improbe(int source, int tag, mpc_comm comm, int *found, mpc_message *msg,
+                mpc_status *status)
+{
+    MPI_Status st = {0};
+    int rc = MPI_Improbe(source, tag, comm, found, msg, &st);
+    if (rc == MPI_SUCCESS && *found && status)
+        mpc_status_from_probe(&st, status);
+    return rc;
+}
+
+int mpc_mrecv(void *buf, size_t bytes, mpc_message *msg, mpc_status *status)
+{
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MPC_FITS_INT(bytes) ? MPI_Mrecv(buf, (int)bytes, MPI_BYTE, msg, &st)
+                                 : MPI_Mrecv_c(buf, (MPI_Count)bytes, MPI_BYTE, msg, &st);
+    if (rc != MPI_SUCCESS)
+        return request_error(rc, &st);
+    if (status)
+        mpc_status_from_mpi(&st, status);
+    return MPC_OK;
+}
+
+int mpc_imrecv(void *buf, size_t bytes, mpc_message *msg, mpc_request *req)
+{
+    return MPC_FITS_INT(bytes) ? MPI_Imrecv(buf, (int)bytes, MPI_BYTE, msg, req)
+                               : MPI_Imrecv_c(buf, (MPI_Count)bytes, MPI_BYTE, msg, req);
+}
