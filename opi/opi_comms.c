@@ -14,13 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* System.MP's values for MPI's "no rank" (MP.Undefined) and "no process" (MP.ProcNull):
- * MPICH's MPI_PROC_NULL is -1 (System.MP's AnySource), so both are translated here. */
-#define OPI_UNDEFINED (-32766)
-#ifndef OPI_PROC_NULL
-#define OPI_PROC_NULL (-3)
-#endif
-
+/* System.MP's values for MPI's "no rank" (MP.Undefined) and "no process" (MP.ProcNull),
+ * OPI_UNDEFINED and OPI_PROC_NULL (opi_constants.h): MPICH's MPI_PROC_NULL is -1 (System.MP's
+ * AnySource), so both are translated here. */
 static int32_t undefined_out(int r) { return r == MPI_UNDEFINED ? OPI_UNDEFINED : r == MPI_PROC_NULL ? OPI_PROC_NULL : r; }
 
 /* ---- arguments ---- */
@@ -197,15 +193,20 @@ int32_t opi_group_incl_excl(int32_t group, MonoObject *ranks, int32_t exclude, i
     return rc;
 }
 
-/* kind: 0 union, 1 intersection, 2 difference. */
+/* kind: OPI_GROUP_UNION, _INTERSECTION or _DIFFERENCE (opi_constants.h). */
 int32_t opi_group_combine(int32_t a, int32_t b, int32_t kind, int32_t *out)
 {
-    static const enum local_kind kinds[] = {L_UNION, L_INTERSECTION, L_DIFFERENCE};
+    static const enum local_kind kinds[] = {[OPI_GROUP_UNION] = L_UNION,
+                                            [OPI_GROUP_INTERSECTION] = L_INTERSECTION,
+                                            [OPI_GROUP_DIFFERENCE] = L_DIFFERENCE};
+    _Static_assert(sizeof kinds / sizeof *kinds == OPI_GROUP_COMBINE_COUNT,
+                   "OPI_GROUP_COMBINES runs from 0 without a gap");
     int rc;
     if ((rc = check_group(a, "a")) || (rc = check_group(b, "b")))
         return rc;
-    if (kind < 0 || kind > 2)
-        return error_record(OPI_ERR_OUT_OF_RANGE, "kind", "group operation %d is not 0..2", kind);
+    if (kind < 0 || kind >= OPI_GROUP_COMBINE_COUNT)
+        return error_record(OPI_ERR_OUT_OF_RANGE, "kind", "group operation %d is not 0..%d", kind,
+                            OPI_GROUP_COMBINE_COUNT - 1);
     struct local l = {.kind = kinds[kind], .a = a, .b = b};
     if ((rc = local(&l)) == MPC_OK)
         *out = l.result;
