@@ -121,16 +121,17 @@ static class ContractTest
             Type t = asm.GetType("System.MP." + home.Key.Replace('.', '+'), false);
             Check.True(t != null, $"System.MP.{home.Key} exists");
             if (t == null) continue;
-            var cs = t.GetFields(All).Where(f => f.IsLiteral)
-                .ToDictionary(f => Key(f.Name), f => Convert.ToInt32(f.GetRawConstantValue()));
-            var c = home.Select(l => l[2].Split(' '))
-                .ToDictionary(p => Key(p[0]), p => int.Parse(p[1]));
-            foreach (var e in c)
-                Check.True(cs.TryGetValue(e.Key, out int v) && v == e.Value,
-                           $"{home.Key}.{e.Key} is {e.Value} in C, " +
-                           (cs.ContainsKey(e.Key) ? $"{v} in C#" : "absent in C#"));
+            var cs = t.GetFields(All).Where(f => f.IsLiteral).ToDictionary(f => Key(f.Name));
+            var c = home.Select(l => l[2].Split(' ')).ToDictionary(p => Key(p[0]));
+            foreach (var e in c) {
+                bool found = cs.TryGetValue(e.Key, out FieldInfo f);
+                int value = found ? Convert.ToInt32(f.GetRawConstantValue()) : 0;
+                Check.True(found && value == int.Parse(e.Value[1]),
+                           $"{home.Key}: {e.Value[0]} is {e.Value[1]} in C, " +
+                           (found ? $"{f.Name} is {value} in C#" : "absent in C#"));
+            }
             foreach (var e in cs.Where(e => !c.ContainsKey(e.Key)))
-                Check.True(false, $"{home.Key}.{e.Key} = {e.Value} in C# has no row in C");
+                Check.True(false, $"{home.Key}.{e.Value.Name} in C# has no row in C");
         }
         Check.True(lines.Count(l => l[0] == "constant") >= 11, "the core reports its constants");
 
