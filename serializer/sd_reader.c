@@ -1300,14 +1300,34 @@ static int read_end(reading *rd, int rc)
     return rc;
 }
 
+/* A read before its first phase: its inputs, and nothing taken yet. Field by field: clearing
+ * the whole struct (~300 bytes, a `rep stos`) would cost every message; the other fields are
+ * written before they are read. */
+static void read_begin(reading *rd, const uint8_t *buf, size_t len, MonoClass *expected,
+                       MonoObject *reuse, small_tables *small)
+{
+    rd->buf = buf;
+    rd->len = len;
+    rd->expected = expected;
+    rd->reuse = reuse;
+    rd->small = small;
+    rd->mine = !kept_work_busy;
+    rd->places = rd->mine ? kept_places.p : NULL;
+    rd->collections = rd->made = 0;
+    rd->record_plans = NULL;
+    rd->held = (holder){0};
+    rd->used = rd->items_pin = 0;
+    rd->items = NULL;
+    rd->by_jit = (managed){0};
+}
+
 static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse,
                         MonoObject **result)
 {
     small_tables small;
-    reading rd = {.buf = buf, .len = len, .expected = expected, .reuse = reuse, .small = &small};
+    reading rd;
     const char *why;
-    rd.mine = !kept_work_busy;
-    rd.places = rd.mine ? kept_places.p : NULL;
+    read_begin(&rd, buf, len, expected, reuse, &small);
     *result = NULL;
     size_t room = rd.mine ? kept_places.bytes / sizeof *rd.places : 0;
     if (sd_validate(buf, len, &rd.h, &rd.places, room, &why))
