@@ -15,13 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* System.MP's values for MPI's "no rank" (MP.Undefined) and "no process" (MP.ProcNull):
- * MPICH's MPI_PROC_NULL is -1 (System.MP's AnySource), so both are translated here. */
-#define OPI_UNDEFINED (-32766)
-#ifndef OPI_PROC_NULL
-#define OPI_PROC_NULL (-3)
-#endif
-
+/* System.MP's values for MPI's "no rank" (MP.Undefined) and "no process" (MP.ProcNull),
+ * OPI_UNDEFINED and OPI_PROC_NULL (opi_constants.h): MPICH's MPI_PROC_NULL is -1 (System.MP's
+ * AnySource), so both are translated here. */
 static int32_t undefined_out(int r) { return r == MPI_UNDEFINED ? OPI_UNDEFINED : r == MPI_PROC_NULL ? OPI_PROC_NULL : r; }
 
 /* ---- arguments ---- */
@@ -174,19 +170,23 @@ RT_HOLDS_STACK_MARK int32_t opi_group_incl_excl(int32_t group, MonoObject *ranks
     return rc;
 }
 
-/* kind: 0 union, 1 intersection, 2 difference. */
+/* kind: OPI_GROUP_UNION, _INTERSECTION or _DIFFERENCE (opi_constants.h). */
 RT_HOLDS_STACK_MARK int32_t opi_group_combine(int32_t a, int32_t b, int32_t kind, int32_t *out)
 {
     int rc;
     if ((rc = check_group(a, "a")) || (rc = check_group(b, "b")))
         return rc;
-    if (kind < 0 || kind > 2)
-        return error_record(OPI_ERR_OUT_OF_RANGE, "kind", "group operation %d is not 0..2", kind);
+    if (kind < 0 || kind >= OPI_GROUP_COMBINE_COUNT)
+        return error_record(OPI_ERR_OUT_OF_RANGE, "kind", "group operation %d is not 0..%d", kind,
+                            OPI_GROUP_COMBINE_COUNT - 1);
     int made = MPI_GROUP_NULL;
     XFER_MPI_BEGIN();
-    rc = kind == 0   ? mpc_group_union(a, b, &made)
-         : kind == 1 ? mpc_group_intersection(a, b, &made)
-                     : mpc_group_difference(a, b, &made);
+    switch ((enum opi_group_combine)kind) {
+    case OPI_GROUP_UNION: rc = mpc_group_union(a, b, &made); break;
+    case OPI_GROUP_INTERSECTION: rc = mpc_group_intersection(a, b, &made); break;
+    case OPI_GROUP_DIFFERENCE: rc = mpc_group_difference(a, b, &made); break;
+    default: rc = RT_ERR_RUNTIME; break;
+    }
     XFER_MPI_END;
     if (rc == MPC_OK)
         *out = made;

@@ -22,9 +22,6 @@
 #include <x86intrin.h>
 #endif
 
-#define OPI_SEND_STANDARD 0
-#define OPI_SEND_SYNCHRONOUS 1
-
 /* ---- helpers ---- */
 
 /* Copies text into a byte[] (as much as fits); returns the full length. */
@@ -59,7 +56,8 @@ static int append(char **text, size_t *length, const char *fmt, ...)
 
 /* Everything C and C# must agree on, one fact a line, for the contract test: internal calls
  * with their table signatures, error codes, stats positions, built-in operator codes, the
- * managed methods the core calls, and the layout of opi_status. */
+ * managed methods the core calls, the layout of opi_status, and opi_constants.h's constants
+ * and exception per error code. */
 int32_t opi_contract(MonoObject *buffer)
 {
     char *text = NULL;
@@ -84,6 +82,14 @@ int32_t opi_contract(MonoObject *buffer)
     LINE_FIELD(source) LINE_FIELD(tag) LINE_FIELD(count) LINE_FIELD(cancelled) LINE_FIELD(bytes)
     LINE_FIELD(error) LINE_FIELD(reserved)
 #undef LINE_FIELD
+#define LINE_CONSTANT(type, name, value) \
+    bad |= append(&text, &length, "constant %s %s %d\n", #type, #name, (int)(value));
+    OPI_MIRRORED_CONSTANTS(LINE_CONSTANT)
+#undef LINE_CONSTANT
+#define LINE_EXCEPTION(name, exception) \
+    bad |= append(&text, &length, "exception %s %d %s\n", #name, OPI_CODE_##name, #exception);
+    OPI_ERROR_EXCEPTIONS(LINE_EXCEPTION)
+#undef LINE_EXCEPTION
     int32_t rc = bad ? error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory writing the contract")
                      : put_text(buffer, text);
     free(text);

@@ -12,6 +12,7 @@
 #include "gc_hooks.h"
 #include "icall_table.h"
 #include "mpc_internal.h"
+#include "opi_constants.h"
 #include "opi_errors.h"
 #include "transfer.h"
 
@@ -61,10 +62,7 @@ int opi_barrier_wait(MPI_Comm comm);
 /* System.MP's wildcards (MP.AnySource, MP.AnyTag) and MP.ProcNull, the rank that makes a
  * transfer a no-op (MPI_PROC_NULL). MPICH numbers them otherwise (its MPI_PROC_NULL is -1, our
  * AnySource): the checks below translate System.MP's values into MPI's; a ProcNull status is
- * OPI's own (opi_proc_null_status). */
-#define OPI_ANY_SOURCE (-1)
-#define OPI_ANY_TAG (-1)
-#define OPI_PROC_NULL (-3)
+ * OPI's own (opi_proc_null_status). OPI_ANY_SOURCE, OPI_ANY_TAG, OPI_PROC_NULL: opi_constants.h. */
 
 /* Record a refused rank (code MPC_ERR_DEST, _SOURCE or _ROOT) or tag, with the value and the
  * valid range, as about argument (opi_status.c). Return the code. */

@@ -1024,196 +1024,332 @@ int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject
     return read_message(buf, len, expected, reuse, result);
 }
 
-static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse,
-                        MonoObject **result)
-{
-    sd_header h;
-    const char *why;
-    int mine = !kept_work_busy; /* this read uses the thread's kept work arrays */
-    /* where each record lies: the message is parsed once */
-    sd_place *places = mine ? kept_places.p : NULL;
-    *result = NULL;
-    if (sd_validate(buf, len, &h, &places, mine ? kept_places.bytes / sizeof *places : 0, &why))
-        return error_record(SD_ERR_SERIALIZATION, NULL, "%s", why);
-    size_t places_bytes = (size_t)h.record_count * sizeof *places;
-    size_t record_plans_bytes = (size_t)h.record_count * sizeof(const rt_class_plan *);
-    if (h.root < 0) {
-        work_give(&kept_places, places, places_bytes, mine);
-        return MPC_OK; /* the null graph */
-    }
-    kept_work_busy = 1; /* (from here on managed code may run, and read a graph of its own) */
+/* ---- a read, phase by phase: tables, types, holders, checks, objects, links, root ----
+ * Each phase returns MPC_OK or the error (a failed allocation: MPC_ERR_NO_MEMORY, which
+ * read_end records); read_end is the one way out, and gives back whatever the read took. The
+ * phases run once per read and are static, so the compiler inlines them into read_message;
+ * their loops work on locals, as the calls in them may write through pointers. */
 
-    int rc = MPC_ERR_NO_MEMORY;
-    /* a small message (most are) is read with no heap allocation but the validator's index:
-     * its tables live on this stack. (glibc's malloc_consolidate ran on every read once the
-     * fit cache, 1280 bytes, came from calloc.) */
-    const rt_class_plan *small_allowed[SMALL_TYPES], *small_plans[SMALL_TYPES], *small_record_plans[SMALL_RECORDS];
-    sd_type small_types[SMALL_TYPES];
-    fit_cache cache_storage;
-    cache_storage.filled = 0;
-    fit_cache *cache = &cache_storage;
-    allowed r = {small_allowed, 0, SMALL_TYPES, 1};
-    int small = h.type_count <= SMALL_TYPES; /* each entry is written before it is read */
-    const rt_class_plan **plans = small ? small_plans : calloc(h.type_count, sizeof *plans);
-    sd_type *types = small ? small_types : calloc(h.type_count, sizeof *types);
-    uint32_t items_pin = 0, used = 0;
-    holder held = {0};
-    MonoArray *items = NULL; /* the elements of the collections, by record */
-    const rt_class_plan **record_plans = NULL;
-    managed by_jit = {0};
-    if (!plans || !types || allow(&r, expected))
-        goto done;
-    message m = {places, types, &h, plans, expected}; /* for refusals */
-    sd_cursor cur = {buf + SD_HEADER_BYTES, buf + len, NULL};
-    uint32_t refused = h.type_count; /* the first type that cannot be received */
-    for (uint32_t t = 0; t < h.type_count; t++) {
+/* Tables of a small message (most are), on the reader's stack: such a read needs no heap
+ * allocation but the validator's index. (glibc's malloc_consolidate ran on every read once the
+ * fit cache, 1280 bytes, came from calloc.) Not cleared: each entry is written before it is
+ * read, and the cache says which of its entries are filled. */
+typedef struct small_tables {
+    const rt_class_plan *allowed[SMALL_TYPES], *plans[SMALL_TYPES];
+    const rt_class_plan *record_plans[SMALL_RECORDS];
+    sd_type types[SMALL_TYPES];
+    fit_cache cache;
+} small_tables;
+
+/* What the phases of one read share, and what read_end gives back. */
+typedef struct reading {
+    const uint8_t *buf;
+    size_t len;
+    MonoClass *expected;
+    MonoObject *reuse;
+    sd_header h;
+    int mine;                    /* this read uses the thread's kept work arrays */
+    sd_place *places;            /* where each record lies: the message is parsed once */
+    small_tables *small;
+    allowed r;
+    const rt_class_plan **plans; /* by type index */
+    sd_type *types;
+    fit_cache *cache;
+    message m;                   /* for refusals */
+    int collections;             /* some type is a collection: rebuilt once linked */
+    const rt_class_plan **record_plans;
+    MonoDomain *domain;
+    holder held;
+    uint32_t used;               /* the holder's entries this read may have filled */
+    MonoArray *items;            /* the elements of the collections, by record */
+    uint32_t items_pin;
+    managed by_jit;
+    int made;                    /* every object made by a managed factory, some linked there */
+    uint64_t seen;               /* the collection epoch last given way to */
+} reading;
+
+static size_t places_bytes(const reading *rd)
+{
+    return (size_t)rd->h.record_count * sizeof *rd->places;
+}
+
+static size_t record_plans_bytes(const reading *rd)
+{
+    return (size_t)rd->h.record_count * sizeof *rd->record_plans;
+}
+
+/* The type tables, the allow-list and the fit cache. */
+static int take_tables(reading *rd)
+{
+    uint32_t n = rd->h.type_count;
+    small_tables *small = rd->small;
+    small->cache.filled = 0;
+    rd->cache = &small->cache;
+    rd->r = (allowed){small->allowed, 0, SMALL_TYPES, 1};
+    rd->plans = n <= SMALL_TYPES ? small->plans : calloc(n, sizeof *rd->plans);
+    rd->types = n <= SMALL_TYPES ? small->types : calloc(n, sizeof *rd->types);
+    if (!rd->plans || !rd->types || allow(&rd->r, rd->expected))
+        return MPC_ERR_NO_MEMORY;
+    rd->m = (message){rd->places, rd->types, &rd->h, rd->plans, rd->expected};
+    return MPC_OK;
+}
+
+/* Resolves every type the message names (only those the allow-list admits, laid out here as
+ * there) and refuses the first that cannot be received; then runs the type initializers before
+ * the first instance exists, as `new` would. */
+static int resolve_types(reading *rd)
+{
+    const rt_class_plan **plans = rd->plans;
+    sd_type *types = rd->types;
+    sd_cursor cur = {rd->buf + SD_HEADER_BYTES, rd->buf + rd->len, NULL};
+    uint32_t n = rd->h.type_count, refused = n; /* the first type that cannot be received */
+    for (uint32_t t = 0; t < n; t++) {
         sd_parse_type(&cur, &types[t]); /* cannot fail: validated */
-        plans[t] = resolve(&r, &types[t]);
+        plans[t] = resolve(&rd->r, &types[t]);
         /* (after a refusal the rest are still resolved where they can be: refuse_type names the
          * fields on the path to the refused record) */
-        if (refused == h.type_count && (!plans[t] || plans[t]->denied || !same_layout(plans[t], &types[t]) ||
-                                        plans[t]->abstract || !plans[t]->vtable))
+        if (refused == n && (!plans[t] || plans[t]->denied || !same_layout(plans[t], &types[t]) ||
+                             plans[t]->abstract || !plans[t]->vtable))
             refused = t;
     }
-    if (refused < h.type_count) {
-        rc = refuse_type(&m, refused, plans[refused]);
-        goto done;
-    }
-    /* type initializers before the first instance exists, as `new` would run them */
-    int collections = 0;
-    for (uint32_t t = 0; t < h.type_count; t++) {
-        collections |= plans[t]->shape == RT_COLLECTION;
+    if (refused < n)
+        return refuse_type(&rd->m, refused, plans[refused]);
+    for (uint32_t t = 0; t < n; t++) {
+        int rc;
+        rd->collections |= plans[t]->shape == RT_COLLECTION;
         if ((plans[t]->shape == RT_OBJECT || plans[t]->shape == RT_COLLECTION) &&
             (rc = run_type_initializers(plans[t])) != MPC_OK)
-            goto done;
+            return rc;
     }
-    rc = MPC_ERR_NO_MEMORY;
+    return MPC_OK;
+}
 
-    /* create every object; the object[] keeps them reachable while later ones allocate */
-    record_plans = h.record_count <= SMALL_RECORDS ? small_record_plans
-                                                   : work_take(&kept_record_plans, record_plans_bytes, mine);
-    if (!record_plans)
-        goto done;
-    MonoDomain *domain = mono_domain_get();
-    if (holder_take(&held, h.record_count, domain))
-        goto done;
-    MonoArray *objs = held.array;
-    used = h.record_count;
-    if (reuse && !collections) {
-        /* reuse's objects in record order, kept where they fit the records' types; then every
-         * check that can fail, before any object of reuse is written */
-        size_t found; /* (a graph that cannot be walked stores nothing: nothing is reused) */
-        sd_record_order(reuse, objs, &found);
-        if (found > used)
-            used = found > held.length ? held.length : (uint32_t)found; /* what it stored */
-        for (uint32_t i = 0; i < h.record_count; i++) {
-            sd_record rec;
-            record_at(&places[i], types, &rec);
-            record_plans[i] = plans[rec.type_index];
-            MonoObject *o = entry_of(objs, i);
-            if (o && !reusable(o, record_plans[i], &rec))
-                hold_at(objs, i, NULL);
-            int32_t lower; /* (make would refuse it, but only after the first write: say so now) */
-            if (!bounds_fit(record_plans[i], &rec, &lower)) {
-                rc = refuse_bounds(&m, i, lower);
-                goto done;
-            }
-        }
-        if ((rc = check_links(places, types, &h, plans, record_plans, expected, cache, &m)) != MPC_OK)
-            goto done;
-        rc = MPC_ERR_NO_MEMORY;
+/* The records' plans, and the pinned object[] that keeps every object reachable while later
+ * ones allocate (and one for the collections' elements). */
+static int take_holders(reading *rd)
+{
+    uint32_t n = rd->h.record_count;
+    rd->record_plans = n <= SMALL_RECORDS
+                           ? rd->small->record_plans
+                           : work_take(&kept_record_plans, record_plans_bytes(rd), rd->mine);
+    if (!rd->record_plans)
+        return MPC_ERR_NO_MEMORY;
+    rd->domain = mono_domain_get();
+    if (holder_take(&rd->held, n, rd->domain))
+        return MPC_ERR_NO_MEMORY;
+    rd->used = n;
+    if (rd->collections) {
+        if (!(rd->items = mono_array_new(rd->domain, mono_get_object_class(), n)))
+            return MPC_ERR_NO_MEMORY;
+        rd->items_pin = mono_gchandle_new((MonoObject *)rd->items, 1);
     }
-    if (collections) {
-        if (!(items = mono_array_new(domain, mono_get_object_class(), h.record_count)))
-            goto done;
-        items_pin = mono_gchandle_new((MonoObject *)items, 1);
+    return MPC_OK;
+}
+
+/* Every reference fits its slot, the root fits T (check_links), with record_plans filled. */
+static int check_all_links(reading *rd)
+{
+    return check_links(rd->places, rd->types, &rd->h, rd->plans, rd->record_plans, rd->expected,
+                       rd->cache, &rd->m);
+}
+
+/* A graph reused (ORecvInto): reuse's objects in record order, kept where they fit the records'
+ * types; then every check that can fail, before any object of reuse is written. */
+static int prepare_reuse(reading *rd)
+{
+    MonoArray *objs = rd->held.array;
+    const rt_class_plan **record_plans = rd->record_plans;
+    size_t found; /* (a graph that cannot be walked stores nothing: nothing is reused) */
+    sd_record_order(rd->reuse, objs, &found);
+    if (found > rd->used) /* what it stored */
+        rd->used = found > rd->held.length ? rd->held.length : (uint32_t)found;
+    for (uint32_t i = 0; i < rd->h.record_count; i++) {
+        sd_record rec;
+        record_at(&rd->places[i], rd->types, &rec);
+        record_plans[i] = rd->plans[rec.type_index];
+        MonoObject *o = entry_of(objs, i);
+        if (o && !reusable(o, record_plans[i], &rec))
+            hold_at(objs, i, NULL);
+        int32_t lower; /* (make would refuse it, but only after the first write: say so now) */
+        if (!bounds_fit(record_plans[i], &rec, &lower))
+            return refuse_bounds(&rd->m, i, lower);
     }
-    int made = 0; /* every object made by a managed factory, some linked there */
-    if (!reuse && !collections && h.record_count >= MANAGED_CREATE_RECORDS) {
-        for (uint32_t i = 0; i < h.record_count; i++)
-            record_plans[i] = plans[places[i].type_index];
-        if ((rc = check_links(places, types, &h, plans, record_plans, expected, cache, &m)) != MPC_OK)
-            goto done;
-        if ((made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, 0, mine, &by_jit)) < 0) {
-            rc = made;
-            goto done;
-        }
-        rc = MPC_ERR_NO_MEMORY;
-    }
-    /* A graph reused (ORecvInto) is written only once every object is made: making is what can
-     * still fail (memory; bounds_fit, already checked), and a failed read must leave the graph as
-     * it was. After the first write nothing fails: the data copies cannot, links were all checked
-     * (check_links), a failed managed linking is redone here, and the root was checked against
-     * expected. Reading into new objects, each is made and filled in turn (still in cache). */
-    int reused = reuse && !collections;
-    uint64_t seen = gch_epoch();
-    for (uint32_t i = 0; i < h.record_count; i++) {
+    return check_all_links(rd);
+}
+
+/* New objects of a large message: every reference checked, then every object made (and most
+ * linked) in managed code, which pays from MANAGED_CREATE_RECORDS records on. */
+static int create_in_managed(reading *rd)
+{
+    uint32_t n = rd->h.record_count;
+    for (uint32_t i = 0; i < n; i++)
+        rd->record_plans[i] = rd->plans[rd->places[i].type_index];
+    int rc = check_all_links(rd);
+    if (rc != MPC_OK)
+        return rc;
+    rd->made = managed_create(rd->held.handle, rd->places, n, rd->plans, rd->h.type_count,
+                              rd->domain, 0, rd->mine, &rd->by_jit);
+    return rd->made < 0 ? rd->made : MPC_OK;
+}
+
+/* Makes every object, and copies the data in. A graph reused (ORecvInto) is written only once
+ * every object is made: making is what can still fail (memory; bounds_fit, already checked),
+ * and a failed read must leave the graph as it was. After the first write nothing fails: the
+ * data copies cannot, links were all checked (check_links), a failed managed linking is redone
+ * by link_objects, and the root was checked against expected. Reading into new objects, each
+ * is made and filled in turn (still in cache). */
+static int make_objects(reading *rd, int reused)
+{
+    MonoArray *objs = rd->held.array, *items = rd->items;
+    const sd_place *places = rd->places;
+    const sd_type *types = rd->types;
+    const rt_class_plan **plans = rd->plans, **record_plans = rd->record_plans;
+    uint32_t n = rd->h.record_count;
+    MonoDomain *domain = rd->domain;
+    int made = rd->made;
+    rd->seen = gch_epoch();
+    for (uint32_t i = 0; i < n; i++) {
         sd_record rec;
         record_at(&places[i], types, &rec);
         const rt_class_plan *p = record_plans[i] = plans[rec.type_index];
         if (!make_object(objs, items, i, p, &rec, domain, made)) {
             int32_t lower;
-            rc = !bounds_fit(p, &rec, &lower) ? refuse_bounds(&m, i, lower)
-                                              : failf("cannot create an object of type %.*s (out of memory?)",
-                                                      short_len(p->qualified_name, p->qualified_name_len),
-                                                      p->qualified_name);
-            goto done;
+            if (!bounds_fit(p, &rec, &lower))
+                return refuse_bounds(&rd->m, i, lower);
+            return failf("cannot create an object of type %.*s (out of memory?)",
+                         short_len(p->qualified_name, p->qualified_name_len), p->qualified_name);
         }
         if (!reused)
-            fill(objs, items, i, p, &rec, &seen);
+            fill(objs, items, i, p, &rec, &rd->seen);
         if (i % RECORDS_PER_GC_CHECK == 0)
-            give_way(&seen);
+            give_way(&rd->seen);
     }
-    for (uint32_t i = 0; reused && i < h.record_count; i++) {
+    for (uint32_t i = 0; reused && i < n; i++) {
         sd_record rec;
         record_at(&places[i], types, &rec);
-        fill(objs, items, i, record_plans[i], &rec, &seen);
+        fill(objs, items, i, record_plans[i], &rec, &rd->seen);
         if (i % RECORDS_PER_GC_CHECK == 0)
-            give_way(&seen);
+            give_way(&rd->seen);
     }
-    /* a graph reused: its objects, and those made new, linked in managed code where their class
-     * has a linker (every reference was checked before anything was written); if that fails
-     * (out of memory compiling a linker), the loop below links every record itself, each slot
-     * again, so the read still succeeds and nothing is left half linked */
-    if (reused && h.record_count >= MANAGED_CREATE_RECORDS)
-        made = managed_create(held.handle, places, h.record_count, plans, h.type_count, domain, 1, mine, &by_jit);
-    /* link the references: every target's type is known from its record */
-    for (uint32_t i = 0; i < h.record_count; i++) {
+    return MPC_OK;
+}
+
+/* Links the references (every target's type is known from its record), then rebuilds the
+ * collections. A graph reused: its objects, and those made new, are linked in managed code
+ * where their class has a linker (every reference was checked before anything was written); if
+ * that fails (out of memory compiling a linker), the loop links every record itself, each slot
+ * again, so the read still succeeds and nothing is left half linked. */
+static int link_objects(reading *rd, int reused)
+{
+    uint32_t n = rd->h.record_count;
+    if (reused && n >= MANAGED_CREATE_RECORDS)
+        rd->made = managed_create(rd->held.handle, rd->places, n, rd->plans, rd->h.type_count,
+                                  rd->domain, 1, rd->mine, &rd->by_jit);
+    MonoArray *objs = rd->held.array, *items = rd->items;
+    const sd_place *places = rd->places;
+    const sd_type *types = rd->types;
+    const rt_class_plan **plans = rd->plans, **record_plans = rd->record_plans;
+    const int32_t *linked = rd->made ? rd->by_jit.links : NULL; /* by a managed linker */
+    for (uint32_t i = 0; i < n; i++) {
         sd_record rec;
         record_at(&places[i], types, &rec);
-        if (made && by_jit.links[i])
-            continue; /* linked in managed code */
-        if ((rc = link_record(objs, items, plans[rec.type_index], &rec, i, record_plans, cache, &seen, &m)) != MPC_OK)
-            goto done;
+        if (linked && linked[i])
+            continue;
+        int rc = link_record(objs, items, plans[rec.type_index], &rec, i, record_plans, rd->cache,
+                             &rd->seen, &rd->m);
+        if (rc != MPC_OK)
+            return rc;
         if (i % RECORDS_PER_GC_CHECK == 0)
-            give_way(&seen);
+            give_way(&rd->seen);
     }
-    if (collections && (rc = rebuild_collections(objs, items)) != MPC_OK)
-        goto done;
-    if (!mono_object_isinst(entry_of(objs, (uint32_t)h.root), expected)) {
-        rc = refuse_link(&m, -1, 0, 0, (uint32_t)h.root);
-        goto done;
-    }
-    *result = entry_of(objs, (uint32_t)h.root); /* fetched after the check: it may move */
-    rc = MPC_OK;
-done:
+    return rd->collections ? rebuild_collections(objs, items) : MPC_OK;
+}
+
+/* The root, once it is known to be an expected. */
+static int take_root(reading *rd, MonoObject **result)
+{
+    MonoArray *objs = rd->held.array;
+    if (!mono_object_isinst(entry_of(objs, (uint32_t)rd->h.root), rd->expected))
+        return refuse_link(&rd->m, -1, 0, 0, (uint32_t)rd->h.root);
+    *result = entry_of(objs, (uint32_t)rd->h.root); /* fetched after the check: it may move */
+    return MPC_OK;
+}
+
+/* The one way out of a read that got past validation: records an allocation failure, and gives
+ * back every holder, pin, work array and table the read took. */
+static int read_end(reading *rd, int rc)
+{
     if (rc == MPC_ERR_NO_MEMORY)
-        error_record(rc, NULL, "out of memory reading a graph of %u objects of %u types", h.record_count,
-                     h.type_count);
-    holder_give(&held, used);
-    if (items_pin)
-        mono_gchandle_free(items_pin);
-    if (record_plans != small_record_plans)
-        work_give(&kept_record_plans, record_plans, record_plans_bytes, mine);
-    work_give(&kept_places, places, places_bytes, mine);
-    work_give(&kept_numbers, by_jit.numbers, by_jit.bytes, mine);
-    if (mine)
+        error_record(rc, NULL, "out of memory reading a graph of %u objects of %u types",
+                     rd->h.record_count, rd->h.type_count);
+    holder_give(&rd->held, rd->used);
+    if (rd->items_pin)
+        mono_gchandle_free(rd->items_pin);
+    if (rd->record_plans != rd->small->record_plans)
+        work_give(&kept_record_plans, rd->record_plans, record_plans_bytes(rd), rd->mine);
+    work_give(&kept_places, rd->places, places_bytes(rd), rd->mine);
+    work_give(&kept_numbers, rd->by_jit.numbers, rd->by_jit.bytes, rd->mine);
+    if (rd->mine)
         kept_work_busy = 0;
-    if (!r.on_stack)
-        free(r.plans);
-    if (plans != small_plans)
-        free(plans);
-    if (types != small_types)
-        free(types);
+    if (!rd->r.on_stack)
+        free(rd->r.plans);
+    if (rd->plans != rd->small->plans)
+        free(rd->plans);
+    if (rd->types != rd->small->types)
+        free(rd->types);
     return rc;
+}
+
+/* A read before its first phase: its inputs, and nothing taken yet. Field by field: clearing
+ * the whole struct (~300 bytes, a `rep stos`) would cost every message; the other fields are
+ * written before they are read. */
+static void read_begin(reading *rd, const uint8_t *buf, size_t len, MonoClass *expected,
+                       MonoObject *reuse, small_tables *small)
+{
+    rd->buf = buf;
+    rd->len = len;
+    rd->expected = expected;
+    rd->reuse = reuse;
+    rd->small = small;
+    rd->mine = !kept_work_busy;
+    rd->places = rd->mine ? kept_places.p : NULL;
+    rd->collections = rd->made = 0;
+    rd->record_plans = NULL;
+    rd->held = (holder){0};
+    rd->used = rd->items_pin = 0;
+    rd->items = NULL;
+    rd->by_jit = (managed){0};
+}
+
+static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse,
+                        MonoObject **result)
+{
+    small_tables small;
+    reading rd;
+    const char *why;
+    read_begin(&rd, buf, len, expected, reuse, &small);
+    *result = NULL;
+    size_t room = rd.mine ? kept_places.bytes / sizeof *rd.places : 0;
+    if (sd_validate(buf, len, &rd.h, &rd.places, room, &why))
+        return error_record(SD_ERR_SERIALIZATION, NULL, "%s", why);
+    if (rd.h.root < 0) {
+        work_give(&kept_places, rd.places, places_bytes(&rd), rd.mine);
+        return MPC_OK; /* the null graph */
+    }
+    kept_work_busy = 1; /* (from here on managed code may run, and read a graph of its own) */
+    int rc;
+    if ((rc = take_tables(&rd)) != MPC_OK || (rc = resolve_types(&rd)) != MPC_OK ||
+        (rc = take_holders(&rd)) != MPC_OK)
+        goto end;
+    int reused = reuse && !rd.collections; /* (a graph of collections is made new) */
+    if (reused)
+        rc = prepare_reuse(&rd);
+    else if (!reuse && !rd.collections && rd.h.record_count >= MANAGED_CREATE_RECORDS)
+        rc = create_in_managed(&rd);
+    if (rc != MPC_OK || (rc = make_objects(&rd, reused)) != MPC_OK ||
+        (rc = link_objects(&rd, reused)) != MPC_OK)
+        goto end;
+    rc = take_root(&rd, result);
+end:
+    return read_end(&rd, rc);
 }

@@ -905,92 +905,107 @@ void sd_writer_thread_stopped(void)
     kept = (kept_arrays){0};
 }
 
-static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
-                      MonoArray *order, int *moved, int yield_to_gc)
+/* ---- a write, phase by phase: window, records, types, size, message ----
+ * Each phase returns MPC_OK or the error (MPC_ERR_NO_MEMORY for a failed allocation, and for
+ * an attempt a collection stopped: g->moved); write_end is the one way out once the kept arrays
+ * are lent. The phases are static and called once per attempt, so they are inlined. */
+
+/* A piece (count != SIZE_MAX) is a range of a one-dimensional array: the window written as the
+ * root. *moved when a collection began while the root's plan was built. */
+static int set_window(graph *g, MonoObject *root, size_t first, size_t count, int *moved)
 {
-    graph g = {0};
-    int rc = MPC_ERR_NO_MEMORY;
-    g.epoch = gch_epoch();
-    g.yield_to_gc = yield_to_gc;
-    g.immovable = !atomic_load(&old_generation_moves);
-    if (count != SIZE_MAX) { /* (returns before the kept arrays are lent: nothing to give back) */
-        int built = 0;
-        const rt_class_plan *rp = root ? rt_plan_of(root, &built) : NULL;
-        if (built && gch_epoch() != g.epoch) {
-            *moved = 1;
-            return MPC_OK;
-        }
-        if (!rp || rp->shape != RT_ARRAY || rp->rank != 1 || first + count > rt_array_length(root))
-            return error_record(SD_ERR_GRAPH, NULL, "a piece must be a range of a one-dimensional array");
-        g.windowed = 1;
-        g.win_first = first;
-        g.win_count = count;
+    int built = 0;
+    const rt_class_plan *rp = root ? rt_plan_of(root, &built) : NULL;
+    if (built && gch_epoch() != g->epoch) {
+        *moved = 1;
+        return MPC_OK;
     }
-    take_kept(&g);
-    if (root) {
-        if (record_of(&g, root) < 0)
-            goto done;
-        if (!admissible(&g, 0, g.plans[0]->klass)) {
-            rc = SD_ERR_GRAPH;
-            goto done;
-        }
-        for (uint32_t i = 0; i < g.count; i++) {
-            if (collection_waiting(&g, i))
-                goto done;
-            int failure = MPC_ERR_NO_MEMORY, visited = visit_refs(&g, i, discover, &failure);
-            if (visited) {
-                rc = visited == -2 ? SD_ERR_GRAPH
-                                   : failure == MPC_OK ? MPC_ERR_NO_MEMORY : failure; /* MPC_OK: moved, starts over */
-                goto done;
-            }
-        }
-        if (order) { /* only the order: no Mono call since the walk ended, the addresses are current */
-            size_t n = g.count < rt_array_length((MonoObject *)order) ? g.count : rt_array_length((MonoObject *)order);
-            for (size_t i = 0; i < n; i++)
-                mono_array_setref(order, i, g.objs[i]);
-            *measured = g.count;
-            rc = MPC_OK;
-            goto done;
-        }
-        /* the error message of admissible() may build a plan too */
-        if (g.count > g.cap_type_of) {
-            free(g.type_of);
-            g.cap_type_of = 0;
-            if (!(g.type_of = malloc(g.count * sizeof *g.type_of)))
-                goto done;
-            g.cap_type_of = g.count;
-        }
-        for (uint32_t i = 0; i < g.count; i++)
-            if (type_index_of(&g, g.plans[i], &g.type_of[i]))
-                goto done;
+    if (!rp || rp->shape != RT_ARRAY || rp->rank != 1 || first + count > rt_array_length(root))
+        return error_record(SD_ERR_GRAPH, NULL,
+                            "a piece must be a range of a one-dimensional array");
+    g->windowed = 1;
+    g->win_first = first;
+    g->win_count = count;
+    return MPC_OK;
+}
+
+/* Finds every record from the root, breadth first, each object admitted as it is found. */
+static int find_records(graph *g, MonoObject *root)
+{
+    if (record_of(g, root) < 0)
+        return MPC_ERR_NO_MEMORY;
+    if (!admissible(g, 0, g->plans[0]->klass))
+        return SD_ERR_GRAPH;
+    for (uint32_t i = 0; i < g->count; i++) {
+        if (collection_waiting(g, i))
+            return MPC_ERR_NO_MEMORY; /* (g->moved: starts over) */
+        int failure = MPC_ERR_NO_MEMORY, visited = visit_refs(g, i, discover, &failure);
+        if (visited == -2)
+            return SD_ERR_GRAPH;
+        if (visited) /* MPC_OK: moved, starts over */
+            return failure == MPC_OK ? MPC_ERR_NO_MEMORY : failure;
     }
-    size_t total = SD_HEADER_BYTES;
-    for (uint32_t t = 0; t < g.ntypes; t++)
-        total += 16 + g.types[t]->qualified_name_len;
-    for (uint32_t i = 0; i < g.count; i++)
-        total += record_bytes(&g, i);
-    if (g.ntypes > SD_MAX_TYPES) {
-        rc = error_record(SD_ERR_GRAPH, NULL, "the graph holds %u types, more than the %d a message may name",
-                          g.ntypes, SD_MAX_TYPES);
-        goto done;
+    return MPC_OK;
+}
+
+/* Only the objects in record order are wanted (sd_record_order), and how many there are. No
+ * Mono call since the walk ended: the addresses are current. */
+static int store_order(const graph *g, MonoArray *order, size_t *count)
+{
+    size_t room = rt_array_length((MonoObject *)order), n = g->count < room ? g->count : room;
+    for (size_t i = 0; i < n; i++)
+        mono_array_setref(order, i, g->objs[i]);
+    *count = g->count;
+    return MPC_OK;
+}
+
+/* Each record's type index (after the walk: the error message of admissible() may build a
+ * plan too). */
+static int number_types(graph *g)
+{
+    if (g->count > g->cap_type_of) {
+        free(g->type_of);
+        g->cap_type_of = 0;
+        if (!(g->type_of = malloc(g->count * sizeof *g->type_of)))
+            return MPC_ERR_NO_MEMORY;
+        g->cap_type_of = g->count;
     }
-    if (measured) {
-        *measured = total;
-        rc = MPC_OK;
-        goto done;
-    }
+    for (uint32_t i = 0; i < g->count; i++)
+        if (type_index_of(g, g->plans[i], &g->type_of[i]))
+            return MPC_ERR_NO_MEMORY;
+    return MPC_OK;
+}
+
+/* The message's size in bytes, into *total; refused when it would name too many types. */
+static int message_bytes(graph *g, size_t *total)
+{
+    *total = SD_HEADER_BYTES;
+    for (uint32_t t = 0; t < g->ntypes; t++)
+        *total += 16 + g->types[t]->qualified_name_len;
+    for (uint32_t i = 0; i < g->count; i++)
+        *total += record_bytes(g, i);
+    if (g->ntypes > SD_MAX_TYPES)
+        return error_record(SD_ERR_GRAPH, NULL,
+                            "the graph holds %u types, more than the %d a message may name",
+                            g->ntypes, SD_MAX_TYPES);
+    return MPC_OK;
+}
+
+/* Writes the message, total bytes long (FORMAT.md): header, type table, records. */
+static int out_message(graph *g, int null_root, size_t total, sd_buffer *out)
+{
     if (reserve(out, total))
-        goto done;
+        return MPC_ERR_NO_MEMORY;
     out32(out, SD_MAGIC);
     out32(out, SD_VERSION);
-    out32(out, g.ntypes);
-    out32(out, g.count);
-    out32(out, root ? 0 : (uint32_t)-1);
+    out32(out, g->ntypes);
+    out32(out, g->count);
+    out32(out, null_root ? (uint32_t)-1 : 0);
     out32(out, 0);
     out32(out, (uint32_t)total);
     out32(out, (uint32_t)((uint64_t)total >> 32));
-    for (uint32_t t = 0; t < g.ntypes; t++) {
-        const rt_class_plan *p = g.types[t];
+    for (uint32_t t = 0; t < g->ntypes; t++) {
+        const rt_class_plan *p = g->types[t];
         uint8_t head[4] = {sd_wire_kind(p), p->rank, sd_wire_element(p), 0};
         out_bytes(out, head, 4);
         out32(out, p->data_size);
@@ -998,26 +1013,59 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         out32(out, p->qualified_name_len);
         out_bytes(out, p->qualified_name, p->qualified_name_len);
     }
-    for (uint32_t i = 0; i < g.count; i++) {
-        int written = collection_waiting(&g, i) ? -1 : out_record(&g, i, out);
-        if (written == -2)
-            rc = SD_ERR_GRAPH;
-        if (written)
-            goto done;
+    for (uint32_t i = 0; i < g->count; i++) {
+        int written = collection_waiting(g, i) ? -1 : out_record(g, i, out);
+        if (written) /* -1: g->moved, starts over */
+            return written == -2 ? SD_ERR_GRAPH : MPC_ERR_NO_MEMORY;
     }
-    rc = MPC_OK;
-done:
-    if (g.moved)
+    return MPC_OK;
+}
+
+/* The one way out of an attempt once the kept arrays are lent: *moved when a collection stopped
+ * it (then nothing is recorded: the write starts over), else records an allocation failure;
+ * gives back every pin and array. */
+static int write_end(graph *g, int rc, int *moved)
+{
+    if (g->moved)
         *moved = 1; /* whatever was written used addresses a collection may have changed */
     else if (rc == MPC_ERR_NO_MEMORY)
-        error_record(rc, NULL, "out of memory writing a graph (%u objects found)", g.count);
-    for (uint32_t k = 0; k < g.npins; k++)
-        mono_gchandle_free(g.pins[k]);
-    release_arrays(&g);
-    free(g.types);
-    free(g.scratch);
-    for (size_t k = 0; k < g.nretired; k++)
-        free(g.retired[k]);
-    free(g.retired);
+        error_record(rc, NULL, "out of memory writing a graph (%u objects found)", g->count);
+    for (uint32_t k = 0; k < g->npins; k++)
+        mono_gchandle_free(g->pins[k]);
+    release_arrays(g);
+    free(g->types);
+    free(g->scratch);
+    for (size_t k = 0; k < g->nretired; k++)
+        free(g->retired[k]);
+    free(g->retired);
     return rc;
+}
+
+static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out,
+                      size_t *measured, MonoArray *order, int *moved, int yield_to_gc)
+{
+    graph g = {0};
+    g.epoch = gch_epoch();
+    g.yield_to_gc = yield_to_gc;
+    g.immovable = !atomic_load(&old_generation_moves);
+    int rc = MPC_OK;
+    /* (before the kept arrays are lent: nothing to give back) */
+    if (count != SIZE_MAX && ((rc = set_window(&g, root, first, count, moved)) != MPC_OK || *moved))
+        return rc;
+    take_kept(&g);
+    size_t total;
+    if (root && (rc = find_records(&g, root)) != MPC_OK)
+        goto end;
+    if (root && order) {
+        rc = store_order(&g, order, measured);
+        goto end;
+    }
+    if ((rc = number_types(&g)) != MPC_OK || (rc = message_bytes(&g, &total)) != MPC_OK)
+        goto end;
+    if (measured)
+        *measured = total;
+    else
+        rc = out_message(&g, !root, total, out);
+end:
+    return write_end(&g, rc, moved);
 }

@@ -2,7 +2,10 @@
 // calls (opi/icall_table.h) and the C# externs of System.MP.MPDirect agree name by name and
 // parameter by parameter, error codes (mpc.h) match Errors' constants, stats positions match
 // MPStats.Index, built-in operator codes match Op's, the managed methods the core calls
-// (RT_MANAGED_METHODS) exist, and opi_status's layout matches StatusData's. Every extern is callable, and every System.MP method that calls an internal
+// (RT_MANAGED_METHODS) exist, and opi_status's layout matches StatusData's. The constants C# writes
+// too (sentinels, send modes, group kinds, wait policies: opi/opi_constants.h) match its literal
+// fields, and Errors.Make throws for each error code the exception that file's table names.
+// Every extern is callable, and every System.MP method that calls an internal
 // call is NoInlining (internal calls bind when their caller is compiled: an inlined caller
 // compiled before the core registered them would fail under stock mono).
 using System;
@@ -112,6 +115,36 @@ static class ContractTest
         foreach (var f in cFields)
             Check.True(fields.TryGetValue(Key(f[0]), out string n) && (int)Marshal.OffsetOf(status, n) == int.Parse(f[1]),
                        $"StatusData.{f[0]} at offset {f[1]}");
+
+        // constants C# writes too: each C# home holds exactly its C rows, name by name, same values
+        foreach (var home in lines.Where(l => l[0] == "constant").GroupBy(l => l[1])) {
+            Type t = asm.GetType("System.MP." + home.Key.Replace('.', '+'), false);
+            Check.True(t != null, $"System.MP.{home.Key} exists");
+            if (t == null) continue;
+            var cs = t.GetFields(All).Where(f => f.IsLiteral).ToDictionary(f => Key(f.Name));
+            var c = home.Select(l => l[2].Split(' ')).ToDictionary(p => Key(p[0]));
+            foreach (var e in c) {
+                bool found = cs.TryGetValue(e.Key, out FieldInfo f);
+                int value = found ? Convert.ToInt32(f.GetRawConstantValue()) : 0;
+                Check.True(found && value == int.Parse(e.Value[1]),
+                           $"{home.Key}: {e.Value[0]} is {e.Value[1]} in C, " +
+                           (found ? $"{f.Name} is {value} in C#" : "absent in C#"));
+            }
+            foreach (var e in cs.Where(e => !c.ContainsKey(e.Key)))
+                Check.True(false, $"{home.Key}.{e.Value.Name} in C# has no row in C");
+        }
+        Check.True(lines.Count(l => l[0] == "constant") >= 11, "the core reports its constants");
+
+        // the exception of each error code: what Errors.Make builds, as opi_constants.h says
+        MethodInfo make = asm.GetType("System.MP.Errors", true).GetMethod("Make", All);
+        var exceptions = lines.Where(l => l[0] == "exception").ToList();
+        Check.Equal(exceptions.Count, cErrors.Count, "an exception row for every error code");
+        foreach (var l in exceptions) {
+            string[] rest = l[2].Split(' ');
+            var made = (Exception)make.Invoke(null, new object[] { int.Parse(rest[0]) });
+            string thrown = made.GetType().Name;
+            Check.True(thrown == rest[1], $"error {l[1]} ({rest[0]}): C# {thrown}, C {rest[1]}");
+        }
 
         // every extern binds: a method that calls it compiles (the runtime resolves it)
         foreach (MethodInfo m in externs) {

@@ -71,17 +71,21 @@ namespace System.MP
         /// group's order (MPI_Group_union).</summary>
         /// <exception cref="ArgumentNullException">a or b is null.</exception>
         /// <exception cref="ObjectDisposedException">a or b has been disposed.</exception>
-        public static Group Union(Group a, Group b) => Combine(a, b, 0);
+        public static Group Union(Group a, Group b) => Combine(a, b, Combination.Union);
 
         /// <summary>The processes of a that are also in b, in a's order (MPI_Group_intersection).</summary>
         /// <exception cref="ArgumentNullException">a or b is null.</exception>
         /// <exception cref="ObjectDisposedException">a or b has been disposed.</exception>
-        public static Group Intersection(Group a, Group b) => Combine(a, b, 1);
+        public static Group Intersection(Group a, Group b) =>
+            Combine(a, b, Combination.Intersection);
 
         /// <summary>The processes of a that are not in b, in a's order (MPI_Group_difference).</summary>
         /// <exception cref="ArgumentNullException">a or b is null.</exception>
         /// <exception cref="ObjectDisposedException">a or b has been disposed.</exception>
-        public static Group Difference(Group a, Group b) => Combine(a, b, 2);
+        public static Group Difference(Group a, Group b) => Combine(a, b, Combination.Difference);
+
+        // GroupCombine's kinds: OPI_GROUP_COMBINES (opi/opi_constants.h), checked by ContractTest.
+        static class Combination { internal const int Union = 0, Intersection = 1, Difference = 2; }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         static Group Combine(Group a, Group b, int kind)
