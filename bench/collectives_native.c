@@ -1,8 +1,8 @@
 /* collectives_native — the reference for collective latency, plain C on MPICH.
- *   mpiexec.mpich -n N collectives_native bcast|allreduce|gatherv|alltoallv|iallreduce MIN_BYTES MAX_BYTES REPS
- * bcast: MPI_Bcast of bytes from rank 0; allreduce: MPI_Allreduce of doubles with MPI_SUM;
- * gatherv, alltoallv: MPI_Gatherv to rank 0 / MPI_Alltoallv of blocks of MIN..MAX bytes of doubles
- * per rank (vcoll_main); iallreduce: MPI_Iallreduce of doubles with MPI_SUM, then MPI_Wait.
+ *   mpiexec.mpich -n N collectives_native bcast|allreduce|gatherv|alltoallv|iallreduce MIN_BYTES
+ * MAX_BYTES REPS bcast: MPI_Bcast of bytes from rank 0; allreduce: MPI_Allreduce of doubles with
+ * MPI_SUM; gatherv, alltoallv: MPI_Gatherv to rank 0 / MPI_Alltoallv of blocks of MIN..MAX bytes of
+ * doubles per rank (vcoll_main); iallreduce: MPI_Iallreduce of doubles with MPI_SUM, then MPI_Wait.
  * Prints "native-c,bytes,rep,iterations,us_per_call" and "peak,native-c,rank,kib". */
 #include <mpi.h>
 #include <stdio.h>
@@ -37,7 +37,8 @@ int main(int argc, char **argv)
             for (int i = 0; i < iters; i++) {
                 if (iallreduce) { /* start, then wait */
                     MPI_Request req;
-                    MPI_Iallreduce(a, b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
+                    MPI_Iallreduce(a, b, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                   &req);
                     MPI_Wait(&req, MPI_STATUS_IGNORE);
                     continue;
                 }
@@ -85,9 +86,11 @@ static int vcoll_main(int argc, char **argv)
             double t0 = MPI_Wtime();
             for (int i = 0; i < iters; i++) {
                 if (gatherv)
-                    MPI_Gatherv(send, n, MPI_DOUBLE, recv, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                    MPI_Gatherv(send, n, MPI_DOUBLE, recv, counts, displs, MPI_DOUBLE, 0,
+                                MPI_COMM_WORLD);
                 else
-                    MPI_Alltoallv(send, counts, displs, MPI_DOUBLE, recv, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+                    MPI_Alltoallv(send, counts, displs, MPI_DOUBLE, recv, counts, displs,
+                                  MPI_DOUBLE, MPI_COMM_WORLD);
             }
             double t = MPI_Wtime() - t0;
             if (rank == 0 && rep >= 0)

@@ -13,10 +13,10 @@
 
 #include "bench_common.h"
 
-#define CHECK(call)                                                                                                    \
-    do {                                                                                                               \
-        if ((call) != MPI_SUCCESS)                                                                                     \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                                                              \
+#define CHECK(call)                       \
+    do {                                  \
+        if ((call) != MPI_SUCCESS)        \
+            MPI_Abort(MPI_COMM_WORLD, 3); \
     } while (0)
 
 int main(int argc, char **argv)
@@ -26,7 +26,8 @@ int main(int argc, char **argv)
     int rank, size;
     CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    int n = argc > 1 ? atoi(argv[1]) : 1024, steps = argc > 2 ? atoi(argv[2]) : 200, reps = argc > 3 ? atoi(argv[3]) : 3;
+    int n = argc > 1 ? atoi(argv[1]) : 1024, steps = argc > 2 ? atoi(argv[2]) : 200,
+        reps = argc > 3 ? atoi(argv[3]) : 3;
     const char *name = argc > 4 ? argv[4] : "native-c";
     int first = (int)((long)rank * n / size), rows = (int)((long)(rank + 1) * n / size) - first;
     int w = n + 2; /* a row with its two boundary columns */
@@ -47,9 +48,11 @@ int main(int argc, char **argv)
         double t0 = MPI_Wtime();
         for (int s = 0; s < steps; s++) {
             MPI_Request req[4];
-            MPI_Status st[4]; /* not MPI_STATUSES_IGNORE: gcc reads its (MPI_Status *)1 as a 0-byte region */
+            MPI_Status st[4]; /* not MPI_STATUSES_IGNORE: gcc reads its (MPI_Status *)1 as a 0-byte
+                                 region */
             CHECK(MPI_Irecv(u, w, MPI_DOUBLE, up, 1, MPI_COMM_WORLD, &req[0]));
-            CHECK(MPI_Irecv(u + (size_t)(rows + 1) * w, w, MPI_DOUBLE, down, 0, MPI_COMM_WORLD, &req[1]));
+            CHECK(MPI_Irecv(u + (size_t)(rows + 1) * w, w, MPI_DOUBLE, down, 0, MPI_COMM_WORLD,
+                            &req[1]));
             CHECK(MPI_Isend(u + w, w, MPI_DOUBLE, up, 0, MPI_COMM_WORLD, &req[2]));
             CHECK(MPI_Isend(u + (size_t)rows * w, w, MPI_DOUBLE, down, 1, MPI_COMM_WORLD, &req[3]));
             CHECK(MPI_Waitall(4, req, st));

@@ -147,4 +147,3 @@ void gch_snapshot(int64_t out[GCH_COUNTER_COUNT])
         for (int i = 0; i < GCH_COUNTER_COUNT; i++)
             out[i] += atomic_load_explicit(&b->value[i], memory_order_relaxed);
 }
-

@@ -5,9 +5,9 @@
  * Order matters: GC parameters are set before the runtime starts (they are read once);
  * MPI is initialised before Mono so UCX's signal handlers are replaced by Mono's; the core is
  * installed before any managed code is compiled (internal calls bind at JIT time). */
-#include "mpc.h"
 #include "mono_private.h"
 #include "motor_core.h"
+#include "mpc.h"
 
 #include <mono/jit/jit.h>
 #include <mono/metadata/appdomain.h>
@@ -144,8 +144,8 @@ static int add_own_directory_to_mono_path(void)
     char *path = malloc(len);
     if (!path)
         return -1;
-    snprintf(path, len, "%s%s%s%s%s", self, has_installed ? ":" : "", has_installed ? installed : "",
-             old && *old ? ":" : "", old && *old ? old : "");
+    snprintf(path, len, "%s%s%s%s%s", self, has_installed ? ":" : "",
+             has_installed ? installed : "", old && *old ? ":" : "", old && *old ? old : "");
     int rc = setenv("MONO_PATH", path, 1);
     free(path);
     return rc;

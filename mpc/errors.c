@@ -5,12 +5,15 @@
 
 #include <stdio.h>
 
+/* (a table the X-macro fills: laid out by hand) */
+/* clang-format off */
 static const char *const mpc_messages[] = {
     [0] = "success",
 #define MPC_ERR_MESSAGE(name, code, message) [-(code)] = message,
     MPC_ERRORS(MPC_ERR_MESSAGE)
 #undef MPC_ERR_MESSAGE
 };
+/* clang-format on */
 
 /* MPI's text goes to the thread's scratch buffer: no static TLS (see error_record.h). */
 _Static_assert(ERROR_SCRATCH_BYTES >= MPI_MAX_ERROR_STRING,

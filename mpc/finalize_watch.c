@@ -204,8 +204,9 @@ static void *watch_finalize(void *arg)
             "motor: rank %d: MPI_Finalize still running %.1f s after every rank finished; "
             "ending with status %d%s\n",
             finalize_watch.rank, finalize_watch.seconds, finalize_watch.exit_status,
-            told ? " (the process manager was told, as MPI_Finalize would)"
-                 : finalize_watch.pm >= 0 ? " (the process manager did not answer)" : "");
+            told                     ? " (the process manager was told, as MPI_Finalize would)"
+            : finalize_watch.pm >= 0 ? " (the process manager did not answer)"
+                                     : "");
     fflush(stdout);
     fflush(stderr);
     _exit(finalize_watch.exit_status);
@@ -254,8 +255,10 @@ int finalize_bounded(double seconds, int exit_status, int rank, int pmi)
         watching = 0;
         if (relaying) { /* MPI talks to the process manager directly again */
             if (dup2(finalize_watch.pm, pmi) < 0)
-                fprintf(stderr, "motor: rank %d: the socket to the process manager could not be "
-                                "given back to MPI: %s\n", rank, strerror(errno));
+                fprintf(stderr,
+                        "motor: rank %d: the socket to the process manager could not be "
+                        "given back to MPI: %s\n",
+                        rank, strerror(errno));
         }
     }
     /* Without a watcher MPI_Finalize runs unbounded, as it would without this call. */
@@ -316,6 +319,8 @@ void hydra_end_without_teardown(int pmi, int exit_status, int rank)
     if (pmi_exchange(pmi, "cmd=barrier_in\n", "cmd=barrier_out\n", 60000) == 0 &&
         pmi_exchange(pmi, "cmd=finalize\n", "cmd=finalize_ack\n", 60000) == 0)
         _exit(exit_status);
-    fprintf(stderr, "motor: rank %d: the process manager did not answer at the end; "
-                    "finalizing MPI instead\n", rank);
+    fprintf(stderr,
+            "motor: rank %d: the process manager did not answer at the end; "
+            "finalizing MPI instead\n",
+            rank);
 }

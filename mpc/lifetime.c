@@ -56,8 +56,10 @@ static void free_what_callers_left(void)
 {
     int rc = owned_free_all();
     if (rc != MPI_SUCCESS)
-        fprintf(stderr, "motor: freeing the MPI objects left at the end (communicators, groups, "
-                        "datatypes, operators) failed: %s\n", mpc_strerror(rc));
+        fprintf(stderr,
+                "motor: freeing the MPI objects left at the end (communicators, groups, "
+                "datatypes, operators) failed: %s\n",
+                mpc_strerror(rc));
 }
 
 int mpc_finalize(void)

@@ -60,8 +60,21 @@ static struct {
     struct contact *contacts; /* size */
     int listener;             /* the port this rank is reached at, or -1 */
     int spans;                /* World spans hosts: 1, 0, or -1 before the start */
-} live = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, MPI_COMM_NULL, 0, 0, 0, 0,
-          NULL, NULL, NULL, -1, -1};
+} live = {PTHREAD_MUTEX_INITIALIZER,
+          PTHREAD_COND_INITIALIZER,
+          0,
+          0,
+          0,
+          MPI_COMM_NULL,
+          0,
+          0,
+          0,
+          0,
+          NULL,
+          NULL,
+          NULL,
+          -1,
+          -1};
 
 static double now_seconds(void)
 {

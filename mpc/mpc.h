@@ -95,8 +95,8 @@ MPC_API int mpc_issend(const void *buf, size_t bytes, int dest, int tag, mpc_com
 MPC_API int mpc_irecv(void *buf, size_t bytes, int source, int tag, mpc_comm comm,
                       mpc_request *req);
 MPC_API int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
-                         void *recvbuf, size_t recvbytes, int source, int recvtag,
-                         mpc_comm comm, mpc_status *status);
+                         void *recvbuf, size_t recvbytes, int source, int recvtag, mpc_comm comm,
+                         mpc_status *status);
 
 /* Requests. status may be NULL. *done is 1 once the request completed (and was freed).
  * When a receive fails (here, in mpc_recv and mpc_sendrecv) status holds what MPI tells of it:
@@ -130,16 +130,14 @@ MPC_API int mpc_scatter(const void *sendbuf, void *recvbuf, size_t bytes_per_ran
                         mpc_comm comm);
 MPC_API int mpc_gather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root,
                        mpc_comm comm);
-MPC_API int mpc_allgather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank,
-                          mpc_comm comm);
-MPC_API int mpc_alltoall(const void *sendbuf, void *recvbuf, size_t bytes_per_rank,
-                         mpc_comm comm);
+MPC_API int mpc_allgather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm);
+MPC_API int mpc_alltoall(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc_comm comm);
 MPC_API int mpc_reduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type,
                        MPI_Op op, int root, mpc_comm comm);
 MPC_API int mpc_allreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type,
                           MPI_Op op, mpc_comm comm);
-MPC_API int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type,
-                     MPI_Op op, mpc_comm comm);
+MPC_API int mpc_scan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                     mpc_comm comm);
 /* Exclusive prefix reduction (rank 0's recvbuf: MPI leaves it undefined) and the reduction
  * scattered in blocks of count elements. */
 MPC_API int mpc_exscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type,

@@ -15,33 +15,33 @@
  * whose links point into that page.
  * MOTOR_CORE is read by System.MP before it loads the core (so not through these getters): it
  * is listed so that the docs' list is whole, and the test checks System.MP reads no other. */
-#define MPC_CONFIG_VARIABLES(X)                                                                   \
-    X(WAIT, "MOTOR_WAIT", "auto",                                                                 \
-      "How blocking calls wait: `auto` yields the core between polls where the host's ranks "     \
-      "outnumber the cores they may run on and spins elsewhere, `spin` never yields, "            \
-      "`yield` always does; any other value is named on stderr and `auto` is used "               \
-      "([Waiting: MOTOR_WAIT](#waiting-motor_wait)).")                                            \
-    X(FINALIZE_TIMEOUT, "MOTOR_FINALIZE_TIMEOUT", "30",                                           \
-      "Seconds `MPI_Finalize` may take on one host once every rank has finished; past them "      \
-      "the process ends with status 0 after telling the process manager what `MPI_Finalize` "     \
-      "would ([cluster.md](cluster.md)). `0`: no bound.")                                         \
-    X(HEARTBEAT_TIMEOUT, "MOTOR_HEARTBEAT_TIMEOUT", "4",                                          \
-      "Seconds a rank on another host may be silent, and then unreachable over TCP, before "      \
-      "the job ends ([cluster.md](cluster.md)). `0`: no heartbeat.")                              \
-    X(PIN_POLICY, "MOTOR_PIN_POLICY", "",                                                         \
-      "`every`: pin every transfer's object before it starts, movable or not, as bindings "       \
-      "outside the runtime must; only for measuring what the generation-aware policy saves.")     \
-    X(CORE, "MOTOR_CORE", "",                                                                     \
-      "Where System.MP under stock `mono` looks for `libmotorcore.so` when it is neither "        \
-      "beside `System.MP.dll` nor one directory up: the library itself or its directory "         \
-      "([Running under motor or under stock "                                                     \
+#define MPC_CONFIG_VARIABLES(X)                                                               \
+    X(WAIT, "MOTOR_WAIT", "auto",                                                             \
+      "How blocking calls wait: `auto` yields the core between polls where the host's ranks " \
+      "outnumber the cores they may run on and spins elsewhere, `spin` never yields, "        \
+      "`yield` always does; any other value is named on stderr and `auto` is used "           \
+      "([Waiting: MOTOR_WAIT](#waiting-motor_wait)).")                                        \
+    X(FINALIZE_TIMEOUT, "MOTOR_FINALIZE_TIMEOUT", "30",                                       \
+      "Seconds `MPI_Finalize` may take on one host once every rank has finished; past them "  \
+      "the process ends with status 0 after telling the process manager what `MPI_Finalize` " \
+      "would ([cluster.md](cluster.md)). `0`: no bound.")                                     \
+    X(HEARTBEAT_TIMEOUT, "MOTOR_HEARTBEAT_TIMEOUT", "4",                                      \
+      "Seconds a rank on another host may be silent, and then unreachable over TCP, before "  \
+      "the job ends ([cluster.md](cluster.md)). `0`: no heartbeat.")                          \
+    X(PIN_POLICY, "MOTOR_PIN_POLICY", "",                                                     \
+      "`every`: pin every transfer's object before it starts, movable or not, as bindings "   \
+      "outside the runtime must; only for measuring what the generation-aware policy saves.") \
+    X(CORE, "MOTOR_CORE", "",                                                                 \
+      "Where System.MP under stock `mono` looks for `libmotorcore.so` when it is neither "    \
+      "beside `System.MP.dll` nor one directory up: the library itself or its directory "     \
+      "([Running under motor or under stock "                                                 \
       "mono](#running-under-motor-or-under-stock-mono)).")
 
 typedef enum mpc_config_id {
 #define MPC_CONFIG_ENUM(id, name, fallback, meaning) MPC_CONFIG_##id,
     MPC_CONFIG_VARIABLES(MPC_CONFIG_ENUM)
 #undef MPC_CONFIG_ENUM
-    MPC_CONFIG_COUNT
+        MPC_CONFIG_COUNT
 } mpc_config_id;
 
 /* The variable's name ("MOTOR_WAIT"), for messages about its value. */

@@ -10,15 +10,15 @@
 
 /* X(NAME, code, message) gives MPC_ERR_NAME. Codes run from -1 down without gaps (mpc_strerror
  * indexes its messages by them). */
-#define MPC_ERRORS(X) \
+#define MPC_ERRORS(X)                                                      \
     X(NOT_INITIALIZED, -1, "MPI is not initialised or has been finalised") \
-    X(DEST, -2, "destination rank out of range") \
-    X(SOURCE, -3, "source rank out of range") \
-    X(TAG, -4, "tag out of range") \
-    X(ROOT, -5, "root rank out of range") \
-    X(COMM_NULL, -6, "communicator has been freed") \
-    X(TOO_LARGE, -7, "message too large") \
-    X(NO_MEMORY, -8, "out of memory") \
+    X(DEST, -2, "destination rank out of range")                           \
+    X(SOURCE, -3, "source rank out of range")                              \
+    X(TAG, -4, "tag out of range")                                         \
+    X(ROOT, -5, "root rank out of range")                                  \
+    X(COMM_NULL, -6, "communicator has been freed")                        \
+    X(TOO_LARGE, -7, "message too large")                                  \
+    X(NO_MEMORY, -8, "out of memory")                                      \
     X(REQUEST, -9, "request already completed, or in use by another thread")
 
 #define MPC_ERR_FIRST (-1)
@@ -30,7 +30,7 @@ typedef enum mpc_err {
     MPC_ERRORS(MPC_ERR_ENUM)
 #undef MPC_ERR_ENUM
 #define MPC_ERR_ONE(name, code, message) +1
-    MPC_ERR_LAST = -(0 MPC_ERRORS(MPC_ERR_ONE)) /* codes run from -1 down to this one, no gap */
+        MPC_ERR_LAST = -(0 MPC_ERRORS(MPC_ERR_ONE)) /* codes run from -1 down to this one, no gap */
 #undef MPC_ERR_ONE
 } mpc_err;
 

@@ -53,16 +53,16 @@ int mpc_ialltoall(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, mpc
                   mpc_request *req);
 int mpc_ireduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
                 int root, mpc_comm comm, mpc_request *req);
-int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type,
-                   MPI_Op op, mpc_comm comm, mpc_request *req);
-int mpc_iscatter(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root,
-                 mpc_comm comm, mpc_request *req);
-int mpc_igather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root,
-                mpc_comm comm, mpc_request *req);
+int mpc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
+                   mpc_comm comm, mpc_request *req);
+int mpc_iscatter(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm,
+                 mpc_request *req);
+int mpc_igather(const void *sendbuf, void *recvbuf, size_t bytes_per_rank, int root, mpc_comm comm,
+                mpc_request *req);
 int mpc_iexscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
                 mpc_comm comm, mpc_request *req);
-int mpc_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count,
-                              MPI_Datatype type, MPI_Op op, mpc_comm comm, mpc_request *req);
+int mpc_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type,
+                              MPI_Op op, mpc_comm comm, mpc_request *req);
 int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
               mpc_comm comm, mpc_request *req);
 
@@ -73,8 +73,8 @@ int mpc_scatterv(const void *sendbuf, const MPI_Count *counts, const MPI_Count *
                  void *recvbuf, size_t recvbytes, int root, mpc_comm comm);
 int mpc_gatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
                 const MPI_Count *displs, int root, mpc_comm comm);
-int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf,
-                   const MPI_Count *counts, const MPI_Count *displs, mpc_comm comm);
+int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
+                   const MPI_Count *displs, mpc_comm comm);
 
 /* comm's private twin for the exact v-collectives (mpc.h): MPI_Comm_dup'ed at the first call on
  * comm (collective), cached as an attribute, freed with comm; a Dup of comm does not inherit

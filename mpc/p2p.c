@@ -72,8 +72,8 @@ int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_st
 {
     MPI_Status st;
     int rc = MPC_FITS_INT(bytes)
-        ? MPI_Recv(buf, (int)bytes, MPI_BYTE, source, tag, comm, &st)
-        : MPI_Recv_c(buf, (MPI_Count)bytes, MPI_BYTE, source, tag, comm, &st);
+                 ? MPI_Recv(buf, (int)bytes, MPI_BYTE, source, tag, comm, &st)
+                 : MPI_Recv_c(buf, (MPI_Count)bytes, MPI_BYTE, source, tag, comm, &st);
     if (rc == MPI_SUCCESS && status)
         mpc_status_from_mpi(&st, status);
     else if (status)
@@ -102,9 +102,8 @@ int mpc_irecv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_r
     return MPI_Irecv_c(buf, (MPI_Count)bytes, MPI_BYTE, source, tag, comm, req);
 }
 
-int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
-                 void *recvbuf, size_t recvbytes, int source, int recvtag,
-                 mpc_comm comm, mpc_status *status)
+int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag, void *recvbuf,
+                 size_t recvbytes, int source, int recvtag, mpc_comm comm, mpc_status *status)
 {
     MPI_Status st;
     int rc;
@@ -113,8 +112,7 @@ int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag,
                           MPI_BYTE, source, recvtag, comm, &st);
     else
         rc = MPI_Sendrecv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, dest, sendtag, recvbuf,
-                            (MPI_Count)recvbytes, MPI_BYTE, source,
-                            recvtag, comm, &st);
+                            (MPI_Count)recvbytes, MPI_BYTE, source, recvtag, comm, &st);
     if (rc == MPI_SUCCESS && status)
         mpc_status_from_mpi(&st, status);
     else if (status)

@@ -23,7 +23,8 @@ static ptr_map plans = PTR_MAP_INIT; /* MonoClass -> rt_class_plan: the one cach
 /* The plans this thread met last, by vtable: graphs alternate between a few classes (a node,
  * its array, the next node...), which one entry kept missing. */
 #define RECENT_PLANS 8
-static __thread const rt_class_plan *recent_plans[RECENT_PLANS] __attribute__((tls_model("initial-exec")));
+static __thread const rt_class_plan *recent_plans[RECENT_PLANS]
+    __attribute__((tls_model("initial-exec")));
 
 void rt_set_binding(MonoClass *attribute, rt_element_asker ask)
 {
@@ -35,7 +36,8 @@ int rt_has_transportable(MonoClass *k, MonoClassField *f)
 {
     if (!transportable_attribute)
         return 0;
-    MonoCustomAttrInfo *info = f ? mono_custom_attrs_from_field(k, f) : mono_custom_attrs_from_class(k);
+    MonoCustomAttrInfo *info =
+        f ? mono_custom_attrs_from_field(k, f) : mono_custom_attrs_from_class(k);
     if (!info)
         return 0;
     int has = mono_custom_attrs_has_attr(info, transportable_attribute);
@@ -74,8 +76,8 @@ static char *format(const char *fmt, ...)
 /* The first reference slot met in declaration order (most derived class first): the field a
  * refusal names. */
 typedef struct first_reference {
-    char *path;        /* "inner.name (System.String)" */
-    MonoClass *owner;  /* the class (or struct) declaring it */
+    char *path;       /* "inner.name (System.String)" */
+    MonoClass *owner; /* the class (or struct) declaring it */
 } first_reference;
 
 typedef struct slot_lists {
@@ -111,8 +113,8 @@ static char *join(const char *prefix, const char *name)
 
 /* Records a reference slot declared by owner: every one in `all`; a travelling one in `slots`;
  * one that a framework type declares and that does not travel in `hidden`. */
-static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int travels, const char *name,
-                    MonoClass *owner, int framework, MonoClassField *field)
+static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int travels,
+                    const char *name, MonoClass *owner, int framework, MonoClassField *field)
 {
     if (!l->first.path) {
         char *type = rt_class_name(declared);
@@ -157,8 +159,8 @@ static int add_slot(slot_lists *l, uint32_t offset, MonoClass *declared, int tra
 static int carries_its_fields(MonoClass *c)
 {
     const char *ns = mono_class_get_namespace(c), *name = mono_class_get_name(c);
-    return ns && name && !strcmp(ns, "System.Collections.Generic") && !strcmp(name, "KeyValuePair`2") &&
-           mono_class_get_image(c) == mono_get_corlib();
+    return ns && name && !strcmp(ns, "System.Collections.Generic") &&
+           !strcmp(name, "KeyValuePair`2") && mono_class_get_image(c) == mono_get_corlib();
 }
 
 /* Reference slots of an instance of k whose data starts at base (nested structs flattened,
@@ -182,8 +184,9 @@ static int collect(MonoClass *k, uint32_t base, const char *prefix, slot_lists *
                 if (!name)
                     return -1;
                 if (mono_type_is_reference(t))
-                    rc = add_slot(l, off, mono_class_from_mono_type(t), carried || rt_has_transportable(c, f), name, c,
-                                  framework, prefix ? NULL : f);
+                    rc = add_slot(l, off, mono_class_from_mono_type(t),
+                                  carried || rt_has_transportable(c, f), name, c, framework,
+                                  prefix ? NULL : f);
                 else
                     rc = collect(mono_class_from_mono_type(t), off, name, l);
                 free(name);
@@ -236,7 +239,9 @@ static char *qualified_name(MonoClass *k, uint32_t *len)
 /* Objects whose meaning is tied to this process: a received one could run or touch anything. */
 static const char *denied(MonoClass *k)
 {
-    static const struct { const char *ns, *name, *why; } deny[] = {
+    static const struct {
+        const char *ns, *name, *why;
+    } deny[] = {
         {"System", "Delegate", "delegates point at code"},
         {"System.Reflection", "MemberInfo", "reflection objects describe this process"},
         {"System.Runtime.ConstrainedExecution", "CriticalFinalizerObject", "it owns an OS handle"},
@@ -263,7 +268,8 @@ static const char *refuse(MonoClass *k, const char *fmt, const char *detail)
 {
     char *name = rt_class_name(k);
     char *why = format(fmt, detail ? detail : "?");
-    char *text = format("type '%s' cannot be passed to an OPI call: %s", name ? name : "?", why ? why : "?");
+    char *text =
+        format("type '%s' cannot be passed to an OPI call: %s", name ? name : "?", why ? why : "?");
     free(name);
     free(why);
     return text ? text : "out of memory describing the type";
@@ -278,11 +284,12 @@ static const char *raw_refusal(const rt_class_plan *p, const first_reference *fi
         return refuse(k, "%s", "strings are immutable; send a char[] or use OSend");
     if (p->shape == RT_ARRAY && p->element == RT_ELEM_REFS) {
         char *en = rt_class_name(p->elem_class);
-        const char *why = refuse(k,
-                                 mono_class_get_rank(p->elem_class) > 0
-                                     ? "its elements are arrays (%s); send each inner array on its own, or use OSend"
-                                     : "its elements are references (%s); use OSend for object graphs",
-                                 en);
+        const char *why = refuse(
+            k,
+            mono_class_get_rank(p->elem_class) > 0
+                ? "its elements are arrays (%s); send each inner array on its own, or use OSend"
+                : "its elements are references (%s); use OSend for object graphs",
+            en);
         free(en);
         return why;
     }
@@ -290,24 +297,28 @@ static const char *raw_refusal(const rt_class_plan *p, const first_reference *fi
         return NULL;
     /* a framework type's private field cannot be marked by the user: no such advice; a
      * KeyValuePair's key and value travel in a graph as they are */
-    int framework = rt_is_framework_class(first->owner), carried = framework && carries_its_fields(first->owner);
+    int framework = rt_is_framework_class(first->owner),
+        carried = framework && carries_its_fields(first->owner);
     framework &= !carried;
     if (carried)
         return refuse(k, "its field %s is a reference; use OSend", first->path);
     if (p->shape == RT_ARRAY)
         return refuse(k,
-                      framework ? "its element struct holds a reference in field %s, private state of a "
-                                  "framework type, which no transport carries: send its parts as arrays"
-                                : "its element struct holds a reference in field %s; use OSend",
+                      framework
+                          ? "its element struct holds a reference in field %s, private state of a "
+                            "framework type, which no transport carries: send its parts as arrays"
+                          : "its element struct holds a reference in field %s; use OSend",
                       first->path);
     if (!framework)
-        return refuse(k, "field %s is a reference; mark it [Transportable] and use OSend", first->path);
+        return refuse(k, "field %s is a reference; mark it [Transportable] and use OSend",
+                      first->path);
     char *on = rt_class_name(first->owner);
     char *detail = format("%s belongs to the framework type %s", first->path, on ? on : "?");
-    const char *why = refuse(k,
-                             "field %s, whose private state holds references: OPI cannot transport it. Send "
-                             "its contents as an array (e.g. ToArray()), by OPI or in a graph for OSend",
-                             detail ? detail : first->path);
+    const char *why =
+        refuse(k,
+               "field %s, whose private state holds references: OPI cannot transport it. Send "
+               "its contents as an array (e.g. ToArray()), by OPI or in a graph for OSend",
+               detail ? detail : first->path);
     free(on);
     free(detail);
     return why;
@@ -320,14 +331,16 @@ static const char *raw_refusal(const rt_class_plan *p, const first_reference *fi
 static const struct known_collection {
     const char *name;
     rt_collection_kind kind;
-    const char *store, *used, *live, *freed, *head, *comparer, *entry_hash, *entry_key, *entry_value;
+    const char *store, *used, *live, *freed, *head, *comparer, *entry_hash, *entry_key,
+        *entry_value;
 } known_collections[] = {
     {"List`1", RT_LIST, "_items", "_size", "_size", NULL, NULL, NULL, NULL, NULL, NULL},
     {"Queue`1", RT_QUEUE, "_array", "_size", "_size", NULL, "_head", NULL, NULL, NULL, NULL},
     {"Stack`1", RT_STACK, "_array", "_size", "_size", NULL, NULL, NULL, NULL, NULL, NULL},
-    {"HashSet`1", RT_HASHSET, "_slots", "_lastIndex", "_count", NULL, NULL, "_comparer", "hashCode", NULL, "value"},
-    {"Dictionary`2", RT_DICTIONARY, "_entries", "_count", "_count", "_freeCount", NULL, "_comparer", "hashCode", "key",
-     "value"},
+    {"HashSet`1", RT_HASHSET, "_slots", "_lastIndex", "_count", NULL, NULL, "_comparer", "hashCode",
+     NULL, "value"},
+    {"Dictionary`2", RT_DICTIONARY, "_entries", "_count", "_count", "_freeCount", NULL, "_comparer",
+     "hashCode", "key", "value"},
 };
 
 /* The offset in instance data of k's field `name`, which must be an int (want_int) or a
@@ -345,7 +358,8 @@ static int64_t field_offset(MonoClass *k, const char *name, int want_int)
 
 /* A field of a struct (an entry, a KeyValuePair): its offset in the struct's data, its class and
  * the bytes it takes there. */
-static int struct_field(MonoClass *k, const char *name, uint32_t *offset, MonoClass **type, uint32_t *size)
+static int struct_field(MonoClass *k, const char *name, uint32_t *offset, MonoClass **type,
+                        uint32_t *size)
 {
     MonoClassField *f = mono_class_get_field_from_name(k, name);
     if (!f)
@@ -353,7 +367,8 @@ static int struct_field(MonoClass *k, const char *name, uint32_t *offset, MonoCl
     MonoType *t = mono_field_get_type(f);
     *type = mono_class_from_mono_type(t);
     *offset = (uint32_t)mono_field_get_offset(f) - (uint32_t)sizeof(MonoObject);
-    *size = mono_type_is_reference(t) ? (uint32_t)sizeof(void *) : (uint32_t)mono_class_value_size(*type, NULL);
+    *size = mono_type_is_reference(t) ? (uint32_t)sizeof(void *)
+                                      : (uint32_t)mono_class_value_size(*type, NULL);
     return 0;
 }
 
@@ -369,15 +384,18 @@ static int find_collection(MonoClass *k, collection_found *found)
     const char *ns = mono_class_get_namespace(k), *name = mono_class_get_name(k);
     const struct known_collection *kc = NULL;
     for (size_t i = 0; i < sizeof known_collections / sizeof known_collections[0]; i++)
-        if (ns && name && !strcmp(ns, "System.Collections.Generic") && !strcmp(name, known_collections[i].name))
+        if (ns && name && !strcmp(ns, "System.Collections.Generic") &&
+            !strcmp(name, known_collections[i].name))
             kc = &known_collections[i];
     if (!kc || !rt_is_framework_class(k) || mono_class_is_valuetype(k))
         return 0;
     rt_collection *c = &found->layout;
-    *c = (rt_collection){.kind = kc->kind, .freed = -1, .head = -1, .comparer = -1, .hash_code = -1};
+    *c =
+        (rt_collection){.kind = kc->kind, .freed = -1, .head = -1, .comparer = -1, .hash_code = -1};
     int64_t store = field_offset(k, kc->store, 0), used = field_offset(k, kc->used, 1),
             live = field_offset(k, kc->live, 1);
-    int64_t freed = kc->freed ? field_offset(k, kc->freed, 1) : 0, head = kc->head ? field_offset(k, kc->head, 1) : 0,
+    int64_t freed = kc->freed ? field_offset(k, kc->freed, 1) : 0,
+            head = kc->head ? field_offset(k, kc->head, 1) : 0,
             comparer = kc->comparer ? field_offset(k, kc->comparer, 0) : 0;
     if (store < 0 || used < 0 || live < 0 || freed < 0 || head < 0 || comparer < 0)
         return 0;
@@ -390,10 +408,12 @@ static int find_collection(MonoClass *k, collection_found *found)
         c->head = (int32_t)head;
     if (kc->comparer)
         c->comparer = (int32_t)comparer;
-    MonoClass *store_class = mono_class_from_mono_type(mono_field_get_type(mono_class_get_field_from_name(k, kc->store)));
+    MonoClass *store_class = mono_class_from_mono_type(
+        mono_field_get_type(mono_class_get_field_from_name(k, kc->store)));
     if (mono_class_get_rank(store_class) != 1)
         return 0;
-    MonoClass *entry = mono_class_get_element_class(store_class), *e = carried_element ? carried_element(k) : NULL;
+    MonoClass *entry = mono_class_get_element_class(store_class),
+              *e = carried_element ? carried_element(k) : NULL;
     if (!e)
         return 0;
     c->stride = (uint32_t)mono_array_element_size(store_class);
@@ -417,7 +437,8 @@ static int find_collection(MonoClass *k, collection_found *found)
             uint32_t eoff, esize, koff = 0, ksize = items->data_size;
             if (struct_field(entry, names[part], &eoff, &etype, &esize))
                 return 0;
-            if (kc->entry_key && struct_field(e, kvp[part], &koff, &ktype, &ksize)) /* E is KeyValuePair */
+            if (kc->entry_key &&
+                struct_field(e, kvp[part], &koff, &ktype, &ksize)) /* E is KeyValuePair */
                 return 0;
             if (kc->entry_key ? ktype != etype || ksize != esize : etype != e || esize != ksize)
                 return 0;
@@ -441,7 +462,8 @@ static void *build(const void *key, void *ctx)
     p->framework = rt_is_framework_class(k);
     p->denied = denied(k);
     p->value_type = mono_class_is_valuetype(k);
-    p->abstract = (mono_class_get_flags(k) & (MONO_TYPE_ATTR_ABSTRACT | MONO_TYPE_ATTR_INTERFACE)) != 0;
+    p->abstract =
+        (mono_class_get_flags(k) & (MONO_TYPE_ATTR_ABSTRACT | MONO_TYPE_ATTR_INTERFACE)) != 0;
     p->vtable = p->abstract ? NULL : mono_class_vtable(mono_domain_get(), k);
     int rc = 0;
     if (found) { /* a carried collection: its elements are planned as E[]'s are */
@@ -471,8 +493,10 @@ static void *build(const void *key, void *ctx)
         p->shape = RT_COLLECTION;
         p->collection = c;
         p->items = found->items;
-        p->raw_refusal = refuse(k, "%s", "it is a framework collection; send its contents as an array (ToArray()), "
-                                         "or the collection itself with OSend");
+        p->raw_refusal =
+            refuse(k, "%s",
+                   "it is a framework collection; send its contents as an array (ToArray()), "
+                   "or the collection itself with OSend");
         return p;
     }
     if (k == mono_get_string_class()) {
@@ -489,7 +513,8 @@ static void *build(const void *key, void *ctx)
         p->data_size = (uint32_t)mono_array_element_size(k);
         if (mono_type_is_reference(mono_class_get_type(e))) {
             p->element = RT_ELEM_REFS;
-            rc = add_slot(&l, 0, e, 1, "", NULL, 0, NULL); /* arrays of objects travel with their elements */
+            rc = add_slot(&l, 0, e, 1, "", NULL, 0,
+                          NULL); /* arrays of objects travel with their elements */
         } else {
             rc = collect(e, 0, NULL, &l);
             /* structs with travelling references, else raw (their reference slots read null) */

@@ -48,7 +48,13 @@ typedef struct rt_run {
 } rt_run;
 
 /* The standard collections carried by value, with their default comparer. */
-typedef enum rt_collection_kind { RT_LIST = 1, RT_QUEUE, RT_STACK, RT_HASHSET, RT_DICTIONARY } rt_collection_kind;
+typedef enum rt_collection_kind {
+    RT_LIST = 1,
+    RT_QUEUE,
+    RT_STACK,
+    RT_HASHSET,
+    RT_DICTIONARY
+} rt_collection_kind;
 
 /* Where a standard collection keeps its elements, read in place by the serializer's writer (the
  * reader rebuilds the collection through its public API instead). Its elements travel as an
@@ -72,38 +78,38 @@ typedef struct rt_collection {
 
 typedef struct rt_class_plan {
     MonoClass *klass;
-    MonoVTable *vtable;  /* NULL for abstract classes and interfaces (one domain) */
+    MonoVTable *vtable; /* NULL for abstract classes and interfaces (one domain) */
     rt_shape shape;
-    uint8_t rank;        /* arrays: number of dimensions */
-    uint8_t vector;      /* T[]: one dimension, always zero-based (not T[*], which has bounds) */
-    rt_elements element; /* arrays */
-    uint32_t data_size;  /* objects: instance data bytes; arrays: bytes per element; strings: 2 */
+    uint8_t rank;          /* arrays: number of dimensions */
+    uint8_t vector;        /* T[]: one dimension, always zero-based (not T[*], which has bounds) */
+    rt_elements element;   /* arrays */
+    uint32_t data_size;    /* objects: instance data bytes; arrays: bytes per element; strings: 2 */
     MonoClass *elem_class; /* arrays: the element class */
-    int elem_type;       /* MONO_TYPE_* of the element (arrays) or of the class, enums as their
-                            base type; MONO_TYPE_VALUETYPE for structs */
-    uint32_t nall;       /* every reference slot, sorted by offset */
+    int elem_type;         /* MONO_TYPE_* of the element (arrays) or of the class, enums as their
+                              base type; MONO_TYPE_VALUETYPE for structs */
+    uint32_t nall;         /* every reference slot, sorted by offset */
     uint32_t *all;
-    uint32_t nslots;     /* the travelling ones, in layout order */
+    uint32_t nslots; /* the travelling ones, in layout order */
     rt_slot *slots;
-    uint32_t nruns;      /* the data minus every reference slot, in order */
+    uint32_t nruns; /* the data minus every reference slot, in order */
     rt_run *runs;
-    uint32_t nhidden;    /* framework-private reference slots */
+    uint32_t nhidden; /* framework-private reference slots */
     rt_hidden_slot *hidden;
-    int polymorphic;     /* class-level [Transportable] */
+    int polymorphic; /* class-level [Transportable] */
     int value_type;
-    int abstract;        /* abstract class or interface: never instantiated */
-    int framework;       /* rt_is_framework_class */
-    const char *denied;  /* why instances never travel in a graph (delegates, reflection, OS
-                            handles), or NULL */
+    int abstract;                /* abstract class or interface: never instantiated */
+    int framework;               /* rt_is_framework_class */
+    const char *denied;          /* why instances never travel in a graph (delegates, reflection, OS
+                                    handles), or NULL */
     const char *first_reference; /* the first reference slot in declaration order, for messages:
                                     "inner.name (System.String)"; NULL when there is none */
-    const char *raw_refusal; /* why OPI cannot move instances as raw bytes (naming the type and
-                                the offending field), or NULL when it can */
-    char *qualified_name;    /* "Full.Name, image" */
+    const char *raw_refusal;     /* why OPI cannot move instances as raw bytes (naming the type and
+                                    the offending field), or NULL when it can */
+    char *qualified_name;        /* "Full.Name, image" */
     uint32_t qualified_name_len;
-    atomic_int type_initialized; /* the serializer's reader ran its type initializers */
-    atomic_int factory;          /* the reader's managed factory and linker (System.MP's */
-    atomic_int linker;           /* SdtoFactories): 0 not asked yet, -1 none, else its number */
+    atomic_int type_initialized;     /* the serializer's reader ran its type initializers */
+    atomic_int factory;              /* the reader's managed factory and linker (System.MP's */
+    atomic_int linker;               /* SdtoFactories): 0 not asked yet, -1 none, else its number */
     const rt_collection *collection; /* RT_COLLECTION: where the elements are */
     const struct rt_class_plan *items; /* RT_COLLECTION: the plan of E[], whose element fields
                                           (element, data_size, elem_class, slots...) this plan

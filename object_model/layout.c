@@ -13,7 +13,8 @@ int rt_layout_init(void)
     MonoArray *a = mono_array_new(domain, mono_get_byte_class(), 77);
     MonoArray *b = mono_array_new(domain, mono_get_byte_class(), 1234);
     uintptr_t lengths[2] = {3, 4};
-    MonoArray *m = mono_array_new_full(domain, mono_array_class_get(mono_get_double_class(), 2), lengths, NULL);
+    MonoArray *m = mono_array_new_full(domain, mono_array_class_get(mono_get_double_class(), 2),
+                                       lengths, NULL);
     MonoString *s = mono_string_new(domain, "layout probe");
     if (!a || !b || !m || !s)
         return -1;
@@ -25,9 +26,11 @@ int rt_layout_init(void)
         return -1;
     rt_string_chars_offset = (size_t)((char *)mono_string_chars(s) - (char *)s);
     rt_string_length_offset = rt_string_chars_offset - sizeof(int32_t);
-    if (rt_string_length((MonoObject *)s) != mono_string_length(s) || rt_string_chars((MonoObject *)s)[0] != 'l')
+    if (rt_string_length((MonoObject *)s) != mono_string_length(s) ||
+        rt_string_chars((MonoObject *)s)[0] != 'l')
         return -1;
-    for (size_t off = sizeof(MonoObject); off + sizeof(uint32_t) <= rt_array_data_offset; off += 4) {
+    for (size_t off = sizeof(MonoObject); off + sizeof(uint32_t) <= rt_array_data_offset;
+         off += 4) {
         rt_array_length_offset = off;
         if (rt_array_length((MonoObject *)a) == 77 && rt_array_length((MonoObject *)b) == 1234 &&
             rt_array_length((MonoObject *)m) == 12 && mono_array_length(m) == 12)

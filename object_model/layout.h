@@ -1,7 +1,7 @@
-/* layout.h (object_model/) — where Mono keeps array lengths and data and string lengths and characters,
- * learnt from the running runtime at start-up (MonoArray and MonoString are opaque). Reading
- * them directly matters beyond speed: every exported Mono function may be a safepoint, where
- * another thread's collection can move objects under a caller that keeps addresses outside
+/* layout.h (object_model/) — where Mono keeps array lengths and data and string lengths and
+ * characters, learnt from the running runtime at start-up (MonoArray and MonoString are opaque).
+ * Reading them directly matters beyond speed: every exported Mono function may be a safepoint,
+ * where another thread's collection can move objects under a caller that keeps addresses outside
  * the stack (the serializer's work list). */
 #ifndef RT_LAYOUT_H
 #define RT_LAYOUT_H
@@ -19,7 +19,10 @@ int rt_layout_init(void);
 
 /* The class of a vtable: MonoVTable starts with it (checked by rt_layout_init). Reading it is
  * no Mono call, so no safepoint, unlike mono_object_get_class. */
-static inline MonoClass *rt_vtable_class(const MonoVTable *vtable) { return *(MonoClass *const *)vtable; }
+static inline MonoClass *rt_vtable_class(const MonoVTable *vtable)
+{
+    return *(MonoClass *const *)vtable;
+}
 
 /* Total element count (all dimensions). */
 static inline size_t rt_array_length(const MonoObject *a)

@@ -19,7 +19,8 @@ static size_t hash(const void *key) { return ((uintptr_t)key >> 3) * 0x9E3779B97
 static void *find(const struct ptr_map_table *t, const void *key)
 {
     for (size_t i = hash(key) & t->mask;; i = (i + 1) & t->mask) {
-        const void *k = atomic_load_explicit(&((struct ptr_map_table *)t)->slot[i].key, memory_order_acquire);
+        const void *k =
+            atomic_load_explicit(&((struct ptr_map_table *)t)->slot[i].key, memory_order_acquire);
         if (!k)
             return NULL;
         if (k == key)
@@ -72,7 +73,8 @@ void *ptr_map_get_or_build(ptr_map *m, const void *key, void *(*build)(const voi
     }
     if (!t || (m->count + 1) * 2 > t->mask + 1) { /* keep the load factor under 1/2 */
         size_t capacity = t ? (t->mask + 1) * 2 : 256;
-        struct ptr_map_table *bigger = calloc(1, sizeof *bigger + capacity * sizeof bigger->slot[0]);
+        struct ptr_map_table *bigger =
+            calloc(1, sizeof *bigger + capacity * sizeof bigger->slot[0]);
         if (!bigger) {
             pthread_mutex_unlock(&m->lock);
             return NULL;

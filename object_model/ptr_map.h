@@ -17,7 +17,10 @@ typedef struct ptr_map {
     size_t count;
 } ptr_map;
 
-#define PTR_MAP_INIT {NULL, PTHREAD_MUTEX_INITIALIZER, 0}
+#define PTR_MAP_INIT                       \
+    {                                      \
+        NULL, PTHREAD_MUTEX_INITIALIZER, 0 \
+    }
 
 /* How a contended lock is waited for (NULL: pthread_mutex_lock). The runtime glue sets a wait
  * in a GC-safe region: build() calls Mono, where the builder may be stopped by a collection

@@ -6,8 +6,7 @@
 #define RT_ERRORS_H
 
 /* X(NAME, code, message) gives RT_ERR_NAME; codes -100 … -199. */
-#define RT_ERRORS(X) \
-    X(RUNTIME, -100, "the managed runtime refused the operation")
+#define RT_ERRORS(X) X(RUNTIME, -100, "the managed runtime refused the operation")
 
 #define RT_ERR_FIRST (-100)
 #define RT_ERR_LIMIT (-199)

@@ -12,125 +12,153 @@
 #define ICALL_TABLE_H
 
 /* C type of each C# parameter kind: by value, and by reference (ref/out). */
-#define IC_I32 int32_t                 /* int */
-#define IC_I64 int64_t                 /* long */
-#define IC_F64 double                  /* double */
-#define IC_OBJ MonoObject *            /* any reference type: object, an array, Request */
-#define IC_TYPE MonoReflectionType *   /* System.Type */
-#define IC_I32_REF int32_t *           /* ref/out int */
-#define IC_I64_REF int64_t *           /* ref/out long */
-#define IC_STATUS_REF opi_status *     /* ref StatusData */
-#define IC_OBJ_REF MonoObject **       /* out object */
+#define IC_I32 int32_t               /* int */
+#define IC_I64 int64_t               /* long */
+#define IC_F64 double                /* double */
+#define IC_OBJ MonoObject *          /* any reference type: object, an array, Request */
+#define IC_TYPE MonoReflectionType * /* System.Type */
+#define IC_I32_REF int32_t *         /* ref/out int */
+#define IC_I64_REF int64_t *         /* ref/out long */
+#define IC_STATUS_REF opi_status *   /* ref StatusData */
+#define IC_OBJ_REF MonoObject **     /* out object */
 
-#define MOTOR_ICALLS(X) \
-    X(Contract, opi_contract, IC_I32, (IC_OBJ)) \
-    X(LastError, opi_last_error, IC_I32, (IC_I32, IC_OBJ)) \
-    X(ErrorClass, opi_error_class, IC_I32, (IC_I32)) \
-    X(ThreadLevel, opi_thread_level, IC_I32, (void)) \
-    X(WorldHandle, opi_world_handle, IC_I32, (void)) \
-    X(SelfHandle, opi_self_handle, IC_I32, (void)) \
-    X(TagUpperBound, opi_tag_upper_bound, IC_I32, (void)) \
-    X(Wtime, opi_wtime, IC_F64, (void)) \
-    X(Ticks, opi_ticks, IC_I64, (void)) \
-    X(TickSeconds, opi_tick_seconds, IC_F64, (void)) \
-    X(ProcessorName, opi_processor_name, IC_I32, (IC_OBJ)) \
-    X(Abort, opi_abort, IC_I32, (IC_I32, IC_I32)) \
-    X(Finalize, opi_finalize, IC_I32, (void)) \
-    X(Stats, opi_stats, IC_I32, (IC_OBJ)) \
-    X(OldGenerationMoves, opi_icall_old_generation_moves, IC_I32, (void)) \
-    X(WaitPolicy, opi_wait_policy, IC_I32, (IC_I32_REF, IC_I32_REF)) \
-    X(CommNullHandle, opi_comm_null_handle, IC_I32, (void)) \
-    X(CommRank, opi_comm_rank, IC_I32, (IC_I32, IC_I32_REF)) \
-    X(CommSize, opi_comm_size, IC_I32, (IC_I32, IC_I32_REF)) \
-    X(CommDup, opi_comm_dup, IC_I32, (IC_I32, IC_I32_REF)) \
-    X(CommSplit, opi_comm_split, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF)) \
-    X(CommFree, opi_comm_free, IC_I32, (IC_I32_REF)) \
-    X(Barrier, opi_barrier, IC_I32, (IC_I32)) \
-    X(Send, opi_send, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32)) \
-    X(SendRange, opi_send_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32)) \
-    X(Recv, opi_recv, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_STATUS_REF)) \
-    X(RecvRange, opi_recv_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF)) \
-    X(Sendrecv, opi_sendrecv, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_STATUS_REF)) \
-    X(SendrecvRange, opi_sendrecv_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF)) \
-    X(Probe, opi_probe, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF)) \
-    X(Iprobe, opi_iprobe, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF, IC_I32_REF)) \
-    X(Isend, opi_isend, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(IsendRange, opi_isend_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(Irecv, opi_irecv, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(IrecvRange, opi_irecv_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(RequestWait, opi_request_wait, IC_I32, (IC_I64, IC_STATUS_REF)) \
-    X(RequestTest, opi_request_test, IC_I32, (IC_I64, IC_STATUS_REF, IC_I32_REF)) \
-    X(RequestCancel, opi_request_cancel, IC_I32, (IC_I64)) \
-    X(Bcast, opi_bcast, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32)) \
-    X(BcastRange, opi_bcast_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32)) \
-    X(Scatter, opi_scatter, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
-    X(Gather, opi_gather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
-    X(Allgather, opi_allgather, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ)) \
-    X(Alltoall, opi_alltoall, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ)) \
-    X(Reduce, opi_reduce, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32)) \
-    X(Allreduce, opi_allreduce, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
-    X(Scan, opi_scan, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
-    X(OpCreate, opi_op_create, IC_I32, (IC_TYPE, IC_OBJ, IC_I32, IC_I32_REF)) \
-    X(OpFree, opi_op_free, IC_I32, (IC_I32)) \
-    X(SdInit, opi_sd_init, IC_I32, (IC_TYPE, IC_I64)) \
-    X(SdWrite, opi_sd_write, IC_I32, (IC_OBJ, IC_I32, IC_I32_REF)) \
-    X(SdCopy, opi_sd_copy, IC_I32, (IC_OBJ, IC_I32)) \
-    X(SdRead, opi_sd_read, IC_I32, (IC_OBJ, IC_I32, IC_I32, IC_TYPE, IC_OBJ_REF)) \
-    X(OSend, opi_osend, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32)) \
-    X(ORecv, opi_orecv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_TYPE, IC_OBJ_REF, IC_STATUS_REF)) \
-    X(ORecvInto, opi_orecv_into, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_TYPE, IC_OBJ, IC_OBJ_REF, IC_STATUS_REF)) \
-    X(OBcast, opi_obcast, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_TYPE, IC_OBJ_REF)) \
-    X(OIsend, opi_oisend, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(OIrecvPost, opi_oirecv_post, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(OIrecvComplete, opi_oirecv_complete, IC_I32, (IC_I64, IC_I32, IC_TYPE, IC_OBJ_REF, IC_I32_REF, IC_STATUS_REF)) \
-    X(OScatter, opi_oscatter, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \
-    X(OGather, opi_ogather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \
-    X(OAllgather, opi_oallgather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ)) \
-    X(SdReadIncoming, opi_sd_read_incoming, IC_I32, (IC_I64, IC_I64, IC_TYPE, IC_OBJ_REF)) \
-    X(SdRelease, opi_sd_release, IC_I32, (void)) \
-    /* System.MP.Arrays' scheduler: a graph after a header of raw bytes; one probe per receive */ \
-    X(OPost, opi_opost, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32)) \
-    X(OTake, opi_otake, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32_REF, IC_STATUS_REF)) \
-    X(OForward, opi_oforward, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32)) \
-    X(SdReadIncomingAfter, opi_sd_read_incoming_after, IC_I32, (IC_OBJ, IC_TYPE, IC_OBJ_REF)) \
-    /* the v-collectives, Exscan, ReduceScatterBlock */ \
-    X(Gatherv, opi_gatherv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32)) \
-    X(Scatterv, opi_scatterv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32)) \
-    X(Allgatherv, opi_allgatherv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ)) \
-    X(Alltoallv, opi_alltoallv, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ)) \
-    X(Exscan, opi_exscan, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
-    X(ReduceScatterBlock, opi_reduce_scatter_block, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32)) \
-    /* groups, Cartesian topologies, intercommunicators, spawn (opi_comms.c) */ \
-    X(CommGroup, opi_comm_group, IC_I32, (IC_I32, IC_I32_REF)) \
-    X(GroupSize, opi_group_size, IC_I32, (IC_I32, IC_I32_REF)) \
-    X(GroupRank, opi_group_rank, IC_I32, (IC_I32, IC_I32_REF)) \
-    X(GroupInclExcl, opi_group_incl_excl, IC_I32, (IC_I32, IC_OBJ, IC_I32, IC_I32_REF)) \
-    X(GroupCombine, opi_group_combine, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF)) \
-    X(GroupTranslateRanks, opi_group_translate_ranks, IC_I32, (IC_I32, IC_OBJ, IC_I32, IC_OBJ)) \
-    X(GroupFree, opi_group_free, IC_I32, (IC_I32_REF)) \
-    X(CommCreate, opi_comm_create, IC_I32, (IC_I32, IC_I32, IC_I32_REF)) \
-    X(CartCreate, opi_cart_create, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32_REF)) \
-    X(CartDim, opi_cart_dim, IC_I32, (IC_I32, IC_I32_REF)) \
-    X(CartGet, opi_cart_get, IC_I32, (IC_I32, IC_OBJ, IC_OBJ, IC_OBJ)) \
-    X(CartCoords, opi_cart_coords, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ)) \
-    X(CartRank, opi_cart_rank, IC_I32, (IC_I32, IC_OBJ, IC_I32_REF)) \
-    X(CartShift, opi_cart_shift, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF, IC_I32_REF)) \
-    X(CartSub, opi_cart_sub, IC_I32, (IC_I32, IC_OBJ, IC_I32_REF)) \
-    X(DimsCreate, opi_dims_create, IC_I32, (IC_I32, IC_OBJ)) \
-    X(IntercommCreate, opi_intercomm_create, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32_REF)) \
-    X(IntercommMerge, opi_intercomm_merge, IC_I32, (IC_I32, IC_I32, IC_I32_REF)) \
-    X(CommRemoteSize, opi_comm_remote_size, IC_I32, (IC_I32, IC_I32_REF)) \
-    X(CommTestInter, opi_comm_test_inter, IC_I32, (IC_I32, IC_I32_REF)) \
-    X(CommParent, opi_comm_parent, IC_I32, (IC_I32_REF)) \
-    X(CommSpawn, opi_comm_spawn, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32_REF)) \
-    /* non-blocking collectives and the request calls of TestAll and the progress engine */ \
-    X(Ibarrier, opi_ibarrier, IC_I32, (IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(Ibcast, opi_ibcast, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(Iallgather, opi_iallgather, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(Ialltoall, opi_ialltoall, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(Ireduce, opi_ireduce, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(Iallreduce, opi_iallreduce, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
-    X(RequestTestMany, opi_request_test_many, IC_I32, (IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF)) \
+#define MOTOR_ICALLS(X)                                                                            \
+    X(Contract, opi_contract, IC_I32, (IC_OBJ))                                                    \
+    X(LastError, opi_last_error, IC_I32, (IC_I32, IC_OBJ))                                         \
+    X(ErrorClass, opi_error_class, IC_I32, (IC_I32))                                               \
+    X(ThreadLevel, opi_thread_level, IC_I32, (void))                                               \
+    X(WorldHandle, opi_world_handle, IC_I32, (void))                                               \
+    X(SelfHandle, opi_self_handle, IC_I32, (void))                                                 \
+    X(TagUpperBound, opi_tag_upper_bound, IC_I32, (void))                                          \
+    X(Wtime, opi_wtime, IC_F64, (void))                                                            \
+    X(Ticks, opi_ticks, IC_I64, (void))                                                            \
+    X(TickSeconds, opi_tick_seconds, IC_F64, (void))                                               \
+    X(ProcessorName, opi_processor_name, IC_I32, (IC_OBJ))                                         \
+    X(Abort, opi_abort, IC_I32, (IC_I32, IC_I32))                                                  \
+    X(Finalize, opi_finalize, IC_I32, (void))                                                      \
+    X(Stats, opi_stats, IC_I32, (IC_OBJ))                                                          \
+    X(OldGenerationMoves, opi_icall_old_generation_moves, IC_I32, (void))                          \
+    X(WaitPolicy, opi_wait_policy, IC_I32, (IC_I32_REF, IC_I32_REF))                               \
+    X(CommNullHandle, opi_comm_null_handle, IC_I32, (void))                                        \
+    X(CommRank, opi_comm_rank, IC_I32, (IC_I32, IC_I32_REF))                                       \
+    X(CommSize, opi_comm_size, IC_I32, (IC_I32, IC_I32_REF))                                       \
+    X(CommDup, opi_comm_dup, IC_I32, (IC_I32, IC_I32_REF))                                         \
+    X(CommSplit, opi_comm_split, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF))                     \
+    X(CommFree, opi_comm_free, IC_I32, (IC_I32_REF))                                               \
+    X(Barrier, opi_barrier, IC_I32, (IC_I32))                                                      \
+    X(Send, opi_send, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32))                    \
+    X(SendRange, opi_send_range, IC_I32,                                                           \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32))                            \
+    X(Recv, opi_recv, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_STATUS_REF))             \
+    X(RecvRange, opi_recv_range, IC_I32,                                                           \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF))                     \
+    X(Sendrecv, opi_sendrecv, IC_I32,                                                              \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_STATUS_REF))             \
+    X(SendrecvRange, opi_sendrecv_range, IC_I32,                                                   \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32,     \
+       IC_I32, IC_STATUS_REF))                                                                     \
+    X(Probe, opi_probe, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF))                   \
+    X(Iprobe, opi_iprobe, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF, IC_I32_REF))     \
+    X(Isend, opi_isend, IC_I32,                                                                    \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))         \
+    X(IsendRange, opi_isend_range, IC_I32,                                                         \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF,         \
+       IC_STATUS_REF))                                                                             \
+    X(Irecv, opi_irecv, IC_I32,                                                                    \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                 \
+    X(IrecvRange, opi_irecv_range, IC_I32,                                                         \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(RequestWait, opi_request_wait, IC_I32, (IC_I64, IC_STATUS_REF))                              \
+    X(RequestTest, opi_request_test, IC_I32, (IC_I64, IC_STATUS_REF, IC_I32_REF))                  \
+    X(RequestCancel, opi_request_cancel, IC_I32, (IC_I64))                                         \
+    X(Bcast, opi_bcast, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32))                                  \
+    X(BcastRange, opi_bcast_range, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32))       \
+    X(Scatter, opi_scatter, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32))              \
+    X(Gather, opi_gather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32))                \
+    X(Allgather, opi_allgather, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ))                          \
+    X(Alltoall, opi_alltoall, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ))                            \
+    X(Reduce, opi_reduce, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32))        \
+    X(Allreduce, opi_allreduce, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32))                  \
+    X(Scan, opi_scan, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32))                            \
+    X(OpCreate, opi_op_create, IC_I32, (IC_TYPE, IC_OBJ, IC_I32, IC_I32_REF))                      \
+    X(OpFree, opi_op_free, IC_I32, (IC_I32))                                                       \
+    X(SdInit, opi_sd_init, IC_I32, (IC_TYPE, IC_I64))                                              \
+    X(SdWrite, opi_sd_write, IC_I32, (IC_OBJ, IC_I32, IC_I32_REF))                                 \
+    X(SdCopy, opi_sd_copy, IC_I32, (IC_OBJ, IC_I32))                                               \
+    X(SdRead, opi_sd_read, IC_I32, (IC_OBJ, IC_I32, IC_I32, IC_TYPE, IC_OBJ_REF))                  \
+    X(OSend, opi_osend, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32))                          \
+    X(ORecv, opi_orecv, IC_I32,                                                                    \
+      (IC_I32, IC_I32, IC_I32, IC_I32, IC_TYPE, IC_OBJ_REF, IC_STATUS_REF))                        \
+    X(ORecvInto, opi_orecv_into, IC_I32,                                                           \
+      (IC_I32, IC_I32, IC_I32, IC_I32, IC_TYPE, IC_OBJ, IC_OBJ_REF, IC_STATUS_REF))                \
+    X(OBcast, opi_obcast, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_TYPE, IC_OBJ_REF))   \
+    X(OIsend, opi_oisend, IC_I32,                                                                  \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                 \
+    X(OIrecvPost, opi_oirecv_post, IC_I32,                                                         \
+      (IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                         \
+    X(OIrecvComplete, opi_oirecv_complete, IC_I32,                                                 \
+      (IC_I64, IC_I32, IC_TYPE, IC_OBJ_REF, IC_I32_REF, IC_STATUS_REF))                            \
+    X(OScatter, opi_oscatter, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ))            \
+    X(OGather, opi_ogather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ))              \
+    X(OAllgather, opi_oallgather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ))                \
+    X(SdReadIncoming, opi_sd_read_incoming, IC_I32, (IC_I64, IC_I64, IC_TYPE, IC_OBJ_REF))         \
+    X(SdRelease, opi_sd_release, IC_I32, (void))                                                   \
+    /* System.MP.Arrays' scheduler: a graph after a header of raw bytes; one probe per receive */  \
+    X(OPost, opi_opost, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32))                  \
+    X(OTake, opi_otake, IC_I32,                                                                    \
+      (IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I32_REF, IC_STATUS_REF))                         \
+    X(OForward, opi_oforward, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32))                    \
+    X(SdReadIncomingAfter, opi_sd_read_incoming_after, IC_I32, (IC_OBJ, IC_TYPE, IC_OBJ_REF))      \
+    /* the v-collectives, Exscan, ReduceScatterBlock */                                            \
+    X(Gatherv, opi_gatherv, IC_I32,                                                                \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32))                            \
+    X(Scatterv, opi_scatterv, IC_I32,                                                              \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32))                            \
+    X(Allgatherv, opi_allgatherv, IC_I32,                                                          \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ))                                    \
+    X(Alltoallv, opi_alltoallv, IC_I32,                                                            \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ))                    \
+    X(Exscan, opi_exscan, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32))                \
+    X(ReduceScatterBlock, opi_reduce_scatter_block, IC_I32,                                        \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32))                                                    \
+    /* groups, Cartesian topologies, intercommunicators, spawn (opi_comms.c) */                    \
+    X(CommGroup, opi_comm_group, IC_I32, (IC_I32, IC_I32_REF))                                     \
+    X(GroupSize, opi_group_size, IC_I32, (IC_I32, IC_I32_REF))                                     \
+    X(GroupRank, opi_group_rank, IC_I32, (IC_I32, IC_I32_REF))                                     \
+    X(GroupInclExcl, opi_group_incl_excl, IC_I32, (IC_I32, IC_OBJ, IC_I32, IC_I32_REF))            \
+    X(GroupCombine, opi_group_combine, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF))               \
+    X(GroupTranslateRanks, opi_group_translate_ranks, IC_I32, (IC_I32, IC_OBJ, IC_I32, IC_OBJ))    \
+    X(GroupFree, opi_group_free, IC_I32, (IC_I32_REF))                                             \
+    X(CommCreate, opi_comm_create, IC_I32, (IC_I32, IC_I32, IC_I32_REF))                           \
+    X(CartCreate, opi_cart_create, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32_REF))   \
+    X(CartDim, opi_cart_dim, IC_I32, (IC_I32, IC_I32_REF))                                         \
+    X(CartGet, opi_cart_get, IC_I32, (IC_I32, IC_OBJ, IC_OBJ, IC_OBJ))                             \
+    X(CartCoords, opi_cart_coords, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ))                       \
+    X(CartRank, opi_cart_rank, IC_I32, (IC_I32, IC_OBJ, IC_I32_REF))                               \
+    X(CartShift, opi_cart_shift, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF, IC_I32_REF))         \
+    X(CartSub, opi_cart_sub, IC_I32, (IC_I32, IC_OBJ, IC_I32_REF))                                 \
+    X(DimsCreate, opi_dims_create, IC_I32, (IC_I32, IC_OBJ))                                       \
+    X(IntercommCreate, opi_intercomm_create, IC_I32,                                               \
+      (IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32_REF))        \
+    X(IntercommMerge, opi_intercomm_merge, IC_I32, (IC_I32, IC_I32, IC_I32_REF))                   \
+    X(CommRemoteSize, opi_comm_remote_size, IC_I32, (IC_I32, IC_I32_REF))                          \
+    X(CommTestInter, opi_comm_test_inter, IC_I32, (IC_I32, IC_I32_REF))                            \
+    X(CommParent, opi_comm_parent, IC_I32, (IC_I32_REF))                                           \
+    X(CommSpawn, opi_comm_spawn, IC_I32,                                                           \
+      (IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32_REF))                \
+    /* non-blocking collectives and the request calls of TestAll and the progress engine */        \
+    X(Ibarrier, opi_ibarrier, IC_I32, (IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                 \
+    X(Ibcast, opi_ibcast, IC_I32,                                                                  \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                         \
+    X(Iallgather, opi_iallgather, IC_I32,                                                          \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                         \
+    X(Ialltoall, opi_ialltoall, IC_I32,                                                            \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                         \
+    X(Ireduce, opi_ireduce, IC_I32,                                                                \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Iallreduce, opi_iallreduce, IC_I32,                                                          \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                 \
+    X(RequestTestMany, opi_request_test_many, IC_I32, (IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF))        \
     X(RequestDone, opi_request_done, IC_I32, (IC_I64, IC_I32_REF))
 
 #endif

@@ -105,7 +105,8 @@ int motor_core_installed(void) { return installed; }
 const char *motor_core_strerror(int code)
 {
     switch (code) { /* a code taken twice in the one list is a duplicate case: no build */
-#define MOTOR_ERROR_CASE(name, value, message) case value: return message;
+#define MOTOR_ERROR_CASE(name, value, message) \
+    case value: return message;
         MOTOR_ERRORS(MOTOR_ERROR_CASE)
 #undef MOTOR_ERROR_CASE
     }

@@ -54,7 +54,8 @@ RT_HOLDS_STACK_MARK static void prefer_huge_pages(const char *data, size_t bytes
 int opi_layout_init(void)
 {
     if (rt_layout_init())
-        return error_record(RT_ERR_RUNTIME, NULL, "the array layout of this Mono runtime could not be learned");
+        return error_record(RT_ERR_RUNTIME, NULL,
+                            "the array layout of this Mono runtime could not be learned");
     return MPC_OK;
 }
 
@@ -94,8 +95,8 @@ int opi_buffer_whole_as(MonoObject *obj, const char *name, opi_buffer *out)
     return MPC_OK;
 }
 
-int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count, const opi_range_names *names,
-                        opi_buffer *out)
+int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count,
+                        const opi_range_names *names, opi_buffer *out)
 {
     const rt_class_plan *p = NULL;
     int rc = argument_plan(array, names->array, &p);
@@ -103,21 +104,24 @@ int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count, const 
         return rc;
     if (p->shape != RT_ARRAY || p->rank != 1) {
         char *type = rt_class_name(p->klass);
-        error_record(OPI_ERR_NOT_1D_ARRAY, names->array, "%s and %s apply to one-dimensional arrays only; %s is a %s",
-                     names->offset, names->count, names->array, type ? type : "?");
+        error_record(OPI_ERR_NOT_1D_ARRAY, names->array,
+                     "%s and %s apply to one-dimensional arrays only; %s is a %s", names->offset,
+                     names->count, names->array, type ? type : "?");
         free(type);
         return OPI_ERR_NOT_1D_ARRAY;
     }
     size_t length = rt_array_length(array);
     if (offset < 0 || (size_t)offset > length)
-        return error_record(OPI_ERR_OFFSET, names->offset, "%s %d is outside 0..%zu, the length of %s",
-                            names->offset, offset, length, names->array);
+        return error_record(OPI_ERR_OFFSET, names->offset,
+                            "%s %d is outside 0..%zu, the length of %s", names->offset, offset,
+                            length, names->array);
     if (count < 0)
         return error_record(OPI_ERR_COUNT, names->count, "%s %d is negative", names->count, count);
     if ((size_t)count > length - (size_t)offset)
         return error_record(OPI_ERR_COUNT, names->count,
-                            "%s %d from %s %d passes the end of %s (length %zu: %zu fit)", names->count,
-                            count, names->offset, offset, names->array, length, length - (size_t)offset);
+                            "%s %d from %s %d passes the end of %s (length %zu: %zu fit)",
+                            names->count, count, names->offset, offset, names->array, length,
+                            length - (size_t)offset);
     prefer_huge_pages((const char *)rt_array_data(array), length * (size_t)p->data_size);
     out->data = (char *)rt_array_data(array) + (size_t)offset * p->data_size;
     out->bytes = (size_t)count * p->data_size;

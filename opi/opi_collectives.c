@@ -29,8 +29,8 @@ static size_t elements(const opi_buffer *b) { return b->elem_size ? b->bytes / b
 
 /* Two arrays a and b (C# parameters a_name, b_name) of one collective: both transportable, the
  * same element type, and not the same array unless same_ok (in place). */
-static int array_pair(MonoObject *a, const char *a_name, MonoObject *b, const char *b_name, opi_buffer *ab,
-                      opi_buffer *bb, const rt_class_plan **plan, int same_ok)
+static int array_pair(MonoObject *a, const char *a_name, MonoObject *b, const char *b_name,
+                      opi_buffer *ab, opi_buffer *bb, const rt_class_plan **plan, int same_ok)
 {
     const rt_class_plan *bp;
     int rc;
@@ -46,18 +46,30 @@ static int array_pair(MonoObject *a, const char *a_name, MonoObject *b, const ch
         return OPI_ERR_TYPE_MISMATCH;
     }
     if (a == b && !same_ok)
-        return error_record(OPI_ERR_ALIAS, b_name, "%s and %s are the same array: this collective needs two",
-                            a_name, b_name);
+        return error_record(OPI_ERR_ALIAS, b_name,
+                            "%s and %s are the same array: this collective needs two", a_name,
+                            b_name);
     return MPC_OK;
 }
 
-enum collective_kind { BCAST, SCATTER, GATHER, ALLGATHER, ALLTOALL, REDUCE, ALLREDUCE, SCAN, EXSCAN, REDUCE_SCATTER_BLOCK };
+enum collective_kind {
+    BCAST,
+    SCATTER,
+    GATHER,
+    ALLGATHER,
+    ALLTOALL,
+    REDUCE,
+    ALLREDUCE,
+    SCAN,
+    EXSCAN,
+    REDUCE_SCATTER_BLOCK
+};
 
 struct collective {
     enum collective_kind kind;
     const void *send;
-    void *recv;       /* BCAST: the buffer */
-    size_t n;         /* bytes (per rank for the byte-wise ones) or reduction elements */
+    void *recv; /* BCAST: the buffer */
+    size_t n;   /* bytes (per rank for the byte-wise ones) or reduction elements */
     MPI_Datatype dt;
     MPI_Op op;
     int root;
@@ -77,7 +89,8 @@ static int call_collective(const struct collective *c)
     case ALLREDUCE: return mpc_allreduce(c->send, c->recv, c->n, c->dt, c->op, c->comm);
     case SCAN: return mpc_scan(c->send, c->recv, c->n, c->dt, c->op, c->comm);
     case EXSCAN: return mpc_exscan(c->send, c->recv, c->n, c->dt, c->op, c->comm);
-    case REDUCE_SCATTER_BLOCK: return mpc_reduce_scatter_block(c->send, c->recv, c->n, c->dt, c->op, c->comm);
+    case REDUCE_SCATTER_BLOCK:
+        return mpc_reduce_scatter_block(c->send, c->recv, c->n, c->dt, c->op, c->comm);
     }
     return RT_ERR_RUNTIME;
 }
@@ -103,12 +116,18 @@ static int start_collective(const struct collective *c, MPI_Comm comm, int test,
         case BCAST: rc = mpc_ibcast(c->recv, c->n, c->root, c->comm, &s->req); break;
         case ALLGATHER: rc = mpc_iallgather(c->send, c->recv, c->n, c->comm, &s->req); break;
         case ALLTOALL: rc = mpc_ialltoall(c->send, c->recv, c->n, c->comm, &s->req); break;
-        case REDUCE: rc = mpc_ireduce(c->send, c->recv, c->n, c->dt, c->op, c->root, c->comm, &s->req); break;
-        case ALLREDUCE: rc = mpc_iallreduce(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req); break;
+        case REDUCE:
+            rc = mpc_ireduce(c->send, c->recv, c->n, c->dt, c->op, c->root, c->comm, &s->req);
+            break;
+        case ALLREDUCE:
+            rc = mpc_iallreduce(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req);
+            break;
         case SCATTER: rc = mpc_iscatter(c->send, c->recv, c->n, c->root, c->comm, &s->req); break;
         case GATHER: rc = mpc_igather(c->send, c->recv, c->n, c->root, c->comm, &s->req); break;
         case SCAN: rc = mpc_iscan(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req); break;
-        case EXSCAN: rc = mpc_iexscan(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req); break;
+        case EXSCAN:
+            rc = mpc_iexscan(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req);
+            break;
         case REDUCE_SCATTER_BLOCK:
             rc = mpc_ireduce_scatter_block(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req);
             break;
@@ -131,15 +150,22 @@ static int start_collective(const struct collective *c, MPI_Comm comm, int test,
 static int yielding_kind(const struct collective *c)
 {
     switch (c->kind) {
-    case BCAST: case SCATTER: case GATHER: case ALLGATHER: case ALLTOALL: case REDUCE: case ALLREDUCE: case SCAN:
-    case EXSCAN: case REDUCE_SCATTER_BLOCK:
-        return 1;
+    case BCAST:
+    case SCATTER:
+    case GATHER:
+    case ALLGATHER:
+    case ALLTOALL:
+    case REDUCE:
+    case ALLREDUCE:
+    case SCAN:
+    case EXSCAN:
+    case REDUCE_SCATTER_BLOCK: return 1;
     }
     return 0;
 }
 
-RT_HOLDS_STACK_MARK static int run_yielding(const struct collective *c, MPI_Comm comm, MonoObject *a,
-                                            MonoObject *b)
+RT_HOLDS_STACK_MARK static int run_yielding(const struct collective *c, MPI_Comm comm,
+                                            MonoObject *a, MonoObject *b)
 {
     xfer_started s = {0};
     int rc;
@@ -172,8 +198,8 @@ int32_t opi_barrier(int32_t comm)
  * user_op, a reduction with a C# operator: the operator may collect inside MPI, so the GC event
  * stays out of MPI until the reduction is over (transfer.h). A receive that MPI truncates (the
  * ranks disagree on sizes) is reported with this rank's size. */
-RT_HOLDS_STACK_MARK static int collective_by(int user_op, struct collective c, MonoObject *a, MonoObject *b,
-                                             uint32_t elem_size)
+RT_HOLDS_STACK_MARK static int collective_by(int user_op, struct collective c, MonoObject *a,
+                                             MonoObject *b, uint32_t elem_size)
 {
     gch_count(GCH_OPERATIONS, 1);
     int rc;
@@ -195,7 +221,8 @@ RT_HOLDS_STACK_MARK static int collective_by(int user_op, struct collective c, M
     case SCATTER: return opi_receive_failed(rc, NULL, "this rank's recvArray", c.n, elem_size);
     case GATHER:
     case ALLGATHER:
-    case ALLTOALL: return opi_receive_failed(rc, NULL, "recvArray's block of each rank", c.n, elem_size);
+    case ALLTOALL:
+        return opi_receive_failed(rc, NULL, "recvArray's block of each rank", c.n, elem_size);
     default: return opi_receive_failed(rc, NULL, "recvArray", c.n * elem_size, elem_size);
     }
 }
@@ -223,14 +250,16 @@ static int run_prepared(const struct prepared *p)
 }
 
 /* Bcast of a whole object (its C# parameter: name). */
-static int prepare_bcast(int32_t comm, int32_t size, MonoObject *obj, const char *name, int32_t root,
-                         struct prepared *p)
+static int prepare_bcast(int32_t comm, int32_t size, MonoObject *obj, const char *name,
+                         int32_t root, struct prepared *p)
 {
     opi_buffer b;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole_as(obj, name, &b)) || (rc = check_root(size, root)))
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole_as(obj, name, &b)) ||
+        (rc = check_root(size, root)))
         return rc;
-    *p = (struct prepared){{BCAST, NULL, b.data, b.bytes, 0, 0, root, comm}, obj, NULL, b.elem_size, b.bytes, 0};
+    *p = (struct prepared){
+        {BCAST, NULL, b.data, b.bytes, 0, 0, root, comm}, obj, NULL, b.elem_size, b.bytes, 0};
     return MPC_OK;
 }
 
@@ -242,15 +271,15 @@ int32_t opi_bcast(int32_t comm, int32_t size, MonoObject *obj, int32_t root)
 }
 
 int32_t opi_bcast_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
-                               int32_t count, int32_t root)
+                        int32_t count, int32_t root)
 {
     opi_buffer b;
     int rc;
     if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
         (rc = check_root(size, root)))
         return rc;
-    return collective((struct collective){BCAST, NULL, b.data, b.bytes, 0, 0, root, comm}, array, NULL,
-                      b.elem_size);
+    return collective((struct collective){BCAST, NULL, b.data, b.bytes, 0, 0, root, comm}, array,
+                      NULL, b.elem_size);
 }
 
 /* Scatter and gather: `whole` is the Size-times array, significant at the root only. */
@@ -268,33 +297,36 @@ static int32_t scatter_gather(int gather, int32_t comm, int32_t size, int32_t ra
         if ((rc = array_pair(whole, whole_name, part, part_name, &wb, &pb, &plan, 0)))
             return rc;
         if (wb.bytes != pb.bytes * (size_t)size)
-            return error_record(OPI_ERR_LENGTH, whole_name,
-                                "the root's %s has %zu elements; Size (%d) times %s's %zu = %zu were expected",
-                                whole_name, elements(&wb), size, part_name, elements(&pb),
-                                elements(&pb) * (size_t)size);
+            return error_record(
+                OPI_ERR_LENGTH, whole_name,
+                "the root's %s has %zu elements; Size (%d) times %s's %zu = %zu were expected",
+                whole_name, elements(&wb), size, part_name, elements(&pb),
+                elements(&pb) * (size_t)size);
     } else if ((rc = array_arg(part, part_name, &pb, &plan))) {
         return rc;
     } else {
         whole = NULL;
     }
-    struct collective c = gather ? (struct collective){GATHER, pb.data, wb.data, pb.bytes, 0, 0, root, comm}
-                                 : (struct collective){SCATTER, wb.data, pb.data, pb.bytes, 0, 0, root, comm};
+    struct collective c =
+        gather ? (struct collective){GATHER, pb.data, wb.data, pb.bytes, 0, 0, root, comm}
+               : (struct collective){SCATTER, wb.data, pb.data, pb.bytes, 0, 0, root, comm};
     return collective(c, whole, part, pb.elem_size);
 }
 
-int32_t opi_scatter(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
-                           MonoObject *recv, int32_t root)
+int32_t opi_scatter(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                    int32_t root)
 {
     return scatter_gather(0, comm, size, rank, send, recv, root);
 }
 
-int32_t opi_gather(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
-                          MonoObject *recv, int32_t root)
+int32_t opi_gather(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                   int32_t root)
 {
     return scatter_gather(1, comm, size, rank, recv, send, root);
 }
 
-static int prepare_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, struct prepared *p)
+static int prepare_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
+                             struct prepared *p)
 {
     opi_buffer sb, rb;
     const rt_class_plan *plan;
@@ -303,11 +335,16 @@ static int prepare_allgather(int32_t comm, int32_t size, MonoObject *send, MonoO
         (rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)))
         return rc;
     if (rb.bytes != sb.bytes * (size_t)size)
-        return error_record(OPI_ERR_LENGTH, "recvArray",
-                            "recvArray has %zu elements; Size (%d) times sendArray's %zu = %zu were expected",
-                            elements(&rb), size, elements(&sb), elements(&sb) * (size_t)size);
-    *p = (struct prepared){{ALLGATHER, sb.data, rb.data, sb.bytes, 0, 0, 0, comm}, send, recv, sb.elem_size,
-                           rb.bytes, 0};
+        return error_record(
+            OPI_ERR_LENGTH, "recvArray",
+            "recvArray has %zu elements; Size (%d) times sendArray's %zu = %zu were expected",
+            elements(&rb), size, elements(&sb), elements(&sb) * (size_t)size);
+    *p = (struct prepared){{ALLGATHER, sb.data, rb.data, sb.bytes, 0, 0, 0, comm},
+                           send,
+                           recv,
+                           sb.elem_size,
+                           rb.bytes,
+                           0};
     return MPC_OK;
 }
 
@@ -318,7 +355,8 @@ int32_t opi_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *
     return rc ? rc : run_prepared(&p);
 }
 
-static int prepare_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, struct prepared *p)
+static int prepare_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
+                            struct prepared *p)
 {
     opi_buffer sb, rb;
     const rt_class_plan *plan;
@@ -327,16 +365,21 @@ static int prepare_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoOb
         (rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)))
         return rc;
     if (rb.bytes != sb.bytes)
-        return error_record(OPI_ERR_LENGTH, "recvArray",
-                            "sendArray has %zu elements and recvArray %zu: Alltoall needs equal lengths",
-                            elements(&sb), elements(&rb));
+        return error_record(
+            OPI_ERR_LENGTH, "recvArray",
+            "sendArray has %zu elements and recvArray %zu: Alltoall needs equal lengths",
+            elements(&sb), elements(&rb));
     if ((sb.bytes / plan->data_size) % (size_t)size != 0)
         return error_record(OPI_ERR_LENGTH, "sendArray",
                             "sendArray's %zu elements do not split into Size (%d) equal blocks",
                             elements(&sb), size);
     size_t per_rank = sb.bytes / (size_t)size;
-    *p = (struct prepared){{ALLTOALL, sb.data, rb.data, per_rank, 0, 0, 0, comm}, send, recv, sb.elem_size,
-                           rb.bytes, 0};
+    *p = (struct prepared){{ALLTOALL, sb.data, rb.data, per_rank, 0, 0, 0, comm},
+                           send,
+                           recv,
+                           sb.elem_size,
+                           rb.bytes,
+                           0};
     return MPC_OK;
 }
 
@@ -349,7 +392,8 @@ int32_t opi_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *r
 
 /* Reduce (recv significant at the root only), Allreduce and Scan. send == recv means in place. */
 static int prepare_reduction(enum collective_kind kind, int32_t comm, int32_t size, int32_t rank,
-                             MonoObject *send, MonoObject *recv, int32_t op_code, int32_t root, struct prepared *p)
+                             MonoObject *send, MonoObject *recv, int32_t op_code, int32_t root,
+                             struct prepared *p)
 {
     opi_buffer sb, rb;
     const rt_class_plan *plan;
@@ -363,9 +407,10 @@ static int prepare_reduction(enum collective_kind kind, int32_t comm, int32_t si
         /* one array for both: MPI_IN_PLACE */
         rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 1);
         if (rc == MPC_OK && rb.bytes != sb.bytes)
-            rc = error_record(OPI_ERR_LENGTH, "recvArray",
-                              "sendArray has %zu elements and recvArray %zu: a reduction needs equal lengths",
-                              elements(&sb), elements(&rb));
+            rc = error_record(
+                OPI_ERR_LENGTH, "recvArray",
+                "sendArray has %zu elements and recvArray %zu: a reduction needs equal lengths",
+                elements(&sb), elements(&rb));
     } else {
         rc = array_arg(send, "sendArray", &sb, &plan);
         recv = NULL;
@@ -376,7 +421,10 @@ static int prepare_reduction(enum collective_kind kind, int32_t comm, int32_t si
         return rc;
     const void *sendbuf = send == recv ? MPI_IN_PLACE : sb.data;
     *p = (struct prepared){{kind, sendbuf, rb.data, sb.bytes / plan->data_size, dt, op, root, comm},
-                           send == recv ? NULL : send, recv, plan->data_size, recv ? rb.bytes : 0,
+                           send == recv ? NULL : send,
+                           recv,
+                           plan->data_size,
+                           recv ? rb.bytes : 0,
                            op_code >= OP_BUILTINS};
     return MPC_OK;
 }
@@ -433,7 +481,8 @@ static int vc_scratch_init(vc_scratch *s, int32_t size)
     if (!s->blocks || !s->got) {
         free(s->blocks);
         free(s->got);
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the blocks of %d ranks", size);
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the blocks of %d ranks",
+                            size);
     }
     return MPC_OK;
 }
@@ -453,7 +502,8 @@ static int per_rank_arg(MonoObject *a, const char *name, int32_t size, const int
         return error_record(OPI_ERR_NULL_ARGUMENT, name, "%s must not be null", name);
     size_t n = rt_array_length(a);
     if (n != (size_t)size)
-        return error_record(OPI_ERR_LENGTH, name, "%s has %zu elements: one per rank (Size %d) was expected", name, n,
+        return error_record(OPI_ERR_LENGTH, name,
+                            "%s has %zu elements: one per rank (Size %d) was expected", name, n,
                             size);
     *out = (const int32_t *)rt_array_data(a);
     return MPC_OK;
@@ -471,18 +521,19 @@ static int by_offset(const void *a, const void *b)
 }
 
 /* Blocks (elements: offset and count) that overlap, in names; OPI_ERR_BLOCKS_OVERLAP. */
-static int overlap_error(const char *cn, const char *dn, const char *an, int a, int b, const int32_t *c,
-                         const int32_t *d)
+static int overlap_error(const char *cn, const char *dn, const char *an, int a, int b,
+                         const int32_t *c, const int32_t *d)
 {
-    return error_record(OPI_ERR_BLOCKS_OVERLAP, dn,
-                        "the blocks of ranks %d ([%d, %d)) and %d ([%d, %d)) of %s overlap (%s, %s): the blocks "
-                        "of a receive array must be disjoint",
-                        a, d[a], d[a] + c[a], b, d[b], d[b] + c[b], an, dn, cn);
+    return error_record(
+        OPI_ERR_BLOCKS_OVERLAP, dn,
+        "the blocks of ranks %d ([%d, %d)) and %d ([%d, %d)) of %s overlap (%s, %s): the blocks "
+        "of a receive array must be disjoint",
+        a, d[a], d[a] + c[a], b, d[b], d[b] + c[b], an, dn, cn);
 }
 
 /* No two non-empty blocks share an element: in rank order the common case, sorted otherwise. */
-static int check_disjoint(const mpc_block *blocks, int32_t size, const char *cn, const char *dn, const char *an,
-                          const int32_t *c, const int32_t *d)
+static int check_disjoint(const mpc_block *blocks, int32_t size, const char *cn, const char *dn,
+                          const char *an, const int32_t *c, const int32_t *d)
 {
     int last = -1;
     int ordered = 1;
@@ -498,7 +549,8 @@ static int check_disjoint(const mpc_block *blocks, int32_t size, const char *cn,
         return MPC_OK;
     struct ranked_block *sorted = malloc((size_t)size * sizeof *sorted);
     if (!sorted)
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory checking the blocks of %d ranks", size);
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "out of memory checking the blocks of %d ranks", size);
     int n = 0;
     for (int r = 0; r < size; r++)
         if (blocks[r].bytes)
@@ -518,8 +570,9 @@ static int check_disjoint(const mpc_block *blocks, int32_t size, const char *cn,
 /* counts and displs (C# names cn, dn; one element each per rank) cut array b (C# name an) into
  * one block per rank, in bytes: no negative count or displacement, every block inside the
  * array; receive arrays' blocks (disjoint) must not overlap. */
-static int blocks_arg(MonoObject *counts, const char *cn, MonoObject *displs, const char *dn, int32_t size,
-                      const opi_buffer *b, const char *an, int disjoint, mpc_block *out)
+static int blocks_arg(MonoObject *counts, const char *cn, MonoObject *displs, const char *dn,
+                      int32_t size, const opi_buffer *b, const char *an, int disjoint,
+                      mpc_block *out)
 {
     const int32_t *c = NULL, *d = NULL;
     int rc;
@@ -528,14 +581,17 @@ static int blocks_arg(MonoObject *counts, const char *cn, MonoObject *displs, co
     size_t length = elements(b);
     for (int r = 0; r < size; r++) {
         if (c[r] < 0)
-            return error_record(OPI_ERR_COUNT, cn, "%s[%d] is %d: a count cannot be negative", cn, r, c[r]);
+            return error_record(OPI_ERR_COUNT, cn, "%s[%d] is %d: a count cannot be negative", cn,
+                                r, c[r]);
         if (d[r] < 0)
-            return error_record(OPI_ERR_OFFSET, dn, "%s[%d] is %d: a displacement cannot be negative", dn, r, d[r]);
+            return error_record(OPI_ERR_OFFSET, dn,
+                                "%s[%d] is %d: a displacement cannot be negative", dn, r, d[r]);
         if ((size_t)d[r] > length || (size_t)c[r] > length - (size_t)d[r])
-            return error_record(OPI_ERR_COUNT, cn,
-                                "the block of rank %d, [%d, %lld) (%s[%d] %d, %s[%d] %d), passes the end of %s "
-                                "(length %zu)",
-                                r, d[r], (long long)d[r] + c[r], dn, r, d[r], cn, r, c[r], an, length);
+            return error_record(
+                OPI_ERR_COUNT, cn,
+                "the block of rank %d, [%d, %lld) (%s[%d] %d, %s[%d] %d), passes the end of %s "
+                "(length %zu)",
+                r, d[r], (long long)d[r] + c[r], dn, r, d[r], cn, r, c[r], an, length);
         out[r] = (mpc_block){(size_t)d[r] * b->elem_size, (size_t)c[r] * b->elem_size};
     }
     return disjoint ? check_disjoint(out, size, cn, dn, an, c, d) : MPC_OK;
@@ -544,25 +600,28 @@ static int blocks_arg(MonoObject *counts, const char *cn, MonoObject *displs, co
 /* A block whose size sender and receiver disagree on: rank `from` sent got bytes (or more than
  * the block holds) where the receiver's `count` elements (from `source`, a printf format taking
  * the rank) were expected; `rule` says what must agree. */
-static int mismatch_error(int from, int64_t got, uint32_t elem_size, int32_t count, const char *source,
-                          const char *rule)
+static int mismatch_error(int from, int64_t got, uint32_t elem_size, int32_t count,
+                          const char *source, const char *rule)
 {
     char expected[64];
     snprintf(expected, sizeof expected, source, from);
     if (got == MPC_GOT_MORE)
-        return error_record(OPI_ERR_BLOCK_MISMATCH, NULL,
-                            "rank %d sent more than the %d elements of its block (%s): the ranks disagree on the "
-                            "block's size, %s (nothing was written past the block)",
-                            from, count, expected, rule);
+        return error_record(
+            OPI_ERR_BLOCK_MISMATCH, NULL,
+            "rank %d sent more than the %d elements of its block (%s): the ranks disagree on the "
+            "block's size, %s (nothing was written past the block)",
+            from, count, expected, rule);
     if (elem_size && got % elem_size == 0)
-        return error_record(OPI_ERR_BLOCK_MISMATCH, NULL,
-                            "rank %d sent %lld elements, but its block holds %d (%s): the ranks disagree on the "
-                            "block's size, %s (the rest of the block is not valid)",
-                            from, (long long)(got / elem_size), count, expected, rule);
-    return error_record(OPI_ERR_BLOCK_MISMATCH, NULL,
-                        "rank %d sent %lld bytes, not a whole number of %u-byte elements, where its block holds %d "
-                        "elements (%s): the ranks disagree on the block's size or element type, %s",
-                        from, (long long)got, elem_size, count, expected, rule);
+        return error_record(
+            OPI_ERR_BLOCK_MISMATCH, NULL,
+            "rank %d sent %lld elements, but its block holds %d (%s): the ranks disagree on the "
+            "block's size, %s (the rest of the block is not valid)",
+            from, (long long)(got / elem_size), count, expected, rule);
+    return error_record(
+        OPI_ERR_BLOCK_MISMATCH, NULL,
+        "rank %d sent %lld bytes, not a whole number of %u-byte elements, where its block holds %d "
+        "elements (%s): the ranks disagree on the block's size or element type, %s",
+        from, (long long)got, elem_size, count, expected, rule);
 }
 
 enum vcoll_kind { GATHERV, SCATTERV, ALLTOALLV };
@@ -583,10 +642,15 @@ struct vcoll {
 static int call_vcoll(const struct vcoll *v)
 {
     switch (v->kind) {
-    case GATHERV: return mpc_gatherv_exact(v->send, v->sendbytes, v->recv, v->recv_blocks, v->root, v->comm, v->got);
+    case GATHERV:
+        return mpc_gatherv_exact(v->send, v->sendbytes, v->recv, v->recv_blocks, v->root, v->comm,
+                                 v->got);
     case SCATTERV:
-        return mpc_scatterv_exact(v->send, v->send_blocks, v->recv, v->recvbytes, v->root, v->comm, v->got);
-    case ALLTOALLV: return mpc_alltoallv_exact(v->send, v->send_blocks, v->recv, v->recv_blocks, v->comm, v->got);
+        return mpc_scatterv_exact(v->send, v->send_blocks, v->recv, v->recvbytes, v->root, v->comm,
+                                  v->got);
+    case ALLTOALLV:
+        return mpc_alltoallv_exact(v->send, v->send_blocks, v->recv, v->recv_blocks, v->comm,
+                                   v->got);
     }
     return RT_ERR_RUNTIME;
 }
@@ -616,20 +680,25 @@ int32_t opi_gatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, 
         struct vcoll v = {GATHERV, sb.data, sb.bytes, NULL, 0, NULL, NULL, root, comm, NULL};
         return vcollective(&v, send, NULL);
     }
-    if ((rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) || (rc = vc_scratch_init(&s, size)))
+    if ((rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) ||
+        (rc = vc_scratch_init(&s, size)))
         return rc;
-    if ((rc = blocks_arg(counts, "counts", displs, "displs", size, &rb, "recvArray", 1, s.blocks)) == MPC_OK &&
+    if ((rc = blocks_arg(counts, "counts", displs, "displs", size, &rb, "recvArray", 1,
+                         s.blocks)) == MPC_OK &&
         s.blocks[root].bytes != sb.bytes)
-        rc = error_record(OPI_ERR_LENGTH, "sendArray",
-                          "the root's sendArray has %zu elements but counts[%d], the root's own block, is %zu", elements(&sb),
-                          root, s.blocks[root].bytes / sb.elem_size);
+        rc = error_record(
+            OPI_ERR_LENGTH, "sendArray",
+            "the root's sendArray has %zu elements but counts[%d], the root's own block, is %zu",
+            elements(&sb), root, s.blocks[root].bytes / sb.elem_size);
     if (rc == MPC_OK) {
-        struct vcoll v = {GATHERV, sb.data, sb.bytes, rb.data, rb.bytes, NULL, s.blocks, root, comm, s.got};
+        struct vcoll v = {GATHERV, sb.data,  sb.bytes, rb.data, rb.bytes,
+                          NULL,    s.blocks, root,     comm,    s.got};
         rc = vcollective(&v, send, recv);
         for (int r = 0; r < size && rc == MPC_OK; r++)
             if (s.got[r] != (int64_t)s.blocks[r].bytes)
-                rc = mismatch_error(r, s.got[r], sb.elem_size, (int32_t)(s.blocks[r].bytes / sb.elem_size),
-                                    "counts[%d] at the root", "and each rank sends its whole sendArray");
+                rc = mismatch_error(
+                    r, s.got[r], sb.elem_size, (int32_t)(s.blocks[r].bytes / sb.elem_size),
+                    "counts[%d] at the root", "and each rank sends its whole sendArray");
     }
     vc_scratch_free(&s);
     return rc;
@@ -650,19 +719,24 @@ int32_t opi_scatterv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
             return rc;
         struct vcoll v = {SCATTERV, NULL, 0, rb.data, rb.bytes, NULL, NULL, root, comm, &got};
         if ((rc = vcollective(&v, NULL, recv)) == MPC_OK && got != (int64_t)rb.bytes)
-            rc = mismatch_error(root, got, rb.elem_size, (int32_t)elements(&rb), "this rank's recvArray.Length",
-                                "and the root's counts[rank] must equal the receiver's recvArray.Length");
+            rc = mismatch_error(
+                root, got, rb.elem_size, (int32_t)elements(&rb), "this rank's recvArray.Length",
+                "and the root's counts[rank] must equal the receiver's recvArray.Length");
         return rc;
     }
-    if ((rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) || (rc = vc_scratch_init(&s, size)))
+    if ((rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) ||
+        (rc = vc_scratch_init(&s, size)))
         return rc;
-    if ((rc = blocks_arg(counts, "counts", displs, "displs", size, &sb, "sendArray", 0, s.blocks)) == MPC_OK &&
+    if ((rc = blocks_arg(counts, "counts", displs, "displs", size, &sb, "sendArray", 0,
+                         s.blocks)) == MPC_OK &&
         s.blocks[root].bytes != rb.bytes)
-        rc = error_record(OPI_ERR_LENGTH, "recvArray",
-                          "the root's recvArray has %zu elements but counts[%d], the root's own block, is %zu", elements(&rb),
-                          root, s.blocks[root].bytes / rb.elem_size);
+        rc = error_record(
+            OPI_ERR_LENGTH, "recvArray",
+            "the root's recvArray has %zu elements but counts[%d], the root's own block, is %zu",
+            elements(&rb), root, s.blocks[root].bytes / rb.elem_size);
     if (rc == MPC_OK) {
-        struct vcoll v = {SCATTERV, sb.data, sb.bytes, rb.data, rb.bytes, s.blocks, NULL, root, comm, &got};
+        struct vcoll v = {SCATTERV, sb.data, sb.bytes, rb.data, rb.bytes,
+                          s.blocks, NULL,    root,     comm,    &got};
         rc = vcollective(&v, send, recv);
     }
     vc_scratch_free(&s);
@@ -670,8 +744,9 @@ int32_t opi_scatterv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
 }
 
 /* Alltoallv, and Allgatherv (send_counts NULL: sendArray whole to every rank). */
-static int32_t alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *send_counts,
-                         MonoObject *send_displs, MonoObject *recv, MonoObject *recv_counts, MonoObject *recv_displs)
+static int32_t alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
+                         MonoObject *send_counts, MonoObject *send_displs, MonoObject *recv,
+                         MonoObject *recv_counts, MonoObject *recv_displs)
 {
     int all = send_counts != NULL || send_displs != NULL;
     const char *rcn = all ? "recvCounts" : "counts", *rdn = all ? "recvDispls" : "displs";
@@ -679,12 +754,14 @@ static int32_t alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *s
     const rt_class_plan *plan;
     vc_scratch s;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) ||
+    if ((rc = check_comm(comm)) ||
+        (rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) ||
         (rc = vc_scratch_init(&s, size)))
         return rc;
     mpc_block *sblocks = s.blocks, *rblocks = s.blocks + size;
     if (all) {
-        rc = blocks_arg(send_counts, "sendCounts", send_displs, "sendDispls", size, &sb, "sendArray", 0, sblocks);
+        rc = blocks_arg(send_counts, "sendCounts", send_displs, "sendDispls", size, &sb,
+                        "sendArray", 0, sblocks);
     } else {
         for (int r = 0; r < size; r++)
             sblocks[r] = (mpc_block){0, sb.bytes};
@@ -693,21 +770,26 @@ static int32_t alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *s
         rc = blocks_arg(recv_counts, rcn, recv_displs, rdn, size, &rb, "recvArray", 1, rblocks);
     if (rc == MPC_OK && sblocks[rank].bytes != rblocks[rank].bytes)
         rc = all ? error_record(OPI_ERR_LENGTH, "recvCounts",
-                                "sendCounts[%d] is %zu but recvCounts[%d] is %zu: this rank's block to itself has "
+                                "sendCounts[%d] is %zu but recvCounts[%d] is %zu: this rank's "
+                                "block to itself has "
                                 "one size",
-                                rank, sblocks[rank].bytes / sb.elem_size, rank, rblocks[rank].bytes / rb.elem_size)
-                 : error_record(OPI_ERR_LENGTH, "sendArray",
-                                "sendArray has %zu elements but counts[%d], this rank's own block, is %zu",
-                                elements(&sb), rank, rblocks[rank].bytes / rb.elem_size);
+                                rank, sblocks[rank].bytes / sb.elem_size, rank,
+                                rblocks[rank].bytes / rb.elem_size)
+                 : error_record(
+                       OPI_ERR_LENGTH, "sendArray",
+                       "sendArray has %zu elements but counts[%d], this rank's own block, is %zu",
+                       elements(&sb), rank, rblocks[rank].bytes / rb.elem_size);
     if (rc == MPC_OK) {
-        struct vcoll v = {ALLTOALLV, sb.data, sb.bytes, rb.data, rb.bytes, sblocks, rblocks, 0, comm, s.got};
+        struct vcoll v = {ALLTOALLV, sb.data, sb.bytes, rb.data, rb.bytes,
+                          sblocks,   rblocks, 0,        comm,    s.got};
         rc = vcollective(&v, send, recv);
         for (int r = 0; r < size && rc == MPC_OK; r++)
             if (s.got[r] != (int64_t)rblocks[r].bytes)
-                rc = mismatch_error(r, s.got[r], rb.elem_size, (int32_t)(rblocks[r].bytes / rb.elem_size),
-                                    all ? "recvCounts[%d] on this rank" : "counts[%d] on this rank",
-                                    all ? "and a sender's sendCounts must match its receivers' recvCounts"
-                                        : "and every rank must pass the same counts");
+                rc = mismatch_error(
+                    r, s.got[r], rb.elem_size, (int32_t)(rblocks[r].bytes / rb.elem_size),
+                    all ? "recvCounts[%d] on this rank" : "counts[%d] on this rank",
+                    all ? "and a sender's sendCounts must match its receivers' recvCounts"
+                        : "and every rank must pass the same counts");
     }
     vc_scratch_free(&s);
     return rc;
@@ -719,51 +801,61 @@ int32_t opi_allgatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *sen
     return alltoallv(comm, size, rank, send, NULL, NULL, recv, counts, displs);
 }
 
-int32_t opi_alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *send_counts,
-                      MonoObject *send_displs, MonoObject *recv, MonoObject *recv_counts, MonoObject *recv_displs)
+int32_t opi_alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
+                      MonoObject *send_counts, MonoObject *send_displs, MonoObject *recv,
+                      MonoObject *recv_counts, MonoObject *recv_displs)
 {
     if (!send_counts)
         return error_record(OPI_ERR_NULL_ARGUMENT, "sendCounts", "sendCounts must not be null");
-    return alltoallv(comm, size, rank, send, send_counts, send_displs, recv, recv_counts, recv_displs);
+    return alltoallv(comm, size, rank, send, send_counts, send_displs, recv, recv_counts,
+                     recv_displs);
 }
 
 /* Exscan and ReduceScatterBlock: two different arrays (no in-place form), an operator. */
-static int32_t vreduction(enum collective_kind kind, int32_t comm, int32_t size, int32_t rank, MonoObject *send,
-                          MonoObject *recv, int32_t op_code)
+static int32_t vreduction(enum collective_kind kind, int32_t comm, int32_t size, int32_t rank,
+                          MonoObject *send, MonoObject *recv, int32_t op_code)
 {
     opi_buffer sb, rb;
     const rt_class_plan *plan;
     MPI_Op op;
     MPI_Datatype dt;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)))
+    if ((rc = check_comm(comm)) ||
+        (rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)))
         return rc;
     if (kind == EXSCAN && rb.bytes != sb.bytes)
-        return error_record(OPI_ERR_LENGTH, "recvArray",
-                            "sendArray has %zu elements and recvArray %zu: Exscan needs equal lengths", elements(&sb),
-                            elements(&rb));
+        return error_record(
+            OPI_ERR_LENGTH, "recvArray",
+            "sendArray has %zu elements and recvArray %zu: Exscan needs equal lengths",
+            elements(&sb), elements(&rb));
     if (kind == REDUCE_SCATTER_BLOCK && sb.bytes != rb.bytes * (size_t)size)
-        return error_record(OPI_ERR_LENGTH, "sendArray",
-                            "sendArray has %zu elements; Size (%d) times recvArray's %zu = %zu were expected",
-                            elements(&sb), size, elements(&rb), elements(&rb) * (size_t)size);
+        return error_record(
+            OPI_ERR_LENGTH, "sendArray",
+            "sendArray has %zu elements; Size (%d) times recvArray's %zu = %zu were expected",
+            elements(&sb), size, elements(&rb), elements(&rb) * (size_t)size);
     if ((rc = opi_op_resolve(op_code, plan, &op, &dt)) != MPC_OK)
         return rc;
-    /* MPI leaves rank 0's Exscan result undefined: it gets native scratch, recvArray stays as it was */
+    /* MPI leaves rank 0's Exscan result undefined: it gets native scratch, recvArray stays as it
+     * was */
     void *scratch = NULL;
     if (kind == EXSCAN && rank == 0 && rb.bytes && !(scratch = malloc(rb.bytes)))
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for rank 0's %zu bytes of Exscan scratch", rb.bytes);
-    struct collective c = {kind, sb.data, scratch ? scratch : rb.data, rb.bytes / plan->data_size, dt, op, 0, comm};
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "out of memory for rank 0's %zu bytes of Exscan scratch", rb.bytes);
+    struct collective c = {
+        kind, sb.data, scratch ? scratch : rb.data, rb.bytes / plan->data_size, dt, op, 0, comm};
     rc = collective_by(op_code >= OP_BUILTINS, c, send, scratch ? NULL : recv, plan->data_size);
     free(scratch);
     return rc;
 }
 
-int32_t opi_exscan(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv, int32_t op)
+int32_t opi_exscan(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                   int32_t op)
 {
     return vreduction(EXSCAN, comm, size, rank, send, recv, op);
 }
 
-int32_t opi_reduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, int32_t op)
+int32_t opi_reduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
+                                 int32_t op)
 {
     return vreduction(REDUCE_SCATTER_BLOCK, comm, size, 0, send, recv, op);
 }
@@ -790,8 +882,8 @@ int32_t opi_reduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, M
  *   Only a communicator of one rank tests the request at once (it has finished then, and needs
  * no handles): with more ranks it cannot have finished before the others joined, and a test
  * takes MPICH's lock once more (~0.1 µs of an 8-byte Iallreduce + Wait). */
-RT_HOLDS_STACK_MARK static int icollective(const struct prepared *p, MPI_Comm comm, int32_t size, MonoObject *owner, int64_t *id,
-                       opi_status *status)
+RT_HOLDS_STACK_MARK static int icollective(const struct prepared *p, MPI_Comm comm, int32_t size,
+                                           MonoObject *owner, int64_t *id, opi_status *status)
 {
     MonoObject *objs[2] = {p ? p->a : NULL, p ? p->b : NULL};
     uint32_t early[2];
@@ -805,20 +897,24 @@ RT_HOLDS_STACK_MARK static int icollective(const struct prepared *p, MPI_Comm co
         xfer_early_unpin(early, 2);
         return rc;
     }
-    xfer_info info = {.elem_size = p ? p->elem_size : 1, .is_send = 1, .tag = OPI_ANY_TAG,
-                              .bytes = p ? (int64_t)p->received : 0};
-    return opi_track_transfer(&s, objs, 2, early, owner, &info, "this rank's receive array", id, status);
+    xfer_info info = {.elem_size = p ? p->elem_size : 1,
+                      .is_send = 1,
+                      .tag = OPI_ANY_TAG,
+                      .bytes = p ? (int64_t)p->received : 0};
+    return opi_track_transfer(&s, objs, 2, early, owner, &info, "this rank's receive array", id,
+                              status);
 }
 
 static int refuse_user_op(const struct prepared *p, const char *call)
 {
     if (!p->user_op)
         return MPC_OK;
-    return error_record(OPI_ERR_OP, "op",
-                        "%s takes MPI's built-in operators only (Op.Sum, Op.Max, ...): a C# operator (Op.Create) "
-                        "would run inside whichever thread's MPI call makes progress, the GC hook's included, "
-                        "where managed code must not run; use the blocking reduction for it",
-                        call);
+    return error_record(
+        OPI_ERR_OP, "op",
+        "%s takes MPI's built-in operators only (Op.Sum, Op.Max, ...): a C# operator (Op.Create) "
+        "would run inside whichever thread's MPI call makes progress, the GC hook's included, "
+        "where managed code must not run; use the blocking reduction for it",
+        call);
 }
 
 int32_t opi_ibarrier(int32_t comm, MonoObject *owner, int64_t *id, opi_status *status)
@@ -830,32 +926,32 @@ int32_t opi_ibarrier(int32_t comm, MonoObject *owner, int64_t *id, opi_status *s
     return rc ? rc : icollective(NULL, comm, size, owner, id, status);
 }
 
-int32_t opi_ibcast(int32_t comm, int32_t size, MonoObject *array, int32_t root, MonoObject *owner, int64_t *id,
-                   opi_status *status)
+int32_t opi_ibcast(int32_t comm, int32_t size, MonoObject *array, int32_t root, MonoObject *owner,
+                   int64_t *id, opi_status *status)
 {
     struct prepared p = {0};
     int rc = prepare_bcast(comm, size, array, "array", root, &p);
     return rc ? rc : icollective(&p, comm, size, owner, id, status);
 }
 
-int32_t opi_iallgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, MonoObject *owner,
-                       int64_t *id, opi_status *status)
+int32_t opi_iallgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
+                       MonoObject *owner, int64_t *id, opi_status *status)
 {
     struct prepared p = {0};
     int rc = prepare_allgather(comm, size, send, recv, &p);
     return rc ? rc : icollective(&p, comm, size, owner, id, status);
 }
 
-int32_t opi_ialltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, MonoObject *owner,
-                      int64_t *id, opi_status *status)
+int32_t opi_ialltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
+                      MonoObject *owner, int64_t *id, opi_status *status)
 {
     struct prepared p = {0};
     int rc = prepare_alltoall(comm, size, send, recv, &p);
     return rc ? rc : icollective(&p, comm, size, owner, id, status);
 }
 
-int32_t opi_ireduce(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv, int32_t op,
-                    int32_t root, MonoObject *owner, int64_t *id, opi_status *status)
+int32_t opi_ireduce(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                    int32_t op, int32_t root, MonoObject *owner, int64_t *id, opi_status *status)
 {
     struct prepared p = {0};
     int rc;

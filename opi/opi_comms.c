@@ -18,7 +18,10 @@
 /* System.MP's values for MPI's "no rank" (MP.Undefined) and "no process" (MP.ProcNull),
  * OPI_UNDEFINED and OPI_PROC_NULL (opi_constants.h): MPICH's MPI_PROC_NULL is -1 (System.MP's
  * AnySource), so both are translated here. */
-static int32_t undefined_out(int r) { return r == MPI_UNDEFINED ? OPI_UNDEFINED : r == MPI_PROC_NULL ? OPI_PROC_NULL : r; }
+static int32_t undefined_out(int r)
+{
+    return r == MPI_UNDEFINED ? OPI_UNDEFINED : r == MPI_PROC_NULL ? OPI_PROC_NULL : r;
+}
 
 /* ---- arguments ---- */
 
@@ -48,7 +51,8 @@ static int native_ints(MonoObject *a, const char *name, uint32_t elem_size, int 
     if (rc != MPC_OK)
         return rc;
     if (!(*copy = malloc(((size_t)*n + 1) * sizeof(int))))
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a copy of %s (%d elements)", name, *n);
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a copy of %s (%d elements)",
+                            name, *n);
     if (elem_size == sizeof(int))
         memcpy(*copy, data, (size_t)*n * sizeof(int));
     else
@@ -68,9 +72,11 @@ static int check_group(int32_t group, const char *name)
 static int rank_outside(const char *name, int index, int32_t rank, int32_t n, const char *of)
 {
     if (index >= 0)
-        return error_record(OPI_ERR_GROUP_RANK, name, "%s[%d] = %d is outside 0..%d of %s of size %d", name, index,
-                            rank, n - 1, of, n);
-    return error_record(OPI_ERR_GROUP_RANK, name, "%s %d is outside 0..%d of %s of size %d", name, rank, n - 1, of, n);
+        return error_record(OPI_ERR_GROUP_RANK, name,
+                            "%s[%d] = %d is outside 0..%d of %s of size %d", name, index, rank,
+                            n - 1, of, n);
+    return error_record(OPI_ERR_GROUP_RANK, name, "%s %d is outside 0..%d of %s of size %d", name,
+                        rank, n - 1, of, n);
 }
 
 /* The group size of a group handle already checked. */
@@ -142,8 +148,9 @@ static int check_ranks(const int *ranks, int32_t n, int32_t size, const char *na
         if (r < 0 || r >= size)
             rc = rank_outside(name, i, r, size, "a group");
         else if (seen[r])
-            rc = error_record(OPI_ERR_DUPLICATE_RANK, name, "%s[%d] = %d repeats %s[%d]: each rank may appear once",
-                              name, i, r, name, seen[r] - 1);
+            rc = error_record(OPI_ERR_DUPLICATE_RANK, name,
+                              "%s[%d] = %d repeats %s[%d]: each rank may appear once", name, i, r,
+                              name, seen[r] - 1);
         else
             seen[r] = i + 1;
     }
@@ -151,17 +158,20 @@ static int check_ranks(const int *ranks, int32_t n, int32_t size, const char *na
     return rc;
 }
 
-RT_HOLDS_STACK_MARK int32_t opi_group_incl_excl(int32_t group, MonoObject *ranks, int32_t exclude, int32_t *out)
+RT_HOLDS_STACK_MARK int32_t opi_group_incl_excl(int32_t group, MonoObject *ranks, int32_t exclude,
+                                                int32_t *out)
 {
     int *copy = NULL;
     int32_t n = 0, size = 0;
     int rc;
     if ((rc = check_group(group, "group")) || (rc = native_ints(ranks, "ranks", 4, &copy, &n)))
         return rc;
-    if ((rc = group_size(group, &size)) == MPC_OK && (rc = check_ranks(copy, n, size, "ranks")) == MPC_OK) {
+    if ((rc = group_size(group, &size)) == MPC_OK &&
+        (rc = check_ranks(copy, n, size, "ranks")) == MPC_OK) {
         int made = MPI_GROUP_NULL;
         XFER_MPI_BEGIN();
-        rc = exclude ? mpc_group_excl(group, n, copy, &made) : mpc_group_incl(group, n, copy, &made);
+        rc =
+            exclude ? mpc_group_excl(group, n, copy, &made) : mpc_group_incl(group, n, copy, &made);
         XFER_MPI_END;
         if (rc == MPC_OK)
             *out = made;
@@ -194,14 +204,16 @@ RT_HOLDS_STACK_MARK int32_t opi_group_combine(int32_t a, int32_t b, int32_t kind
 }
 
 /* result: an int[] as long as ranks, filled with the ranks in other (MP.Undefined where absent). */
-RT_HOLDS_STACK_MARK int32_t opi_group_translate_ranks(int32_t group, MonoObject *ranks, int32_t other, MonoObject *result)
+RT_HOLDS_STACK_MARK int32_t opi_group_translate_ranks(int32_t group, MonoObject *ranks,
+                                                      int32_t other, MonoObject *result)
 {
     int *copy = NULL;
     void *res = NULL;
     int32_t n = 0, rn = 0, size = 0;
     int rc;
     if ((rc = check_group(group, "group")) || (rc = check_group(other, "other")) ||
-        (rc = small_array(result, "result", 4, &res, &rn)) || (rc = native_ints(ranks, "ranks", 4, &copy, &n)))
+        (rc = small_array(result, "result", 4, &res, &rn)) ||
+        (rc = native_ints(ranks, "ranks", 4, &copy, &n)))
         return rc;
     if (rn != n) {
         free(copy);
@@ -213,8 +225,9 @@ RT_HOLDS_STACK_MARK int32_t opi_group_translate_ranks(int32_t group, MonoObject 
                 copy[i] = MPI_PROC_NULL;
             else if (copy[i] < 0 || copy[i] >= size)
                 rc = error_record(OPI_ERR_GROUP_RANK, "ranks",
-                                  "ranks[%d] = %d is outside 0..%d of a group of size %d, and is not MP.ProcNull (-3)", i,
-                                  copy[i], size - 1, size);
+                                  "ranks[%d] = %d is outside 0..%d of a group of size %d, and is "
+                                  "not MP.ProcNull (-3)",
+                                  i, copy[i], size - 1, size);
         }
     }
     if (rc == MPC_OK) {
@@ -258,7 +271,8 @@ RT_HOLDS_STACK_MARK int32_t opi_comm_create(int32_t comm, int32_t group, int32_t
     int32_t n, mine = MPI_GROUP_NULL;
     if ((rc = group_size(group, &n)) || (rc = opi_comm_group(comm, &mine)))
         return rc;
-    int *ranks = malloc(((size_t)n + 1) * sizeof *ranks), *in_comm = malloc(((size_t)n + 1) * sizeof *in_comm);
+    int *ranks = malloc(((size_t)n + 1) * sizeof *ranks),
+        *in_comm = malloc(((size_t)n + 1) * sizeof *in_comm);
     if (!ranks || !in_comm) {
         rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory checking a group of %d", n);
     } else {
@@ -273,10 +287,11 @@ RT_HOLDS_STACK_MARK int32_t opi_comm_create(int32_t comm, int32_t group, int32_t
                 if (in_comm[i] == MPI_UNDEFINED && outside++ == 0)
                     first = i;
             if (outside)
-                rc = error_record(OPI_ERR_BAD_ARGUMENT, "group",
-                                  "group holds %d process(es) that are not in this communicator (the first: its "
-                                  "rank %d); Create takes a subgroup of the communicator's Group",
-                                  outside, first);
+                rc = error_record(
+                    OPI_ERR_BAD_ARGUMENT, "group",
+                    "group holds %d process(es) that are not in this communicator (the first: its "
+                    "rank %d); Create takes a subgroup of the communicator's Group",
+                    outside, first);
         }
     }
     free(ranks);
@@ -295,8 +310,8 @@ RT_HOLDS_STACK_MARK int32_t opi_comm_create(int32_t comm, int32_t group, int32_t
     return rc;
 }
 
-RT_HOLDS_STACK_MARK int32_t opi_cart_create(int32_t comm, int32_t size, MonoObject *dims, MonoObject *periods, int32_t reorder,
-                        int32_t *out)
+RT_HOLDS_STACK_MARK int32_t opi_cart_create(int32_t comm, int32_t size, MonoObject *dims,
+                                            MonoObject *periods, int32_t reorder, int32_t *out)
 {
     int *d = NULL, *p = NULL;
     int32_t nd = 0, np = 0;
@@ -305,23 +320,25 @@ RT_HOLDS_STACK_MARK int32_t opi_cart_create(int32_t comm, int32_t size, MonoObje
         (rc = native_ints(periods, "periods", 1, &p, &np)))
         goto done;
     if (np != nd) {
-        rc = error_record(OPI_ERR_DIMS, "periods", "periods has %d elements and dims %d: one per dimension", np, nd);
+        rc = error_record(OPI_ERR_DIMS, "periods",
+                          "periods has %d elements and dims %d: one per dimension", np, nd);
         goto done;
     }
     int64_t product = 1; /* stops growing once past size: no overflow */
     for (int32_t i = 0; i < nd; i++) {
         if (d[i] < 1) {
-            rc = error_record(OPI_ERR_OUT_OF_RANGE, "dims", "dims[%d] = %d: every dimension needs 1 process or more",
-                              i, d[i]);
+            rc = error_record(OPI_ERR_OUT_OF_RANGE, "dims",
+                              "dims[%d] = %d: every dimension needs 1 process or more", i, d[i]);
             goto done;
         }
         if (product <= size)
             product *= d[i];
     }
     if (product > size) {
-        rc = error_record(OPI_ERR_DIMS, "dims", "dims multiply to %s%lld processes; the communicator has %d",
-                          product > INT32_MAX ? "more than " : "", (long long)(product > INT32_MAX ? INT32_MAX : product),
-                          size);
+        rc = error_record(OPI_ERR_DIMS, "dims",
+                          "dims multiply to %s%lld processes; the communicator has %d",
+                          product > INT32_MAX ? "more than " : "",
+                          (long long)(product > INT32_MAX ? INT32_MAX : product), size);
         goto done;
     }
     MPI_Comm made = MPI_COMM_NULL;
@@ -351,20 +368,24 @@ RT_HOLDS_STACK_MARK int32_t opi_cart_dim(int32_t comm, int32_t *ndims)
 }
 
 /* dims, coords: int[ndims]; periods: bool[ndims]. */
-RT_HOLDS_STACK_MARK int32_t opi_cart_get(int32_t comm, MonoObject *dims, MonoObject *periods, MonoObject *coords)
+RT_HOLDS_STACK_MARK int32_t opi_cart_get(int32_t comm, MonoObject *dims, MonoObject *periods,
+                                         MonoObject *coords)
 {
     void *dd = NULL, *pd = NULL, *cd = NULL;
     int32_t nd = 0, np = 0, nc = 0, ndims = 0;
     int rc;
     if ((rc = opi_cart_dim(comm, &ndims)) || (rc = small_array(dims, "dims", 4, &dd, &nd)) ||
-        (rc = small_array(periods, "periods", 1, &pd, &np)) || (rc = small_array(coords, "coords", 4, &cd, &nc)))
+        (rc = small_array(periods, "periods", 1, &pd, &np)) ||
+        (rc = small_array(coords, "coords", 4, &cd, &nc)))
         return rc;
     if (nd != ndims || np != ndims || nc != ndims)
-        return error_record(OPI_ERR_DIMS, "dims", "the grid has %d dimensions; dims, periods and coords hold %d, %d, %d",
+        return error_record(OPI_ERR_DIMS, "dims",
+                            "the grid has %d dimensions; dims, periods and coords hold %d, %d, %d",
                             ndims, nd, np, nc);
     int *buf = malloc(((size_t)ndims * 3 + 1) * sizeof *buf);
     if (!buf)
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a grid of %d dimensions", ndims);
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a grid of %d dimensions",
+                            ndims);
     XFER_MPI_BEGIN(dims, coords);
     rc = mpc_cart_get(comm, ndims, buf, buf + ndims, buf + 2 * ndims);
     XFER_MPI_END;
@@ -382,7 +403,8 @@ RT_HOLDS_STACK_MARK int32_t opi_cart_get(int32_t comm, MonoObject *dims, MonoObj
     return rc;
 }
 
-RT_HOLDS_STACK_MARK int32_t opi_cart_coords(int32_t comm, int32_t size, int32_t rank, MonoObject *coords)
+RT_HOLDS_STACK_MARK int32_t opi_cart_coords(int32_t comm, int32_t size, int32_t rank,
+                                            MonoObject *coords)
 {
     void *cd = NULL;
     int32_t nc = 0, ndims = 0;
@@ -392,7 +414,8 @@ RT_HOLDS_STACK_MARK int32_t opi_cart_coords(int32_t comm, int32_t size, int32_t 
     if (rank < 0 || rank >= size)
         return rank_outside("rank", -1, rank, size, "a communicator");
     if (nc != ndims)
-        return error_record(OPI_ERR_DIMS, "coords", "coords holds %d elements for a grid of %d dimensions", nc, ndims);
+        return error_record(OPI_ERR_DIMS, "coords",
+                            "coords holds %d elements for a grid of %d dimensions", nc, ndims);
     int *buf = malloc(((size_t)ndims + 1) * sizeof *buf);
     if (!buf)
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for %d coordinates", ndims);
@@ -415,11 +438,13 @@ RT_HOLDS_STACK_MARK int32_t opi_cart_rank(int32_t comm, MonoObject *coords, int3
     if ((rc = opi_cart_dim(comm, &ndims)) || (rc = native_ints(coords, "coords", 4, &c, &nc)))
         return rc;
     if (nc != ndims) {
-        rc = error_record(OPI_ERR_DIMS, "coords", "coords holds %d elements for a grid of %d dimensions", nc, ndims);
+        rc = error_record(OPI_ERR_DIMS, "coords",
+                          "coords holds %d elements for a grid of %d dimensions", nc, ndims);
         goto done;
     }
     if (!(grid = malloc(((size_t)ndims * 3 + 1) * sizeof *grid))) {
-        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a grid of %d dimensions", ndims);
+        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a grid of %d dimensions",
+                          ndims);
         goto done;
     }
     XFER_MPI_BEGIN();
@@ -429,12 +454,14 @@ RT_HOLDS_STACK_MARK int32_t opi_cart_rank(int32_t comm, MonoObject *coords, int3
         goto done;
     for (int32_t i = 0; i < ndims; i++) {
         if (!grid[ndims + i] && (c[i] < 0 || c[i] >= grid[i])) {
-            rc = error_record(OPI_ERR_OUT_OF_RANGE, "coords",
-                              "coords[%d] = %d is outside 0..%d of dimension %d, which is not periodic", i, c[i],
-                              grid[i] - 1, i);
+            rc = error_record(
+                OPI_ERR_OUT_OF_RANGE, "coords",
+                "coords[%d] = %d is outside 0..%d of dimension %d, which is not periodic", i, c[i],
+                grid[i] - 1, i);
             goto done;
         }
-        if (grid[ndims + i]) { /* wrap here: MPI leaves large negative values to the implementation */
+        if (grid[ndims +
+                 i]) { /* wrap here: MPI leaves large negative values to the implementation */
             c[i] %= grid[i];
             if (c[i] < 0)
                 c[i] += grid[i];
@@ -452,15 +479,17 @@ done:
     return rc;
 }
 
-RT_HOLDS_STACK_MARK int32_t opi_cart_shift(int32_t comm, int32_t direction, int32_t displacement, int32_t *source, int32_t *dest)
+RT_HOLDS_STACK_MARK int32_t opi_cart_shift(int32_t comm, int32_t direction, int32_t displacement,
+                                           int32_t *source, int32_t *dest)
 {
     int32_t ndims = 0;
     int rc = opi_cart_dim(comm, &ndims);
     if (rc != MPC_OK)
         return rc;
     if (direction < 0 || direction >= ndims)
-        return error_record(OPI_ERR_OUT_OF_RANGE, "direction", "direction %d is outside 0..%d of a grid of %d dimension(s)",
-                            direction, ndims - 1, ndims);
+        return error_record(OPI_ERR_OUT_OF_RANGE, "direction",
+                            "direction %d is outside 0..%d of a grid of %d dimension(s)", direction,
+                            ndims - 1, ndims);
     int from = 0, to = 0;
     XFER_MPI_BEGIN();
     rc = mpc_cart_shift(comm, direction, displacement, &from, &to);
@@ -481,8 +510,8 @@ RT_HOLDS_STACK_MARK int32_t opi_cart_sub(int32_t comm, MonoObject *remain, int32
         return rc;
     if (nr != ndims) {
         free(r);
-        return error_record(OPI_ERR_DIMS, "remainDims", "remainDims holds %d elements for a grid of %d dimensions", nr,
-                            ndims);
+        return error_record(OPI_ERR_DIMS, "remainDims",
+                            "remainDims holds %d elements for a grid of %d dimensions", nr, ndims);
     }
     MPI_Comm made = MPI_COMM_NULL;
     XFER_BLOCKING_BEGIN();
@@ -501,24 +530,27 @@ RT_HOLDS_STACK_MARK int32_t opi_dims_create(int32_t nodes, MonoObject *dims)
     int32_t nd = 0;
     int rc;
     if (nodes < 1)
-        return error_record(OPI_ERR_OUT_OF_RANGE, "nodes", "nodes %d: a grid needs 1 process or more", nodes);
+        return error_record(OPI_ERR_OUT_OF_RANGE, "nodes",
+                            "nodes %d: a grid needs 1 process or more", nodes);
     if ((rc = native_ints(dims, "dims", 4, &d, &nd)))
         return rc;
     int64_t fixed = 1;
     int zeros = 0;
     for (int32_t i = 0; i < nd && rc == MPC_OK; i++) {
         if (d[i] < 0)
-            rc = error_record(OPI_ERR_OUT_OF_RANGE, "dims", "dims[%d] = %d: a dimension is 0 (free) or positive", i, d[i]);
+            rc = error_record(OPI_ERR_OUT_OF_RANGE, "dims",
+                              "dims[%d] = %d: a dimension is 0 (free) or positive", i, d[i]);
         else if (d[i] == 0)
             zeros++;
         else if (fixed <= nodes)
             fixed *= d[i];
     }
     if (rc == MPC_OK && (fixed > nodes || nodes % fixed != 0 || (!zeros && fixed != nodes)))
-        rc = error_record(OPI_ERR_DIMS, "dims",
-                          zeros ? "the fixed dimensions of dims multiply to %lld, which does not divide nodes %d"
-                                : "dims multiply to %lld and leave nothing free, but nodes is %d",
-                          (long long)fixed, nodes);
+        rc = error_record(
+            OPI_ERR_DIMS, "dims",
+            zeros ? "the fixed dimensions of dims multiply to %lld, which does not divide nodes %d"
+                  : "dims multiply to %lld and leave nothing free, but nodes is %d",
+            (long long)fixed, nodes);
     if (rc == MPC_OK) {
         void *dd = NULL;
         XFER_MPI_BEGIN(dims);
@@ -535,8 +567,10 @@ RT_HOLDS_STACK_MARK int32_t opi_dims_create(int32_t nodes, MonoObject *dims)
 
 /* peer: MPI_COMM_NULL off the local leader is fine (significant there only); peer_size and
  * peer_rank: the caller's size and rank in peer when it has one. */
-RT_HOLDS_STACK_MARK int32_t opi_intercomm_create(int32_t comm, int32_t size, int32_t rank, int32_t local_leader, int32_t peer,
-                             int32_t peer_size, int32_t peer_rank, int32_t remote_leader, int32_t tag, int32_t *out)
+RT_HOLDS_STACK_MARK int32_t opi_intercomm_create(int32_t comm, int32_t size, int32_t rank,
+                                                 int32_t local_leader, int32_t peer,
+                                                 int32_t peer_size, int32_t peer_rank,
+                                                 int32_t remote_leader, int32_t tag, int32_t *out)
 {
     int rc;
     if ((rc = check_comm(comm)))
@@ -546,16 +580,20 @@ RT_HOLDS_STACK_MARK int32_t opi_intercomm_create(int32_t comm, int32_t size, int
     if (tag < 0 || tag > mpc_tag_ub())
         return opi_tag_error("tag", tag, 0);
     if (rank == local_leader && peer == MPI_COMM_NULL)
-        return error_record(OPI_ERR_NULL_ARGUMENT, "peer",
-                            "peer must not be null at the local leader (rank %d): the leaders talk through it", rank);
+        return error_record(
+            OPI_ERR_NULL_ARGUMENT, "peer",
+            "peer must not be null at the local leader (rank %d): the leaders talk through it",
+            rank);
     if (peer != MPI_COMM_NULL) {
         if (remote_leader < 0 || remote_leader >= peer_size)
-            return rank_outside("remoteLeader", -1, remote_leader, peer_size, "peer, a communicator");
+            return rank_outside("remoteLeader", -1, remote_leader, peer_size,
+                                "peer, a communicator");
         if (rank == local_leader && remote_leader == peer_rank)
-            return error_record(OPI_ERR_OUT_OF_RANGE, "remoteLeader",
-                                "remoteLeader %d is the local leader itself (its rank in peer): the remote group "
-                                "must be another group",
-                                remote_leader);
+            return error_record(
+                OPI_ERR_OUT_OF_RANGE, "remoteLeader",
+                "remoteLeader %d is the local leader itself (its rank in peer): the remote group "
+                "must be another group",
+                remote_leader);
     }
     MPI_Comm made = MPI_COMM_NULL;
     XFER_BLOCKING_BEGIN();
@@ -666,8 +704,9 @@ RT_HOLDS_STACK_MARK static int probe_dynamic_processes(void)
 /* command: at the root, UTF-8 strings each ended by NUL: the working directory, the executable,
  * then its arguments. refusal and refusal_text ("argument\nmessage"): at the root, the code and
  * account of an argument System.MP refused there (0: none); they reach every rank. */
-RT_HOLDS_STACK_MARK int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t rank, int32_t root, int32_t refusal,
-                       MonoObject *refusal_text, MonoObject *command, int32_t max_procs, int32_t *out)
+RT_HOLDS_STACK_MARK int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t rank, int32_t root,
+                                           int32_t refusal, MonoObject *refusal_text,
+                                           MonoObject *command, int32_t max_procs, int32_t *out)
 {
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
@@ -686,12 +725,14 @@ RT_HOLDS_STACK_MARK int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t r
                     cut++;
                 snprintf(v.argument, sizeof v.argument, "%.*s", (int)cut, b.data);
                 if (cut < b.bytes)
-                    snprintf(v.text, sizeof v.text, "%.*s", (int)(b.bytes - cut - 1), b.data + cut + 1);
+                    snprintf(v.text, sizeof v.text, "%.*s", (int)(b.bytes - cut - 1),
+                             b.data + cut + 1);
             }
         } else if (max_procs < 1) {
             v.refusal = OPI_ERR_OUT_OF_RANGE;
             snprintf(v.argument, sizeof v.argument, "maxProcs");
-            snprintf(v.text, sizeof v.text, "maxProcs %d: Spawn starts 1 process or more", max_procs);
+            snprintf(v.text, sizeof v.text, "maxProcs %d: Spawn starts 1 process or more",
+                     max_procs);
         } else if ((rc = opi_buffer_whole_as(command, "program", &b)) != MPC_OK) {
             return rc; /* System.MP always passes it at the root */
         } else {
@@ -705,7 +746,8 @@ RT_HOLDS_STACK_MARK int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t r
                 free(strings);
                 free(argv);
                 return n < 2 ? error_record(OPI_ERR_NULL_ARGUMENT, "program", "no program to start")
-                             : error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for spawn's command line");
+                             : error_record(MPC_ERR_NO_MEMORY, NULL,
+                                            "out of memory for spawn's command line");
             }
             memcpy(strings, b.data, b.bytes);
             strings[b.bytes] = '\0';
@@ -720,9 +762,12 @@ RT_HOLDS_STACK_MARK int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t r
             if (prc != MPC_OK) {
                 v.unsupported = prc;
                 snprintf(v.text, sizeof v.text,
-                         "Spawn is not supported by this MPI library (MPICH %s): it cannot start processes: "
-                         "MPI_Open_port, which MPI_Comm_spawn needs to connect new processes, fails (as with "
-                         "Debian 12's MPICH 4.0.2 and its ch4:ucx device, whose MPI_Comm_spawn reports \"Error in "
+                         "Spawn is not supported by this MPI library (MPICH %s): it cannot start "
+                         "processes: "
+                         "MPI_Open_port, which MPI_Comm_spawn needs to connect new processes, "
+                         "fails (as with "
+                         "Debian 12's MPICH 4.0.2 and its ch4:ucx device, whose MPI_Comm_spawn "
+                         "reports \"Error in "
                          "spawn call\"). MPI: %s",
                          MPICH_VERSION, probed_why);
             }
@@ -734,9 +779,10 @@ RT_HOLDS_STACK_MARK int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t r
     if (v.refusal) {
         v.argument[sizeof v.argument - 1] = '\0';
         const char *argument = spawn_argument(v.argument);
-        rc = rank == root ? error_record(v.refusal, argument, "%s", v.text)
-                          : error_record(v.refusal, argument, "Spawn was refused at the root (rank %d): %s", root,
-                                         v.text);
+        rc = rank == root
+                 ? error_record(v.refusal, argument, "%s", v.text)
+                 : error_record(v.refusal, argument, "Spawn was refused at the root (rank %d): %s",
+                                root, v.text);
         goto done;
     }
     if (v.unsupported) {

@@ -16,32 +16,32 @@
 /* The wildcards, "no process" and "no rank" (MP.AnySource …): OPI_ANY_SOURCE …. MPICH numbers
  * them otherwise (its MPI_PROC_NULL is -1, our AnySource): opi_internal.h's argument checks and
  * opi_comms.c translate them. */
-#define OPI_SENTINELS(X) \
+#define OPI_SENTINELS(X)  \
     X(MP, ANY_SOURCE, -1) \
-    X(MP, ANY_TAG, -1) \
-    X(MP, PROC_NULL, -3) \
+    X(MP, ANY_TAG, -1)    \
+    X(MP, PROC_NULL, -3)  \
     X(MP, UNDEFINED, -32766)
 
 /* A send's mode, an argument of Send, SendRange, Isend and IsendRange: OPI_SEND_STANDARD …. */
 #define OPI_SEND_MODES(X) \
-    X(Comm, STANDARD, 0) \
+    X(Comm, STANDARD, 0)  \
     X(Comm, SYNCHRONOUS, 1)
 
 /* GroupCombine's kind (Group.Union, Intersection, Difference): OPI_GROUP_UNION …; from 0 with no
  * gap, as opi_group_combine indexes a table by it. */
-#define OPI_GROUP_COMBINES(X) \
-    X(Group.Combination, UNION, 0) \
+#define OPI_GROUP_COMBINES(X)             \
+    X(Group.Combination, UNION, 0)        \
     X(Group.Combination, INTERSECTION, 1) \
     X(Group.Combination, DIFFERENCE, 2)
 
 /* What WaitPolicy reports (MP.WaitPolicy): mpc decides the policy, so the values are mpc's. */
-#define OPI_WAIT_POLICIES(X) \
+#define OPI_WAIT_POLICIES(X)           \
     X(WaitPolicy, SPIN, MPC_WAIT_SPIN) \
     X(WaitPolicy, YIELD, MPC_WAIT_YIELD)
 
 /* Every row above, for the contract. */
-#define OPI_MIRRORED_CONSTANTS(X) OPI_SENTINELS(X) OPI_SEND_MODES(X) OPI_GROUP_COMBINES(X) \
-    OPI_WAIT_POLICIES(X)
+#define OPI_MIRRORED_CONSTANTS(X) \
+    OPI_SENTINELS(X) OPI_SEND_MODES(X) OPI_GROUP_COMBINES(X) OPI_WAIT_POLICIES(X)
 
 enum opi_sentinel {
 #define OPI_SENTINEL_ENUM(type, name, value) OPI_##name = value,
@@ -67,37 +67,37 @@ enum opi_group_combine {
 /* The exception Errors.Make builds for each error code: X(NAME, C# exception type), every name
  * of MOTOR_ERRORS once (checked below, so a new code needs its row). MPI's own codes (> 0)
  * become an MPException. */
-#define OPI_ERROR_EXCEPTIONS(X) \
+#define OPI_ERROR_EXCEPTIONS(X)                   \
     X(NOT_INITIALIZED, InvalidOperationException) \
-    X(DEST, ArgumentOutOfRangeException) \
-    X(SOURCE, ArgumentOutOfRangeException) \
-    X(TAG, ArgumentOutOfRangeException) \
-    X(ROOT, ArgumentOutOfRangeException) \
-    X(COMM_NULL, ObjectDisposedException) \
-    X(TOO_LARGE, ArgumentException) \
-    X(NO_MEMORY, OutOfMemoryException) \
-    X(REQUEST, InvalidOperationException) \
-    X(RUNTIME, MPException) \
-    X(SERIALIZATION, MPSerializationException) \
-    X(GRAPH, ArgumentException) \
-    X(NULL_ARGUMENT, ArgumentNullException) \
-    X(OFFSET, ArgumentOutOfRangeException) \
-    X(COUNT, ArgumentOutOfRangeException) \
-    X(NOT_TRANSPORTABLE, ArgumentException) \
-    X(NOT_1D_ARRAY, ArgumentException) \
-    X(SAME_OBJECT, ArgumentException) \
-    X(OP, ArgumentException) \
-    X(TYPE_MISMATCH, ArgumentException) \
-    X(LENGTH, ArgumentException) \
-    X(ALIAS, ArgumentException) \
-    X(PARTIAL_ELEMENT, MPException) \
-    X(BLOCKS_OVERLAP, ArgumentException) \
-    X(BLOCK_MISMATCH, MPException) \
-    X(NOT_SUPPORTED, NotSupportedException) \
-    X(GROUP_RANK, ArgumentOutOfRangeException) \
-    X(DUPLICATE_RANK, ArgumentException) \
-    X(OUT_OF_RANGE, ArgumentOutOfRangeException) \
-    X(DIMS, ArgumentException) \
+    X(DEST, ArgumentOutOfRangeException)          \
+    X(SOURCE, ArgumentOutOfRangeException)        \
+    X(TAG, ArgumentOutOfRangeException)           \
+    X(ROOT, ArgumentOutOfRangeException)          \
+    X(COMM_NULL, ObjectDisposedException)         \
+    X(TOO_LARGE, ArgumentException)               \
+    X(NO_MEMORY, OutOfMemoryException)            \
+    X(REQUEST, InvalidOperationException)         \
+    X(RUNTIME, MPException)                       \
+    X(SERIALIZATION, MPSerializationException)    \
+    X(GRAPH, ArgumentException)                   \
+    X(NULL_ARGUMENT, ArgumentNullException)       \
+    X(OFFSET, ArgumentOutOfRangeException)        \
+    X(COUNT, ArgumentOutOfRangeException)         \
+    X(NOT_TRANSPORTABLE, ArgumentException)       \
+    X(NOT_1D_ARRAY, ArgumentException)            \
+    X(SAME_OBJECT, ArgumentException)             \
+    X(OP, ArgumentException)                      \
+    X(TYPE_MISMATCH, ArgumentException)           \
+    X(LENGTH, ArgumentException)                  \
+    X(ALIAS, ArgumentException)                   \
+    X(PARTIAL_ELEMENT, MPException)               \
+    X(BLOCKS_OVERLAP, ArgumentException)          \
+    X(BLOCK_MISMATCH, MPException)                \
+    X(NOT_SUPPORTED, NotSupportedException)       \
+    X(GROUP_RANK, ArgumentOutOfRangeException)    \
+    X(DUPLICATE_RANK, ArgumentException)          \
+    X(OUT_OF_RANGE, ArgumentOutOfRangeException)  \
+    X(DIMS, ArgumentException)                    \
     X(BAD_ARGUMENT, ArgumentException)
 
 /* Every error code by its name alone (the layers' enums prefix it: MPC_ERR_, SD_ERR_, …). */

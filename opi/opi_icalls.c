@@ -64,31 +64,39 @@ int32_t opi_contract(MonoObject *buffer)
     size_t length = 0;
     int bad = 0;
     for (size_t i = 0; i < opi_icall_count; i++)
-        bad |= append(&text, &length, "icall %s %s\n", opi_icall_table[i].name, opi_icall_table[i].signature);
+        bad |= append(&text, &length, "icall %s %s\n", opi_icall_table[i].name,
+                      opi_icall_table[i].signature);
 #define LINE_ERROR(name, code, message) bad |= append(&text, &length, "error %s %d\n", #name, code);
-    MOTOR_ERRORS(LINE_ERROR)
+    MOTOR_ERRORS(LINE_ERROR);
 #undef LINE_ERROR
 #define LINE_STAT(name) bad |= append(&text, &length, "stat %s %d\n", #name, STAT_##name);
-    OPI_STATS(LINE_STAT)
+    OPI_STATS(LINE_STAT);
 #undef LINE_STAT
 #define LINE_OP(name, mpi_op, family) bad |= append(&text, &length, "op %s %d\n", #name, OP_##name);
-    OPI_BUILTIN_OPS(LINE_OP)
+    OPI_BUILTIN_OPS(LINE_OP);
 #undef LINE_OP
-#define LINE_MANAGED(id, klass, method, nargs) bad |= append(&text, &length, "managed %s %s %d\n", #klass, #method, nargs);
-    SD_MANAGED_METHODS(LINE_MANAGED)
+#define LINE_MANAGED(id, klass, method, nargs) \
+    bad |= append(&text, &length, "managed %s %s %d\n", #klass, #method, nargs);
+    SD_MANAGED_METHODS(LINE_MANAGED);
 #undef LINE_MANAGED
     bad |= append(&text, &length, "layout StatusData %zu\n", sizeof(opi_status));
-#define LINE_FIELD(field) bad |= append(&text, &length, "field StatusData %s %zu\n", #field, offsetof(opi_status, field));
-    LINE_FIELD(source) LINE_FIELD(tag) LINE_FIELD(count) LINE_FIELD(cancelled) LINE_FIELD(bytes)
-    LINE_FIELD(error) LINE_FIELD(reserved)
+#define LINE_FIELD(field) \
+    bad |= append(&text, &length, "field StatusData %s %zu\n", #field, offsetof(opi_status, field))
+    LINE_FIELD(source);
+    LINE_FIELD(tag);
+    LINE_FIELD(count);
+    LINE_FIELD(cancelled);
+    LINE_FIELD(bytes);
+    LINE_FIELD(error);
+    LINE_FIELD(reserved);
 #undef LINE_FIELD
 #define LINE_CONSTANT(type, name, value) \
     bad |= append(&text, &length, "constant %s %s %d\n", #type, #name, (int)(value));
-    OPI_MIRRORED_CONSTANTS(LINE_CONSTANT)
+    OPI_MIRRORED_CONSTANTS(LINE_CONSTANT);
 #undef LINE_CONSTANT
 #define LINE_EXCEPTION(name, exception) \
     bad |= append(&text, &length, "exception %s %d %s\n", #name, OPI_CODE_##name, #exception);
-    OPI_ERROR_EXCEPTIONS(LINE_EXCEPTION)
+    OPI_ERROR_EXCEPTIONS(LINE_EXCEPTION);
 #undef LINE_EXCEPTION
     int32_t rc = bad ? error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory writing the contract")
                      : put_text(buffer, text);
@@ -221,8 +229,9 @@ int32_t opi_stats(MonoObject *values)
     if (rc != MPC_OK)
         return rc;
     if (b.bytes < STAT_COUNT * sizeof(int64_t))
-        return error_record(OPI_ERR_COUNT, "values", "values holds %zu bytes; the %d counters need %zu",
-                            b.bytes, STAT_COUNT, STAT_COUNT * sizeof(int64_t));
+        return error_record(OPI_ERR_COUNT, "values",
+                            "values holds %zu bytes; the %d counters need %zu", b.bytes, STAT_COUNT,
+                            STAT_COUNT * sizeof(int64_t));
     int64_t c[GCH_COUNTER_COUNT];
     gch_snapshot(c);
     int64_t *v = (int64_t *)b.data;
@@ -231,7 +240,8 @@ int32_t opi_stats(MonoObject *values)
     v[STAT_PINS_AVOIDED] = c[GCH_PINS_AVOIDED];
     v[STAT_PINS_RELEASED_BY_WAIT] = c[GCH_PINS_RELEASED_BY_WAIT];
     v[STAT_PINS_RELEASED_BY_GC] = c[GCH_PINS_RELEASED_BY_GC];
-    v[STAT_PINS_LIVE] = c[GCH_PINS_TAKEN] - c[GCH_PINS_RELEASED_BY_WAIT] - c[GCH_PINS_RELEASED_BY_GC];
+    v[STAT_PINS_LIVE] =
+        c[GCH_PINS_TAKEN] - c[GCH_PINS_RELEASED_BY_WAIT] - c[GCH_PINS_RELEASED_BY_GC];
     v[STAT_COLLECTIONS] = (int64_t)gch_epoch();
     v[STAT_POOLED_BUFFERS] = xfer_pooled_buffers();
     v[STAT_POOLED_BUFFERS_FREED_BY_GC] = c[GCH_POOLED_BUFFERS_FREED_BY_GC];
@@ -296,7 +306,6 @@ RT_HOLDS_STACK_MARK int32_t opi_comm_free(int32_t *comm)
     return rc;
 }
 
-
 /* ---- point-to-point ---- */
 
 enum start_kind { START_RECV, START_SEND, START_SSEND };
@@ -315,21 +324,26 @@ struct transfer_args {
 static int start_and_test(const struct transfer_args *t, xfer_started *s)
 {
     const opi_buffer *b = t->b;
-    int rc = t->kind == START_RECV    ? mpc_irecv(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req)
-             : t->kind == START_SSEND ? mpc_issend(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req)
-                                      : mpc_isend(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req);
+    int rc = t->kind == START_RECV ? mpc_irecv(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req)
+             : t->kind == START_SSEND
+                 ? mpc_issend(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req)
+                 : mpc_isend(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req);
     if (rc == MPC_OK)
         s->test_rc = mpc_test(&s->req, &s->done, t->kind == START_RECV ? &s->st : NULL);
     return rc;
 }
 
-static enum start_kind send_kind(int32_t mode) { return mode == OPI_SEND_SYNCHRONOUS ? START_SSEND : START_SEND; }
+static enum start_kind send_kind(int32_t mode)
+{
+    return mode == OPI_SEND_SYNCHRONOUS ? START_SSEND : START_SEND;
+}
 
 /* Starts a blocking transfer and completes it. The first test runs in the start's own entry
  * into MPI: a small send, or a receive whose message is already waiting, ends there, with no
  * wait set up (no pin, no epoch to watch). The rest wait in xfer_complete. Returns the
  * completion's error; s->st holds a receive's status. */
-RT_HOLDS_STACK_MARK static int run_blocking(const struct transfer_args *t, MonoObject *obj, xfer_started *s)
+RT_HOLDS_STACK_MARK static int run_blocking(const struct transfer_args *t, MonoObject *obj,
+                                            xfer_started *s)
 {
     int rc;
     XFER_MPI_BEGIN(obj);
@@ -367,22 +381,24 @@ static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
     struct transfer_args t = {START_RECV, b, source, tag, comm};
     xfer_started s = {0};
     int rc = run_blocking(&t, obj, &s);
-    return rc == MPC_OK ? opi_fill_status(status, &s.st, b->elem_size)
-                        : opi_receive_failed(rc, &s.st, "the receive buffer", b->bytes, b->elem_size);
+    return rc == MPC_OK
+               ? opi_fill_status(status, &s.st, b->elem_size)
+               : opi_receive_failed(rc, &s.st, "the receive buffer", b->bytes, b->elem_size);
 }
 
 int32_t opi_send(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
-                        int32_t mode)
+                 int32_t mode)
 {
     opi_buffer b;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) || (rc = check_dest(size, &dest, tag)))
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) ||
+        (rc = check_dest(size, &dest, tag)))
         return rc;
     return send_buffer(comm, &b, obj, dest, tag, mode);
 }
 
-int32_t opi_send_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
-                              int32_t count, int32_t dest, int32_t tag, int32_t mode)
+int32_t opi_send_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset, int32_t count,
+                       int32_t dest, int32_t tag, int32_t mode)
 {
     opi_buffer b;
     int rc;
@@ -393,7 +409,7 @@ int32_t opi_send_range(int32_t comm, int32_t size, MonoObject *array, int32_t of
 }
 
 int32_t opi_recv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, int32_t tag,
-                        opi_status *status)
+                 opi_status *status)
 {
     opi_buffer b;
     int rc;
@@ -403,8 +419,8 @@ int32_t opi_recv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, in
     return recv_buffer(comm, &b, obj, source, tag, status);
 }
 
-int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
-                              int32_t count, int32_t source, int32_t tag, opi_status *status)
+int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset, int32_t count,
+                       int32_t source, int32_t tag, opi_status *status)
 {
     opi_buffer b;
     int rc;
@@ -414,8 +430,10 @@ int32_t opi_recv_range(int32_t comm, int32_t size, MonoObject *array, int32_t of
     return recv_buffer(comm, &b, array, source, tag, status);
 }
 
-/* A Sendrecv's status: MPI's, or ProcNull's when it received from MPI_PROC_NULL (see recv_buffer). */
-static int sendrecv_status(opi_status *out, const mpc_status *st, int32_t source, uint32_t elem_size)
+/* A Sendrecv's status: MPI's, or ProcNull's when it received from MPI_PROC_NULL (see recv_buffer).
+ */
+static int sendrecv_status(opi_status *out, const mpc_status *st, int32_t source,
+                           uint32_t elem_size)
 {
     if (source != MPI_PROC_NULL)
         return opi_fill_status(out, st, elem_size);
@@ -426,8 +444,8 @@ static int sendrecv_status(opi_status *out, const mpc_status *st, int32_t source
 /* The receive, then the send, in one entry into MPI; a send that fails to start takes the
  * receive back (cancelled: it is posted into the receive buffer, and must not outlive the
  * call). Returns the receive's start error; *send_rc is the send's. */
-static int start_pair(const struct transfer_args *recv, const struct transfer_args *send, mpc_request req[2],
-                      int *send_rc)
+static int start_pair(const struct transfer_args *recv, const struct transfer_args *send,
+                      mpc_request req[2], int *send_rc)
 {
     const opi_buffer *r = recv->b, *s = send->b;
     int rc = mpc_irecv(r->data, r->bytes, recv->peer, recv->tag, recv->comm, &req[0]);
@@ -440,19 +458,22 @@ static int start_pair(const struct transfer_args *recv, const struct transfer_ar
 /* Both transfers started, then one deferred-pinning wait for the pair; the buffers may be
  * ranges of one array when they do not overlap (a halo exchange sends from and receives into
  * the same field). */
-RT_HOLDS_STACK_MARK static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb, MonoObject *send_obj, int32_t dest,
-                                int32_t send_tag, const opi_buffer *rb, MonoObject *recv_obj,
-                                int32_t source, int32_t recv_tag, opi_status *status)
+RT_HOLDS_STACK_MARK static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb,
+                                                    MonoObject *send_obj, int32_t dest,
+                                                    int32_t send_tag, const opi_buffer *rb,
+                                                    MonoObject *recv_obj, int32_t source,
+                                                    int32_t recv_tag, opi_status *status)
 {
     const char *s = sb->data, *r = rb->data;
     if (sb->bytes > 0 && rb->bytes > 0 && s < r + rb->bytes && r < s + sb->bytes) {
         /* ranges of one array (different objects never overlap): say which elements */
         const char *base = (const char *)rt_array_data(send_obj);
         size_t e = sb->elem_size ? sb->elem_size : 1;
-        return error_record(OPI_ERR_SAME_OBJECT, "recvOffset",
-                            "the send range [%zu, %zu) and the receive range [%zu, %zu) of one array overlap",
-                            (size_t)(s - base) / e, (size_t)(s - base + sb->bytes) / e,
-                            (size_t)(r - base) / e, (size_t)(r - base + rb->bytes) / e);
+        return error_record(
+            OPI_ERR_SAME_OBJECT, "recvOffset",
+            "the send range [%zu, %zu) and the receive range [%zu, %zu) of one array overlap",
+            (size_t)(s - base) / e, (size_t)(s - base + sb->bytes) / e, (size_t)(r - base) / e,
+            (size_t)(r - base + rb->bytes) / e);
     }
     mpc_request req[2];
     mpc_status st[2];
@@ -469,11 +490,12 @@ RT_HOLDS_STACK_MARK static int32_t sendrecv_buffers(int32_t comm, const opi_buff
         mpc_status received;
         gch_count(GCH_OPERATIONS, 2);
         XFER_BLOCKING_BEGIN(recv_obj, nobjs == 2 ? send_obj : NULL);
-        rc = mpc_sendrecv(sb->data, sb->bytes, dest, send_tag, rb->data, rb->bytes, source, recv_tag, comm,
-                          &received);
+        rc = mpc_sendrecv(sb->data, sb->bytes, dest, send_tag, rb->data, rb->bytes, source,
+                          recv_tag, comm, &received);
         XFER_BLOCKING_END;
         return rc == MPC_OK ? sendrecv_status(status, &received, source, rb->elem_size)
-                            : opi_receive_failed(rc, &received, "the receive buffer", rb->bytes, rb->elem_size);
+                            : opi_receive_failed(rc, &received, "the receive buffer", rb->bytes,
+                                                 rb->elem_size);
     }
     struct transfer_args recv = {START_RECV, rb, source, recv_tag, comm};
     struct transfer_args send = {START_SEND, sb, dest, send_tag, comm};
@@ -489,13 +511,14 @@ RT_HOLDS_STACK_MARK static int32_t sendrecv_buffers(int32_t comm, const opi_buff
     }
     gch_count(GCH_OPERATIONS, 2);
     rc = xfer_complete(req, 2, objs, nobjs, st);
-    return rc == MPC_OK ? sendrecv_status(status, &st[0], source, rb->elem_size)
-                        : opi_receive_failed(rc, &st[0], "the receive buffer", rb->bytes, rb->elem_size);
+    return rc == MPC_OK
+               ? sendrecv_status(status, &st[0], source, rb->elem_size)
+               : opi_receive_failed(rc, &st[0], "the receive buffer", rb->bytes, rb->elem_size);
 }
 
 int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t dest,
-                            int32_t send_tag, MonoObject *recv_obj, int32_t source,
-                            int32_t recv_tag, opi_status *status)
+                     int32_t send_tag, MonoObject *recv_obj, int32_t source, int32_t recv_tag,
+                     opi_status *status)
 {
     opi_buffer sb, rb;
     int rc;
@@ -505,29 +528,33 @@ int32_t opi_sendrecv(int32_t comm, int32_t size, MonoObject *send_obj, int32_t d
         (rc = check_source_as(size, &source, &recv_tag, "recvTag")))
         return rc;
     if (send_obj == recv_obj)
-        return error_record(OPI_ERR_SAME_OBJECT, "recvObj",
-                            "sendObj and recvObj are the same object; Sendrecv needs two (or disjoint ranges of "
-                            "one array)");
-    return sendrecv_buffers(comm, &sb, send_obj, dest, send_tag, &rb, recv_obj, source, recv_tag, status);
+        return error_record(
+            OPI_ERR_SAME_OBJECT, "recvObj",
+            "sendObj and recvObj are the same object; Sendrecv needs two (or disjoint ranges of "
+            "one array)");
+    return sendrecv_buffers(comm, &sb, send_obj, dest, send_tag, &rb, recv_obj, source, recv_tag,
+                            status);
 }
 
 int32_t opi_sendrecv_range(int32_t comm, int32_t size, MonoObject *send_array, int32_t send_offset,
-                           int32_t send_count, int32_t dest, int32_t send_tag, MonoObject *recv_array,
-                           int32_t recv_offset, int32_t recv_count, int32_t source, int32_t recv_tag,
-                           opi_status *status)
+                           int32_t send_count, int32_t dest, int32_t send_tag,
+                           MonoObject *recv_array, int32_t recv_offset, int32_t recv_count,
+                           int32_t source, int32_t recv_tag, opi_status *status)
 {
     opi_buffer sb, rb;
     int rc;
     if ((rc = check_comm(comm)) ||
         (rc = opi_buffer_range_as(send_array, send_offset, send_count,
-                                  &(opi_range_names){"sendArray", "sendOffset", "sendCount"}, &sb)) ||
+                                  &(opi_range_names){"sendArray", "sendOffset", "sendCount"},
+                                  &sb)) ||
         (rc = opi_buffer_range_as(recv_array, recv_offset, recv_count,
-                                  &(opi_range_names){"recvArray", "recvOffset", "recvCount"}, &rb)) ||
+                                  &(opi_range_names){"recvArray", "recvOffset", "recvCount"},
+                                  &rb)) ||
         (rc = check_dest_as(size, &dest, send_tag, "sendTag")) ||
         (rc = check_source_as(size, &source, &recv_tag, "recvTag")))
         return rc;
-    return sendrecv_buffers(comm, &sb, send_array, dest, send_tag, &rb, recv_array, source, recv_tag,
-                            status);
+    return sendrecv_buffers(comm, &sb, send_array, dest, send_tag, &rb, recv_array, source,
+                            recv_tag, status);
 }
 
 int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_status *status)
@@ -547,7 +574,7 @@ int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_s
 }
 
 RT_HOLDS_STACK_MARK int32_t opi_iprobe(int32_t comm, int32_t size, int32_t source, int32_t tag,
-                          opi_status *status, int32_t *found)
+                                       opi_status *status, int32_t *found)
 {
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
@@ -573,9 +600,9 @@ RT_HOLDS_STACK_MARK int32_t opi_iprobe(int32_t comm, int32_t size, int32_t sourc
 /* ---- non-blocking point-to-point and requests ---- */
 
 /* Starts a transfer and tests it once, then tracks it (opi_track_transfer). */
-RT_HOLDS_STACK_MARK static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t peer,
-                          int32_t tag, int is_send, int32_t mode, MonoObject *owner, int64_t *id,
-                          opi_status *status)
+RT_HOLDS_STACK_MARK static int start_transfer(int32_t comm, const opi_buffer *b, MonoObject *obj,
+                                              int32_t peer, int32_t tag, int is_send, int32_t mode,
+                                              MonoObject *owner, int64_t *id, opi_status *status)
 {
     if (peer == MPI_PROC_NULL) { /* finished at once, without MPI (see recv_buffer) */
         *id = -1;
@@ -595,23 +622,26 @@ RT_HOLDS_STACK_MARK static int start_transfer(int32_t comm, const opi_buffer *b,
         xfer_early_unpin(&early_pin, 1);
         return rc;
     }
-    xfer_info info = {.elem_size = b->elem_size, .is_send = is_send, .tag = tag, .bytes = (int64_t)b->bytes};
-    return opi_track_transfer(&s, &obj, 1, &early_pin, owner, &info, "the receive buffer", id, status);
+    xfer_info info = {
+        .elem_size = b->elem_size, .is_send = is_send, .tag = tag, .bytes = (int64_t)b->bytes};
+    return opi_track_transfer(&s, &obj, 1, &early_pin, owner, &info, "the receive buffer", id,
+                              status);
 }
 
 int32_t opi_isend(int32_t comm, int32_t size, MonoObject *obj, int32_t dest, int32_t tag,
-                         int32_t mode, MonoObject *owner, int64_t *id, opi_status *status)
+                  int32_t mode, MonoObject *owner, int64_t *id, opi_status *status)
 {
     opi_buffer b;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) || (rc = check_dest(size, &dest, tag)))
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole(obj, &b)) ||
+        (rc = check_dest(size, &dest, tag)))
         return rc;
     return start_transfer(comm, &b, obj, dest, tag, 1, mode, owner, id, status);
 }
 
 int32_t opi_isend_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
-                               int32_t count, int32_t dest, int32_t tag, int32_t mode,
-                               MonoObject *owner, int64_t *id, opi_status *status)
+                        int32_t count, int32_t dest, int32_t tag, int32_t mode, MonoObject *owner,
+                        int64_t *id, opi_status *status)
 {
     opi_buffer b;
     int rc;
@@ -622,7 +652,7 @@ int32_t opi_isend_range(int32_t comm, int32_t size, MonoObject *array, int32_t o
 }
 
 int32_t opi_irecv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, int32_t tag,
-                         MonoObject *owner, int64_t *id, opi_status *status)
+                  MonoObject *owner, int64_t *id, opi_status *status)
 {
     opi_buffer b;
     int rc;
@@ -633,8 +663,8 @@ int32_t opi_irecv(int32_t comm, int32_t size, MonoObject *obj, int32_t source, i
 }
 
 int32_t opi_irecv_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
-                               int32_t count, int32_t source, int32_t tag, MonoObject *owner,
-                               int64_t *id, opi_status *status)
+                        int32_t count, int32_t source, int32_t tag, MonoObject *owner, int64_t *id,
+                        opi_status *status)
 {
     opi_buffer b;
     int rc;
@@ -656,7 +686,8 @@ int32_t opi_request_wait(int64_t id, opi_status *status)
     rc = xfer_complete(&req, 1, NULL, 0, &st);
     xfer_release(id, 1);
     return rc == MPC_OK ? opi_request_status(status, &st, &info)
-                        : opi_receive_failed(rc, &st, "the receive buffer", (size_t)info.bytes, info.elem_size);
+                        : opi_receive_failed(rc, &st, "the receive buffer", (size_t)info.bytes,
+                                             info.elem_size);
 }
 
 enum request_op { REQUEST_TEST, REQUEST_CANCEL, REQUEST_DONE };
@@ -665,8 +696,8 @@ enum request_op { REQUEST_TEST, REQUEST_CANCEL, REQUEST_DONE };
  * request — *done, or a failure, which completes it too (then *done is set) — frees its record.
  * REQUEST_DONE asks whether it finished without completing it (MPI_Request_get_status). Returns
  * the acquire's error; otherwise MPC_OK, with the call's code in *call_rc. */
-RT_HOLDS_STACK_MARK static int call_on_request(int64_t id, enum request_op op, int *done, mpc_status *st,
-                                               xfer_info *info, int *call_rc)
+RT_HOLDS_STACK_MARK static int call_on_request(int64_t id, enum request_op op, int *done,
+                                               mpc_status *st, xfer_info *info, int *call_rc)
 {
     mpc_request req;
     int rc = xfer_acquire(id, &req, info);
@@ -692,7 +723,8 @@ int32_t opi_request_test(int64_t id, opi_status *status, int32_t *completed)
         return rc;
     *completed = done;
     if (call_rc != MPC_OK)
-        return opi_receive_failed(call_rc, &st, "the receive buffer", (size_t)info.bytes, info.elem_size);
+        return opi_receive_failed(call_rc, &st, "the receive buffer", (size_t)info.bytes,
+                                  info.elem_size);
     return done ? opi_request_status(status, &st, &info) : MPC_OK;
 }
 
@@ -700,7 +732,9 @@ int32_t opi_request_cancel(int64_t id)
 {
     int done = 0, rc, call_rc;
     xfer_info info;
-    return (rc = call_on_request(id, REQUEST_CANCEL, &done, NULL, &info, &call_rc)) != MPC_OK ? rc : call_rc;
+    return (rc = call_on_request(id, REQUEST_CANCEL, &done, NULL, &info, &call_rc)) != MPC_OK
+               ? rc
+               : call_rc;
 }
 
 /* ---- many requests at once: the progress engine of `await` ---- */
@@ -710,16 +744,19 @@ int32_t opi_request_cancel(int64_t id)
  * first that fails stops the pass: its id becomes -1 too, *stopped = i and its code is
  * returned, with the thread's error record describing it (the caller makes its exception,
  * then calls again from i + 1). Otherwise *stopped = the length and MPC_OK. */
-RT_HOLDS_STACK_MARK int32_t opi_request_test_many(MonoObject *ids, int32_t start, MonoObject *statuses, int32_t *stopped)
+RT_HOLDS_STACK_MARK int32_t opi_request_test_many(MonoObject *ids, int32_t start,
+                                                  MonoObject *statuses, int32_t *stopped)
 {
     opi_buffer ib, sb;
     int rc;
-    if ((rc = opi_buffer_whole_as(ids, "ids", &ib)) || (rc = opi_buffer_whole_as(statuses, "statuses", &sb)))
+    if ((rc = opi_buffer_whole_as(ids, "ids", &ib)) ||
+        (rc = opi_buffer_whole_as(statuses, "statuses", &sb)))
         return rc;
     int32_t n = (int32_t)(ib.bytes / sizeof(int64_t));
     if (sb.bytes < (size_t)n * sizeof(opi_status))
-        return error_record(OPI_ERR_LENGTH, "statuses", "statuses holds %zu bytes; %d statuses need %zu",
-                            sb.bytes, n, (size_t)n * sizeof(opi_status));
+        return error_record(OPI_ERR_LENGTH, "statuses",
+                            "statuses holds %zu bytes; %d statuses need %zu", sb.bytes, n,
+                            (size_t)n * sizeof(opi_status));
     *stopped = n;
     for (int32_t i = start < 0 ? 0 : start; i < n; i++) {
         /* the arrays' data, read again after each MPI call: one that went GC-safe (a C#
@@ -746,7 +783,8 @@ RT_HOLDS_STACK_MARK int32_t opi_request_test_many(MonoObject *ids, int32_t start
         if (done) {
             opi_status *out = (opi_status *)rt_array_data(statuses) + i;
             if (rc != MPC_OK)
-                rc = opi_receive_failed(rc, &st, "the receive buffer", (size_t)info.bytes, info.elem_size);
+                rc = opi_receive_failed(rc, &st, "the receive buffer", (size_t)info.bytes,
+                                        info.elem_size);
             else
                 rc = opi_request_status(out, &st, &info);
         }

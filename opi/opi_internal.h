@@ -41,16 +41,18 @@ typedef struct opi_range_names {
  * recorded as about name, the C# parameter obj came from. */
 int opi_buffer_whole_as(MonoObject *obj, const char *name, opi_buffer *out);
 /* [offset, offset+count) of a 1-D transportable array, bounds-checked. */
-int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count, const opi_range_names *names,
-                        opi_buffer *out);
+int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count,
+                        const opi_range_names *names, opi_buffer *out);
 /* The same for the usual parameter names: obj; array, offset, count. */
 static inline int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
 {
     return opi_buffer_whole_as(obj, "obj", out);
 }
-static inline int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count, opi_buffer *out)
+static inline int opi_buffer_range(MonoObject *array, int32_t offset, int32_t count,
+                                   opi_buffer *out)
 {
-    return opi_buffer_range_as(array, offset, count, &(opi_range_names){"array", "offset", "count"}, out);
+    return opi_buffer_range_as(array, offset, count, &(opi_range_names){"array", "offset", "count"},
+                               out);
 }
 
 /* MPI_Barrier on comm, waited for as the wait policy says (mpc_wait_mode(): yielding, a barrier
@@ -121,7 +123,8 @@ static inline int check_root(int32_t size, int32_t root)
 /* Records what a failed receive's MPI error means when MPI reports a truncation: the message
  * (from st's source with st's tag, when st is not NULL) was longer than the bytes (elements of
  * elem_size) that `what` holds. Returns rc. */
-int opi_receive_failed(int rc, const mpc_status *st, const char *what, size_t bytes, uint32_t elem_size);
+int opi_receive_failed(int rc, const mpc_status *st, const char *what, size_t bytes,
+                       uint32_t elem_size);
 
 /* Broadcasts native memory (no managed object involved), GC-safe. */
 int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm);
@@ -130,15 +133,15 @@ int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm);
 
 /* MPI's built-in operators as System.MP.Op numbers them: X(NAME, MPI operator, family); the
  * code is the position in the list (the contract test checks Op.NAME's code). */
-#define OPI_BUILTIN_OPS(X)              \
-    X(SUM, MPI_SUM, ARITHMETIC)         \
-    X(PROD, MPI_PROD, ARITHMETIC)       \
-    X(MIN, MPI_MIN, ARITHMETIC)         \
-    X(MAX, MPI_MAX, ARITHMETIC)         \
-    X(LAND, MPI_LAND, LOGICAL)          \
-    X(LOR, MPI_LOR, LOGICAL)            \
-    X(BAND, MPI_BAND, BITWISE)          \
-    X(BOR, MPI_BOR, BITWISE)            \
+#define OPI_BUILTIN_OPS(X)        \
+    X(SUM, MPI_SUM, ARITHMETIC)   \
+    X(PROD, MPI_PROD, ARITHMETIC) \
+    X(MIN, MPI_MIN, ARITHMETIC)   \
+    X(MAX, MPI_MAX, ARITHMETIC)   \
+    X(LAND, MPI_LAND, LOGICAL)    \
+    X(LOR, MPI_LOR, LOGICAL)      \
+    X(BAND, MPI_BAND, BITWISE)    \
+    X(BOR, MPI_BOR, BITWISE)      \
     X(BXOR, MPI_BXOR, BITWISE)
 
 #define OPI_OP_ENUM(name, op, family) OP_##name,
@@ -153,11 +156,11 @@ int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_
 
 /* The counters MP.Stats returns, in the order of its array (MPStats.Index on the C# side; the
  * contract test checks names and positions). */
-#define OPI_STATS(X)                                    \
-    X(OPERATIONS) X(PINS_TAKEN) X(PINS_AVOIDED)         \
-    X(PINS_RELEASED_BY_WAIT) X(PINS_RELEASED_BY_GC)     \
-    X(PINS_LIVE) X(COLLECTIONS) X(POOLED_BUFFERS)       \
-    X(POOLED_BUFFERS_FREED_BY_GC) X(PENDING_REQUESTS)
+#define OPI_STATS(X)                                                                            \
+    X(OPERATIONS)                                                                               \
+    X(PINS_TAKEN)                                                                               \
+    X(PINS_AVOIDED) X(PINS_RELEASED_BY_WAIT) X(PINS_RELEASED_BY_GC) X(PINS_LIVE) X(COLLECTIONS) \
+        X(POOLED_BUFFERS) X(POOLED_BUFFERS_FREED_BY_GC) X(PENDING_REQUESTS)
 
 #define OPI_STAT_ENUM(name) STAT_##name,
 enum { OPI_STATS(OPI_STAT_ENUM) STAT_COUNT };
@@ -198,9 +201,9 @@ extern const size_t opi_icall_count;
  * `what`, the buffer it was about). Otherwise the transfer is registered under *id with a weak
  * handle on owner (the managed Request). Returns MPC_OK: from here on, errors belong to the
  * completion. */
-int opi_track_transfer(const xfer_started *s, MonoObject *const *objs, int nobjs, const uint32_t *early_pins,
-                       MonoObject *owner, const xfer_info *info, const char *what, int64_t *id,
-                       opi_status *status);
+int opi_track_transfer(const xfer_started *s, MonoObject *const *objs, int nobjs,
+                       const uint32_t *early_pins, MonoObject *owner, const xfer_info *info,
+                       const char *what, int64_t *id, opi_status *status);
 /* The status of a completed registered transfer: a receive's from MPI's, a send's from info. */
 int opi_request_status(opi_status *out, const mpc_status *st, const xfer_info *info);
 

@@ -37,11 +37,14 @@ static MPI_Datatype primitive_datatype(int t)
     case MONO_TYPE_I1: return MPI_INT8_T;
     case MONO_TYPE_U1: return MPI_UINT8_T;
     case MONO_TYPE_I2: return MPI_INT16_T;
-    case MONO_TYPE_U2: case MONO_TYPE_CHAR: return MPI_UINT16_T;
+    case MONO_TYPE_U2:
+    case MONO_TYPE_CHAR: return MPI_UINT16_T;
     case MONO_TYPE_I4: return MPI_INT32_T;
     case MONO_TYPE_U4: return MPI_UINT32_T;
-    case MONO_TYPE_I8: case MONO_TYPE_I: return MPI_INT64_T;
-    case MONO_TYPE_U8: case MONO_TYPE_U: return MPI_UINT64_T;
+    case MONO_TYPE_I8:
+    case MONO_TYPE_I: return MPI_INT64_T;
+    case MONO_TYPE_U8:
+    case MONO_TYPE_U: return MPI_UINT64_T;
     case MONO_TYPE_R4: return MPI_FLOAT;
     case MONO_TYPE_R8: return MPI_DOUBLE;
     default: return MPI_DATATYPE_NULL;
@@ -53,7 +56,8 @@ static int family_allowed(enum op_family f, int t)
 {
     switch (t) {
     case MONO_TYPE_BOOLEAN: return f == LOGICAL;
-    case MONO_TYPE_R4: case MONO_TYPE_R8: return f == ARITHMETIC;
+    case MONO_TYPE_R4:
+    case MONO_TYPE_R8: return f == ARITHMETIC;
     default: return primitive_datatype(t) != MPI_DATATYPE_NULL; /* integers: every family */
     }
 }
@@ -66,7 +70,7 @@ typedef void (*apply_thunk)(MonoObject *combiner, void *invec, void *inout, int3
 typedef struct user_op {
     MPI_Op op;
     ffi_closure *closure;
-    uint32_t combiner;     /* pinned handle on the managed Combiner (see user_op_entry) */
+    uint32_t combiner; /* pinned handle on the managed Combiner (see user_op_entry) */
     apply_thunk thunk;
     MonoClass *elem_class;
     MPI_Datatype datatype; /* primitive type, or contiguous bytes for a struct */
@@ -148,15 +152,16 @@ static void discard(user_op *u)
     free(u);
 }
 
-RT_HOLDS_STACK_MARK int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner, int32_t commutative,
-                      int32_t *code)
+RT_HOLDS_STACK_MARK int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner,
+                                          int32_t commutative, int32_t *code)
 {
     if (!element || !combiner)
-        return error_record(OPI_ERR_NULL_ARGUMENT, NULL, "the operator's element type or function is null");
+        return error_record(OPI_ERR_NULL_ARGUMENT, NULL,
+                            "the operator's element type or function is null");
     pthread_once(&cif_once, prepare_cif);
     if (cif_status != FFI_OK)
-        return error_record(RT_ERR_RUNTIME, NULL, "libffi cannot describe the operator's calls (status %d)",
-                            cif_status);
+        return error_record(RT_ERR_RUNTIME, NULL,
+                            "libffi cannot describe the operator's calls (status %d)", cif_status);
     MonoClass *k = mono_class_from_mono_type(mono_reflection_type_get_type(element));
     const rt_class_plan *plan = rt_plan_for_class(k);
     if (!plan)
@@ -167,11 +172,12 @@ RT_HOLDS_STACK_MARK int32_t opi_op_create(MonoReflectionType *element, MonoObjec
         const char *field = plan->first_reference;
         if (field || !plan->value_type) {
             char *name = rt_class_name(k);
-            error_record(OPI_ERR_NOT_TRANSPORTABLE, NULL,
-                         "%s %s%s: a reduction operator works on primitive types and structs without "
-                         "references",
-                         name ? name : "?", field ? "holds a reference in field " : "is not a value type",
-                         field ? field : "");
+            error_record(
+                OPI_ERR_NOT_TRANSPORTABLE, NULL,
+                "%s %s%s: a reduction operator works on primitive types and structs without "
+                "references",
+                name ? name : "?", field ? "holds a reference in field " : "is not a value type",
+                field ? field : "");
             free(name);
             return OPI_ERR_NOT_TRANSPORTABLE;
         }
@@ -193,9 +199,11 @@ RT_HOLDS_STACK_MARK int32_t opi_op_create(MonoReflectionType *element, MonoObjec
     u->elem_class = k;
     u->datatype = dt;
     u->struct_bytes = struct_bytes;
-    if (!u->thunk || ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, code_ptr) != FFI_OK) {
+    if (!u->thunk ||
+        ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, code_ptr) != FFI_OK) {
         discard(u);
-        return error_record(RT_ERR_RUNTIME, NULL, "libffi could not prepare the operator's closure");
+        return error_record(RT_ERR_RUNTIME, NULL,
+                            "libffi could not prepare the operator's closure");
     }
     /* pinned: user_op_entry reads its address in a GC-safe region, where a collection by
      * another thread could otherwise move it before the thunk enters managed code */
@@ -226,7 +234,8 @@ RT_HOLDS_STACK_MARK int32_t opi_op_create(MonoReflectionType *element, MonoObjec
             XFER_MPI_END;
             xfer_user_op_remove();
             discard(u);
-            return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the table of user operators");
+            return error_record(MPC_ERR_NO_MEMORY, NULL,
+                                "out of memory for the table of user operators");
         }
         for (int32_t j = user_op_capacity; j < grown; j++)
             g[j] = NULL;
@@ -267,7 +276,8 @@ RT_HOLDS_STACK_MARK int32_t opi_op_free(int32_t code)
 static int op_refused(const char *op, MonoClass *element, const char *why)
 {
     char *name = rt_class_name(element);
-    error_record(OPI_ERR_OP, "op", "%s is not defined for %s elements: %s", op, name ? name : "?", why);
+    error_record(OPI_ERR_OP, "op", "%s is not defined for %s elements: %s", op, name ? name : "?",
+                 why);
     free(name);
     return OPI_ERR_OP;
 }
@@ -282,10 +292,12 @@ int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_
     if (code >= 0 && code < OP_BUILTINS) {
         *dt = primitive_datatype(elements->elem_type);
         if (*dt == MPI_DATATYPE_NULL)
-            return op_refused(builtins[code].name, elements->elem_class,
-                              "MPI's operators take primitive types; make one for a struct with Op.Create");
+            return op_refused(
+                builtins[code].name, elements->elem_class,
+                "MPI's operators take primitive types; make one for a struct with Op.Create");
         if (!family_allowed(builtins[code].family, elements->elem_type))
-            return op_refused(builtins[code].name, elements->elem_class, families[builtins[code].family]);
+            return op_refused(builtins[code].name, elements->elem_class,
+                              families[builtins[code].family]);
         *op = builtins[code].op;
         return MPC_OK;
     }
@@ -299,10 +311,12 @@ int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_
     }
     pthread_mutex_unlock(&ops_lock);
     if (!made_for)
-        return error_record(OPI_ERR_OP, "op", "operator %d is not a live operator (it was disposed)", code);
+        return error_record(OPI_ERR_OP, "op",
+                            "operator %d is not a live operator (it was disposed)", code);
     if (made_for != elements->elem_class) {
         char *made = rt_class_name(made_for), *given = rt_class_name(elements->elem_class);
-        error_record(OPI_ERR_OP, "op", "the user operator is not defined for %s elements: it was made for %s",
+        error_record(OPI_ERR_OP, "op",
+                     "the user operator is not defined for %s elements: it was made for %s",
                      given ? given : "?", made ? made : "?");
         free(made);
         free(given);

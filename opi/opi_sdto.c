@@ -25,7 +25,8 @@ static void hold(xfer_buffer **slot, xfer_buffer *b)
 
 /* Writes the graph, or a piece of it, appended to the pooled buffer *b (taken when NULL). On
  * failure the serializer's record says why; the graph came from the C# argument `argument`. */
-static int write_into(xfer_buffer **b, MonoObject *root, size_t first, size_t count, const char *argument)
+static int write_into(xfer_buffer **b, MonoObject *root, size_t first, size_t count,
+                      const char *argument)
 {
     if (!*b && !(*b = xfer_buffer_take(4096)))
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a serialization buffer");
@@ -67,10 +68,11 @@ int32_t opi_sd_write(MonoObject *graph, int32_t keep, int32_t *size)
     if (rc != MPC_OK)
         hold(&written, NULL);
     if (rc == MPC_OK && length > INT32_MAX)
-        return error_record(MPC_ERR_TOO_LARGE, "graph",
-                            "the serialized graph takes %zu bytes; a byte[] holds at most %d: OSend, OBcast and "
-                            "the other O-calls carry graphs this large", length,
-                            INT32_MAX);
+        return error_record(
+            MPC_ERR_TOO_LARGE, "graph",
+            "the serialized graph takes %zu bytes; a byte[] holds at most %d: OSend, OBcast and "
+            "the other O-calls carry graphs this large",
+            length, INT32_MAX);
     *size = rc == MPC_OK ? (int32_t)length : 0;
     return rc;
 }
@@ -81,7 +83,8 @@ int32_t opi_sd_write(MonoObject *graph, int32_t keep, int32_t *size)
 /* Copies n bytes between native memory and the data of a managed array, a chunk at a time,
  * giving way between chunks to a collection another thread requested (a long raw call must
  * not stall it). The array's address is fetched afresh after each chance to collect. */
-static int copy_giving_way(MonoObject *array, size_t offset, uint8_t *native, size_t n, int to_array)
+static int copy_giving_way(MonoObject *array, size_t offset, uint8_t *native, size_t n,
+                           int to_array)
 {
     uint64_t seen = gch_epoch();
     for (size_t at = 0; at < n; at += COPY_CHUNK) {
@@ -109,8 +112,8 @@ int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
     if (rc != MPC_OK)
         return rc;
     if (offset < 0 || (size_t)offset > b.bytes)
-        return error_record(OPI_ERR_OFFSET, "offset", "offset %d is outside 0..%zu, the length of buffer",
-                            offset, b.bytes);
+        return error_record(OPI_ERR_OFFSET, "offset",
+                            "offset %d is outside 0..%zu, the length of buffer", offset, b.bytes);
     if (!written)
         return error_record(OPI_ERR_COUNT, "buffer", "no serialized graph is waiting to be copied");
     if (written->length > b.bytes - (size_t)offset)
@@ -124,8 +127,8 @@ int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
 
 /* Reads bytes[0..len) as a graph whose root must be a `expected`, reusing the objects of the
  * graph under reuse where they fit (NULL: none). */
-static int read_graph_into(const uint8_t *bytes, size_t len, MonoReflectionType *expected, MonoObject *reuse,
-                           MonoObject **result)
+static int read_graph_into(const uint8_t *bytes, size_t len, MonoReflectionType *expected,
+                           MonoObject *reuse, MonoObject **result)
 {
     MonoClass *k = class_of(expected);
     if (!k)
@@ -133,7 +136,8 @@ static int read_graph_into(const uint8_t *bytes, size_t len, MonoReflectionType 
     return reuse ? sd_read_into(bytes, len, k, reuse, result) : sd_read(bytes, len, k, result);
 }
 
-static int read_graph(const uint8_t *bytes, size_t len, MonoReflectionType *expected, MonoObject **result)
+static int read_graph(const uint8_t *bytes, size_t len, MonoReflectionType *expected,
+                      MonoObject **result)
 {
     return read_graph_into(bytes, len, expected, NULL, result);
 }
@@ -142,14 +146,15 @@ int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflecti
                     MonoObject **result)
 {
     opi_buffer b;
-    int rc = opi_buffer_range_as(src, offset, count, &(opi_range_names){"buffer", "offset", "count"}, &b);
+    int rc = opi_buffer_range_as(src, offset, count,
+                                 &(opi_range_names){"buffer", "offset", "count"}, &b);
     if (rc != MPC_OK)
         return rc;
     /* the reader allocates, and the byte[] could move: read from a native copy */
     xfer_buffer *copy = xfer_buffer_take(b.bytes);
     if (!copy)
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a copy of %zu serialized bytes",
-                            b.bytes);
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "out of memory for a copy of %zu serialized bytes", b.bytes);
     if ((rc = copy_giving_way(src, (size_t)offset, copy->data, b.bytes, 0)) == MPC_OK)
         rc = read_graph(copy->data, b.bytes, expected, result);
     xfer_buffer_give(copy);
@@ -157,8 +162,8 @@ int32_t opi_sd_read(MonoObject *src, int32_t offset, int32_t count, MonoReflecti
 }
 
 /* Starts sending b's bytes, tested once (s): an eager send often ends there. */
-RT_HOLDS_STACK_MARK static int start_send(int32_t comm, const xfer_buffer *b, int32_t dest, int32_t tag,
-                                          xfer_started *s)
+RT_HOLDS_STACK_MARK static int start_send(int32_t comm, const xfer_buffer *b, int32_t dest,
+                                          int32_t tag, xfer_started *s)
 {
     int rc;
     *s = (xfer_started){.req = MPI_REQUEST_NULL};
@@ -171,7 +176,8 @@ RT_HOLDS_STACK_MARK static int start_send(int32_t comm, const xfer_buffer *b, in
 }
 
 /* Takes a matched message off the queue into buf (NULL, 0: discards it, truncated — expected). */
-RT_HOLDS_STACK_MARK static int receive_matched(void *buf, size_t bytes, mpc_message *msg, mpc_status *st)
+RT_HOLDS_STACK_MARK static int receive_matched(void *buf, size_t bytes, mpc_message *msg,
+                                               mpc_status *st)
 {
     int rc;
     XFER_MPI_BEGIN();
@@ -183,12 +189,13 @@ RT_HOLDS_STACK_MARK static int receive_matched(void *buf, size_t bytes, mpc_mess
 /* Writes header's bytes (NULL: none), then the graph, into a pooled buffer (*b) and starts
  * sending it, tested once (s). On failure the buffer is given back (*b NULL) and the code
  * returned. */
-static int start_graph_send(int32_t comm, const opi_buffer *header, MonoObject *graph, int32_t dest, int32_t tag,
-                            xfer_buffer **b, xfer_started *s)
+static int start_graph_send(int32_t comm, const opi_buffer *header, MonoObject *graph, int32_t dest,
+                            int32_t tag, xfer_buffer **b, xfer_started *s)
 {
     if (header) { /* copied before the write, which may let a collection move the header */
         if (!(*b = xfer_buffer_take(header->bytes + 4096)))
-            return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a serialization buffer");
+            return error_record(MPC_ERR_NO_MEMORY, NULL,
+                                "out of memory for a serialization buffer");
         memcpy((*b)->data, header->data, header->bytes);
         (*b)->length = header->bytes;
     }
@@ -210,21 +217,24 @@ static int start_graph_send(int32_t comm, const opi_buffer *header, MonoObject *
  * buffered and the call returns, as a standard-mode send may; the core frees b when MPI is done.
  * Past `cap` bytes of such sends it waits, as MPI_Send does, and so it does when the registry
  * cannot take it. */
-RT_HOLDS_STACK_MARK static int run_on_buffered(xfer_buffer *b, xfer_started *s, int32_t tag, int64_t cap)
+RT_HOLDS_STACK_MARK static int run_on_buffered(xfer_buffer *b, xfer_started *s, int32_t tag,
+                                               int64_t cap)
 {
     gch_count(GCH_OPERATIONS, 1);
     if (s->test_rc != MPC_OK || s->done) {
         xfer_buffer_give(b);
         return s->test_rc;
     }
-    xfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
+    xfer_info info = {
+        .elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
     int64_t id;
     if (xfer_unowned_bytes() > 0) { /* earlier buffered sends that have finished go first */
         XFER_MPI_BEGIN();
         xfer_reap_unowned();
         XFER_MPI_END;
     }
-    if (xfer_unowned_bytes() <= cap - (int64_t)b->length && xfer_track_native(s->req, NULL, &info, &id) == MPC_OK)
+    if (xfer_unowned_bytes() <= cap - (int64_t)b->length &&
+        xfer_track_native(s->req, NULL, &info, &id) == MPC_OK)
         return MPC_OK;
     int rc = xfer_complete(&s->req, 1, NULL, 0, NULL); /* native memory: nothing to pin */
     xfer_buffer_give(b);
@@ -252,8 +262,9 @@ int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
     return opi_orecv_into(comm, size, source, tag, expected, NULL, result, status);
 }
 
-RT_HOLDS_STACK_MARK int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoReflectionType *expected,
-                       MonoObject *reuse, MonoObject **result, opi_status *status)
+RT_HOLDS_STACK_MARK int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t source, int32_t tag,
+                                           MonoReflectionType *expected, MonoObject *reuse,
+                                           MonoObject **result, opi_status *status)
 {
     int rc;
     if ((rc = check_comm(comm)) || (rc = check_source(size, &source, &tag)))
@@ -272,8 +283,8 @@ RT_HOLDS_STACK_MARK int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t s
     xfer_buffer *b = xfer_buffer_take((size_t)s.bytes);
     if (!b) { /* the matched message must still be taken off the queue (truncated: expected) */
         receive_matched(NULL, 0, &msg, NULL);
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received graph of %lld bytes",
-                            (long long)s.bytes);
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "out of memory for a received graph of %lld bytes", (long long)s.bytes);
     }
     gch_count(GCH_OPERATIONS, 1);
     XFER_BLOCKING_BEGIN(); /* native buffer: nothing to pin */
@@ -294,8 +305,8 @@ RT_HOLDS_STACK_MARK int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t s
  * opi_oirecv_post) the registry owns like a send's buffer; the completion reads the graph from
  * it. A dropped request is finished by the GC hook, which gives the region back. */
 
-int32_t opi_oisend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, int32_t tag, MonoObject *owner,
-                   int64_t *id, opi_status *status)
+int32_t opi_oisend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, int32_t tag,
+                   MonoObject *owner, int64_t *id, opi_status *status)
 {
     int rc;
     *id = -1;
@@ -310,7 +321,8 @@ int32_t opi_oisend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, 
     xfer_started s;
     if ((rc = start_graph_send(comm, NULL, graph, dest, tag, &b, &s)) != MPC_OK)
         return rc;
-    xfer_info info = {.elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
+    xfer_info info = {
+        .elem_size = 1, .is_send = 1, .tag = tag, .bytes = (int64_t)b->length, .buffer = b};
     rc = opi_track_transfer(&s, NULL, 0, NULL, owner, &info, "the graph", id, status);
     if (*id < 0) /* finished at once: the registry never took the buffer */
         xfer_buffer_give(b);
@@ -343,7 +355,8 @@ RT_HOLDS_STACK_MARK static int match_and_start(struct match *m, int32_t *matched
     *matched = 1;
     if (!(*b = xfer_buffer_take((size_t)m->st.bytes))) { /* truncated to nothing: expected */
         receive_matched(NULL, 0, &m->msg, NULL);
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a received message of %lld bytes",
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "out of memory for a received message of %lld bytes",
                             (long long)m->st.bytes);
     }
     (*b)->length = (size_t)m->st.bytes;
@@ -364,8 +377,8 @@ RT_HOLDS_STACK_MARK static int match_and_start(struct match *m, int32_t *matched
  * of reserved address space the registry owns: any message up to its size fits, and only what
  * the message fills is memory. owner is the ORequest; one it drops is finished by the GC hook
  * like a dropped Irecv. */
-RT_HOLDS_STACK_MARK int32_t opi_oirecv_post(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoObject *owner, int64_t *id,
-                        opi_status *status)
+RT_HOLDS_STACK_MARK int32_t opi_oirecv_post(int32_t comm, int32_t size, int32_t source, int32_t tag,
+                                            MonoObject *owner, int64_t *id, opi_status *status)
 {
     int rc;
     *id = -1;
@@ -378,10 +391,11 @@ RT_HOLDS_STACK_MARK int32_t opi_oirecv_post(int32_t comm, int32_t size, int32_t 
     }
     xfer_buffer *b = xfer_region_take();
     if (!b)
-        return error_record(MPC_ERR_NO_MEMORY, NULL,
-                            "no address space left to reserve a receive buffer for OIrecv (each receive in flight "
-                            "reserves up to %zu GiB)",
-                            XFER_REGION_BYTES >> 30);
+        return error_record(
+            MPC_ERR_NO_MEMORY, NULL,
+            "no address space left to reserve a receive buffer for OIrecv (each receive in flight "
+            "reserves up to %zu GiB)",
+            XFER_REGION_BYTES >> 30);
     mpc_request req = MPI_REQUEST_NULL;
     XFER_MPI_BEGIN();
     rc = mpc_irecv(b->data, b->capacity, source, tag, comm, &req);
@@ -400,13 +414,15 @@ RT_HOLDS_STACK_MARK int32_t opi_oirecv_post(int32_t comm, int32_t size, int32_t 
         XFER_BLOCKING_END;
         xfer_buffer_give(b);
         *id = -1;
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the registry of transfers in flight");
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "out of memory for the registry of transfers in flight");
     }
     return MPC_OK;
 }
 
-RT_HOLDS_STACK_MARK int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoReflectionType *expected,
-                                                MonoObject **result, int32_t *completed, opi_status *status)
+RT_HOLDS_STACK_MARK int32_t opi_oirecv_complete(int64_t id, int32_t block,
+                                                MonoReflectionType *expected, MonoObject **result,
+                                                int32_t *completed, opi_status *status)
 {
     xfer_started t = {.done = 0};
     xfer_info info;
@@ -436,7 +452,8 @@ RT_HOLDS_STACK_MARK int32_t opi_oirecv_complete(int64_t id, int32_t block, MonoR
             rc = read_graph(info.buffer->data, (size_t)t.st.bytes, expected, result);
     } else if (mpc_error_class(rc) == MPI_ERR_TRUNCATE) {
         rc = error_record(rc, NULL,
-                          "the message from rank %d with tag %d is larger than the %lld bytes OIrecv could reserve "
+                          "the message from rank %d with tag %d is larger than the %lld bytes "
+                          "OIrecv could reserve "
                           "for it, and was consumed; receive graphs that large with ORecv",
                           t.st.source, t.st.tag, (long long)info.bytes);
     }
@@ -459,12 +476,14 @@ static int incoming_header(const opi_buffer *hb, size_t *have)
 {
     *have = received ? received->length : 0;
     if (*have < hb->bytes)
-        return error_record(SD_ERR_SERIALIZATION, NULL, "a message of %zu bytes is shorter than its %zu-byte header",
-                            *have, hb->bytes);
+        return error_record(SD_ERR_SERIALIZATION, NULL,
+                            "a message of %zu bytes is shorter than its %zu-byte header", *have,
+                            hb->bytes);
     return MPC_OK;
 }
 
-int32_t opi_opost(int32_t comm, int32_t size, MonoObject *header, MonoObject *graph, int32_t dest, int32_t tag)
+int32_t opi_opost(int32_t comm, int32_t size, MonoObject *header, MonoObject *graph, int32_t dest,
+                  int32_t tag)
 {
     int rc;
     opi_buffer hb;
@@ -483,7 +502,8 @@ int32_t opi_opost(int32_t comm, int32_t size, MonoObject *header, MonoObject *gr
 /* Passes the incoming message on to dest, its header replaced by header's bytes and the rest
  * sent as it came (a message to an element that is elsewhere: its graph is neither read nor
  * written again; the rank that delivers it checks it). */
-RT_HOLDS_STACK_MARK int32_t opi_oforward(int32_t comm, int32_t size, MonoObject *header, int32_t dest, int32_t tag)
+RT_HOLDS_STACK_MARK int32_t opi_oforward(int32_t comm, int32_t size, MonoObject *header,
+                                         int32_t dest, int32_t tag)
 {
     int rc;
     opi_buffer hb;
@@ -495,7 +515,8 @@ RT_HOLDS_STACK_MARK int32_t opi_oforward(int32_t comm, int32_t size, MonoObject 
         return MPC_OK;
     xfer_buffer *b = xfer_buffer_take(have);
     if (!b)
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a forwarded message of %zu bytes", have);
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "out of memory for a forwarded message of %zu bytes", have);
     memcpy(b->data, hb.data, hb.bytes);
     memcpy(b->data + hb.bytes, received->data + hb.bytes, have - hb.bytes);
     b->length = have;
@@ -507,8 +528,8 @@ RT_HOLDS_STACK_MARK int32_t opi_oforward(int32_t comm, int32_t size, MonoObject 
     return run_on_buffered(b, &s, tag, INT64_MAX);
 }
 
-RT_HOLDS_STACK_MARK int32_t opi_otake(int32_t comm, int32_t size, int32_t source, int32_t tag, MonoObject *header, int32_t *found,
-                  opi_status *status)
+RT_HOLDS_STACK_MARK int32_t opi_otake(int32_t comm, int32_t size, int32_t source, int32_t tag,
+                                      MonoObject *header, int32_t *found, opi_status *status)
 {
     int rc;
     opi_buffer hb = {0};
@@ -531,7 +552,8 @@ RT_HOLDS_STACK_MARK int32_t opi_otake(int32_t comm, int32_t size, int32_t source
     rc = mpc_test(&t.req, &t.done, &t.st);
     XFER_MPI_END;
     if (rc == MPC_OK && !t.done)
-        rc = xfer_complete(&t.req, 1, NULL, 0, &t.st); /* a large message: native buffer, nothing to pin */
+        rc = xfer_complete(&t.req, 1, NULL, 0,
+                           &t.st); /* a large message: native buffer, nothing to pin */
     if (rc == MPC_OK)
         rc = opi_fill_status(status, &t.st, 1);
     if (rc != MPC_OK) {
@@ -550,7 +572,8 @@ RT_HOLDS_STACK_MARK int32_t opi_otake(int32_t comm, int32_t size, int32_t source
 
 /* Copies the first bytes of the incoming message into header (as many as it holds), then reads
  * the graph after them. */
-int32_t opi_sd_read_incoming_after(MonoObject *header, MonoReflectionType *expected, MonoObject **result)
+int32_t opi_sd_read_incoming_after(MonoObject *header, MonoReflectionType *expected,
+                                   MonoObject **result)
 {
     opi_buffer hb;
     size_t have;
@@ -579,19 +602,21 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
     if ((rc = opi_native_bcast(&bytes, sizeof bytes, root, comm)) != MPC_OK)
         goto done;
     if (bytes == (uint64_t)-1) { /* the root's own record still says why */
-        rc = rank == root
-                 ? wrote
-                 : error_record(SD_ERR_GRAPH, NULL, "the root (rank %d) could not serialize the graph", root);
+        rc = rank == root ? wrote
+                          : error_record(SD_ERR_GRAPH, NULL,
+                                         "the root (rank %d) could not serialize the graph", root);
         goto done;
     }
     if (!b && !(b = xfer_buffer_take((size_t)bytes))) {
         /* (the root's data broadcast then fails on this rank only) */
-        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a broadcast graph of %llu bytes",
+        rc = error_record(MPC_ERR_NO_MEMORY, NULL,
+                          "out of memory for a broadcast graph of %llu bytes",
                           (unsigned long long)bytes);
         goto done;
     }
     if ((rc = opi_native_bcast(b->data, (size_t)bytes, root, comm)) == MPC_OK)
-        rc = read_graph(b->data, (size_t)bytes, expected, result); /* every rank returns its own copy */
+        rc = read_graph(b->data, (size_t)bytes, expected,
+                        result); /* every rank returns its own copy */
 done:
     xfer_buffer_give(b);
     return rc;
@@ -605,7 +630,8 @@ done:
 int32_t opi_sd_read_incoming(int64_t offset, int64_t count, MonoReflectionType *expected,
                              MonoObject **result)
 {
-    if (!received || offset < 0 || count < 0 || (uint64_t)offset + (uint64_t)count > received->length)
+    if (!received || offset < 0 || count < 0 ||
+        (uint64_t)offset + (uint64_t)count > received->length)
         return error_record(OPI_ERR_COUNT, "count",
                             "the piece at %lld of %lld bytes lies outside the %zu bytes received",
                             (long long)offset, (long long)count, received ? received->length : 0);
@@ -622,7 +648,7 @@ struct v_args {
     int kind; /* 0 scatter, 1 gather, 2 allgather */
     const void *send;
     void *recv;
-    MPI_Count count;       /* this rank's piece */
+    MPI_Count count; /* this rank's piece */
     MPI_Count *counts, *displs;
     int root;
     MPI_Comm comm;
@@ -632,9 +658,14 @@ struct v_args {
 static int call_pieces(const struct v_args *a)
 {
     switch (a->kind) {
-    case 0: return mpc_scatterv(a->send, a->counts, a->displs, a->recv, (size_t)a->count, a->root, a->comm);
-    case 1: return mpc_gatherv(a->send, (size_t)a->count, a->recv, a->counts, a->displs, a->root, a->comm);
-    default: return mpc_allgatherv(a->send, (size_t)a->count, a->recv, a->counts, a->displs, a->comm);
+    case 0:
+        return mpc_scatterv(a->send, a->counts, a->displs, a->recv, (size_t)a->count, a->root,
+                            a->comm);
+    case 1:
+        return mpc_gatherv(a->send, (size_t)a->count, a->recv, a->counts, a->displs, a->root,
+                           a->comm);
+    default:
+        return mpc_allgatherv(a->send, (size_t)a->count, a->recv, a->counts, a->displs, a->comm);
     }
 }
 
@@ -669,7 +700,8 @@ static int pieces_alloc(piece_table *t, int32_t size)
     t->displs = calloc((size_t)size, sizeof *t->displs);
     if (t->all && t->counts && t->displs)
         return MPC_OK;
-    return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the piece sizes of %d ranks", size);
+    return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the piece sizes of %d ranks",
+                        size);
 }
 
 /* The sizes array the caller reads the pieces' sizes from: one long per rank. */
@@ -677,8 +709,8 @@ static int check_sizes(const opi_buffer *sizes, int32_t size)
 {
     if (sizes->bytes >= (size_t)size * sizeof(int64_t))
         return MPC_OK;
-    return error_record(OPI_ERR_COUNT, "sizes", "sizes holds %zu bytes; %d ranks need %zu", sizes->bytes,
-                        size, (size_t)size * sizeof(int64_t));
+    return error_record(OPI_ERR_COUNT, "sizes", "sizes holds %zu bytes; %d ranks need %zu",
+                        sizes->bytes, size, (size_t)size * sizeof(int64_t));
 }
 
 static void pieces_free(piece_table *t)
@@ -690,8 +722,8 @@ static void pieces_free(piece_table *t)
 
 /* sizes: a long[Size] the caller reads afterwards (scatter: this rank's piece in [0]). A piece
  * the writer could not write travels as size -1, so that no rank waits for it. */
-RT_HOLDS_STACK_MARK int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *array, int32_t root,
-                     MonoObject *sizes_out)
+RT_HOLDS_STACK_MARK int32_t opi_oscatter(int32_t comm, int32_t size, int32_t rank,
+                                         MonoObject *array, int32_t root, MonoObject *sizes_out)
 {
     opi_buffer sb;
     int rc;
@@ -714,8 +746,9 @@ RT_HOLDS_STACK_MARK int32_t opi_oscatter(int32_t comm, int32_t size, int32_t ran
             size_t first = (size_t)r * base + ((size_t)r < extra ? (size_t)r : extra);
             size_t count = base + ((size_t)r < extra);
             size_t before = out ? out->length : 0;
-            wrote = array ? write_into(&out, array, first, count, "array")
-                          : error_record(OPI_ERR_NULL_ARGUMENT, "array", "the root's array is null");
+            wrote = array
+                        ? write_into(&out, array, first, count, "array")
+                        : error_record(OPI_ERR_NULL_ARGUMENT, "array", "the root's array is null");
             all[r] = wrote == MPC_OK ? (int64_t)(out->length - before) : -1;
             displs[r] = (MPI_Count)before;
             counts[r] = (MPI_Count)all[r];
@@ -732,9 +765,9 @@ RT_HOLDS_STACK_MARK int32_t opi_oscatter(int32_t comm, int32_t size, int32_t ran
     if (rc != MPC_OK)
         goto done;
     if (s.mine < 0) { /* the root's own record still says why */
-        rc = rank == root
-                 ? wrote
-                 : error_record(SD_ERR_GRAPH, NULL, "the root (rank %d) could not serialize the array", root);
+        rc = rank == root ? wrote
+                          : error_record(SD_ERR_GRAPH, NULL,
+                                         "the root (rank %d) could not serialize the array", root);
         goto done;
     }
     if (!(received = xfer_buffer_take((size_t)s.mine))) {
@@ -742,7 +775,8 @@ RT_HOLDS_STACK_MARK int32_t opi_oscatter(int32_t comm, int32_t size, int32_t ran
                           (long long)s.mine);
         goto done;
     }
-    struct v_args v = {0, out ? out->data : NULL, received->data, (MPI_Count)s.mine, counts, displs, root, comm};
+    struct v_args v = {
+        0, out ? out->data : NULL, received->data, (MPI_Count)s.mine, counts, displs, root, comm};
     XFER_BLOCKING_BEGIN();
     rc = call_pieces(&v);
     XFER_BLOCKING_END;
@@ -758,8 +792,9 @@ done:
 }
 
 /* Gather (all = 0: only the root receives) or allgather of every rank's piece. */
-RT_HOLDS_STACK_MARK static int gather_pieces(int all_ranks, int32_t comm, int32_t size, int32_t rank, MonoObject *piece,
-                         int32_t root, MonoObject *sizes_out)
+RT_HOLDS_STACK_MARK static int gather_pieces(int all_ranks, int32_t comm, int32_t size,
+                                             int32_t rank, MonoObject *piece, int32_t root,
+                                             MonoObject *sizes_out)
 {
     opi_buffer sb;
     int rc;
@@ -795,8 +830,14 @@ RT_HOLDS_STACK_MARK static int gather_pieces(int all_ranks, int32_t comm, int32_
         rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for %zu bytes of pieces", total);
         goto done;
     }
-    struct v_args v = {all_ranks ? 2 : 1, out ? out->data : NULL, received ? received->data : NULL,
-                       mine < 0 ? 0 : (MPI_Count)mine, counts, displs, root, comm};
+    struct v_args v = {all_ranks ? 2 : 1,
+                       out ? out->data : NULL,
+                       received ? received->data : NULL,
+                       mine < 0 ? 0 : (MPI_Count)mine,
+                       counts,
+                       displs,
+                       root,
+                       comm};
     XFER_BLOCKING_BEGIN();
     rc = call_pieces(&v);
     XFER_BLOCKING_END;
@@ -828,7 +869,8 @@ int32_t opi_ogather(int32_t comm, int32_t size, int32_t rank, MonoObject *piece,
     return gather_pieces(0, comm, size, rank, piece, root, sizes_out);
 }
 
-int32_t opi_oallgather(int32_t comm, int32_t size, int32_t rank, MonoObject *piece, MonoObject *sizes_out)
+int32_t opi_oallgather(int32_t comm, int32_t size, int32_t rank, MonoObject *piece,
+                       MonoObject *sizes_out)
 {
     return gather_pieces(1, comm, size, rank, piece, 0, sizes_out);
 }

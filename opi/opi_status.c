@@ -29,11 +29,12 @@ int opi_fill_status(opi_status *out, const mpc_status *s, uint32_t elem_size)
     out->count = n > INT32_MAX ? INT32_MAX : (int32_t)n;
     if (s->bytes % elem_size == 0)
         return MPC_OK;
-    return error_record(OPI_ERR_PARTIAL_ELEMENT, NULL,
-                        "the message of %lld bytes is not a whole number of the receive buffer's %u-byte "
-                        "elements (%lld = %lld x %u + %lld): the sender's element type differs",
-                        (long long)s->bytes, elem_size, (long long)s->bytes, (long long)n, elem_size,
-                        (long long)(s->bytes % elem_size));
+    return error_record(
+        OPI_ERR_PARTIAL_ELEMENT, NULL,
+        "the message of %lld bytes is not a whole number of the receive buffer's %u-byte "
+        "elements (%lld = %lld x %u + %lld): the sender's element type differs",
+        (long long)s->bytes, elem_size, (long long)s->bytes, (long long)n, elem_size,
+        (long long)(s->bytes % elem_size));
 }
 
 void opi_proc_null_status(opi_status *out)
@@ -47,24 +48,27 @@ void opi_proc_null_status(opi_status *out)
 
 int opi_rank_error(int code, const char *argument, int32_t rank, int32_t size)
 {
-    const char *also = code == MPC_ERR_SOURCE ? ", and is neither MP.AnySource (-1) nor MP.ProcNull (-3)"
+    const char *also = code == MPC_ERR_SOURCE
+                           ? ", and is neither MP.AnySource (-1) nor MP.ProcNull (-3)"
                        : code == MPC_ERR_DEST ? ", and is not MP.ProcNull (-3)"
                                               : "";
-    return error_record(code, argument, "%s %d is outside 0..%d of a communicator of size %d%s", argument,
-                        rank, size - 1, size, also);
+    return error_record(code, argument, "%s %d is outside 0..%d of a communicator of size %d%s",
+                        argument, rank, size - 1, size, also);
 }
 
 int opi_tag_error(const char *argument, int32_t tag, int wildcard_allowed)
 {
-    return error_record(MPC_ERR_TAG, argument, "%s %d is outside 0..%d (0..MP.TagUpperBound)%s", argument,
-                        tag, mpc_tag_ub(), wildcard_allowed ? ", and is not MP.AnyTag (-1)" : "");
+    return error_record(MPC_ERR_TAG, argument, "%s %d is outside 0..%d (0..MP.TagUpperBound)%s",
+                        argument, tag, mpc_tag_ub(),
+                        wildcard_allowed ? ", and is not MP.AnyTag (-1)" : "");
 }
 
 /* MPI does not report a truncated message's size (MPICH 4.0's status holds no count and its
  * text none either), and the message is consumed: what is known is the envelope MPI filled
  * (st, NULL for a collective) and the buffer's size, so those and the way to learn the size are
  * reported. MPICH's error stack (pointer values of its internal calls) tells a user nothing. */
-int opi_receive_failed(int rc, const mpc_status *st, const char *what, size_t bytes, uint32_t elem_size)
+int opi_receive_failed(int rc, const mpc_status *st, const char *what, size_t bytes,
+                       uint32_t elem_size)
 {
     if (rc <= 0 || mpc_error_class(rc) != MPI_ERR_TRUNCATE)
         return rc;
@@ -73,11 +77,13 @@ int opi_receive_failed(int rc, const mpc_status *st, const char *what, size_t by
         snprintf(from, sizeof from, "the message from rank %d with tag %d", st->source, st->tag);
     char elements[64] = "";
     if (elem_size > 1 && bytes != elem_size) /* an array: in elements too */
-        snprintf(elements, sizeof elements, " (%zu elements of %u bytes)", bytes / elem_size, elem_size);
-    return error_record(rc, NULL,
-                        "message truncated: %s is longer than the %zu bytes%s %s holds, and was consumed; "
-                        "MPI does not report a truncated message's size (Probe first to learn it)",
-                        from, bytes, elements, what);
+        snprintf(elements, sizeof elements, " (%zu elements of %u bytes)", bytes / elem_size,
+                 elem_size);
+    return error_record(
+        rc, NULL,
+        "message truncated: %s is longer than the %zu bytes%s %s holds, and was consumed; "
+        "MPI does not report a truncated message's size (Probe first to learn it)",
+        from, bytes, elements, what);
 }
 
 /* Status of a completed send: what was sent (MPI defines no source or count for sends). */
@@ -104,15 +110,16 @@ int opi_request_status(opi_status *out, const mpc_status *st, const xfer_info *i
     return MPC_OK;
 }
 
-int opi_track_transfer(const xfer_started *s, MonoObject *const *objs, int nobjs, const uint32_t *early_pins,
-                       MonoObject *owner, const xfer_info *info, const char *what, int64_t *id,
-                       opi_status *status)
+int opi_track_transfer(const xfer_started *s, MonoObject *const *objs, int nobjs,
+                       const uint32_t *early_pins, MonoObject *owner, const xfer_info *info,
+                       const char *what, int64_t *id, opi_status *status)
 {
     int rc;
     mpc_status st;
     xfer_track(s, objs, nobjs, early_pins, owner, info, id, &rc, &st);
     if (*id < 0)
-        status->error = rc != MPC_OK ? opi_receive_failed(rc, &st, what, (size_t)info->bytes, info->elem_size)
-                                     : opi_request_status(status, &st, info);
+        status->error =
+            rc != MPC_OK ? opi_receive_failed(rc, &st, what, (size_t)info->bytes, info->elem_size)
+                         : opi_request_status(status, &st, info);
     return MPC_OK;
 }

@@ -2,7 +2,7 @@
 # Installs the Debian packages Motor for Mono needs, only those that are missing.
 #   install-deps.sh          what building and running the library and the main job need
 #   install-deps.sh --bench  that, plus the benchmarks' tables and plots (matplotlib)
-#   install-deps.sh --test   that, plus what the test suite needs (libFuzzer's clang)
+#   install-deps.sh --test   that, plus what the test suite needs (libFuzzer's clang, clang-format)
 # Works as root; uses sudo otherwise. Never downloads anything but Debian packages.
 set -euo pipefail
 
@@ -19,7 +19,8 @@ case "${1:-}" in
                iptables libnetfilter-queue-dev) ;;             # a link delay between them (netdelay)
 esac
 if [ "${1:-}" = "--test" ]; then
-  PACKAGES+=(clang-14 libclang-rt-14-dev)                      # libFuzzer build of the validator
+  PACKAGES+=(clang-14 libclang-rt-14-dev                       # libFuzzer build of the validator
+             clang-format-14)                                  # the format test (.clang-format)
 fi
 
 missing=()

@@ -17,7 +17,8 @@ static MonoClass *transportable_attribute;
 static MonoClass *binding_class(const char *name)
 {
     return transportable_attribute
-               ? mono_class_from_name(mono_class_get_image(transportable_attribute), "System.MP", name)
+               ? mono_class_from_name(mono_class_get_image(transportable_attribute), "System.MP",
+                                      name)
                : NULL;
 }
 
@@ -35,7 +36,8 @@ MonoMethod *sd_managed(sd_managed_method which)
     MonoMethod *m = atomic_load(&found[which]);
     if (!m) {
         MonoClass *c = binding_class(named[which].klass);
-        if (!c || !(m = mono_class_get_method_from_name(c, named[which].method, named[which].nargs)))
+        if (!c ||
+            !(m = mono_class_get_method_from_name(c, named[which].method, named[which].nargs)))
             return NULL;
         atomic_store(&found[which], m);
     }
@@ -52,7 +54,9 @@ static MonoClass *carried_element(MonoClass *k)
     void *args[1] = {mono_type_get_object(mono_domain_get(), mono_class_get_type(k))};
     MonoObject *exc = NULL;
     MonoObject *e = args[0] ? mono_runtime_invoke(m, NULL, args, &exc) : NULL;
-    return e && !exc ? mono_class_from_mono_type(mono_reflection_type_get_type((MonoReflectionType *)e)) : NULL;
+    return e && !exc
+               ? mono_class_from_mono_type(mono_reflection_type_get_type((MonoReflectionType *)e))
+               : NULL;
 }
 
 void sd_install(MonoClass *attribute, sd_maker maker)

@@ -5,7 +5,7 @@
 #define SD_ERRORS_H
 
 /* X(NAME, code, message) gives SD_ERR_NAME; codes -200 … -299. */
-#define SD_ERRORS(X) \
+#define SD_ERRORS(X)                                                     \
     X(SERIALIZATION, -200, "the bytes are not a valid serialized graph") \
     X(GRAPH, -201, "the object graph cannot be serialized")
 

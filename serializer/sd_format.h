@@ -35,9 +35,10 @@ typedef struct sd_type {
 /* One record, as parsed: where its pieces lie in the message. */
 typedef struct sd_record {
     uint32_t type_index;
-    const uint8_t *data;    /* OBJECT: instance data; ARRAY, COLLECTION: first element; STRING: chars */
-    const uint8_t *refs;    /* OBJECT: its i32 references (ARRAY of STRUCTS: interleaved) */
-    uint64_t elements;      /* ARRAY: element count; STRING: chars; OBJECT: 1 */
+    const uint8_t
+        *data; /* OBJECT: instance data; ARRAY, COLLECTION: first element; STRING: chars */
+    const uint8_t *refs; /* OBJECT: its i32 references (ARRAY of STRUCTS: interleaved) */
+    uint64_t elements;   /* ARRAY: element count; STRING: chars; OBJECT: 1 */
     uint32_t lengths[SD_MAX_RANK];
     int32_t lower_bounds[SD_MAX_RANK];
 } sd_record;
@@ -75,6 +76,7 @@ typedef struct sd_place {
  * entries (NULL when there are none): into the memory *places lends on entry when it has room
  * for them (room entries), else into memory malloc'd here, which the caller frees. On failure
  * *places is left as it came. */
-int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places, size_t room, const char **why);
+int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places, size_t room,
+                const char **why);
 
 #endif

@@ -8,11 +8,11 @@
  * megabyte copied: it holds no object address but the pinned object[] across those points. */
 #include "serializer.h"
 
+#include "class_plan.h"
 #include "error_record.h"
 #include "gc_hooks.h"
 #include "layout.h"
 #include "names.h"
-#include "class_plan.h"
 #include "sd_threads.h"
 #include "sd_wire.h"
 
@@ -28,7 +28,10 @@
 #include <string.h>
 
 /* A holder's entries by address (mono_array_get and mono_array_setref each call into Mono). */
-static inline MonoObject **entries(MonoArray *a) { return (MonoObject **)rt_array_data((MonoObject *)a); }
+static inline MonoObject **entries(MonoArray *a)
+{
+    return (MonoObject **)rt_array_data((MonoObject *)a);
+}
 static inline MonoObject *entry_of(MonoArray *a, uint64_t i) { return entries(a)[i]; }
 static inline void hold_at(MonoArray *a, uint64_t i, MonoObject *o)
 {
@@ -70,7 +73,8 @@ static int allow(allowed *r, MonoClass *k)
         return 0;
     if (r->n == r->cap) {
         uint32_t cap = r->cap ? 2 * r->cap : 32;
-        const rt_class_plan **g = r->on_stack ? malloc(cap * sizeof *g) : realloc(r->plans, cap * sizeof *g);
+        const rt_class_plan **g =
+            r->on_stack ? malloc(cap * sizeof *g) : realloc(r->plans, cap * sizeof *g);
         if (!g)
             return -1;
         if (r->on_stack)
@@ -105,7 +109,8 @@ static MonoClass *class_named(const sd_type *t, int *simple)
     if (!image)
         return NULL;
     char *dot = strrchr(name, '.');
-    return dot ? (*dot = '\0', mono_class_from_name(image, name, dot + 1)) : mono_class_from_name(image, "", name);
+    return dot ? (*dot = '\0', mono_class_from_name(image, name, dot + 1))
+               : mono_class_from_name(image, "", name);
 }
 
 /* A class named on the wire that is not in R may still come if marked [Transportable] and
@@ -126,7 +131,8 @@ static const rt_class_plan *polymorphic(allowed *r, const sd_type *t)
 static const rt_class_plan *resolve(allowed *r, const sd_type *t)
 {
     for (uint32_t i = 0; i < r->n; i++)
-        if (r->plans[i]->qualified_name_len == t->name_len && !memcmp(r->plans[i]->qualified_name, t->name, t->name_len))
+        if (r->plans[i]->qualified_name_len == t->name_len &&
+            !memcmp(r->plans[i]->qualified_name, t->name, t->name_len))
             return r->plans[i];
     return polymorphic(r, t);
 }
@@ -163,11 +169,13 @@ static int run_type_initializers(const rt_class_plan *p)
         return MPC_OK;
     MonoMethod *run = atomic_load(&run_method);
     if (!run) {
-        MonoClass *helpers = mono_class_from_name(mono_get_corlib(), "System.Runtime.CompilerServices", "RuntimeHelpers");
+        MonoClass *helpers = mono_class_from_name(
+            mono_get_corlib(), "System.Runtime.CompilerServices", "RuntimeHelpers");
         run = helpers ? mono_class_get_method_from_name(helpers, "RunClassConstructor", 1) : NULL;
         if (!run)
-            return error_record(RT_ERR_RUNTIME, NULL,
-                                "RuntimeHelpers.RunClassConstructor not found, so no type initializer can run");
+            return error_record(
+                RT_ERR_RUNTIME, NULL,
+                "RuntimeHelpers.RunClassConstructor not found, so no type initializer can run");
         atomic_store(&run_method, run);
     }
     for (MonoClass *k = p->klass; k; k = mono_class_get_parent(k)) {
@@ -181,13 +189,15 @@ static int run_type_initializers(const rt_class_plan *p)
          * exception. ---> Inner: message", the first line of its ToString */
         char *utf8 = exception_line(exc);
         char *name = mono_type_get_name(handle);
-        error_record(SD_ERR_SERIALIZATION, NULL, "the type initializer of %s failed, so no %s can be received: %s",
+        error_record(SD_ERR_SERIALIZATION, NULL,
+                     "the type initializer of %s failed, so no %s can be received: %s",
                      name ? name : "?", name ? name : "?", utf8 ? utf8 : "?");
         mono_free(name);
         mono_free(utf8);
         return SD_ERR_SERIALIZATION;
     }
-    atomic_store_explicit(&((rt_class_plan *)p)->type_initialized, 1, memory_order_release); /* a cache bit */
+    atomic_store_explicit(&((rt_class_plan *)p)->type_initialized, 1,
+                          memory_order_release); /* a cache bit */
     return MPC_OK;
 }
 
@@ -216,8 +226,8 @@ static void give_way(uint64_t *seen)
 /* Records created or linked between two looks at the epoch. */
 #define RECORDS_PER_GC_CHECK 256
 
-static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
-                              uint64_t *seen);
+static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *p,
+                              const sd_record *rec, uint64_t *seen);
 
 /* Copies a string record's characters into the string objs[i], in chunks that give way to
  * collections. */
@@ -228,7 +238,8 @@ static MonoObject *fill_string(MonoArray *objs, uint32_t i, const sd_record *rec
         if (at)
             give_way(seen);
         MonoObject *o = entry_of(objs, i); /* afresh after a chance to collect */
-        memcpy((uint8_t *)rt_string_chars(o) + at, rec->data + at, bytes - at < COPY_CHUNK ? bytes - at : COPY_CHUNK);
+        memcpy((uint8_t *)rt_string_chars(o) + at, rec->data + at,
+               bytes - at < COPY_CHUNK ? bytes - at : COPY_CHUNK);
     }
     return entry_of(objs, i);
 }
@@ -258,8 +269,9 @@ static int bounds_fit(const rt_class_plan *p, const sd_record *rec, int32_t *low
  * in objs[i] — made by a managed factory (made: checked here), or one of a graph reused — is
  * kept. NULL when it cannot be made (out of memory, or bounds_fit refuses). Everything a read
  * can fail at while making objects fails here, before any data is written (fill). */
-static MonoObject *make_object(MonoArray *objs, MonoArray *items, uint32_t i, const rt_class_plan *p, const sd_record *rec,
-                        MonoDomain *domain, int made)
+static MonoObject *make_object(MonoArray *objs, MonoArray *items, uint32_t i,
+                               const rt_class_plan *p, const sd_record *rec, MonoDomain *domain,
+                               int made)
 {
     MonoObject *o = entry_of(objs, i);
     if (o)
@@ -274,7 +286,7 @@ static MonoObject *make_object(MonoArray *objs, MonoArray *items, uint32_t i, co
         o = (MonoObject *)mono_string_new_size(domain, (int32_t)rec->elements);
     else if (p->shape == RT_OBJECT)
         o = mono_object_new_specific(p->vtable); /* a value type too: an empty box */
-    else { /* an array, or a collection's elements as E[] */
+    else {                                       /* an array, or a collection's elements as E[] */
         uintptr_t lengths[SD_MAX_RANK];
         intptr_t lower[SD_MAX_RANK];
         int zero_based = 1;
@@ -286,9 +298,10 @@ static MonoObject *make_object(MonoArray *objs, MonoArray *items, uint32_t i, co
         }
         if (!bounds_fit(p, rec, &bad))
             return NULL;
-        o = (MonoObject *)(p->rank == 1 && zero_based ? mono_array_new_specific(p->vtable, lengths[0])
-                                                      : mono_array_new_full(domain, p->klass, lengths,
-                                                                            zero_based ? NULL : lower));
+        o = (MonoObject *)(p->rank == 1 && zero_based
+                               ? mono_array_new_specific(p->vtable, lengths[0])
+                               : mono_array_new_full(domain, p->klass, lengths,
+                                                     zero_based ? NULL : lower));
     }
     if (!o)
         return NULL;
@@ -300,8 +313,8 @@ static MonoObject *make_object(MonoArray *objs, MonoArray *items, uint32_t i, co
  * keep what allocation left (zero) or what a reused object holds until linking stores a checked
  * object there, so no object is ever visible to the GC with wire bytes in a reference slot. A
  * large array or string is copied in chunks that give way to collections. Cannot fail. */
-static void fill(MonoArray *objs, MonoArray *items, uint32_t i, const rt_class_plan *p, const sd_record *rec,
-                 uint64_t *seen)
+static void fill(MonoArray *objs, MonoArray *items, uint32_t i, const rt_class_plan *p,
+                 const sd_record *rec, uint64_t *seen)
 {
     if (p->shape == RT_OBJECT)
         copy_data((uint8_t *)entry_of(objs, i) + sizeof(MonoObject), rec->data, p);
@@ -314,8 +327,8 @@ static void fill(MonoArray *objs, MonoArray *items, uint32_t i, const rt_class_p
 }
 
 /* Copies an array record's element data into the array objs[i] (references come later). */
-static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *p, const sd_record *rec,
-                              uint64_t *seen)
+static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *p,
+                              const sd_record *rec, uint64_t *seen)
 {
     if (p->element == RT_ELEM_REFS || !p->data_size)
         return entry_of(objs, i);
@@ -344,7 +357,8 @@ static MonoObject *fill_array(MonoArray *objs, uint32_t i, const rt_class_plan *
 /* The address of reference slot s of element e (0 for objects) of record i, held in holder[i]
  * (a collection's elements are in its E[]). Computed afresh for every store: the assignability
  * check before it may let a collection move the objects. */
-static void **slot_address(MonoArray *holder, const rt_class_plan *p, uint32_t i, uint64_t e, uint32_t s)
+static void **slot_address(MonoArray *holder, const rt_class_plan *p, uint32_t i, uint64_t e,
+                           uint32_t s)
 {
     MonoObject *o = entry_of(holder, i);
     uint8_t *data = p->shape == RT_OBJECT ? (uint8_t *)o + sizeof(MonoObject) : rt_array_data(o);
@@ -354,7 +368,8 @@ static void **slot_address(MonoArray *holder, const rt_class_plan *p, uint32_t i
 /* Is an object of plan `actual` assignable to `declared`? Types are few, references many: one
  * class check per (record type, slot class) pair, remembered in a small cache. */
 typedef struct fit_cache {
-    uint64_t filled; /* bit h: entry h holds a pair (so a new cache needs one store, not a memset) */
+    uint64_t
+        filled; /* bit h: entry h holds a pair (so a new cache needs one store, not a memset) */
     const rt_class_plan *actual[64];
     MonoClass *declared[64];
     int fits[64];
@@ -375,12 +390,15 @@ static int fits(fit_cache *c, const rt_class_plan *actual, MonoClass *declared)
 
 /* Where a record's references lie: *groups groups of nslots, *stride bytes apart (an object
  * has one group). 0 when it has none to link (strings, arrays of raw elements). */
-static int reference_groups(const rt_class_plan *p, const sd_record *rec, uint64_t *groups, size_t *stride)
+static int reference_groups(const rt_class_plan *p, const sd_record *rec, uint64_t *groups,
+                            size_t *stride)
 {
     if (p->shape == RT_STRING || (p->shape != RT_OBJECT && p->element == RT_ELEM_RAW))
         return 0;
     *groups = p->shape == RT_OBJECT ? 1 : rec->elements;
-    *stride = p->shape == RT_OBJECT ? 0 : p->element == RT_ELEM_REFS ? 4 : p->data_size + 4u * p->nslots;
+    *stride = p->shape == RT_OBJECT        ? 0
+              : p->element == RT_ELEM_REFS ? 4
+                                           : p->data_size + 4u * p->nslots;
     return 1;
 }
 
@@ -428,7 +446,8 @@ static const char *class_text(MonoClass *k, char *buf, size_t cap)
 {
     const rt_class_plan *p = k ? rt_plan_for_class(k) : NULL;
     if (p) {
-        snprintf(buf, cap, "%.*s", short_len(p->qualified_name, p->qualified_name_len), p->qualified_name);
+        snprintf(buf, cap, "%.*s", short_len(p->qualified_name, p->qualified_name_len),
+                 p->qualified_name);
     } else {
         char *name = k ? rt_class_name(k) : NULL;
         snprintf(buf, cap, "%s", name ? name : "?");
@@ -438,7 +457,8 @@ static const char *class_text(MonoClass *k, char *buf, size_t cap)
 }
 
 /* Appends to out (a string of cap bytes) what printf would write. */
-static void append(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void append(char *out, size_t cap, const char *fmt, ...)
 {
     size_t len = strlen(out);
@@ -452,7 +472,8 @@ static void append(char *out, size_t cap, const char *fmt, ...)
 
 /* Where a record's references lie on the wire, by its type entry (the plan may be unknown):
  * *groups groups of *per, *stride bytes apart. 0 when it has none. */
-static int wire_references(const sd_type *t, const sd_place *place, uint64_t *groups, uint32_t *per, size_t *stride)
+static int wire_references(const sd_type *t, const sd_place *place, uint64_t *groups, uint32_t *per,
+                           size_t *stride)
 {
     if (!place->refs)
         return 0;
@@ -466,7 +487,8 @@ static int wire_references(const sd_type *t, const sd_place *place, uint64_t *gr
 /* Appends the step from record i to its reference s of group e: ".Next", "[3]", "[1,2].Label"
  * (an array's indices with its lower bounds). Sets *declared to the slot's declared class (NULL
  * when the record's type is not resolved here). */
-static void step_text(const message *m, uint32_t i, uint64_t e, uint32_t s, char *out, size_t cap, MonoClass **declared)
+static void step_text(const message *m, uint32_t i, uint64_t e, uint32_t s, char *out, size_t cap,
+                      MonoClass **declared)
 {
     sd_record rec;
     record_at(&m->places[i], m->types, &rec);
@@ -503,7 +525,8 @@ static void step_text(const message *m, uint32_t i, uint64_t e, uint32_t s, char
  * "root.Shapes[2].Next" (a long one keeps its first and last steps). *declared: the class
  * declared where it is held (the expected class for the root; NULL when not known). Returns the
  * record found, or -1 (out then says why). */
-static int64_t path_text(const message *m, int by_type, uint32_t which, char *out, size_t cap, MonoClass **declared)
+static int64_t path_text(const message *m, int by_type, uint32_t which, char *out, size_t cap,
+                         MonoClass **declared)
 {
     uint32_t n = m->h->record_count, root = (uint32_t)m->h->root;
     *declared = NULL;
@@ -565,7 +588,8 @@ static int64_t path_text(const message *m, int by_type, uint32_t which, char *ou
             append(out, cap, "(+%u steps)", depth - HEAD - TAIL);
         MonoClass *k = NULL;
         char step[256] = "";
-        step_text(m, (uint32_t)parent[queue[d]], group[queue[d]], slot[queue[d]], step, sizeof step, &k);
+        step_text(m, (uint32_t)parent[queue[d]], group[queue[d]], slot[queue[d]], step, sizeof step,
+                  &k);
         *declared = k;
         if (!(depth > HEAD + TAIL && from_root >= HEAD && d >= TAIL))
             append(out, cap, "%s", step);
@@ -590,56 +614,71 @@ static int refuse_type(const message *m, uint32_t type, const rt_class_plan *p)
     class_text(m->expected, want, sizeof want);
     char where[300] = ""; /* " where a D is declared", not at the root */
     if (declared && declared != m->expected)
-        snprintf(where, sizeof where, " where a %s is declared", class_text(declared, held, sizeof held));
+        snprintf(where, sizeof where, " where a %s is declared",
+                 class_text(declared, held, sizeof held));
     else if (declared && strcmp(path, "root"))
         snprintf(where, sizeof where, " where a %s is declared", want);
     const char *d = declared ? (declared == m->expected ? want : held) : want;
     if (p) {
-        const char *why = p->denied ? p->denied
-                        : p->abstract ? "it is abstract or an interface, so the bytes are corrupt or hostile"
-                        : !p->vtable  ? "it cannot be instantiated here"
-                                      : NULL;
+        const char *why =
+            p->denied     ? p->denied
+            : p->abstract ? "it is abstract or an interface, so the bytes are corrupt or hostile"
+            : !p->vtable  ? "it cannot be instantiated here"
+                          : NULL;
         if (why)
-            return error_record(SD_ERR_SERIALIZATION, NULL,
-                                "receiving a %s: %s holds a %.*s%s, which cannot be created from this message: %s",
-                                want, path, found_len, t->name, where, why);
-        return error_record(SD_ERR_SERIALIZATION, NULL,
-                            "receiving a %s: %s holds a %.*s%s, whose layout here (%u data bytes, %u references) "
-                            "differs from the message's (%u, %u): both ends must run the same assemblies",
-                            want, path, found_len, t->name, where, p->data_size, sd_wire_ref_count(p), t->data_size,
-                            t->ref_count);
+            return error_record(
+                SD_ERR_SERIALIZATION, NULL,
+                "receiving a %s: %s holds a %.*s%s, which cannot be created from this message: %s",
+                want, path, found_len, t->name, where, why);
+        return error_record(
+            SD_ERR_SERIALIZATION, NULL,
+            "receiving a %s: %s holds a %.*s%s, whose layout here (%u data bytes, %u references) "
+            "differs from the message's (%u, %u): both ends must run the same assemblies",
+            want, path, found_len, t->name, where, p->data_size, sd_wire_ref_count(p), t->data_size,
+            t->ref_count);
     }
     int simple;
     MonoClass *k = class_named(t, &simple);
     int at_root = !strcmp(path, "root");
     if (!k && !simple)
-        return error_record(SD_ERR_SERIALIZATION, NULL,
-                            "receiving a %s: %s holds a %.*s%s, which is not allowed: a nested or generic class is not "
-                            "yet received where a base class is declared (reference.md, Known issues); %s %.*s",
-                            want, path, found_len, t->name, where, at_root ? "receive it as a" : "declare the field as a",
-                            found_len, t->name);
-    int image_len = found_len + 2 <= (int)t->name_len ? (int)t->name_len - found_len - 2 : 0; /* after ", " */
+        return error_record(
+            SD_ERR_SERIALIZATION, NULL,
+            "receiving a %s: %s holds a %.*s%s, which is not allowed: a nested or generic class is "
+            "not "
+            "yet received where a base class is declared (reference.md, Known issues); %s %.*s",
+            want, path, found_len, t->name, where,
+            at_root ? "receive it as a" : "declare the field as a", found_len, t->name);
+    int image_len =
+        found_len + 2 <= (int)t->name_len ? (int)t->name_len - found_len - 2 : 0; /* after ", " */
     if (!k)
         return error_record(SD_ERR_SERIALIZATION, NULL,
-                            "receiving a %s: %s holds a %.*s%s, which is not allowed: no class of that name is loaded "
+                            "receiving a %s: %s holds a %.*s%s, which is not allowed: no class of "
+                            "that name is loaded "
                             "here (assembly %.*s): both ends must run the same assemblies",
-                            want, path, found_len, t->name, where, image_len, t->name + t->name_len - image_len);
+                            want, path, found_len, t->name, where, image_len,
+                            t->name + t->name_len - image_len);
     if (declared && mono_class_is_assignable_from(declared, k))
         return error_record(SD_ERR_SERIALIZATION, NULL,
-                            "receiving a %s: %s holds a %.*s%s, which is not allowed: %.*s derives from %s but is not "
-                            "marked [Transportable]; mark class %.*s [Transportable] so that it may be received as a "
+                            "receiving a %s: %s holds a %.*s%s, which is not allowed: %.*s derives "
+                            "from %s but is not "
+                            "marked [Transportable]; mark class %.*s [Transportable] so that it "
+                            "may be received as a "
                             "%s%s%.*s",
-                            want, path, found_len, t->name, where, found_len, t->name, d, found_len, t->name, d,
-                            at_root ? ", or receive it as a " : "", at_root ? found_len : 0, t->name);
+                            want, path, found_len, t->name, where, found_len, t->name, d, found_len,
+                            t->name, d, at_root ? ", or receive it as a " : "",
+                            at_root ? found_len : 0, t->name);
     if (at_root)
         return error_record(SD_ERR_SERIALIZATION, NULL,
-                            "receiving a %s: root holds a %.*s, which is not allowed: %.*s is not a %s; receive it as "
+                            "receiving a %s: root holds a %.*s, which is not allowed: %.*s is not "
+                            "a %s; receive it as "
                             "a %.*s, or send a %s",
-                            want, found_len, t->name, found_len, t->name, want, found_len, t->name, want);
-    return error_record(SD_ERR_SERIALIZATION, NULL,
-                        "receiving a %s: %s holds a %.*s%s, which is not allowed: %.*s is not a %s (the bytes are "
-                        "corrupt or hostile, or the two ends run different assemblies)",
-                        want, path, found_len, t->name, where, found_len, t->name, d);
+                            want, found_len, t->name, found_len, t->name, want, found_len, t->name,
+                            want);
+    return error_record(
+        SD_ERR_SERIALIZATION, NULL,
+        "receiving a %s: %s holds a %.*s%s, which is not allowed: %.*s is not a %s (the bytes are "
+        "corrupt or hostile, or the two ends run different assemblies)",
+        want, path, found_len, t->name, where, found_len, t->name, d);
 }
 
 /* Fails the read: reference s of group e of record i names record `to`, which is not of a class
@@ -652,15 +691,17 @@ static int refuse_link(const message *m, int64_t i, uint64_t e, uint32_t s, uint
     class_text(m->expected, want, sizeof want);
     class_text(tp->klass, found, sizeof found);
     if (i < 0)
-        return error_record(SD_ERR_SERIALIZATION, NULL,
-                            "receiving a %s: root holds a %s, which is not a %s; receive it as a %s, or send a %s", want,
-                            found, want, found, want);
+        return error_record(
+            SD_ERR_SERIALIZATION, NULL,
+            "receiving a %s: root holds a %s, which is not a %s; receive it as a %s, or send a %s",
+            want, found, want, found, want);
     path_text(m, 0, (uint32_t)i, path, sizeof path, &declared);
     step_text(m, (uint32_t)i, e, s, path + strlen(path), sizeof path - strlen(path), &declared);
-    return error_record(SD_ERR_SERIALIZATION, NULL,
-                        "receiving a %s: %s holds a %s where a %s is declared, and %s is not a %s (the bytes are "
-                        "corrupt or hostile, or the two ends run different assemblies)",
-                        want, path, found, class_text(declared, held, sizeof held), found, held);
+    return error_record(
+        SD_ERR_SERIALIZATION, NULL,
+        "receiving a %s: %s holds a %s where a %s is declared, and %s is not a %s (the bytes are "
+        "corrupt or hostile, or the two ends run different assemblies)",
+        want, path, found, class_text(declared, held, sizeof held), found, held);
 }
 
 /* Fails the read: record i is a T[] (always zero-based) with another lower bound. */
@@ -672,16 +713,17 @@ static int refuse_bounds(const message *m, uint32_t i, int32_t lower)
     class_text(m->expected, want, sizeof want);
     class_text(m->plans[m->places[i].type_index]->klass, found, sizeof found);
     return error_record(SD_ERR_SERIALIZATION, NULL,
-                        "receiving a %s: %s holds a %s with lower bound %d, but a %s is always zero-based (the bytes "
+                        "receiving a %s: %s holds a %s with lower bound %d, but a %s is always "
+                        "zero-based (the bytes "
                         "are corrupt or hostile)",
                         want, path, found, lower, found);
 }
 
 /* Links record i's references. It fails only where a reference does not fit its slot, which
  * check_links, when it ran, has ruled out: then it cannot fail. */
-static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p, const sd_record *rec,
-                       uint32_t i, const rt_class_plan **record_plans, fit_cache *cache, uint64_t *seen,
-                       const message *m)
+static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p,
+                       const sd_record *rec, uint32_t i, const rt_class_plan **record_plans,
+                       fit_cache *cache, uint64_t *seen, const message *m)
 {
     uint64_t groups;
     size_t stride;
@@ -691,7 +733,8 @@ static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p
     for (uint64_t e = 0; e < groups; e++) {
         for (uint32_t s = 0; s < p->nslots; s++) {
             int32_t idx = sd_i32(rec->refs + e * stride + 4 * s);
-            if (idx < 0) { /* null: a new object's slot is null already, a reused one's is cleared */
+            if (idx <
+                0) { /* null: a new object's slot is null already, a reused one's is cleared */
                 void **slot = slot_address(holder, p, i, e, s);
                 if (*slot)
                     *slot = NULL; /* (storing null needs no write barrier) */
@@ -714,7 +757,7 @@ static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p
  * fresh pages each time. A read nested in another on the thread (managed code that a read runs:
  * type initializers, collections' Equals/GetHashCode) makes its own. */
 #define HOLDER_KEPT (1u << 16)
-static __thread uint32_t kept_holder;      /* pinned GC handle, 0: none */
+static __thread uint32_t kept_holder; /* pinned GC handle, 0: none */
 static __thread uint32_t kept_holder_length;
 static __thread int kept_holder_busy;
 
@@ -758,7 +801,8 @@ static int holder_take(holder *h, uint32_t n, MonoDomain *domain)
  * (they lie at the top of its heap), and the next read took them again as fresh pages — a read
  * of 8192 records faulted in 416 KiB. A read nested in another one on the thread (see the
  * holder) mallocs its own. */
-#define KEPT_WORK_BYTES ((size_t)2 << 20) /* the index of 65536 records: as many as the holder keeps */
+#define KEPT_WORK_BYTES \
+    ((size_t)2 << 20) /* the index of 65536 records: as many as the holder keeps */
 typedef struct work_array {
     void *p;
     size_t bytes;
@@ -814,7 +858,8 @@ static void holder_give(holder *h, uint32_t used)
         return;
     }
     MonoArray *a = (MonoArray *)mono_gchandle_get_target(h->handle); /* pinned: the same array */
-    memset(rt_array_data((MonoObject *)a), 0, (size_t)(used < h->length ? used : h->length) * sizeof(void *));
+    memset(rt_array_data((MonoObject *)a), 0,
+           (size_t)(used < h->length ? used : h->length) * sizeof(void *));
     kept_holder_busy = 0;
 }
 
@@ -826,14 +871,16 @@ static int rebuild_collections(MonoArray *objs, MonoArray *items)
 {
     MonoMethod *m = sd_managed(SD_COLLECTIONS_REBUILD);
     if (!m)
-        return error_record(RT_ERR_RUNTIME, NULL, "SdtoCollections.Rebuild not found: no collection can be received");
+        return error_record(RT_ERR_RUNTIME, NULL,
+                            "SdtoCollections.Rebuild not found: no collection can be received");
     void *args[2] = {objs, items};
     MonoObject *exc = NULL;
     mono_runtime_invoke(m, NULL, args, &exc);
     if (!exc)
         return MPC_OK;
     char *utf8 = exception_line(exc);
-    error_record(SD_ERR_SERIALIZATION, NULL, "a collection in the message cannot be rebuilt: %s", utf8 ? utf8 : "?");
+    error_record(SD_ERR_SERIALIZATION, NULL, "a collection in the message cannot be rebuilt: %s",
+                 utf8 ? utf8 : "?");
     mono_free(utf8);
     return SD_ERR_SERIALIZATION;
 }
@@ -850,12 +897,13 @@ static int rebuild_collections(MonoArray *objs, MonoArray *items)
 /* Asks SdtoFactories' registrar (type of p[, fields]) once for a number > 0, kept in *cache (-1:
  * none); 0 when there is none. fields: a FieldInfo[] or NULL. A Mono call that runs managed
  * code: the caller holds no address but pinned ones. */
-static int ask_number(atomic_int *cache, sd_managed_method registrar, const rt_class_plan *p, MonoArray *fields,
-                      MonoDomain *domain)
+static int ask_number(atomic_int *cache, sd_managed_method registrar, const rt_class_plan *p,
+                      MonoArray *fields, MonoDomain *domain)
 {
     int n = -1;
     MonoMethod *m = sd_managed(registrar);
-    MonoReflectionType *type = m ? mono_type_get_object(domain, mono_class_get_type(p->klass)) : NULL;
+    MonoReflectionType *type =
+        m ? mono_type_get_object(domain, mono_class_get_type(p->klass)) : NULL;
     if (type) {
         void *args[2] = {type, fields};
         MonoObject *exc = NULL, *number = mono_runtime_invoke(m, NULL, args, &exc);
@@ -873,7 +921,8 @@ static int factory_of(const rt_class_plan *p, MonoDomain *domain)
     if (n)
         return n > 0 ? n : 0;
     atomic_int *cache = &((rt_class_plan *)p)->factory;
-    if ((p->shape == RT_OBJECT && !p->value_type) || p->shape == RT_STRING || (p->shape == RT_ARRAY && p->vector))
+    if ((p->shape == RT_OBJECT && !p->value_type) || p->shape == RT_STRING ||
+        (p->shape == RT_ARRAY && p->vector))
         return ask_number(cache, SD_FACTORY_REGISTER, p, NULL, domain);
     atomic_store_explicit(cache, -1, memory_order_release);
     return 0;
@@ -894,7 +943,8 @@ static int linker_of(const rt_class_plan *p, MonoDomain *domain)
     for (uint32_t s = 0; own && s < p->nslots; s++)
         own = p->slots[s].field != NULL;
     MonoClass *k = atomic_load(&field_info);
-    if (own && !k && (k = mono_class_from_name(mono_get_corlib(), "System.Reflection", "FieldInfo")))
+    if (own && !k &&
+        (k = mono_class_from_name(mono_get_corlib(), "System.Reflection", "FieldInfo")))
         atomic_store(&field_info, k);
     MonoArray *fields = own && k ? mono_array_new(domain, k, p->nslots) : NULL;
     if (!fields) {
@@ -903,7 +953,8 @@ static int linker_of(const rt_class_plan *p, MonoDomain *domain)
     }
     uint32_t pin = mono_gchandle_new((MonoObject *)fields, 1); /* the calls below allocate */
     for (uint32_t s = 0; s < p->nslots && fields; s++) {
-        MonoReflectionField *f = mono_field_get_object(domain, p->slots[s].owner, p->slots[s].field);
+        MonoReflectionField *f =
+            mono_field_get_object(domain, p->slots[s].owner, p->slots[s].field);
         if (f)
             mono_array_setref(fields, s, (MonoObject *)f);
         else
@@ -921,9 +972,10 @@ void sd_set_maker(sd_maker m) { atomic_store(&maker, m); }
 
 /* What a managed creation leaves for the reader: which records it linked. */
 typedef struct managed {
-    int32_t *numbers; /* one allocation (bytes long): numbers, lengths, links, then by type, then refs */
+    int32_t *
+        numbers; /* one allocation (bytes long): numbers, lengths, links, then by type, then refs */
     size_t bytes;
-    int32_t *links;   /* per record: its linker's number, 0 when the reader links it */
+    int32_t *links; /* per record: its linker's number, 0 when the reader links it */
 } managed;
 
 /* Makes every record's object with its class's managed factory into the holder (its pinned GC
@@ -933,8 +985,9 @@ typedef struct managed {
  * then a failure is 0 too, not an error: the reader links every record, each slot again.
  * Every reference must have been checked (check_links). Runs managed code: the caller holds no
  * address but the pinned holder. */
-static int managed_create(uint32_t holder, const sd_place *places, uint32_t count, const rt_class_plan **plans,
-                          uint32_t type_count, MonoDomain *domain, int link_only, int mine, managed *out)
+static int managed_create(uint32_t holder, const sd_place *places, uint32_t count,
+                          const rt_class_plan **plans, uint32_t type_count, MonoDomain *domain,
+                          int link_only, int mine, managed *out)
 {
     sd_maker make = atomic_load(&maker);
     size_t ints = 3 * (size_t)count + 2 * (size_t)type_count;
@@ -942,7 +995,8 @@ static int managed_create(uint32_t holder, const sd_place *places, uint32_t coun
     int32_t *numbers = make ? work_take(&kept_numbers, bytes, mine) : NULL;
     if (!numbers)
         return 0; /* (not an error: the reader makes them) */
-    int32_t *lengths = numbers + count, *links = lengths + count, *factory = links + count, *linker = factory + type_count;
+    int32_t *lengths = numbers + count, *links = lengths + count, *factory = links + count,
+            *linker = factory + type_count;
     const uint8_t **refs = (const uint8_t **)(numbers + ints);
     for (uint32_t t = 0; t < type_count; t++) {
         factory[t] = link_only ? 0 : factory_of(plans[t], domain);
@@ -959,16 +1013,16 @@ static int managed_create(uint32_t holder, const sd_place *places, uint32_t coun
             return 0;
         }
     }
-    if (make((intptr_t)holder, link_only ? 0 : (intptr_t)numbers, (intptr_t)lengths, (intptr_t)links, (intptr_t)refs,
-             (int32_t)count) == 0) {
+    if (make((intptr_t)holder, link_only ? 0 : (intptr_t)numbers, (intptr_t)lengths,
+             (intptr_t)links, (intptr_t)refs, (int32_t)count) == 0) {
         *out = (managed){numbers, bytes, links};
         return 1;
     }
     work_give(&kept_numbers, numbers, bytes, mine);
     if (link_only)
         return 0; /* (a graph reused is partly linked: the reader links every record again) */
-    return error_record(MPC_ERR_NO_MEMORY, NULL, "making the %u objects of a message failed (out of memory?)",
-                        count);
+    return error_record(MPC_ERR_NO_MEMORY, NULL,
+                        "making the %u objects of a message failed (out of memory?)", count);
 }
 
 /* May record i's object be taken from the graph to reuse (candidate o, already at objs[i])? Same
@@ -990,8 +1044,8 @@ static int reusable(MonoObject *o, const rt_class_plan *p, const sd_record *rec)
 
 /* Before anything is created or overwritten: every reference fits its slot, the root fits T. */
 static int check_links(const sd_place *places, const sd_type *types, const sd_header *h,
-                       const rt_class_plan **plans, const rt_class_plan **record_plans, MonoClass *expected,
-                       fit_cache *cache, const message *m)
+                       const rt_class_plan **plans, const rt_class_plan **record_plans,
+                       MonoClass *expected, fit_cache *cache, const message *m)
 {
     for (uint32_t i = 0; i < h->record_count; i++) {
         sd_record rec;
@@ -1008,7 +1062,9 @@ static int check_links(const sd_place *places, const sd_type *types, const sd_he
                     return refuse_link(m, i, e, s, (uint32_t)idx);
             }
     }
-    return fits(cache, record_plans[h->root], expected) ? MPC_OK : refuse_link(m, -1, 0, 0, (uint32_t)h->root);
+    return fits(cache, record_plans[h->root], expected)
+               ? MPC_OK
+               : refuse_link(m, -1, 0, 0, (uint32_t)h->root);
 }
 
 static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse,
@@ -1019,7 +1075,8 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
     return read_message(buf, len, expected, NULL, result);
 }
 
-int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse, MonoObject **result)
+int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse,
+                 MonoObject **result)
 {
     return read_message(buf, len, expected, reuse, result);
 }
@@ -1048,24 +1105,24 @@ typedef struct reading {
     MonoClass *expected;
     MonoObject *reuse;
     sd_header h;
-    int mine;                    /* this read uses the thread's kept work arrays */
-    sd_place *places;            /* where each record lies: the message is parsed once */
+    int mine;         /* this read uses the thread's kept work arrays */
+    sd_place *places; /* where each record lies: the message is parsed once */
     small_tables *small;
     allowed r;
     const rt_class_plan **plans; /* by type index */
     sd_type *types;
     fit_cache *cache;
-    message m;                   /* for refusals */
-    int collections;             /* some type is a collection: rebuilt once linked */
+    message m;       /* for refusals */
+    int collections; /* some type is a collection: rebuilt once linked */
     const rt_class_plan **record_plans;
     MonoDomain *domain;
     holder held;
-    uint32_t used;               /* the holder's entries this read may have filled */
-    MonoArray *items;            /* the elements of the collections, by record */
+    uint32_t used;    /* the holder's entries this read may have filled */
+    MonoArray *items; /* the elements of the collections, by record */
     uint32_t items_pin;
     managed by_jit;
-    int made;                    /* every object made by a managed factory, some linked there */
-    uint64_t seen;               /* the collection epoch last given way to */
+    int made;      /* every object made by a managed factory, some linked there */
+    uint64_t seen; /* the collection epoch last given way to */
 } reading;
 
 static size_t places_bytes(const reading *rd)

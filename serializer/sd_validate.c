@@ -70,7 +70,8 @@ int sd_parse_type(sd_cursor *cur, sd_type *t)
         return 0;
     case SD_ARRAY:
     case SD_COLLECTION:
-        if (t->rank < 1 || t->rank > SD_MAX_RANK || t->element > SD_ELEM_STRUCTS || t->data_size == 0)
+        if (t->rank < 1 || t->rank > SD_MAX_RANK || t->element > SD_ELEM_STRUCTS ||
+            t->data_size == 0)
             return fail(cur, "illegal array type");
         if (t->kind == SD_COLLECTION && t->rank != 1)
             return fail(cur, "a collection type must have rank 1");
@@ -83,8 +84,7 @@ int sd_parse_type(sd_cursor *cur, sd_type *t)
         if (t->rank || t->element || t->data_size != 2 || t->ref_count)
             return fail(cur, "illegal string type");
         return 0;
-    default:
-        return fail(cur, "unknown type kind");
+    default: return fail(cur, "unknown type kind");
     }
 }
 
@@ -138,13 +138,15 @@ int sd_parse_record(sd_cursor *cur, const sd_type *types, uint32_t type_count, s
         }
         r->elements = n;
         /* every element has at least one byte on the wire: allocation stays bounded */
-        uint64_t per = t->element == SD_ELEM_REFS ? 4 : t->element == SD_ELEM_STRUCTS
-                                                          ? (uint64_t)t->data_size + 4ull * t->ref_count
-                                                          : t->data_size;
+        uint64_t per = t->element == SD_ELEM_REFS ? 4
+                       : t->element == SD_ELEM_STRUCTS
+                           ? (uint64_t)t->data_size + 4ull * t->ref_count
+                           : t->data_size;
         if (n > left(cur) / per)
             return fail(cur, "array elements truncated");
         r->data = cur->p;
-        if (t->element == SD_ELEM_STRUCTS) /* interleaved: data, refs, data, refs ... (none: no refs) */
+        if (t->element ==
+            SD_ELEM_STRUCTS) /* interleaved: data, refs, data, refs ... (none: no refs) */
             r->refs = n ? cur->p + t->data_size : NULL;
         else if (t->element == SD_ELEM_REFS)
             r->refs = cur->p;
@@ -174,7 +176,8 @@ static int check_references(sd_cursor *cur, const sd_type *t, const sd_record *r
     return 0;
 }
 
-int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places, size_t room, const char **why)
+int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places, size_t room,
+                const char **why)
 {
     sd_cursor cur = {buf, buf + len, NULL};
     sd_type *types = NULL;
@@ -208,7 +211,9 @@ int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places,
             goto bad;
     /* (record_count is at most a quarter of the bytes: the index is at most 8 times the message) */
     if (places && h->record_count &&
-        !(index = lent && h->record_count <= room ? lent : malloc((size_t)h->record_count * sizeof *index))) {
+        !(index = lent && h->record_count <= room
+                      ? lent
+                      : malloc((size_t)h->record_count * sizeof *index))) {
         cur.error = "out of memory";
         goto bad;
     }

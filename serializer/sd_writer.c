@@ -17,17 +17,17 @@
  * without giving way. */
 #include "serializer.h"
 
+#include "class_plan.h"
 #include "error_record.h"
 #include "gc_hooks.h"
 #include "layout.h"
-#include "class_plan.h"
 #include "ptr_map.h"
 #include "sd_threads.h"
 #include "sd_wire.h"
 
+#include <endian.h>
 #include <mono/metadata/appdomain.h>
 #include <mono/metadata/mono-gc.h>
-#include <endian.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,24 +44,24 @@ typedef struct graph {
     uint32_t ntypes, cap_types;
     uint32_t *type_of; /* record -> type index */
     uint32_t cap_type_of;
-    int kept;          /* the arrays are the thread's kept ones (take_kept) */
+    int kept;                    /* the arrays are the thread's kept ones (take_kept) */
     size_t win_first, win_count; /* the window of the root array written (a split piece) */
     int windowed;
-    int32_t *refs;                /* every reference as a record index, in visiting order */
+    int32_t *refs; /* every reference as a record index, in visiting order */
     size_t nrefs, cap_refs, next_ref;
-    uint64_t epoch;               /* collections begun when this attempt started */
-    int moved;                    /* a collection began: every address is suspect */
-    int immovable;                /* every object recorded is old or pinned below, and old
-                                   * objects never move here: a collection changes no address
-                                   * the write holds */
-    uint32_t pins[16];            /* GC handles pinning the few young objects of such a write */
+    uint64_t epoch;    /* collections begun when this attempt started */
+    int moved;         /* a collection began: every address is suspect */
+    int immovable;     /* every object recorded is old or pinned below, and old
+                        * objects never move here: a collection changes no address
+                        * the write holds */
+    uint32_t pins[16]; /* GC handles pinning the few young objects of such a write */
     uint32_t npins;
-    int yield_to_gc;              /* give way to a requested collection (all but the last try) */
-    size_t *sizes;                /* record -> elements of a collection, counted when found */
-    uint8_t *scratch;             /* one collection element gathered from its entry */
+    int yield_to_gc;  /* give way to a requested collection (all but the last try) */
+    size_t *sizes;    /* record -> elements of a collection, counted when found */
+    uint8_t *scratch; /* one collection element gathered from its entry */
     size_t scratch_size;
-    uint8_t **retired;            /* smaller scratch blocks, which a running iteration may still
-                                     use: freed when the write ends */
+    uint8_t **retired; /* smaller scratch blocks, which a running iteration may still
+                          use: freed when the write ends */
     size_t nretired;
 } graph;
 
@@ -191,7 +191,8 @@ static int64_t record_of(graph *g, MonoObject *o)
     /* a collection's store is not a record: young, it could move under a write that lets
      * collections run, so such a write starts over instead */
     if (g->immovable && p->shape == RT_COLLECTION) {
-        MonoObject *store = *(MonoObject **)((uint8_t *)o + sizeof(MonoObject) + p->collection->store);
+        MonoObject *store =
+            *(MonoObject **)((uint8_t *)o + sizeof(MonoObject) + p->collection->store);
         if (store && mono_gc_get_generation(store) == 0)
             g->immovable = 0;
     }
@@ -302,7 +303,8 @@ static MonoObject *ref_field(MonoObject *o, uint32_t offset)
 
 /* A collection's elements, its store and the store's entries in use; -1 when its fields
  * disagree (another thread changes it while it is written). */
-static int collection_state(MonoObject *o, const rt_class_plan *p, size_t *n, MonoObject **store, size_t *used)
+static int collection_state(MonoObject *o, const rt_class_plan *p, size_t *n, MonoObject **store,
+                            size_t *used)
 {
     const rt_collection *c = p->collection;
     int64_t live = (int64_t)int_field(o, c->live) - (c->freed >= 0 ? int_field(o, c->freed) : 0);
@@ -310,7 +312,8 @@ static int collection_state(MonoObject *o, const rt_class_plan *p, size_t *n, Mo
     *store = ref_field(o, c->store);
     size_t capacity = *store ? rt_array_length(*store) : 0;
     if (live < 0 || in_use < live || (uint64_t)in_use > capacity ||
-        (c->head >= 0 && (int_field(o, c->head) < 0 || (capacity && (size_t)int_field(o, c->head) >= capacity))))
+        (c->head >= 0 &&
+         (int_field(o, c->head) < 0 || (capacity && (size_t)int_field(o, c->head) >= capacity))))
         return -1;
     *n = (size_t)live;
     *used = (size_t)in_use;
@@ -321,12 +324,12 @@ static int collection_state(MonoObject *o, const rt_class_plan *p, size_t *n, Mo
  * entries in use, in place when the store is an E[], else gathered into the graph's scratch. */
 typedef struct elements {
     const rt_class_plan *p;
-    uint8_t *data;               /* the first element (arrays), or the store's first entry */
-    size_t n, at;                /* elements to give, given */
+    uint8_t *data; /* the first element (arrays), or the store's first entry */
+    size_t n, at;  /* elements to give, given */
     size_t entry, entries, capacity, head; /* collections: next entry, entries in use, store length,
                                               the Queue's first entry */
     uint8_t *scratch;
-    int changed;                 /* the collection no longer holds the elements counted */
+    int changed; /* the collection no longer holds the elements counted */
 } elements;
 
 static void elements_begin(graph *g, uint32_t i, elements *it)
@@ -390,10 +393,11 @@ static const uint8_t *elements_next(elements *it)
 static int collection_changed(const graph *g, uint32_t i)
 {
     const rt_class_plan *p = g->plans[i];
-    return error_record(SD_ERR_GRAPH, NULL,
-                        "the %.*s changed while it was being written (another thread modified it): nothing "
-                        "was sent",
-                        (int)p->qualified_name_len, p->qualified_name);
+    return error_record(
+        SD_ERR_GRAPH, NULL,
+        "the %.*s changed while it was being written (another thread modified it): nothing "
+        "was sent",
+        (int)p->qualified_name_len, p->qualified_name);
 }
 
 /* The first framework-private reference slot of record i that holds a reference (it could not
@@ -431,7 +435,8 @@ static int hidden_value(const graph *g, uint32_t i, size_t *elem, const rt_hidde
  * Enum-, Nullable-...EqualityComparer`1, ByteEqualityComparer)? A collection with another would
  * be rebuilt unlike the original by the receiver, which uses the default. Judged once per class
  * with Mono calls, which are safepoints when a collection is pending: hence the cache. */
-static ptr_map comparer_verdicts = PTR_MAP_INIT; /* comparer class -> DEFAULT_COMPARER or CUSTOM_COMPARER */
+static ptr_map comparer_verdicts =
+    PTR_MAP_INIT; /* comparer class -> DEFAULT_COMPARER or CUSTOM_COMPARER */
 static char default_comparer_mark, custom_comparer_mark;
 #define DEFAULT_COMPARER ((void *)&default_comparer_mark)
 #define CUSTOM_COMPARER ((void *)&custom_comparer_mark)
@@ -443,8 +448,9 @@ static void *judge_comparer(const void *key, void *ctx)
     const char *name = mono_class_get_name(k), *ns = mono_class_get_namespace(k);
     static const char suffix[] = "EqualityComparer`1";
     size_t len = strlen(name), n = sizeof suffix - 1;
-    int defaults = mono_class_get_image(k) == mono_get_corlib() && !strcmp(ns, "System.Collections.Generic") &&
-                   ((len > n && !strcmp(name + len - n, suffix)) || !strcmp(name, "ByteEqualityComparer"));
+    int defaults =
+        mono_class_get_image(k) == mono_get_corlib() && !strcmp(ns, "System.Collections.Generic") &&
+        ((len > n && !strcmp(name + len - n, suffix)) || !strcmp(name, "ByteEqualityComparer"));
     return defaults ? DEFAULT_COMPARER : CUSTOM_COMPARER;
 }
 
@@ -483,16 +489,19 @@ static int admit_collection(graph *g, uint32_t r)
         return SD_ERR_GRAPH; /* (not recorded: the write starts over) */
     if (comparer) {
         path_to(g, r, path, sizeof path);
-        return error_record(SD_ERR_GRAPH, NULL,
-                            "%s (%.*s): its comparer %s is not the default one, and the receiver rebuilds the "
-                            "collection with the default comparer (its contents could differ): copy it into a "
-                            "collection with the default comparer, or send its contents as arrays",
-                            path, short_len(p), p->qualified_name, mono_class_get_name(comparer));
+        return error_record(
+            SD_ERR_GRAPH, NULL,
+            "%s (%.*s): its comparer %s is not the default one, and the receiver rebuilds the "
+            "collection with the default comparer (its contents could differ): copy it into a "
+            "collection with the default comparer, or send its contents as arrays",
+            path, short_len(p), p->qualified_name, mono_class_get_name(comparer));
     }
     if (collection_state(o, p, &g->sizes[r], &store, &used))
         return collection_changed(g, r);
-    if (p->data_size > g->scratch_size) { /* (a parent collection's iteration may hold the old one) */
-        uint8_t *s = malloc(p->data_size), **retired = realloc(g->retired, (g->nretired + 1) * sizeof *retired);
+    if (p->data_size >
+        g->scratch_size) { /* (a parent collection's iteration may hold the old one) */
+        uint8_t *s = malloc(p->data_size),
+                **retired = realloc(g->retired, (g->nretired + 1) * sizeof *retired);
         if (retired)
             g->retired = retired;
         if (!s || !retired) {
@@ -518,11 +527,12 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
     const rt_hidden_slot *h;
     if (vp->denied) {
         path_to(g, r, path, sizeof path);
-        error_record(SD_ERR_GRAPH, NULL, "%s: an object of type %.*s cannot be serialized: %s", path,
-                     short_len(vp), vp->qualified_name, vp->denied);
+        error_record(SD_ERR_GRAPH, NULL, "%s: an object of type %.*s cannot be serialized: %s",
+                     path, short_len(vp), vp->qualified_name, vp->denied);
         return 0;
     }
-    if (vp->shape == RT_COLLECTION && admit_collection(g, r) != MPC_OK) /* (counts its elements first) */
+    if (vp->shape == RT_COLLECTION &&
+        admit_collection(g, r) != MPC_OK) /* (counts its elements first) */
         return 0;
     if (hidden_value(g, r, &elem, &h)) {
         path_to(g, r, path, sizeof path);
@@ -530,13 +540,14 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
             size_t len = strlen(path);
             snprintf(path + len, sizeof path - len, "[%zu]", elem);
         }
-        error_record(SD_ERR_GRAPH, NULL,
-                     "%s (%.*s): field %s, private to framework type %s, holds a reference the "
-                     "structured transport cannot carry (it would arrive null); framework objects with "
-                     "such state (Tuple, ValueTuple, LinkedList, SortedDictionary... holding references) do "
-                     "not travel: send their contents as arrays or in a carried collection (List, "
-                     "Dictionary...), or leave the field null",
-                     path, short_len(vp), vp->qualified_name, h->name, h->owner);
+        error_record(
+            SD_ERR_GRAPH, NULL,
+            "%s (%.*s): field %s, private to framework type %s, holds a reference the "
+            "structured transport cannot carry (it would arrive null); framework objects with "
+            "such state (Tuple, ValueTuple, LinkedList, SortedDictionary... holding references) do "
+            "not travel: send their contents as arrays or in a carried collection (List, "
+            "Dictionary...), or leave the field null",
+            path, short_len(vp), vp->qualified_name, h->name, h->owner);
         return 0;
     }
     if (vp->klass != d && !vp->polymorphic) {
@@ -553,8 +564,8 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
             error_record(SD_ERR_GRAPH, NULL,
                          "%s: an object of type %.*s sits where %.*s is declared: mark %.*s "
                          "[Transportable] so that it may travel as a %.*s",
-                         path, short_len(vp), vp->qualified_name, dn, dname, short_len(vp), vp->qualified_name, dn,
-                         dname);
+                         path, short_len(vp), vp->qualified_name, dn, dname, short_len(vp),
+                         vp->qualified_name, dn, dname);
         return 0;
     }
     return 1;
@@ -565,7 +576,8 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
 typedef int (*ref_visitor)(graph *g, MonoObject *value, MonoClass *declared, void *ctx);
 
 /* always inlined: fn is then a known function, called directly */
-static inline __attribute__((always_inline)) int visit_refs(graph *g, uint32_t i, ref_visitor fn, void *ctx)
+static inline __attribute__((always_inline)) int visit_refs(graph *g, uint32_t i, ref_visitor fn,
+                                                            void *ctx)
 {
     MonoObject *o = g->objs[i];
     const rt_class_plan *p = g->plans[i];
@@ -579,7 +591,8 @@ static inline __attribute__((always_inline)) int visit_refs(graph *g, uint32_t i
         elements_begin(g, i, &it);
         for (const uint8_t *data; (data = elements_next(&it));)
             for (uint32_t s = 0; s < p->nslots; s++)
-                if (fn(g, *(MonoObject *const *)(data + p->slots[s].offset), p->slots[s].declared, ctx))
+                if (fn(g, *(MonoObject *const *)(data + p->slots[s].offset), p->slots[s].declared,
+                       ctx))
                     return -1;
         if (it.changed) {
             collection_changed(g, i);
@@ -698,10 +711,8 @@ static size_t record_bytes(const graph *g, uint32_t i)
     MonoObject *o = g->objs[i];
     const rt_class_plan *p = g->plans[i];
     switch (p->shape) {
-    case RT_OBJECT:
-        return 4 + p->data_size + 4ull * p->nslots;
-    case RT_STRING:
-        return 8 + 2ull * (size_t)rt_string_length(o);
+    case RT_OBJECT: return 4 + p->data_size + 4ull * p->nslots;
+    case RT_STRING: return 8 + 2ull * (size_t)rt_string_length(o);
     default: {
         size_t first, n;
         element_range(g, i, &first, &n);
@@ -739,7 +750,8 @@ static int out_record(graph *g, uint32_t i, sd_buffer *b)
      * dimension right after their data (MONO-FACTS); one-dimensional zero-based ones have none. */
     size_t first, n;
     element_range(g, i, &first, &n);
-    const uint32_t *bounds = p->shape == RT_ARRAY ? *(const uint32_t **)((uint8_t *)o + sizeof(MonoObject)) : NULL;
+    const uint32_t *bounds =
+        p->shape == RT_ARRAY ? *(const uint32_t **)((uint8_t *)o + sizeof(MonoObject)) : NULL;
     if (i == 0 && g->windowed)
         bounds = NULL; /* a piece is a zero-based one-dimensional array */
     for (uint32_t d = 0; d < p->rank; d++)
@@ -750,14 +762,16 @@ static int out_record(graph *g, uint32_t i, sd_buffer *b)
         return visit_refs(g, i, out_ref, b);
     elements it;
     elements_begin(g, i, &it);
-    if (p->element == RT_ELEM_RAW && !p->nall && (p->shape == RT_ARRAY || p->collection->kind == RT_LIST ||
-                                                 p->collection->kind == RT_STACK)) {
+    if (p->element == RT_ELEM_RAW && !p->nall &&
+        (p->shape == RT_ARRAY || p->collection->kind == RT_LIST ||
+         p->collection->kind == RT_STACK)) {
         /* contiguous raw data: copied in chunks that give way to a requested collection */
         size_t bytes = it.n * p->data_size;
         for (size_t at = 0; at < bytes; at += BYTES_PER_GC_CHECK) {
             if (at && collection_begun(g))
                 return -1;
-            out_bytes(b, it.data + at, bytes - at < BYTES_PER_GC_CHECK ? bytes - at : BYTES_PER_GC_CHECK);
+            out_bytes(b, it.data + at,
+                      bytes - at < BYTES_PER_GC_CHECK ? bytes - at : BYTES_PER_GC_CHECK);
         }
         return it.changed ? (collection_changed(g, i), -2) : 0;
     }
@@ -785,13 +799,13 @@ int sd_write(MonoObject *root, sd_buffer *out)
     return sd_write_piece(root, 0, SIZE_MAX, out);
 }
 
-static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
-                      MonoArray *order, int *moved, int yield_to_gc);
+static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *out,
+                      size_t *measured, MonoArray *order, int *moved, int yield_to_gc);
 
 /* measured non-NULL: only the size is wanted (Measure), nothing is written to out; with order,
  * only the objects in record order are (sd_record_order). */
-static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buffer *out, size_t *measured,
-                            MonoArray *order)
+static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buffer *out,
+                            size_t *measured, MonoArray *order)
 {
     size_t start = out ? out->len : 0;
     enum { ATTEMPTS = 16 };
@@ -799,13 +813,14 @@ static int write_or_measure(MonoObject *root, size_t first, size_t count, sd_buf
         int moved = 0;
         if (out)
             out->len = start;
-        int rc = write_once(root, first, count, out, measured, order, &moved, attempt < ATTEMPTS - 2);
+        int rc =
+            write_once(root, first, count, out, measured, order, &moved, attempt < ATTEMPTS - 2);
         if (!moved)
             return rc;
         gch_yield_to_gc(); /* no address is held now: let the collection that stopped us run */
     }
-    return error_record(RT_ERR_RUNTIME, NULL, "collections kept interrupting the write (%d attempts)",
-                        ATTEMPTS);
+    return error_record(RT_ERR_RUNTIME, NULL,
+                        "collections kept interrupting the write (%d attempts)", ATTEMPTS);
 }
 
 int sd_write_piece(MonoObject *root, size_t first, size_t count, sd_buffer *out)
@@ -877,8 +892,8 @@ static void free_arrays(kept_arrays *a)
 /* Frees g's work arrays, or keeps them for the thread's next write with the map cleared. */
 static void release_arrays(graph *g)
 {
-    kept_arrays a = {g->objs, g->plans, g->sizes, g->cap, g->map, g->mask, g->refs, g->cap_refs, g->type_of,
-                     g->cap_type_of};
+    kept_arrays a = {g->objs, g->plans, g->sizes,    g->cap,     g->map,
+                     g->mask, g->refs,  g->cap_refs, g->type_of, g->cap_type_of};
     if (g->kept && g->cap <= KEPT_RECORDS) {
         if (g->map && (g->mask + 1) <= 16u * (size_t)g->count + 1024)
             memset(g->map, 0, (g->mask + 1) * sizeof *g->map);

@@ -58,15 +58,16 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
  * message holding a collection reuses nothing. Every check runs, and every new object is made,
  * before the first reused object is written, and nothing after that can fail: a failed read
  * leaves reuse as it was, whatever failed (memory included). */
-int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse, MonoObject **result);
+int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse,
+                 MonoObject **result);
 
 /* System.MP's SdtoFactories.Make, called through a function pointer (a reverse P/Invoke:
  * ~1 µs cheaper than mono_runtime_invoke): makes every record's object of a large message in
  * JIT-compiled code and links those it can (sd_reader.c says what the arrays hold). holder is the
  * pinned GC handle of the object[] to fill. 0 on success, -1 when it failed (it catches every
  * exception: none may cross into C). */
-typedef int32_t (*sd_maker)(intptr_t holder, intptr_t numbers, intptr_t lengths, intptr_t links, intptr_t refs,
-                            int32_t count);
+typedef int32_t (*sd_maker)(intptr_t holder, intptr_t numbers, intptr_t lengths, intptr_t links,
+                            intptr_t refs, int32_t count);
 /* Sets the maker (NULL: large reads make their objects through the embedding API). */
 void sd_set_maker(sd_maker maker);
 
@@ -76,17 +77,17 @@ void sd_install(MonoClass *attribute, sd_maker maker);
 
 /* The managed methods of System.MP the serializer calls: class, method, parameter count. The one
  * list: opi_contract reports it and ContractTest checks each against System.MP. */
-#define SD_MANAGED_METHODS(X)                                                                      \
-    X(COLLECTION_ELEMENT_TYPE, SdtoCollections, ElementType, 1)                                    \
-    X(COLLECTIONS_REBUILD, SdtoCollections, Rebuild, 2)                                            \
-    X(FACTORY_REGISTER, SdtoFactories, Register, 1)                                                \
+#define SD_MANAGED_METHODS(X)                                   \
+    X(COLLECTION_ELEMENT_TYPE, SdtoCollections, ElementType, 1) \
+    X(COLLECTIONS_REBUILD, SdtoCollections, Rebuild, 2)         \
+    X(FACTORY_REGISTER, SdtoFactories, Register, 1)             \
     X(LINKER_REGISTER, SdtoFactories, RegisterLinker, 2)
 
 typedef enum sd_managed_method {
 #define SD_MANAGED_ID(id, klass, method, nargs) SD_##id,
     SD_MANAGED_METHODS(SD_MANAGED_ID)
 #undef SD_MANAGED_ID
-    SD_MANAGED_COUNT
+        SD_MANAGED_COUNT
 } sd_managed_method;
 
 /* That method, found once (a race finds the same one); NULL when System.MP lacks it. */

@@ -11,8 +11,8 @@
 #include <sys/mman.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static xfer_buffer *pool;       /* most recently returned first */
-static xfer_buffer *regions;    /* xfer_region_take's, the same way */
+static xfer_buffer *pool;    /* most recently returned first */
+static xfer_buffer *regions; /* xfer_region_take's, the same way */
 static int64_t pooled;
 #define REGION_MIN_BYTES ((size_t)1 << 20)
 static __thread int in_pool __attribute__((tls_model("initial-exec")));
@@ -35,8 +35,9 @@ xfer_buffer *xfer_buffer_take(size_t min_capacity)
     enter();
     for (xfer_buffer **link = &pool; *link; link = &(*link)->next) {
         xfer_buffer *b = *link;
-        if (!best || (best->capacity < min_capacity ? b->capacity > best->capacity
-                                                    : b->capacity >= min_capacity && b->capacity < best->capacity)) {
+        if (!best || (best->capacity < min_capacity
+                          ? b->capacity > best->capacity
+                          : b->capacity >= min_capacity && b->capacity < best->capacity)) {
             best = b;
             best_link = link;
         }
@@ -81,7 +82,8 @@ xfer_buffer *xfer_region_take(void)
         return NULL;
     /* as much address space as the system grants (strict overcommit charges it all) */
     for (size_t bytes = XFER_REGION_BYTES; bytes >= REGION_MIN_BYTES; bytes /= 2) {
-        void *d = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        void *d = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (d != MAP_FAILED) {
             b->data = d;
             b->capacity = bytes;

@@ -57,10 +57,10 @@ static struct flag_block *claim_block(void)
     return b;
 }
 
-static atomic_int user_ops;            /* user operators that exist (or are being created) */
-static atomic_int user_op_reductions;  /* reductions with a user operator in flight */
-static atomic_int hook_in_mpi;         /* GC events between xfer_hook_mpi_begin and end */
-static atomic_int mpi_closing;         /* MPI_Finalize is coming: the GC event calls MPI no more */
+static atomic_int user_ops;           /* user operators that exist (or are being created) */
+static atomic_int user_op_reductions; /* reductions with a user operator in flight */
+static atomic_int hook_in_mpi;        /* GC events between xfer_hook_mpi_begin and end */
+static atomic_int mpi_closing;        /* MPI_Finalize is coming: the GC event calls MPI no more */
 
 static pthread_once_t barrier_once = PTHREAD_ONCE_INIT;
 static int membarrier_ready;
@@ -69,7 +69,8 @@ static volatile int *barrier_page;
 
 static void prepare_barrier(void)
 {
-    membarrier_ready = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    membarrier_ready =
+        syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
     if (!membarrier_ready) {
         void *p = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -113,7 +114,10 @@ bool xfer_unsafe_mpi_begin(void)
     return false;
 }
 
-void xfer_unsafe_mpi_end(void) { atomic_store_explicit(&my_block->unsafe_mpi, 0, memory_order_release); }
+void xfer_unsafe_mpi_end(void)
+{
+    atomic_store_explicit(&my_block->unsafe_mpi, 0, memory_order_release);
+}
 
 /* Once the count is raised and the barrier passed, a thread that enters a bracket sees the
  * count and refuses; one that entered before has its flag visible here. So, after every flag

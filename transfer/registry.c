@@ -37,10 +37,11 @@ enum record_state { FREE, ACTIVE, ACQUIRED, ABANDONED };
 
 typedef struct record {
     mpc_request req;
-    uint32_t early[XFER_MAX_OBJECTS]; /* MOTOR_PIN_POLICY=every: GC handles taken before the start */
-    uint32_t owner;      /* weak, on the Request */
-    int pinned[XFER_MAX_OBJECTS]; /* counted as a pin: the GC could have moved the object */
-    int holds;                        /* its slots hold its objects (until released) */
+    uint32_t
+        early[XFER_MAX_OBJECTS];   /* MOTOR_PIN_POLICY=every: GC handles taken before the start */
+    uint32_t owner;                /* weak, on the Request */
+    int pinned[XFER_MAX_OBJECTS];  /* counted as a pin: the GC could have moved the object */
+    int holds;                     /* its slots hold its objects (until released) */
     int64_t unowned_bytes_counted; /* its part of unowned_bytes */
     int listed;                    /* in the FIFO of transfers with no owner */
     int32_t older, newer;          /* its neighbours there */
@@ -56,7 +57,7 @@ typedef struct record {
 typedef struct handle_batch {
     int n, nbuffers;
     uint32_t handle[BATCH_HANDLES];
-    gch_counter reason[BATCH_HANDLES]; /* GCH_COUNTER_COUNT: not a pin, nothing to count */
+    gch_counter reason[BATCH_HANDLES];  /* GCH_COUNTER_COUNT: not a pin, nothing to count */
     xfer_buffer *buffer[BATCH_HANDLES]; /* native buffers of the records freed */
 } handle_batch;
 
@@ -78,7 +79,8 @@ static MonoObject **spare_chunk; /* registered, not yet in use (a grow that coul
 static int32_t capacity, first_free = -1;
 static int64_t live;
 static int64_t unowned_bytes; /* bytes of the buffers of transfers with no owner (buffered sends) */
-static int32_t oldest_unowned = -1, newest_unowned = -1; /* their FIFO: they finish about in order */
+static int32_t oldest_unowned = -1,
+               newest_unowned = -1; /* their FIFO: they finish about in order */
 static __thread int in_registry __attribute__((tls_model("initial-exec")));
 
 static void enter(void)
@@ -193,7 +195,8 @@ static int grow(void)
     int32_t added = capacity ? capacity : CHUNK_RECORDS;
     if (capacity > INT32_MAX / 2)
         return MPC_ERR_NO_MEMORY;
-    MonoObject **chunk = spare_chunk; /* registered by a grow that failed after it, for this capacity */
+    MonoObject **chunk =
+        spare_chunk; /* registered by a grow that failed after it, for this capacity */
     if (!chunk) {
         size_t bytes = (size_t)added * XFER_MAX_OBJECTS * sizeof *chunk;
         chunk = calloc(1, bytes);
@@ -227,8 +230,9 @@ static int grow(void)
     return MPC_OK;
 }
 
-int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *early, const int *pinned,
-                      int nobjs, uint32_t owner, const xfer_info *info, int64_t *id)
+int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *early,
+                      const int *pinned, int nobjs, uint32_t owner, const xfer_info *info,
+                      int64_t *id)
 {
     enter();
     while (first_free < 0) {
@@ -249,8 +253,13 @@ int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *
     first_free = records[i].next_free;
     /* no owner: nobody will wait for it (a buffered send), so the GC hook finishes it */
     int64_t counted = !owner && info->buffer ? info->bytes : 0;
-    records[i] = (record){.req = req, .owner = owner, .state = owner ? ACTIVE : ABANDONED, .info = *info,
-                          .next_free = -1, .generation = records[i].generation, .unowned_bytes_counted = counted};
+    records[i] = (record){.req = req,
+                          .owner = owner,
+                          .state = owner ? ACTIVE : ABANDONED,
+                          .info = *info,
+                          .next_free = -1,
+                          .generation = records[i].generation,
+                          .unowned_bytes_counted = counted};
     unowned_bytes += counted;
     if (!owner) {
         records[i].listed = 1;
@@ -301,9 +310,10 @@ int xfer_acquire_or_busy(int64_t id, mpc_request *req, xfer_info *info, bool *bu
     }
     if (rc == MPC_OK)
         return rc;
-    return error_record(rc, NULL,
-                        busy ? "another thread is waiting on or testing this request at the same moment"
-                             : "the request has completed already");
+    return error_record(
+        rc, NULL,
+        busy ? "another thread is waiting on or testing this request at the same moment"
+             : "the request has completed already");
 }
 
 void xfer_release(int64_t id, int completed)
@@ -398,7 +408,8 @@ void xfer_close(void)
         if (r->state != ACTIVE && r->state != ABANDONED)
             continue; /* free, or another thread waits on it */
         int done = finished(r);
-        if (!done && !r->info.is_send) { /* a receive waiting; one already matched is not cancelled */
+        if (!done &&
+            !r->info.is_send) { /* a receive waiting; one already matched is not cancelled */
             int cancelled = 0;
             if (mpc_cancel(&r->req) == MPC_OK && mpc_test(&r->req, &cancelled, NULL) == MPC_OK)
                 done = cancelled;
@@ -468,8 +479,9 @@ void xfer_early_unpin(const uint32_t *pins, int nobjs)
     }
 }
 
-void xfer_track(const xfer_started *s, MonoObject *const *objs, int nobjs, const uint32_t *early_pins,
-                MonoObject *owner, const xfer_info *info, int64_t *id, int *rc, mpc_status *st)
+void xfer_track(const xfer_started *s, MonoObject *const *objs, int nobjs,
+                const uint32_t *early_pins, MonoObject *owner, const xfer_info *info, int64_t *id,
+                int *rc, mpc_status *st)
 {
     static const uint32_t no_pins[XFER_MAX_OBJECTS];
     const uint32_t *early = early_pins ? early_pins : no_pins;

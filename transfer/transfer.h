@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mpc_internal.h" /* mpc.h and the rest of mpc the layers use */
 #include "mono_private.h"
+#include "mpc_internal.h" /* mpc.h and the rest of mpc the layers use */
 
 #include <mono/metadata/object-forward.h>
 
@@ -77,21 +77,24 @@ static inline void xfer_mpi_leave(xfer_bracket *b)
 }
 
 #define XFER_OBJECTS_(...) ((MonoObject *const[]){NULL, __VA_ARGS__} + 1)
-#define XFER_NOBJS_(...) ((int)(sizeof((MonoObject *const[]){NULL, __VA_ARGS__}) / sizeof(MonoObject *)) - 1)
-#define XFER_MPI_BEGIN(...)                                                                      \
-    do {                                                                                         \
-        xfer_bracket xfer_bracket_;                                                              \
-        xfer_mpi_enter(&xfer_bracket_, XFER_OBJECTS_(__VA_ARGS__), XFER_NOBJS_(__VA_ARGS__))
-#define XFER_MPI_END                                                                             \
-        xfer_mpi_leave(&xfer_bracket_);                                                          \
-    } while (0)
-#define XFER_BLOCKING_BEGIN(...)                                                                 \
-    do {                                                                                         \
-        xfer_bracket xfer_bracket_;                                                              \
-        xfer_enter_gc_safe(&xfer_bracket_, XFER_OBJECTS_(__VA_ARGS__), XFER_NOBJS_(__VA_ARGS__))
-#define XFER_BLOCKING_END                                                                        \
-        xfer_leave_gc_safe(&xfer_bracket_);                                                      \
-    } while (0)
+#define XFER_NOBJS_(...) \
+    ((int)(sizeof((MonoObject *const[]){NULL, __VA_ARGS__}) / sizeof(MonoObject *)) - 1)
+#define XFER_MPI_BEGIN(...)         \
+    do {                            \
+        xfer_bracket xfer_bracket_; \
+    xfer_mpi_enter(&xfer_bracket_, XFER_OBJECTS_(__VA_ARGS__), XFER_NOBJS_(__VA_ARGS__))
+#define XFER_MPI_END                \
+    xfer_mpi_leave(&xfer_bracket_); \
+    }                               \
+    while (0)
+#define XFER_BLOCKING_BEGIN(...)    \
+    do {                            \
+        xfer_bracket xfer_bracket_; \
+    xfer_enter_gc_safe(&xfer_bracket_, XFER_OBJECTS_(__VA_ARGS__), XFER_NOBJS_(__VA_ARGS__))
+#define XFER_BLOCKING_END               \
+    xfer_leave_gc_safe(&xfer_bracket_); \
+    }                                   \
+    while (0)
 
 /* ---- waiting (wait.c) ---- */
 
@@ -99,7 +102,8 @@ static inline void xfer_mpi_leave(xfer_bracket *b)
  * Polls while no collection is coming; once it must let the GC run, waits in a GC-safe region
  * whose stack mark holds the objects. Returns the first error; every request is complete on
  * return. statuses may be NULL (sends). */
-int xfer_complete(mpc_request *reqs, int nreqs, MonoObject *const *objs, int nobjs, mpc_status *statuses);
+int xfer_complete(mpc_request *reqs, int nreqs, MonoObject *const *objs, int nobjs,
+                  mpc_status *statuses);
 /* Blocks until a message matching (source, tag) — MPI's values — is waiting; with msg, the
  * probe is matched: the message is then *msg's alone. */
 int xfer_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg);
@@ -115,9 +119,9 @@ struct xfer_buffer;
 
 typedef struct xfer_info {
     uint32_t elem_size; /* bytes per element, for a status's count */
-    int32_t is_send;    /* non-zero: the status comes from tag and bytes here (sends, collectives) */
-    int32_t tag;        /* sends: the tag sent with */
-    int64_t bytes;      /* sends: the bytes sent; receives: the buffer's */
+    int32_t is_send; /* non-zero: the status comes from tag and bytes here (sends, collectives) */
+    int32_t tag;     /* sends: the tag sent with */
+    int64_t bytes;   /* sends: the bytes sent; receives: the buffer's */
     struct xfer_buffer *buffer; /* native bytes MPI reads or writes (a serialized graph), or NULL:
                                    owned by the record, given back to the pool when it goes */
 } xfer_info;
@@ -141,8 +145,9 @@ typedef struct xfer_started {
  * and *rc and *st are the completion's. Otherwise the registry holds it under *id, with its
  * objects held in place and alive (counted as pins where the GC could move them) and info
  * (its buffer too) — and *rc = MPC_OK. */
-void xfer_track(const xfer_started *s, MonoObject *const *objs, int nobjs, const uint32_t *early_pins,
-                MonoObject *owner, const xfer_info *info, int64_t *id, int *rc, mpc_status *st);
+void xfer_track(const xfer_started *s, MonoObject *const *objs, int nobjs,
+                const uint32_t *early_pins, MonoObject *owner, const xfer_info *info, int64_t *id,
+                int *rc, mpc_status *st);
 /* Registers a started transfer of native memory only (info->buffer: a serialized graph), owned
  * by owner (NULL: nobody waits for it — a buffered send — and the GC event finishes it).
  * MPC_ERR_NO_MEMORY when the registry cannot grow; then nothing was registered. */

@@ -16,8 +16,9 @@ void xfer_close_mpi(void);
 
 /* Adds a record (registry.c): objs[0..nobjs) held from then on, early[i] a GC handle already
  * pinning objs[i] or 0, pinned[i] whether objs[i] counts as a pin, owner a weak handle or 0. */
-int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *early, const int *pinned,
-                      int nobjs, uint32_t owner, const xfer_info *info, int64_t *id);
+int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *early,
+                      const int *pinned, int nobjs, uint32_t owner, const xfer_info *info,
+                      int64_t *id);
 
 /* The sweeps the GC event runs before the world stops (xfer_install registers them). */
 void xfer_registry_sweep(void);

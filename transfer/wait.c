@@ -74,7 +74,8 @@ bool xfer_may_move(MonoObject *obj)
  * region lasts (see the top of this file). With pin_all (MOTOR_PIN_POLICY=every, the
  * comparison policy) each also gets a pinned GC handle, as external bindings take; otherwise
  * the handle is counted as avoided. Objects already pinned are skipped. */
-static void anchor_objects(MonoObject *const *objs, int nobjs, uint32_t *pins, MonoObject **anchor, int pin_all)
+static void anchor_objects(MonoObject *const *objs, int nobjs, uint32_t *pins, MonoObject **anchor,
+                           int pin_all)
 {
     for (int i = 0; i < nobjs; i++) {
         if (!objs[i] || pins[i])
@@ -108,8 +109,8 @@ static int64_t monotonic_ns(void)
 
 /* Waits until poll() reports nothing left running (poll returns the number still running).
  * objs[0..nobjs) are the objects whose data MPI reads or writes meanwhile. */
-RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx, MonoObject *const *objs,
-                                              int nobjs)
+RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
+                                              MonoObject *const *objs, int nobjs)
 {
     uint32_t pins[XFER_MAX_OBJECTS] = {0};
     MonoObject *anchor[XFER_MAX_OBJECTS] = {NULL};
@@ -186,7 +187,8 @@ static int poll_requests(void *ctx)
     return running;
 }
 
-int xfer_complete(mpc_request *reqs, int nreqs, MonoObject *const *objs, int nobjs, mpc_status *statuses)
+int xfer_complete(mpc_request *reqs, int nreqs, MonoObject *const *objs, int nobjs,
+                  mpc_status *statuses)
 {
     struct request_set rs = {reqs, statuses, nreqs, MPC_OK};
     wait_deferred(poll_requests, &rs, objs, nobjs);

@@ -4,11 +4,12 @@
  *   native-c-nb  every blocking call done as MPI_Isend / MPI_Irecv + MPI_Wait (the MPI path
  *                System.MP's blocking calls take: tells binding cost from MPI path cost)
  *   native-c-test  the same completed by an MPI_Test loop instead of MPI_Wait
- *   mpiexec.mpich -n N bench_native PATTERN TRANSPORT MIN_BYTES MAX_BYTES REPS WARMUP MAX_ITERATIONS [check]
- *   bench_native --list   one "transport,NAME,CAPS,DEFAULT,LABEL" line per module (the driver's registry)
- * MAX_ITERATIONS caps the iterations per repetition (0: none; oversubscribed runs need it).
- * Output rows as Bench.exe: "TRANSPORT,bytes,rep,iterations,value,METRIC", "peak,...",
- * "checked,..." (check mode: every payload byte stamped and verified). */
+ *   mpiexec.mpich -n N bench_native PATTERN TRANSPORT MIN_BYTES MAX_BYTES REPS WARMUP
+ * MAX_ITERATIONS [check] bench_native --list   one "transport,NAME,CAPS,DEFAULT,LABEL" line per
+ * module (the driver's registry) MAX_ITERATIONS caps the iterations per repetition (0: none;
+ * oversubscribed runs need it). Output rows as Bench.exe:
+ * "TRANSPORT,bytes,rep,iterations,value,METRIC", "peak,...", "checked,..." (check mode: every
+ * payload byte stamped and verified). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,15 +26,16 @@
 
 typedef struct {
     const char *name;
-    const char *label;  /* for tables and plots */
-    int by_default;     /* measured unless transports are named */
+    const char *label; /* for tables and plots */
+    int by_default;    /* measured unless transports are named */
     void (*send)(void *buf, long bytes, int dest, int tag);
     void (*recv)(void *buf, long bytes, int source, int tag);
     void (*sendrecv)(void *sbuf, int dest, void *rbuf, int source, long bytes, int tag);
 } transport;
 
 static MPI_Request slots[MAX_SLOTS];
-static MPI_Status statuses[MAX_SLOTS]; /* not MPI_STATUSES_IGNORE: GCC 12 flags that pointer constant */
+static MPI_Status
+    statuses[MAX_SLOTS]; /* not MPI_STATUSES_IGNORE: GCC 12 flags that pointer constant */
 
 static void check_mpi(int rc, const char *what)
 {
@@ -50,13 +52,14 @@ static void blocking_send(void *buf, long bytes, int dest, int tag)
 
 static void blocking_recv(void *buf, long bytes, int source, int tag)
 {
-    check_mpi(MPI_Recv(buf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+    check_mpi(MPI_Recv(buf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "MPI_Recv");
 }
 
 static void blocking_sendrecv(void *sbuf, int dest, void *rbuf, int source, long bytes, int tag)
 {
-    check_mpi(MPI_Sendrecv(sbuf, (int)bytes, MPI_BYTE, dest, tag, rbuf, (int)bytes, MPI_BYTE, source, tag,
-                           MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Sendrecv(sbuf, (int)bytes, MPI_BYTE, dest, tag, rbuf, (int)bytes, MPI_BYTE,
+                           source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
 }
 
@@ -75,9 +78,11 @@ static void nb_recv(void *buf, long bytes, int source, int tag)
 }
 
 /* The receive, then the send, of a Sendrecv done as two non-blocking calls. */
-static void post_sendrecv(void *sbuf, int dest, void *rbuf, int source, long bytes, int tag, MPI_Request r[2])
+static void post_sendrecv(void *sbuf, int dest, void *rbuf, int source, long bytes, int tag,
+                          MPI_Request r[2])
 {
-    check_mpi(MPI_Irecv(rbuf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, &r[0]), "MPI_Irecv");
+    check_mpi(MPI_Irecv(rbuf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, &r[0]),
+              "MPI_Irecv");
     check_mpi(MPI_Isend(sbuf, (int)bytes, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &r[1]), "MPI_Isend");
 }
 
@@ -131,18 +136,17 @@ static const transport transports[] = {
 /* Non-blocking calls are the same in both modules. */
 static void isend(int slot, void *buf, long bytes, int dest, int tag)
 {
-    check_mpi(MPI_Isend(buf, (int)bytes, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &slots[slot]), "MPI_Isend");
+    check_mpi(MPI_Isend(buf, (int)bytes, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &slots[slot]),
+              "MPI_Isend");
 }
 
 static void irecv(int slot, void *buf, long bytes, int source, int tag)
 {
-    check_mpi(MPI_Irecv(buf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, &slots[slot]), "MPI_Irecv");
+    check_mpi(MPI_Irecv(buf, (int)bytes, MPI_BYTE, source, tag, MPI_COMM_WORLD, &slots[slot]),
+              "MPI_Irecv");
 }
 
-static void waitall(int count)
-{
-    check_mpi(MPI_Waitall(count, slots, statuses), "MPI_Waitall");
-}
+static void waitall(int count) { check_mpi(MPI_Waitall(count, slots, statuses), "MPI_Waitall"); }
 
 /* ---- what a pattern sees ---- */
 
@@ -181,7 +185,8 @@ static void verify(context *c, const char *m, long bytes, int seed)
         return;
     for (long i = 0; i < bytes; i++)
         if ((unsigned char)m[i] != (unsigned char)(seed * 131 + i)) {
-            fprintf(stderr, "rank %d: message (seed %d) of %ld bytes arrived wrong at byte %ld (%s)\n",
+            fprintf(stderr,
+                    "rank %d: message (seed %d) of %ld bytes arrived wrong at byte %ld (%s)\n",
                     c->rank, seed, bytes, i, c->t->name);
             MPI_Abort(MPI_COMM_WORLD, 4);
         }
@@ -409,8 +414,8 @@ static void halo(context *c, long bytes, int iters)
     if (!evict && !(evict = calloc(BENCH_EVICT_BYTES / sizeof(double), sizeof(double))))
         MPI_Abort(MPI_COMM_WORLD, 2);
     /* messages: send down, receive from up, send up, receive from down — per field */
-    char **send_down = c->msg, **recv_up = c->msg + HALO_FIELDS, **send_up = c->msg + 2 * HALO_FIELDS,
-         **recv_down = c->msg + 3 * HALO_FIELDS;
+    char **send_down = c->msg, **recv_up = c->msg + HALO_FIELDS,
+         **send_up = c->msg + 2 * HALO_FIELDS, **recv_down = c->msg + 3 * HALO_FIELDS;
     double all = 0, first = 0;
     for (int i = 0; i < iters; i++) {
         for (int f = 0; f < HALO_FIELDS; f++) {
@@ -446,9 +451,9 @@ typedef struct {
 } pattern;
 
 static const pattern patterns[] = {
-    {"pingpong", pingpong, 1, 1, 0},      {"pingping", pingping, 1, 1, 0},
-    {"window", window, WINDOW, 4, 5},     {"onetomany", onetomany, 2, 2, 5},
-    {"manytoone", manytoone, 2, 2, 5},    {"loggp", loggp, LOGGP_N, LOGGP_N, 3},
+    {"pingpong", pingpong, 1, 1, 0},   {"pingping", pingping, 1, 1, 0},
+    {"window", window, WINDOW, 4, 5},  {"onetomany", onetomany, 2, 2, 5},
+    {"manytoone", manytoone, 2, 2, 5}, {"loggp", loggp, LOGGP_N, LOGGP_N, 3},
     {"halo", halo, 0, 500, 0}, /* 10000 / 500 = 20 iterations: a sweep costs milliseconds */
 };
 
@@ -466,7 +471,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &c.size);
     if (argc < 8) {
         if (c.rank == 0)
-            fprintf(stderr, "usage: bench_native PATTERN TRANSPORT MIN_BYTES MAX_BYTES REPS WARMUP MAX_ITERATIONS [check]\n");
+            fprintf(stderr, "usage: bench_native PATTERN TRANSPORT MIN_BYTES MAX_BYTES REPS WARMUP "
+                            "MAX_ITERATIONS [check]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const pattern *p = NULL;
@@ -479,15 +485,17 @@ int main(int argc, char **argv)
     int min_ranks = p && p->repetition == halo ? 1 : 2;
     if (!p || !c.t || c.size < min_ranks || c.size > MAX_SLOTS / 2) {
         if (c.rank == 0)
-            fprintf(stderr, "bench_native: unknown pattern or transport, or %d..%d ranks needed\n", min_ranks,
-                    MAX_SLOTS / 2);
+            fprintf(stderr, "bench_native: unknown pattern or transport, or %d..%d ranks needed\n",
+                    min_ranks, MAX_SLOTS / 2);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     long min = atol(argv[3]), max = atol(argv[4]);
     int reps = atoi(argv[5]), warmup = atoi(argv[6]);
     int max_iters = atoi(argv[7]); /* 0: no cap */
     c.check = argc > 8 && strcmp(argv[8], "check") == 0;
-    int messages = p->repetition == window ? WINDOW : p->repetition == halo ? 4 * HALO_FIELDS : c.size;
+    int messages = p->repetition == window ? WINDOW
+                   : p->repetition == halo ? 4 * HALO_FIELDS
+                                           : c.size;
     for (long size = min; size <= max; size = size == 0 ? 1 : size * 2) {
         prepare(&c, size, messages);
         int iters = bench_iterations(size * p->volume_factor) / p->divisor + p->extra;
@@ -501,7 +509,8 @@ int main(int argc, char **argv)
             p->repetition(&c, size, iters);
             if (c.rank == 0 && rep >= 0)
                 for (int k = 0; k < c.nmetrics; k++)
-                    printf("%s,%ld,%d,%d,%.6f,%s\n", c.t->name, size, rep, iters, c.value[k], c.metric[k]);
+                    printf("%s,%ld,%d,%d,%.6f,%s\n", c.t->name, size, rep, iters, c.value[k],
+                           c.metric[k]);
         }
     }
     prepare(&c, 0, 0);

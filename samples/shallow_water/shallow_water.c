@@ -40,9 +40,13 @@ static double *field(int rows, int n)
 
 static void slab_init(slab *s, int n, int row0, int rows)
 {
-    s->rows = rows; s->n = n; s->row0 = row0; s->step = 0; s->tdt = DT;
-    double **f[] = {&s->u, &s->v, &s->p, &s->uold, &s->vold, &s->pold, &s->unew, &s->vnew, &s->pnew,
-                    &s->cu, &s->cv, &s->z, &s->h};
+    s->rows = rows;
+    s->n = n;
+    s->row0 = row0;
+    s->step = 0;
+    s->tdt = DT;
+    double **f[] = {&s->u,    &s->v,    &s->p,  &s->uold, &s->vold, &s->pold, &s->unew,
+                    &s->vnew, &s->pnew, &s->cu, &s->cv,   &s->z,    &s->h};
     for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
         if (!(*f[k] = field(rows, n)))
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -78,8 +82,8 @@ static void initial(int m, int n, double *u, double *v, double *p) /* m*n each, 
 #define KERNEL __attribute__((noinline)) static void
 
 /* One point of phase 1: c, its west and east neighbours in the row, so, sw south, nn north. */
-static inline void flux_point(int c, int w, int e, int so, int sw, int nn, RD u, RD v, RD p, WR cu, WR cv, WR z,
-                              WR h)
+static inline void flux_point(int c, int w, int e, int so, int sw, int nn, RD u, RD v, RD p, WR cu,
+                              WR cv, WR z, WR h)
 {
     double fsdx = 4 / DX, fsdy = 4 / DY;
     cu[c] = 0.5 * (p[c] + p[so]) * u[c];
@@ -94,64 +98,79 @@ KERNEL flux_rows(int rows, int n, RD u, RD v, RD p, WR cu, WR cv, WR z, WR h)
         int row = cell(n, i, 0), south = cell(n, i - 1, 0), north = cell(n, i + 1, 0);
         flux_point(row, row + n - 1, row + 1, south, south + n - 1, north, u, v, p, cu, cv, z, h);
         for (int j = 1; j < n - 1; j++)
-            flux_point(row + j, row + j - 1, row + j + 1, south + j, south + j - 1, north + j, u, v, p, cu, cv, z, h);
-        flux_point(row + n - 1, row + n - 2, row, south + n - 1, south + n - 2, north + n - 1, u, v, p, cu, cv, z, h);
+            flux_point(row + j, row + j - 1, row + j + 1, south + j, south + j - 1, north + j, u, v,
+                       p, cu, cv, z, h);
+        flux_point(row + n - 1, row + n - 2, row, south + n - 1, south + n - 2, north + n - 1, u, v,
+                   p, cu, cv, z, h);
     }
 }
 
-static void fluxes(slab *s) { flux_rows(s->rows, s->n, s->u, s->v, s->p, s->cu, s->cv, s->z, s->h); }
+static void fluxes(slab *s)
+{
+    flux_rows(s->rows, s->n, s->u, s->v, s->p, s->cu, s->cv, s->z, s->h);
+}
 
 typedef struct steps {
     double tdts8, tdtsdx, tdtsdy;
 } steps;
 
 /* One point of phase 2: c, w and e in the row, so and se south, nn and nw north. */
-static inline void advance_point(steps t, int c, int w, int e, int so, int se, int nn, int nw, RD uo, RD vo, RD po,
-                                 RD cu, RD cv, RD z, RD h, WR un, WR vn, WR pn)
+static inline void advance_point(steps t, int c, int w, int e, int so, int se, int nn, int nw,
+                                 RD uo, RD vo, RD po, RD cu, RD cv, RD z, RD h, WR un, WR vn, WR pn)
 {
-    un[c] = uo[c] + t.tdts8 * (z[e] + z[c]) * (cv[e] + cv[se] + cv[so] + cv[c]) - t.tdtsdx * (h[c] - h[so]);
-    vn[c] = vo[c] - t.tdts8 * (z[nn] + z[c]) * (cu[nn] + cu[c] + cu[w] + cu[nw]) - t.tdtsdy * (h[c] - h[w]);
+    un[c] = uo[c] + t.tdts8 * (z[e] + z[c]) * (cv[e] + cv[se] + cv[so] + cv[c]) -
+            t.tdtsdx * (h[c] - h[so]);
+    vn[c] = vo[c] - t.tdts8 * (z[nn] + z[c]) * (cu[nn] + cu[c] + cu[w] + cu[nw]) -
+            t.tdtsdy * (h[c] - h[w]);
     pn[c] = po[c] - t.tdtsdx * (cu[nn] - cu[c]) - t.tdtsdy * (cv[e] - cv[c]);
 }
 
-KERNEL advance_rows(int rows, int n, steps t, RD uo, RD vo, RD po, RD cu, RD cv, RD z, RD h, WR un, WR vn,
-                         WR pn)
+KERNEL advance_rows(int rows, int n, steps t, RD uo, RD vo, RD po, RD cu, RD cv, RD z, RD h, WR un,
+                    WR vn, WR pn)
 {
     for (int i = 0; i < rows; i++) {
         int row = cell(n, i, 0), south = cell(n, i - 1, 0), north = cell(n, i + 1, 0);
-        advance_point(t, row, row + n - 1, row + 1, south, south + 1, north, north + n - 1, uo, vo, po, cu, cv, z, h,
-                      un, vn, pn);
+        advance_point(t, row, row + n - 1, row + 1, south, south + 1, north, north + n - 1, uo, vo,
+                      po, cu, cv, z, h, un, vn, pn);
         for (int j = 1; j < n - 1; j++)
-            advance_point(t, row + j, row + j - 1, row + j + 1, south + j, south + j + 1, north + j, north + j - 1, uo,
-                          vo, po, cu, cv, z, h, un, vn, pn);
-        advance_point(t, row + n - 1, row + n - 2, row, south + n - 1, south, north + n - 1, north + n - 2, uo, vo, po,
-                      cu, cv, z, h, un, vn, pn);
+            advance_point(t, row + j, row + j - 1, row + j + 1, south + j, south + j + 1, north + j,
+                          north + j - 1, uo, vo, po, cu, cv, z, h, un, vn, pn);
+        advance_point(t, row + n - 1, row + n - 2, row, south + n - 1, south, north + n - 1,
+                      north + n - 2, uo, vo, po, cu, cv, z, h, un, vn, pn);
     }
 }
 
 /* The Robert–Asselin filter (from the second step on), then the new fields become current. */
-KERNEL filter(int first, int last, int filtered, WR u, WR v, WR p, WR uo, WR vo, WR po, RD un, RD vn, RD pn)
+KERNEL filter(int first, int last, int filtered, WR u, WR v, WR p, WR uo, WR vo, WR po, RD un,
+              RD vn, RD pn)
 {
     if (filtered)
         for (int c = first; c < last; c++) {
             uo[c] = u[c] + ALPHA * (un[c] - 2 * u[c] + uo[c]);
             vo[c] = v[c] + ALPHA * (vn[c] - 2 * v[c] + vo[c]);
             po[c] = p[c] + ALPHA * (pn[c] - 2 * p[c] + po[c]);
-            u[c] = un[c]; v[c] = vn[c]; p[c] = pn[c];
+            u[c] = un[c];
+            v[c] = vn[c];
+            p[c] = pn[c];
         }
     else
         for (int c = first; c < last; c++) {
-            uo[c] = u[c]; vo[c] = v[c]; po[c] = p[c];
-            u[c] = un[c]; v[c] = vn[c]; p[c] = pn[c];
+            uo[c] = u[c];
+            vo[c] = v[c];
+            po[c] = p[c];
+            u[c] = un[c];
+            v[c] = vn[c];
+            p[c] = pn[c];
         }
 }
 
 static void advance(slab *s)
 {
     steps t = {s->tdt / 8, s->tdt / DX, s->tdt / DY};
-    advance_rows(s->rows, s->n, t, s->uold, s->vold, s->pold, s->cu, s->cv, s->z, s->h, s->unew, s->vnew, s->pnew);
-    filter(at(s, 0, 0), at(s, s->rows, 0), s->step > 0, s->u, s->v, s->p, s->uold, s->vold, s->pold, s->unew, s->vnew,
-           s->pnew);
+    advance_rows(s->rows, s->n, t, s->uold, s->vold, s->pold, s->cu, s->cv, s->z, s->h, s->unew,
+                 s->vnew, s->pnew);
+    filter(at(s, 0, 0), at(s, s->rows, 0), s->step > 0, s->u, s->v, s->p, s->uold, s->vold, s->pold,
+           s->unew, s->vnew, s->pnew);
     if (s->step++ == 0)
         s->tdt += s->tdt;
 }
@@ -176,10 +195,11 @@ static void exchange(slab *s, int up, int down, double **fields, int count)
 {
     for (int k = 0; k < count; k++) {
         double *f = fields[k];
-        check(MPI_Sendrecv(f + at(s, s->rows - 1, 0), s->n, MPI_DOUBLE, down, 10 + k, f + at(s, -1, 0), s->n,
-                           MPI_DOUBLE, up, 10 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        check(MPI_Sendrecv(f + at(s, 0, 0), s->n, MPI_DOUBLE, up, 20 + k, f + at(s, s->rows, 0), s->n,
-                           MPI_DOUBLE, down, 20 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        check(MPI_Sendrecv(f + at(s, s->rows - 1, 0), s->n, MPI_DOUBLE, down, 10 + k,
+                           f + at(s, -1, 0), s->n, MPI_DOUBLE, up, 10 + k, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
+        check(MPI_Sendrecv(f + at(s, 0, 0), s->n, MPI_DOUBLE, up, 20 + k, f + at(s, s->rows, 0),
+                           s->n, MPI_DOUBLE, down, 20 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     }
 }
 
@@ -197,7 +217,10 @@ static MPI_Datatype res_type(int rows, int n)
     MPI_Aint displs[2] = {0, 0};
     MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE}, t;
     MPI_Aint base, data;
-    static struct { int head[3]; double block[1]; } probe;
+    static struct {
+        int head[3];
+        double block[1];
+    } probe;
     check(MPI_Get_address(&probe, &base));
     check(MPI_Get_address(&probe.block, &data));
     displs[1] = data - base;
@@ -230,7 +253,8 @@ int main(int argc, char **argv)
     int m = nums[0], n = nums[1], steps = nums[2], workers = size > 1 ? size - 1 : 1;
     if (m < 2 * workers || n < 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: shallow_water_c [ROWS COLUMNS STEPS] [--checksum] (2 rows per worker at least)\n");
+            fprintf(stderr, "usage: shallow_water_c [ROWS COLUMNS STEPS] [--checksum] (2 rows per "
+                            "worker at least)\n");
         check(MPI_Finalize());
         return 2;
     }
@@ -243,15 +267,26 @@ int main(int argc, char **argv)
     if (size == 1) {
         slab s;
         slab_init(&s, n, 0, m);
-        memcpy(s.u + at(&s, 0, 0), u0, cells * 8); memcpy(s.v + at(&s, 0, 0), v0, cells * 8); memcpy(s.p + at(&s, 0, 0), p0, cells * 8);
-        memcpy(s.uold, s.u, (cells + 2 * n) * 8); memcpy(s.vold, s.v, (cells + 2 * n) * 8); memcpy(s.pold, s.p, (cells + 2 * n) * 8);
+        memcpy(s.u + at(&s, 0, 0), u0, cells * 8);
+        memcpy(s.v + at(&s, 0, 0), v0, cells * 8);
+        memcpy(s.p + at(&s, 0, 0), p0, cells * 8);
+        memcpy(s.uold, s.u, (cells + 2 * n) * 8);
+        memcpy(s.vold, s.v, (cells + 2 * n) * 8);
+        memcpy(s.pold, s.p, (cells + 2 * n) * 8);
         for (int t = 0; t < steps; t++) {
-            wrap(&s, s.u); wrap(&s, s.v); wrap(&s, s.p);
+            wrap(&s, s.u);
+            wrap(&s, s.v);
+            wrap(&s, s.p);
             fluxes(&s);
-            wrap(&s, s.cu); wrap(&s, s.cv); wrap(&s, s.z); wrap(&s, s.h);
+            wrap(&s, s.cu);
+            wrap(&s, s.cv);
+            wrap(&s, s.z);
+            wrap(&s, s.h);
             advance(&s);
         }
-        memcpy(result[0], s.u + at(&s, 0, 0), cells * 8); memcpy(result[1], s.v + at(&s, 0, 0), cells * 8); memcpy(result[2], s.p + at(&s, 0, 0), cells * 8);
+        memcpy(result[0], s.u + at(&s, 0, 0), cells * 8);
+        memcpy(result[1], s.v + at(&s, 0, 0), cells * 8);
+        memcpy(result[2], s.p + at(&s, 0, 0), cells * 8);
         times[0] = MPI_Wtime() - t_start;
     } else if (rank == 0) {
         for (int w = 0; w < workers; w++) {
@@ -259,7 +294,8 @@ int main(int argc, char **argv)
             rows_of(m, workers, w, &row0, &rows);
             double *f[3] = {u0, v0, p0};
             for (int q = 0; q < 3; q++)
-                check(MPI_Send(f[q] + (size_t)row0 * n, rows * n, MPI_DOUBLE, w + 1, 1, MPI_COMM_WORLD));
+                check(MPI_Send(f[q] + (size_t)row0 * n, rows * n, MPI_DOUBLE, w + 1, 1,
+                               MPI_COMM_WORLD));
         }
         int max_rows = m / workers + 1;
         int *rec = malloc(sizeof(int) * 4 + sizeof(double) * (size_t)max_rows * n);
@@ -275,10 +311,14 @@ int main(int argc, char **argv)
             check(MPI_Recv(rec, 1, t, st.MPI_SOURCE, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             check(MPI_Type_free(&t));
             MPI_Aint base, data;
-            static struct { int head[3]; double block[1]; } layout;
+            static struct {
+                int head[3];
+                double block[1];
+            } layout;
             check(MPI_Get_address(&layout, &base));
             check(MPI_Get_address(&layout.block, &data));
-            memcpy(result[rec[2]] + (size_t)rec[0] * n, (char *)rec + (data - base), (size_t)rec[1] * n * 8);
+            memcpy(result[rec[2]] + (size_t)rec[0] * n, (char *)rec + (data - base),
+                   (size_t)rec[1] * n * 8);
         }
         free(rec);
     } else {
@@ -288,9 +328,12 @@ int main(int argc, char **argv)
         slab_init(&s, n, row0, rows);
         double *f[3] = {s.u, s.v, s.p};
         for (int q = 0; q < 3; q++)
-            check(MPI_Recv(f[q] + at(&s, 0, 0), rows * n, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            check(MPI_Recv(f[q] + at(&s, 0, 0), rows * n, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
         size_t all = (size_t)(rows + 2) * n * 8;
-        memcpy(s.uold, s.u, all); memcpy(s.vold, s.v, all); memcpy(s.pold, s.p, all);
+        memcpy(s.uold, s.u, all);
+        memcpy(s.vold, s.v, all);
+        memcpy(s.pold, s.p, all);
         int up = (w + workers - 1) % workers + 1, down = (w + 1) % workers + 1;
         double *first[3] = {s.u, s.v, s.p}, *second[4] = {s.cu, s.cv, s.z, s.h};
         /* After a compute phase the clock's own code path is cold too: each exchange is timed by a
@@ -311,7 +354,10 @@ int main(int argc, char **argv)
         }
         double t4 = MPI_Wtime();
         MPI_Datatype t = res_type(rows, n);
-        static struct { int head[3]; double block[1]; } layout;
+        static struct {
+            int head[3];
+            double block[1];
+        } layout;
         MPI_Aint base, data;
         check(MPI_Get_address(&layout, &base));
         check(MPI_Get_address(&layout.block, &data));
@@ -330,8 +376,8 @@ int main(int argc, char **argv)
     double *all_times = rank == 0 ? malloc(sizeof(double) * 3 * size) : NULL;
     check(MPI_Gather(times, 3, MPI_DOUBLE, all_times, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     if (rank == 0) {
-        printf("shallow water (native C) %dx%d, %d steps, %d rank(s) (%d worker(s)): %.6f s\n", m, n, steps, size,
-               workers, MPI_Wtime() - t_start);
+        printf("shallow water (native C) %dx%d, %d steps, %d rank(s) (%d worker(s)): %.6f s\n", m,
+               n, steps, size, workers, MPI_Wtime() - t_start);
         printf("  slave  processing(s)  MPI communication(s)  structured transport(s)\n");
         for (int w = 0; w < workers; w++) {
             double *t = all_times + 3 * (size > 1 ? w + 1 : 0);

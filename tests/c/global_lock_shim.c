@@ -70,17 +70,29 @@ int MPI_Irecv(void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Re
     LOCKED(PMPI_Irecv(b, n, t, s, tag, c, r));
 }
 int MPI_Test(MPI_Request *r, int *f, MPI_Status *st) { LOCKED(PMPI_Test(r, f, st)); }
-int MPI_Request_get_status(MPI_Request r, int *f, MPI_Status *st) { LOCKED(PMPI_Request_get_status(r, f, st)); }
+int MPI_Request_get_status(MPI_Request r, int *f, MPI_Status *st)
+{
+    LOCKED(PMPI_Request_get_status(r, f, st));
+}
 int MPI_Cancel(MPI_Request *r) { LOCKED(PMPI_Cancel(r)); }
-int MPI_Iprobe(int s, int tag, MPI_Comm c, int *f, MPI_Status *st) { LOCKED(PMPI_Iprobe(s, tag, c, f, st)); }
+int MPI_Iprobe(int s, int tag, MPI_Comm c, int *f, MPI_Status *st)
+{
+    LOCKED(PMPI_Iprobe(s, tag, c, f, st));
+}
 int MPI_Improbe(int s, int tag, MPI_Comm c, int *f, MPI_Message *m, MPI_Status *st)
 {
     LOCKED(PMPI_Improbe(s, tag, c, f, m, st));
 }
 int MPI_Ibarrier(MPI_Comm c, MPI_Request *r) { LOCKED(PMPI_Ibarrier(c, r)); }
-int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op) { LOCKED(PMPI_Op_create(fn, commute, op)); }
+int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
+{
+    LOCKED(PMPI_Op_create(fn, commute, op));
+}
 int MPI_Op_free(MPI_Op *op) { LOCKED(PMPI_Op_free(op)); }
-int MPI_Type_contiguous(int n, MPI_Datatype old, MPI_Datatype *t) { LOCKED(PMPI_Type_contiguous(n, old, t)); }
+int MPI_Type_contiguous(int n, MPI_Datatype old, MPI_Datatype *t)
+{
+    LOCKED(PMPI_Type_contiguous(n, old, t));
+}
 int MPI_Type_commit(MPI_Datatype *t) { LOCKED(PMPI_Type_commit(t)); }
 int MPI_Type_free(MPI_Datatype *t) { LOCKED(PMPI_Type_free(t)); }
 int MPI_Get_processor_name(char *name, int *len) { LOCKED(PMPI_Get_processor_name(name, len)); }
@@ -140,7 +152,10 @@ int MPI_Probe(int s, int tag, MPI_Comm c, MPI_Status *st)
 /* ---- blocking collectives and communicator calls: the lock held throughout ---- */
 
 int MPI_Barrier(MPI_Comm c) { LOCKED(PMPI_Barrier(c)); }
-int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c) { LOCKED(PMPI_Bcast(b, n, t, root, c)); }
+int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c)
+{
+    LOCKED(PMPI_Bcast(b, n, t, root, c));
+}
 int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c)
 {
     LOCKED(PMPI_Allreduce(s, r, n, t, op, c));
@@ -153,22 +168,29 @@ int MPI_Scan(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm 
 {
     LOCKED(PMPI_Scan(s, r, n, t, op, c));
 }
-int MPI_Scatter(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, int root, MPI_Comm c)
+int MPI_Scatter(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, int root,
+                MPI_Comm c)
 {
     LOCKED(PMPI_Scatter(s, sn, st, r, rn, rt, root, c));
 }
-int MPI_Gather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, int root, MPI_Comm c)
+int MPI_Gather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, int root,
+               MPI_Comm c)
 {
     LOCKED(PMPI_Gather(s, sn, st, r, rn, rt, root, c));
 }
-int MPI_Allgather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, MPI_Comm c)
+int MPI_Allgather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt,
+                  MPI_Comm c)
 {
     LOCKED(PMPI_Allgather(s, sn, st, r, rn, rt, c));
 }
-int MPI_Alltoall(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, MPI_Comm c)
+int MPI_Alltoall(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt,
+                 MPI_Comm c)
 {
     LOCKED(PMPI_Alltoall(s, sn, st, r, rn, rt, c));
 }
 int MPI_Comm_dup(MPI_Comm c, MPI_Comm *out) { LOCKED(PMPI_Comm_dup(c, out)); }
-int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm *out) { LOCKED(PMPI_Comm_split(c, color, key, out)); }
+int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm *out)
+{
+    LOCKED(PMPI_Comm_split(c, color, key, out));
+}
 int MPI_Comm_free(MPI_Comm *c) { LOCKED(PMPI_Comm_free(c)); }

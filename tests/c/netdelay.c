@@ -29,7 +29,7 @@ enum { RING = 1 << 16 };
 
 static struct {
     uint32_t id[RING];
-    uint64_t due[RING]; /* CLOCK_MONOTONIC, ns */
+    uint64_t due[RING];  /* CLOCK_MONOTONIC, ns */
     unsigned head, tail; /* head: next to release; tail: next free */
 } held;
 

@@ -25,7 +25,8 @@ static void test_point_to_point(void)
 {
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
     double out[1000], in[1000];
-    for (int i = 0; i < 1000; i++) out[i] = rank * 1000 + i;
+    for (int i = 0; i < 1000; i++)
+        out[i] = rank * 1000 + i;
     mpc_request rreq, sreq;
     mpc_status st;
     CHECK(mpc_irecv(in, sizeof in, prev, 3, mpc_comm_world(), &rreq) == MPC_OK, "irecv");
@@ -50,7 +51,8 @@ static void test_point_to_point(void)
     MPI_Status_set_cancelled(&raw, 1);
     MPI_Test_cancelled(&raw, &cancelled);
     mpc_status_from_mpi(&raw, &st);
-    CHECK(cancelled && st.cancelled, "the cancel bit read from MPICH's fields agrees with MPI_Test_cancelled");
+    CHECK(cancelled && st.cancelled,
+          "the cancel bit read from MPICH's fields agrees with MPI_Test_cancelled");
     CHECK(st.bytes == 0 && st.count == 0 && st.source == MPI_ANY_SOURCE && st.tag == MPI_ANY_TAG,
           "a cancelled status reports MPI's empty status, not the stale fields MPI leaves");
     MPI_Status_set_cancelled(&raw, 0);
@@ -61,8 +63,8 @@ static void test_point_to_point(void)
      * does not report (MPICH 4.0 leaves the count 0 and names no size in its text either) */
     int eight[8] = {0}, two[2];
     mpc_status trunc = {0};
-    int trc = mpc_sendrecv(eight, sizeof eight, next, 9, two, sizeof two, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                           MPI_COMM_WORLD, &trunc);
+    int trc = mpc_sendrecv(eight, sizeof eight, next, 9, two, sizeof two, MPI_ANY_SOURCE,
+                           MPI_ANY_TAG, MPI_COMM_WORLD, &trunc);
     CHECK(mpc_error_class(trc) == MPI_ERR_TRUNCATE, "a receive into too small a buffer truncates");
     CHECK(trunc.source == prev && trunc.tag == 9 && trunc.bytes == -1 && !trunc.cancelled,
           "a truncated receive's status names its source and tag, and no size");
@@ -71,9 +73,10 @@ static void test_point_to_point(void)
      * MPICH's, not ours): 4.0.2 gives a count of 0 and no size in its text, which is why the
      * core cannot name a truncated message's size. */
     MPI_Status raw_trunc;
-    CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) == MPI_SUCCESS, "errors returned");
-    int mpi_rc = MPI_Sendrecv(eight, (int)sizeof eight, MPI_BYTE, next, 10, two, (int)sizeof two, MPI_BYTE, prev, 10,
-                              MPI_COMM_WORLD, &raw_trunc);
+    CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) == MPI_SUCCESS,
+          "errors returned");
+    int mpi_rc = MPI_Sendrecv(eight, (int)sizeof eight, MPI_BYTE, next, 10, two, (int)sizeof two,
+                              MPI_BYTE, prev, 10, MPI_COMM_WORLD, &raw_trunc);
     CHECK(mpc_error_class(mpi_rc) == MPI_ERR_TRUNCATE, "MPI truncates it");
     MPI_Count raw_count = -1;
     char text[MPI_MAX_ERROR_STRING] = "";
@@ -82,14 +85,16 @@ static void test_point_to_point(void)
               MPI_Error_string(mpi_rc, text, &text_len) == MPI_SUCCESS,
           "MPI describes the truncated receive");
     if (rank == 0)
-        printf("MPICH on a truncated %zu-byte message into %zu bytes: count %lld, text \"%s\"\n", sizeof eight,
-               sizeof two, (long long)raw_count, strtok(text, "\n"));
+        printf("MPICH on a truncated %zu-byte message into %zu bytes: count %lld, text \"%s\"\n",
+               sizeof eight, sizeof two, (long long)raw_count, strtok(text, "\n"));
 
     /* sendrecv with wildcards */
     int a = rank, b = -1;
     CHECK(mpc_sendrecv(&a, sizeof a, next, 4, &b, sizeof b, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                       mpc_comm_world(), &st) == MPC_OK, "sendrecv");
-    CHECK(b == prev && st.source == prev && st.tag == 4, "sendrecv wildcards report source and tag");
+                       mpc_comm_world(), &st) == MPC_OK,
+          "sendrecv");
+    CHECK(b == prev && st.source == prev && st.tag == 4,
+          "sendrecv wildcards report source and tag");
 
     /* probe / iprobe, then blocking recv; issend completes once matched */
     int found = 1;
@@ -101,27 +106,33 @@ static void test_point_to_point(void)
     CHECK(mpc_issend(&v, sizeof v, next, 5, mpc_comm_world(), &sreq) == MPC_OK, "issend");
     CHECK(mpc_probe(prev, 5, mpc_comm_world(), &st) == MPC_OK && st.bytes == sizeof v, "probe");
     CHECK(mpc_iprobe(prev, 5, mpc_comm_world(), &found, &st) == MPC_OK && found, "iprobe finds it");
-    CHECK(mpc_recv(&w, sizeof w, prev, 5, mpc_comm_world(), &st) == MPC_OK && w == 42 + prev, "recv");
+    CHECK(mpc_recv(&w, sizeof w, prev, 5, mpc_comm_world(), &st) == MPC_OK && w == 42 + prev,
+          "recv");
     CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "issend completes");
 
     /* truncation is an error, and the communicator stays usable */
     char big[64] = {0}, small[8];
-    CHECK(mpc_irecv(small, sizeof small, prev, 6, mpc_comm_world(), &rreq) == MPC_OK, "irecv small");
+    CHECK(mpc_irecv(small, sizeof small, prev, 6, mpc_comm_world(), &rreq) == MPC_OK,
+          "irecv small");
     CHECK(mpc_isend(big, sizeof big, next, 6, mpc_comm_world(), &sreq) == MPC_OK, "isend big");
     rc = mpc_wait(&rreq, &st);
     CHECK(mpc_error_class(rc) == MPI_ERR_TRUNCATE, "truncated receive reports MPI_ERR_TRUNCATE");
     CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "send of truncated message completes");
-    CHECK(mpc_sendrecv(&a, sizeof a, next, 7, &b, sizeof b, prev, 7, mpc_comm_world(), &st) == MPC_OK
-          && b == prev, "usable after truncation");
+    CHECK(mpc_sendrecv(&a, sizeof a, next, 7, &b, sizeof b, prev, 7, mpc_comm_world(), &st) ==
+                  MPC_OK &&
+              b == prev,
+          "usable after truncation");
 
     /* synchronous send into a posted receive; cancel; non-blocking barrier */
     CHECK(mpc_irecv(&b, sizeof b, prev, 9, mpc_comm_world(), &rreq) == MPC_OK, "irecv for ssend");
     CHECK(mpc_ssend(&a, sizeof a, next, 9, mpc_comm_world()) == MPC_OK, "ssend");
     CHECK(mpc_wait(&rreq, &st) == MPC_OK && b == prev, "ssend delivered");
-    CHECK(mpc_irecv(&b, sizeof b, MPI_ANY_SOURCE, 31000, mpc_comm_world(), &rreq) == MPC_OK, "irecv nobody matches");
+    CHECK(mpc_irecv(&b, sizeof b, MPI_ANY_SOURCE, 31000, mpc_comm_world(), &rreq) == MPC_OK,
+          "irecv nobody matches");
     CHECK(mpc_cancel(&rreq) == MPC_OK, "cancel");
     CHECK(mpc_wait(&rreq, &st) == MPC_OK && st.cancelled, "a cancelled receive reports it");
-    CHECK(mpc_ibarrier(mpc_comm_world(), &sreq) == MPC_OK && mpc_wait(&sreq, NULL) == MPC_OK, "ibarrier");
+    CHECK(mpc_ibarrier(mpc_comm_world(), &sreq) == MPC_OK && mpc_wait(&sreq, NULL) == MPC_OK,
+          "ibarrier");
 }
 
 static void test_communicators(void)
@@ -152,10 +163,12 @@ static void test_exact_vcollectives(void)
     mpc_comm c;
     CHECK(mpc_comm_dup(mpc_comm_world(), &c) == MPC_OK, "dup for the v-collectives");
     mpc_comm twin, again;
-    CHECK(mpc_comm_private(c, &twin) == MPC_OK && twin != c && twin != MPI_COMM_NULL, "a private twin");
+    CHECK(mpc_comm_private(c, &twin) == MPC_OK && twin != c && twin != MPI_COMM_NULL,
+          "a private twin");
     CHECK(mpc_comm_private(c, &again) == MPC_OK && again == twin, "the same twin again");
     mpc_comm dup2;
-    CHECK(mpc_comm_dup(c, &dup2) == MPC_OK && mpc_comm_private(dup2, &again) == MPC_OK && again != twin,
+    CHECK(mpc_comm_dup(c, &dup2) == MPC_OK && mpc_comm_private(dup2, &again) == MPC_OK &&
+              again != twin,
           "a Dup gets a twin of its own");
     CHECK(mpc_comm_free(&dup2) == MPC_OK, "a comm with a twin is freed");
 
@@ -163,14 +176,16 @@ static void test_exact_vcollectives(void)
     mpc_block blocks[16];
     int64_t got[16];
     for (int r = 0; r < size; r++)
-        blocks[r] = (mpc_block){(size_t)(size - 1 - r) * 3 * sizeof(int), (r % 2 + 2) * sizeof(int)};
+        blocks[r] =
+            (mpc_block){(size_t)(size - 1 - r) * 3 * sizeof(int), (r % 2 + 2) * sizeof(int)};
     /* rank r sends 2 ints, the root expects r % 2 + 2: odd ranks send one fewer */
     int rc = mpc_gatherv_exact(mine, 2 * sizeof(int), all, blocks, 0, c, got);
     if (rank == 0) {
         /* the root's own block is its send (the caller checks it): give it 2 */
         CHECK(rc == MPC_OK, "gatherv with a shorter block completes");
         for (int r = 1; r < size; r++)
-            CHECK(got[r] == 2 * (int64_t)sizeof(int) && all[(size - 1 - r) * 3] == r, "gatherv reports each block's size");
+            CHECK(got[r] == 2 * (int64_t)sizeof(int) && all[(size - 1 - r) * 3] == r,
+                  "gatherv reports each block's size");
     } else {
         CHECK(rc == MPC_OK, "gatherv send");
     }
@@ -186,7 +201,8 @@ static void test_exact_vcollectives(void)
     if (rank != 0 && expect == 2)
         CHECK(rc == MPC_OK && one == MPC_GOT_MORE, "scatterv reports a longer block");
     else
-        CHECK(rc == MPC_OK && one == 3 * (int64_t)sizeof(int) && dst[2] == rank * 3 + 2, "scatterv reports the block's size");
+        CHECK(rc == MPC_OK && one == 3 * (int64_t)sizeof(int) && dst[2] == rank * 3 + 2,
+              "scatterv reports the block's size");
     /* alltoallv: one int to each rank */
     int out[16], in[16];
     mpc_block sb[16], rb[16];

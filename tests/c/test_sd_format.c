@@ -22,7 +22,8 @@ static int valid(const uint8_t *p, size_t n)
 typedef size_t (*sample_fn)(sd_builder *);
 static size_t list_acyclic(sd_builder *b) { return msg_list(b, 0); }
 static size_t list_cyclic(sd_builder *b) { return msg_list(b, 1); }
-static const sample_fn samples[] = {msg_null, list_acyclic, list_cyclic, msg_arrays, msg_structs, msg_collection};
+static const sample_fn samples[] = {msg_null,   list_acyclic, list_cyclic,
+                                    msg_arrays, msg_structs,  msg_collection};
 enum { SAMPLES = sizeof samples / sizeof samples[0] };
 
 /* Patches the length field so that checks past it are reached. */
@@ -39,24 +40,35 @@ static void hostile(void)
 
     header(&b, 1, 1, 0); /* an int[] claiming 2^31-1 elements with 4 bytes present */
     type(&b, 2, 1, 0, 4, 0, "System.Int32[], mscorlib");
-    put32(&b, 0); put32(&b, 0x7fffffff); put32(&b, 0); put32(&b, 1);
+    put32(&b, 0);
+    put32(&b, 0x7fffffff);
+    put32(&b, 0);
+    put32(&b, 1);
     CHECK(valid(b.buf, finish(&b)) == 0, "absurd array length");
 
-    header(&b, 1, 1, 0); /* 65536 x 65536 elements of 8 bytes: the count overflows nothing, bytes lack */
+    header(&b, 1, 1,
+           0); /* 65536 x 65536 elements of 8 bytes: the count overflows nothing, bytes lack */
     type(&b, 2, 2, 0, 8, 0, "System.Double[,], mscorlib");
-    put32(&b, 0); put32(&b, 65536); put32(&b, 65536); put32(&b, 0); put32(&b, 0);
+    put32(&b, 0);
+    put32(&b, 65536);
+    put32(&b, 65536);
+    put32(&b, 0);
+    put32(&b, 0);
     CHECK(valid(b.buf, finish(&b)) == 0, "array bounds multiplying past the bytes");
 
     header(&b, 1, 1, 0); /* rank 32 of 0x7fffffff each: the product overflows 64 bits */
     type(&b, 2, 32, 0, 1, 0, "System.Byte[,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,], mscorlib");
     put32(&b, 0);
-    for (int d = 0; d < 32; d++) put32(&b, 0x7fffffff);
-    for (int d = 0; d < 32; d++) put32(&b, 0);
+    for (int d = 0; d < 32; d++)
+        put32(&b, 0x7fffffff);
+    for (int d = 0; d < 32; d++)
+        put32(&b, 0);
     CHECK(valid(b.buf, finish(&b)) == 0, "element count overflow");
 
     header(&b, 1, 1, 0); /* a string of 2^32-1 characters */
     type(&b, 3, 0, 0, 2, 0, "System.String, mscorlib");
-    put32(&b, 0); put32(&b, 0xffffffffu);
+    put32(&b, 0);
+    put32(&b, 0xffffffffu);
     CHECK(valid(b.buf, finish(&b)) == 0, "absurd string length");
 
     n = msg_list(&b, 0); /* reference 7 of 3 records */
@@ -85,7 +97,10 @@ static void hostile(void)
 
     header(&b, 1, 0, -1); /* a type name longer than allowed */
     uint8_t head[4] = {1, 0, 0, 0};
-    put_bytes(&b, head, 4); put32(&b, 0); put32(&b, 0); put32(&b, 5000);
+    put_bytes(&b, head, 4);
+    put32(&b, 0);
+    put32(&b, 0);
+    put32(&b, 5000);
     CHECK(valid(b.buf, finish(&b)) == 0, "type name too long");
 
     header(&b, 1, 0, -1);
@@ -151,7 +166,8 @@ static void truncations_and_mutations(void)
             }
         }
     }
-    printf("test_sd_format: %ld random mutations validated (%ld still well-formed)\n", mutated, accepted);
+    printf("test_sd_format: %ld random mutations validated (%ld still well-formed)\n", mutated,
+           accepted);
 }
 
 static int write_corpus(const char *dir)
