@@ -772,7 +772,8 @@ static class ArraysTest
         Check.Throws<ArgumentException>(() => ObjectArray<int[], ArrayIndexed>.Create(s, new[] { new int[1] }, i => new ArrayIndexed()), "an index type without value equality");
         Check.Throws<ArgumentException>(() => ObjectArray<int, Twice>.Create(s, new[] { 0 }, i => new Twice()), "two entry methods with one name");
         Exception other = null;
-        var t = new Thread(() => { try { a.Send(0, nameof(Walker.Bye)); } catch (Exception e) { other = e; } });
+        ThreadStart sendBye = () => { try { a.Send(0, nameof(Walker.Bye)); } catch (Exception e) { other = e; } };
+        var t = new Thread(sendBye);
         t.Start();
         t.Join();
         Check.True(other is InvalidOperationException, $"another thread is refused ({other?.GetType().Name})");

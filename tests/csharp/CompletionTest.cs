@@ -121,7 +121,8 @@ static class CompletionTest
             var buf = new int[1];
             Request r = world.Irecv(buf, prev, 1);
             Status waited = null;
-            var waiter = new Thread(() => { try { waited = r.Wait(); } catch (InvalidOperationException) { } });
+            ThreadStart wait = () => { try { waited = r.Wait(); } catch (InvalidOperationException) { } };
+            var waiter = new Thread(wait);
             waiter.Start();
             Task<Status> t = r.AsTask();
             world.Send(new int[] { k }, next, 1);
@@ -149,7 +150,8 @@ static class CompletionTest
         for (int k = 0; k < rounds; k++) {
             var buf = new int[1];
             Request r = world.Irecv(buf, prev, 2);
-            var other = new Thread(() => { try { r.Wait(); } catch (InvalidOperationException) { } });
+            ThreadStart wait = () => { try { r.Wait(); } catch (InvalidOperationException) { } };
+            var other = new Thread(wait);
             other.Start();
             Request s = world.Isend(new[] { k }, next, 2);
             try { r.Wait(); } catch (InvalidOperationException) { }

@@ -22,7 +22,7 @@ static class GcProgressTest
         for (int i = 0; i < payload.Length; i++) payload[i] = (byte)(i * 7 + tag + rank);
         MPStats before = MP.Stats;
         int gcsDone = 0;
-        var helper = new Thread(() => {
+        ThreadStart collect = () => {
             while (MP.Stats.Operations == before.Operations) { }   // the Recv below has started
             for (int k = 0; k < CollectionsWhileBlocked; k++) {
                 for (int j = 0; j < 200; j++) keep.Add(new byte[64 + j]);   // garbage and survivors
@@ -31,7 +31,8 @@ static class GcProgressTest
                 gcsDone++;
             }
             world.Send(payload, rank, tag);   // only now can the receive complete
-        });
+        };
+        var helper = new Thread(collect);
         helper.Start();
         Status st = world.Recv(buffer, rank, tag);
         helper.Join();

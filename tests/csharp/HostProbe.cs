@@ -25,7 +25,8 @@ static class HostProbe
             world.Recv(new int[1], MP.AnySource, 1);
             return 0;
         case "thread-throw":
-            var t = new Thread(() => { throw new ApplicationException("thread failure on purpose"); });
+            ThreadStart fail = () => { throw new ApplicationException("thread failure on purpose"); };
+            var t = new Thread(fail);
             t.Start();
             world.Recv(new int[1], MP.AnySource, 1);
             return 0;
@@ -61,7 +62,8 @@ static class HostProbe
             // matches, their requests dropped) while another thread keeps collecting: the GC
             // hook, which looks at such transfers, must not call MPI while MPI_Finalize runs
             for (int i = 0; i < 64; i++) world.Irecv(new byte[16], (world.Rank + 1) % world.Size, 999);
-            var collector = new Thread(() => { while (true) GC.Collect(0); }) { IsBackground = true };
+            ThreadStart collect = () => { while (true) GC.Collect(0); };
+            var collector = new Thread(collect) { IsBackground = true };
             collector.Start();
             world.Barrier();
             return 0;

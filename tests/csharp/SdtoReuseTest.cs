@@ -134,7 +134,7 @@ static class SdtoReuseTest
         for (; r != null; r = r.Next) {
             objects.Add(r); objects.Add(r.Data); objects.Add(r.Rows); objects.Add(r.Label);
             text.Append($"{r.Id} {r.Label} [{(r.Data == null ? "null" : string.Join(",", r.Data))}] "
-                        + $"[{(r.Rows == null ? "null" : string.Join(",", r.Rows.Select(x => x.Mark + "/" + x.B)))}];");
+                        + "[" + (r.Rows == null ? "null" : string.Join(",", r.Rows.Select(x => x.Mark + "/" + x.B))) + "];");
         }
         return Tuple.Create(text.ToString(), objects);
     }

@@ -180,7 +180,8 @@ static class SdtoSafetyTest
         byte[] large = Serializer.Serialize(Enumerable.Range(0, m).Select(i => new SlotPair { A = A, Hidden = "z" }).ToArray());
         Garbage(large, large.Length - 16 * m, 16 * m, A, A);
         int stop = 0, bad = 0;
-        var churn = new Thread(() => { while (Volatile.Read(ref stop) == 0) GC.Collect(); });
+        ThreadStart collect = () => { while (Volatile.Read(ref stop) == 0) GC.Collect(); };
+        var churn = new Thread(collect);
         churn.Start();
         for (int r = 0; r < 30; r++) {
             var got = Serializer.Deserialize<SlotPair[]>(large, 0, large.Length);
@@ -273,11 +274,12 @@ static class SdtoSafetyTest
         int passed = 0, calls = 0, stop = 0, rounds = 0;
         var waits = new List<string>();
         Exception failure = null;
-        var worker = new Thread(() => {
+        ThreadStart loop = () => {
             try {
                 while (Volatile.Read(ref stop) == 0) { work(); Interlocked.Increment(ref calls); }
             } catch (Exception e) { failure = e; }
-        });
+        };
+        var worker = new Thread(loop);
         worker.Start();
         for (; passed < needed && rounds < maxRounds && failure == null; rounds++) {
             int target = Volatile.Read(ref calls) + 1;
@@ -316,14 +318,15 @@ static class SdtoSafetyTest
         var dest = new byte[size];
         int stop = 0, calls = 0, seen = 0;
         Exception failure = null;
-        var worker = new Thread(() => {
+        ThreadStart loop = () => {
             try {
                 for (int k = 0; Volatile.Read(ref stop) == 0; k++) {
                     Serializer.Serialize(k % 2 == 0 ? ones : twos, dest, 0);
                     Interlocked.Increment(ref calls);
                 }
             } catch (Exception e) { failure = e; }
-        });
+        };
+        var worker = new Thread(loop);
         worker.Start();
         var waits = new List<string>();
         for (int round = 0; round < rounds && failure == null; round++) {

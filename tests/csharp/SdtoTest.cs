@@ -245,7 +245,8 @@ static class SdtoTest
         long before = GC.GetTotalMemory(true), residentBefore = ResidentBytes();
         int read = 0;
         for (int t = 0; t < threads; t++) {
-            var th = new Thread(() => { if (Serializer.Deserialize<Node>(bytes, 0, bytes.Length).Value == 59999) Interlocked.Increment(ref read); });
+            ThreadStart readOnce = () => { if (Serializer.Deserialize<Node>(bytes, 0, bytes.Length).Value == 59999) Interlocked.Increment(ref read); };
+            var th = new Thread(readOnce);
             th.Start();
             th.Join();
         }

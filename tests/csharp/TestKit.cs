@@ -80,7 +80,8 @@ static class Ring
     public static Status Exchange(Action send, Func<Status> recv)
     {
         Exception failure = null;
-        var t = new Thread(() => { try { send(); } catch (Exception e) { failure = e; } });
+        ThreadStart sendOnce = () => { try { send(); } catch (Exception e) { failure = e; } };
+        var t = new Thread(sendOnce);
         t.Start();
         Status st = recv();
         t.Join();
@@ -164,14 +165,15 @@ sealed class Collector : IDisposable
 
     public Collector(int objectBytes = 200, int kept = 2000)
     {
-        thread = new Thread(() => {
+        ThreadStart collect = () => {
             var keep = new List<byte[]>();
             while (!Volatile.Read(ref stop)) {
                 keep.Add(new byte[objectBytes]);
                 if (keep.Count > kept) keep.Clear();
                 GC.Collect(keep.Count % 2);
             }
-        });
+        };
+        thread = new Thread(collect);
         thread.Start();
     }
 

@@ -147,9 +147,10 @@ static class UserOpStressTest
 
     static Thread Start(string name, Action body, Exception[] failures, int slot)
     {
-        var t = new Thread(() => {
+        ThreadStart run = () => {
             try { body(); } catch (Exception e) { failures[slot] = e; }
-        }) { Name = name };
+        };
+        var t = new Thread(run) { Name = name };
         t.Start();
         return t;
     }

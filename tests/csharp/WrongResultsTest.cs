@@ -142,7 +142,7 @@ static class WrongResultsTest
         var threads = new Thread[2];
         for (int t = 0; t < 2; t++) {
             int me = t;
-            threads[t] = new Thread(() => {
+            ThreadStart reduce = () => {
                 try {
                     var send = new long[length];
                     var sum = new long[length];
@@ -155,7 +155,8 @@ static class WrongResultsTest
                             if (sum[i] != (long)i * ranks + (long)size * (r + me)) { wrong[me]++; break; }
                     }
                 } catch (Exception e) { failures[me] = e; }
-            });
+            };
+            threads[t] = new Thread(reduce);
             threads[t].Start();
         }
         foreach (Thread t in threads) t.Join();
