@@ -120,7 +120,8 @@ public class Streamer : Element<int>
 }
 
 /// <summary>Forwarding: element 0 (rank 0) moves element Target between ranks 1 and 2, then
-/// pings it twice — first with rank 0's cache stale (the old rank forwards), then direct.</summary>
+/// pings it twice — first with rank 0's cache stale (the old rank forwards),
+/// then direct.</summary>
 public class Fwd : Element<int>
 {
     public static int Target, Iters, Done, Bytes;
@@ -163,7 +164,8 @@ public class Fwd : Element<int>
     }
 }
 
-/// <summary>Collectives: K elements per rank; broadcast + acknowledgements, or chained reductions.</summary>
+/// <summary>Collectives: K elements per rank; broadcast + acknowledgements, or
+/// chained reductions.</summary>
 public class Coll : Element<int>
 {
     public static int Total, Iters, Bytes;
@@ -236,7 +238,8 @@ static class ArraysBench
 
     static double Seconds(long t0, long t1) => (t1 - t0) * tick;
 
-    /// <summary>Messages all ranks' schedulers sent during the last array measurement (−1: none).</summary>
+    /// <summary>Messages all ranks' schedulers sent during the last array measurement
+    /// (−1: none).</summary>
     static long lastMessages = -1;
 
     static void Counted(Scheduler s, long before) => lastMessages = world.Allreduce(s.MessagesSent - before, Op.Sum);
@@ -257,7 +260,8 @@ static class ArraysBench
         return Agree(world, Seconds(t0, t1));
     }
 
-    /// <summary>Rank 0's value on every rank of c (so every rank takes the same decisions).</summary>
+    /// <summary>Rank 0's value on every rank of c (so every rank takes the
+    /// same decisions).</summary>
     static double Agree(Intracomm c, double seconds) => c.Allreduce(c.Rank == 0 ? seconds : 0.0, Op.Max);
 
     /// <summary>Iterations so that measure(n) (collective over the ranks that call it, agreed
@@ -274,7 +278,8 @@ static class ArraysBench
         }
     }
 
-    /// <summary>Calibrates, then prints reps rows of unit-per-operation (divisor operations per iteration).</summary>
+    /// <summary>Calibrates, then prints reps rows of unit-per-operation (divisor operations
+    /// per iteration).</summary>
     static void Measure(string name, long size, Func<int, double> measure, double target, int max, int reps,
                         double perIteration, double kib = 0)
     {

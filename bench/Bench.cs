@@ -23,7 +23,7 @@ static class Bench
             return 0;
         }
         if (args.Length < 7) {
-            Console.Error.WriteLine("usage: Bench.exe PATTERN TRANSPORT MIN_BYTES MAX_BYTES REPS WARMUP MAX_ITERATIONS [check]");
+            Console.Error.WriteLine("usage: Bench.exe PATTERN TRANSPORT MIN_BYTES MAX_BYTES REPS WARMUP " + "MAX_ITERATIONS [check]");
             return 2;
         }
         Pattern pattern = Pattern.Create(args[0]);
@@ -55,7 +55,7 @@ static class Bench
         }
         MPStats after = MP.Stats;
         if (!t.Name.StartsWith("pinvoke"))
-            Console.WriteLine($"pins,{t.Name},{after.PinsTaken - before.PinsTaken},{after.PinsAvoided - before.PinsAvoided},{after.Operations - before.Operations}");
+            Console.WriteLine($"pins,{t.Name},{after.PinsTaken - before.PinsTaken}," + $"{after.PinsAvoided - before.PinsAvoided},{after.Operations - before.Operations}");
         if (check)
             Console.WriteLine($"checked,{t.Name},{pattern.Name},{c.Rank},{c.Verified}");
         Console.WriteLine($"peak,{t.Name},{c.Rank},{BenchCommon.PeakRssKib()}");

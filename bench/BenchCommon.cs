@@ -5,7 +5,8 @@ using System.Linq;
 
 static class BenchCommon
 {
-    /// <summary>Iterations per timed repetition; the same rule as bench_iterations() in C.</summary>
+    /// <summary>Iterations per timed repetition; the same rule as bench_iterations()
+    /// in C.</summary>
     public static int Iterations(long bytes)
     {
         long n = 200000000L / (bytes + 20000);
@@ -13,7 +14,8 @@ static class BenchCommon
     }
 
     /// <summary>What the halo pattern sweeps between exchanges: the last-level cache of the machine
-    /// this was measured on (32 MiB), more than the 27 MB a 512×512 shallow-water worker touches.</summary>
+    /// this was measured on (32 MiB), more than the 27 MB a 512×512 shallow-water
+    /// worker touches.</summary>
     public const int EvictBytes = 32 << 20;
 
     /// <summary>Peak resident set size (VmHWM) of this process in KiB.</summary>

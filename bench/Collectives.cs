@@ -23,7 +23,8 @@ static class Collectives
         bool pinvoke = name == "pinvoke";
         if (!pinvoke && name != "system-mp") throw new ArgumentException("unknown transport " + name);
         Intracomm world = MP.World;
-        if (VCollectives.Run(args[1], name, pinvoke, min, max, reps)) return 0;   // gatherv, alltoallv
+        // gatherv, alltoallv
+        if (VCollectives.Run(args[1], name, pinvoke, min, max, reps)) return 0;
         for (long size = min; size <= max; size *= 4) {
             var a = new double[size / 8];
             var b = new double[size / 8];

@@ -41,7 +41,7 @@ static class RequestCost
         Console.WriteLine($"requests in flight per window: {registered} of {Window} registered");
         Console.WriteLine("ns per request: " + string.Join(" ", Array.ConvertAll(times, t => t.ToString("F1"))));
         Array.Sort(times);
-        Console.WriteLine($"median {times[times.Length / 2]:F1} ns per Irecv + Send + its part of WaitAll, {bytes} B");
+        Console.WriteLine($"median {times[times.Length / 2]:F1} ns per Irecv + Send + its part of WaitAll, " + $"{bytes} B");
         return 0;
     }
 }

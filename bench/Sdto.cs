@@ -57,15 +57,20 @@ sealed class DataContractTransport : IGraphTransport
     public byte[] Serialize(object graph)
     {
         var m = new MemoryStream();
+        // clang-format off
         using (var w = XmlDictionaryWriter.CreateBinaryWriter(m))
             new DataContractSerializer(graph.GetType()).WriteObject(w, graph);
+        // clang-format on
         return m.ToArray();
     }
 
     public T Deserialize<T>(byte[] bytes)
     {
-        using (var r = XmlDictionaryReader.CreateBinaryReader(bytes, XmlDictionaryReaderQuotas.Max))
+        // clang-format off
+        using (var r = XmlDictionaryReader.CreateBinaryReader(bytes,
+                                                              XmlDictionaryReaderQuotas.Max))
             return (T)new DataContractSerializer(typeof(T)).ReadObject(r);
+        // clang-format on
     }
 }
 
@@ -154,7 +159,8 @@ static class Sdto
             int objects = int.Parse(args[2]), reps = int.Parse(args[3]);
             SmallNode head = null;
             for (int i = 0; i < objects; i++) head = new SmallNode { Value = i, Next = head };
-            int iters = Math.Max(1, 20000 / objects);   // small graphs: their fixed cost, above the clock's grain
+            // small graphs: their fixed cost, above the clock's grain
+            int iters = Math.Max(1, 20000 / objects);
             for (int rep = -1; rep < reps; rep++) {
                 long serialize = 0, roundtrip = 0;
                 for (int i = 0; i < iters; i++) {

@@ -99,10 +99,12 @@ static class PInvokeMpi
         return flag != 0;
     }
 
-    /// <summary>Waits for a message with this tag from anyone: its source and size in bytes.</summary>
+    /// <summary>Waits for a message with this tag from anyone: its source and size
+    /// in bytes.</summary>
     public static void Probe(int tag, out int source, out int bytes)
     {
-        var status = new int[5];   // MPICH's MPI_Status: count_lo, count_hi_and_cancelled, source, tag, error
+        // MPICH's MPI_Status: count_lo, count_hi_and_cancelled, source, tag, error
+        var status = new int[5];
         Check(MPI_Probe(AnySource, tag, CommWorld, status));
         Check(MPI_Get_count(status, Byte, out bytes));
         source = status[2];

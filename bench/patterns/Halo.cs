@@ -7,7 +7,8 @@
 // ("first"), which finds every code path and runtime structure cold.
 sealed class Halo : Pattern
 {
-    public const int Fields = 7;   // U, V, P, then Cu, Cv, Z, H: what one step of the model exchanges
+    // U, V, P, then Cu, Cv, Z, H: what one step of the model exchanges
+    public const int Fields = 7;
     object[] sendDown, recvUp, sendUp, recvDown;
     static double[] evict;
 

@@ -6,9 +6,9 @@
 // Metrics per size s (all µs):
 //   prtt1 = PRTT(1, 0, s)
 //   os    = (PRTT(n, d, s) - PRTT(1, 0, s)) / (n - 1) - d, with d = PRTT(1, 0, s)   (send overhead)
-//   T     = (PRTT(n, 0, s) - PRTT(1, 0, s)) / (n - 1) = g + (s - 1)·G             (Netgauge Fig. 7)
+//   T     = (PRTT(n, 0, s) - PRTT(1, 0, s)) / (n - 1) = g + (s - 1)·G           (Netgauge Fig. 7)
 //   or    = the time the client's Recv takes when the answer is already there (sent, then a
-//           delay of 2·PRTT(1, 0, s) before the Recv)                              (receive overhead)
+//           delay of 2·PRTT(1, 0, s) before the Recv)                           (receive overhead)
 // The driver fits g and G to T(s) and estimates L = PRTT(1,0,s)/2 - os - or - (s-1)·G.
 sealed class LogGP : Pattern
 {

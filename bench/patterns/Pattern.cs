@@ -32,7 +32,8 @@ abstract class Pattern
 }
 
 /// <summary>1:n and n:1: rank 0 serves ranks 1..n with messages and 1-byte acknowledgements,
-/// non-blocking at the server; metrics are time per round and aggregate MB/s (n·s / time).</summary>
+/// non-blocking at the server; metrics are time per round and aggregate MB/s (n·s
+/// / time).</summary>
 abstract class ServerPattern : Pattern
 {
     protected object[] messages, acks;
@@ -81,7 +82,8 @@ sealed class Context
 
     public void Emit(string metric, double value) => Metrics.Add(new KeyValuePair<string, double>(metric, value));
 
-    /// <summary>The seed of the message <paramref name="sender"/> sends in this iteration/slot.</summary>
+    /// <summary>The seed of the message <paramref name="sender"/> sends in
+    /// this iteration/slot.</summary>
     public static int Seed(int sender, int iteration, int slot = 0) => sender * 7919 + iteration * 67 + slot;
 
     public void Stamp(object m, int seed)

@@ -61,7 +61,8 @@ sealed class SdtoTransport : Transport
         receiveLength[slot] = 0;
     }
 
-    /// <summary>The incoming graph has the shape of <paramref name="m"/>: its size is known.</summary>
+    /// <summary>The incoming graph has the shape of <paramref name="m"/>: its size
+    /// is known.</summary>
     public override void Irecv(int slot, object m, int source, int tag)
     {
         int length = Serializer.Measure(m);

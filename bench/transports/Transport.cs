@@ -46,7 +46,8 @@ abstract class Transport
     // Data checks (the tests' --check mode; never timed): every payload byte i of a message
     // stamped with seed s is (byte)(s * 131 + i).
     public abstract void Stamp(object message, int seed);
-    /// <summary>The payload length when every byte matches <paramref name="seed"/>, else -1.</summary>
+    /// <summary>The payload length when every byte matches <paramref name="seed"/>,
+    /// else -1.</summary>
     public abstract long Verify(object message, int seed);
 
     protected static void StampBytes(byte[] b, long first, int seed)
@@ -81,7 +82,7 @@ abstract class Transport
 
     /// <summary>"transport,NAME,CAPS,default,LABEL": what --list prints for it.</summary>
     public string Describe() =>
-        $"transport,{Name},{((Caps & TransportCaps.NonBlocking) != 0 ? "blocking+nonblocking" : "blocking")},default,{Label}";
+        $"transport,{Name}," + $"{((Caps & TransportCaps.NonBlocking) != 0 ? "blocking+nonblocking" : "blocking")}" + $",default,{Label}";
 }
 
 /// <summary>A transport whose messages are plain byte arrays moved in place.</summary>

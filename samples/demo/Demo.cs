@@ -18,7 +18,7 @@ static class Demo
         int rank = world.Rank, size = world.Size;
         int next = (rank + 1) % size, prev = (rank + size - 1) % size;
         if (rank == 0)
-            Console.WriteLine($"System.MP demo: {size} rank(s) on {MP.ProcessorName}, thread level {MP.ThreadLevel}");
+            Console.WriteLine($"System.MP demo: {size} rank(s) on {MP.ProcessorName}, thread level " + $"{MP.ThreadLevel}");
 
         // 1. a double[] around the ring
         var values = new double[1000];
@@ -69,7 +69,7 @@ static class Demo
                 Console.WriteLine($"  rank {v[0]} (from {s.Source}): ring {(v[1] == 1 ? "ok" : "FAILED")}");
                 failures += v[1] == 1 ? 0 : 1;
             }
-            Console.WriteLine($"  rank 0: double[1000] ring {ringOk}, int[] subset {subsetOk}, double[4,5] + Particle {gridOk}");
+            Console.WriteLine($"  rank 0: double[1000] ring {ringOk}, int[] subset {subsetOk}, double[4,5] + " + $"Particle {gridOk}");
             MPStats stats = MP.Stats;
             Console.WriteLine($"  rank 0 stats: {stats}");
             Console.WriteLine(failures == 0 ? "demo: all ranks OK" : $"demo: {failures} rank(s) FAILED");

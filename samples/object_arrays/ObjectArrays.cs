@@ -1,8 +1,8 @@
-// ObjectArrays — System.MP.Arrays on an irregular problem: a 2-D diffusion stencil over B×B blocks,
-// one migratable element per block, halos exchanged through entry methods; the north band of blocks
-// costs tenfold (12 sweeps a step against 1; with the halo work every block does once a step, a
-// heavy block's step measures ~10× a light one's, printed as "contrast") and Block placement puts
-// it on the first rank(s). Runs P phases
+// ObjectArrays — System.MP.Arrays on an irregular problem: a 2-D diffusion stencil over B×B
+// blocks, one migratable element per block, halos exchanged through entry methods; the north band
+// of blocks costs tenfold (12 sweeps a step against 1; with the halo work every block does once a
+// step, a heavy block's step measures ~10× a light one's, printed as "contrast") and Block
+// placement puts it on the first rank(s). Runs P phases
 // without, then with array.Balance() between phases; prints time per phase, blocks per rank and a
 // checksum that must be bit-identical both ways (--verify: against a serial run too; exit 1 if not).
 //   mpiexec.mpich -n 4 build/motor build/ObjectArrays.exe [--balance|--no-balance] [--verify] [--blocks 8] ...
@@ -12,7 +12,8 @@ using System.MP;
 using System.MP.Arrays;
 using System.Threading;
 
-/// <summary>One halo edge: the values a block needs along Side (as the receiver sees it) for Step.</summary>
+/// <summary>One halo edge: the values a block needs along Side (as the receiver sees it)
+/// for Step.</summary>
 public sealed class Halo
 {
     public int Step, Side;
@@ -53,7 +54,8 @@ public sealed class Summary
         return c;
     }
 
-    /// <summary>The grid's sum, added block by block in index order: the same in every run.</summary>
+    /// <summary>The grid's sum, added block by block in index order: the same in
+    /// every run.</summary>
     public double GridSum()
     {
         double sum = 0;
@@ -81,7 +83,8 @@ public sealed class Summary
 /// do the same floating-point operations in the same order.</summary>
 static class Kernel
 {
-    public const double Alpha = 0.2;   // κ·dt/h² per (sub-)step: explicit stability needs ≤ 1/4
+    // κ·dt/h² per (sub-)step: explicit stability needs ≤ 1/4
+    public const double Alpha = 0.2;
 
     // Sides: 0 north (row 0 of the padded block), 1 south, 2 west, 3 east; the neighbour across
     // side s receives our edge on its side s ^ 1.
@@ -97,7 +100,8 @@ static class Kernel
         return by * b + bx;
     }
 
-    /// <summary>A block's initial field (n×n inside a halo ring of width 1), from global coordinates.</summary>
+    /// <summary>A block's initial field (n×n inside a halo ring of width 1), from
+    /// global coordinates.</summary>
     public static double[] Initial(int index, int b, int n)
     {
         int w = n + 2, bx = index % b, by = index / b, size = b * n;
@@ -142,7 +146,8 @@ static class Kernel
     public static double[] Step(double[] u, double[] v, int n, double[] pending, int offset, int substeps)
     {
         Install(u, n, pending, offset);
-        if (substeps > 1) Install(v, n, pending, offset);   // v's ring is read only from the second sweep on
+        // v's ring is read only from the second sweep on
+        if (substeps > 1) Install(v, n, pending, offset);
         int w = n + 2;
         for (int s = 0; s < substeps; s++) {
             for (int i = 1; i <= n; i++) {
@@ -263,7 +268,8 @@ public sealed class Block : Element<int>
         for (int side = 0; side < 4; side++) {
             Kernel.Edge(U, N, side, outgoing.Values);
             outgoing.Side = side ^ 1;
-            Send(Kernel.Neighbour(Index, side, B), nameof(Take), outgoing);   // copied during the call
+            // copied during the call
+            Send(Kernel.Neighbour(Index, side, B), nameof(Take), outgoing);
         }
     }
 
@@ -378,8 +384,7 @@ static class ObjectArrays
                 foreach (double x in loads) { max = Math.Max(max, x); sum += x; }
                 imbalance = sum > 0 ? max * loads.Length / sum : 1;
                 if (print && rank == 0)
-                    Console.WriteLine($"  phase {p}: {t:F3} s ({1000 * t / c.Steps:F1} ms/step)  blocks per rank: {Join(counts)}" +
-                                      $"  heavy: {Join(heavies)}  measured load (s): {Join(loads)}  imbalance {imbalance:F2}" +
+                    Console.WriteLine($"  phase {p}: {t:F3} s ({1000 * t / c.Steps:F1} ms/step)  blocks per " + $"rank: {Join(counts)}  heavy: {Join(heavies)}  measured load (s): " + $"{Join(loads)}  imbalance {imbalance:F2}" +
                                       Contrast(counts, heavies, loads));
             }
             if (rank == 0) a.Broadcast(nameof(Block.Report));
@@ -392,7 +397,8 @@ static class ObjectArrays
     }
 
     /// <summary>A heavy block's measured load against a light one's: the least-squares fit of
-    /// each rank's load as heavy·H + light·L ("" when the ranks' mixes cannot tell them apart).</summary>
+    /// each rank's load as heavy·H + light·L ("" when the ranks' mixes cannot tell
+    /// them apart).</summary>
     static string Contrast(int[] counts, int[] heavies, double[] loads)
     {
         double hh = 0, hl = 0, ll = 0, hy = 0, ly = 0;
@@ -439,7 +445,7 @@ static class ObjectArrays
         if (s.Errors != 0) return $"{s.Errors} halos came for the wrong step or twice";
         for (int i = 0; i < s.Steps.Length; i++)
             if (s.Steps[i] != steps || s.Updates[i] != steps || s.Halos[i] != 4L * steps)
-                return $"block {i}: step {s.Steps[i]}, {s.Updates[i]} updates, {s.Halos[i]} halos (want {steps}, {steps}, {4 * steps})";
+                return $"block {i}: step {s.Steps[i]}, {s.Updates[i]} updates, {s.Halos[i]} " + $"halos (want {steps}, {steps}, {4 * steps})";
         return null;
     }
 
@@ -449,9 +455,11 @@ static class ObjectArrays
         int b = c.Blocks, n = c.BlockSize, blocks = b * b, steps = c.Steps * c.Phases;
         Block.B = b;
         Block.HeavyRows = c.HeavyRowsOrDefault;
+        // clang-format off
         var u = new double[blocks][];
         var v = new double[blocks][];
         var pending = new double[blocks][];
+        // clang-format on
         var edge = new double[n];
         for (int i = 0; i < blocks; i++) { u[i] = Kernel.Initial(i, b, n); v[i] = new double[u[i].Length]; pending[i] = new double[4 * n]; }
         for (int t = 0; t < steps; t++) {
@@ -481,7 +489,7 @@ static class ObjectArrays
         var c = new Config { Blocks = 4, BlockSize = 12, Steps = 5, Phases = 3, HeavyRows = 1, Tolerance = 0, Cost = 200 };
         int steps = c.Steps * c.Phases;
         Summary reference = Serial(c);
-        Say($"ObjectArrays --verify: {c.Blocks}x{c.Blocks} blocks of {c.BlockSize}x{c.BlockSize}, {c.Phases} phases of {c.Steps} steps, {size} rank(s)");
+        Say($"ObjectArrays --verify: {c.Blocks}x{c.Blocks} blocks of " + $"{c.BlockSize}x{c.BlockSize}, {c.Phases} phases of {c.Steps} steps, {size} " + "rank(s)");
         Say($"  serial reference: {Checksum(reference)}");
         int failures = 0;
         foreach (string mode in new[] { "none", "greedy", "contiguous", "rotate", "wander" }) {
@@ -493,7 +501,7 @@ static class ObjectArrays
             if (problem == null && size > 1 && (mode == "greedy" || mode == "wander") && o.Summary.Moves == 0)
                 problem = "no block moved";
             if (problem != null) failures++;
-            Say($"  {mode,-10} {Checksum(o.Summary)}  moves {o.Summary.Moves,3}  {(problem == null ? "ok" : "FAILED: " + problem)}");
+            Say($"  {mode,-10} {Checksum(o.Summary)}  moves {o.Summary.Moves,3}  " + $"{(problem == null ? "ok" : "FAILED: " + problem)}");
         }
         Say(failures == 0 ? "ObjectArrays --verify: passed" : $"ObjectArrays --verify: {failures} FAILED");
         return failures == 0 ? 0 : 1;
@@ -502,8 +510,7 @@ static class ObjectArrays
     static int Usage(string why)
     {
         if (rank == 0)
-            Console.Error.WriteLine($"ObjectArrays: {why}\nusage: ObjectArrays.exe [--blocks B] [--block-size n] [--steps S] [--phases P] " +
-                                    "[--cost K] [--heavy-rows R] [--tolerance PERCENT] [--balance | --no-balance] [--balancer greedy|contiguous] [--verify]");
+            Console.Error.WriteLine($"ObjectArrays: {why}\nusage: ObjectArrays.exe [--blocks B] [--block-size n] " + "[--steps S] [--phases P] [--cost K] [--heavy-rows R] [--tolerance PERCENT] " + "[--balance | --no-balance] [--balancer greedy|contiguous] [--verify]");
         return 2;
     }
 
@@ -525,8 +532,7 @@ static class ObjectArrays
         }
         foreach (var kv in ranks)
             if (kv.Value > cores[kv.Key])
-                Console.WriteLine($"note: {kv.Value} ranks on {kv.Key}, which has {cores[kv.Key]} cores: ranks share cores, so times are " +
-                                  "those of an oversubscribed machine (balancing can gain at most cores/ranks of the ideal)");
+                Console.WriteLine($"note: {kv.Value} ranks on {kv.Key}, which has {cores[kv.Key]} cores: ranks " + "share cores, so times are those of an oversubscribed machine (balancing " + "can gain at most cores/ranks of the ideal)");
     }
 
     static int Main(string[] args)
@@ -536,7 +542,7 @@ static class ObjectArrays
         bool verify = false, withBalance = true, withoutBalance = true;
         for (int i = 0; i < args.Length; i++) {
             string arg = args[i];
-            if (arg == "--help" || arg == "-h") { Usage("a 2-D stencil with a tenfold costlier band, run with and without load balancing"); return 0; }
+            if (arg == "--help" || arg == "-h") { Usage("a 2-D stencil with a tenfold costlier band, run with and without load " + "balancing"); return 0; }
             if (arg == "--verify") { verify = true; continue; }
             if (arg == "--balance") { withBalance = true; withoutBalance = false; continue; }
             if (arg == "--no-balance") { withBalance = false; withoutBalance = true; continue; }
@@ -561,8 +567,7 @@ static class ObjectArrays
         if (c.HeavyRowsOrDefault > c.Blocks) return Usage("--heavy-rows is more than --blocks");
         if (verify) return Verify();
 
-        Say($"ObjectArrays: {c.Blocks}x{c.Blocks} blocks of {c.BlockSize}x{c.BlockSize} cells, {c.Phases} phases of {c.Steps} steps, " +
-            $"{size} rank(s); the first {c.HeavyRowsOrDefault} block row(s) cost {c.Cost}x (Block placement: on the first rank(s))");
+        Say($"ObjectArrays: {c.Blocks}x{c.Blocks} blocks of {c.BlockSize}x{c.BlockSize} cells, " + $"{c.Phases} phases of {c.Steps} steps, {size} rank(s); the first " + $"{c.HeavyRowsOrDefault} block row(s) cost {c.Cost}x (Block placement: on the " + "first rank(s))");
         CoresNote();
         Outcome without = null, with = null;
         if (withoutBalance) {
@@ -583,11 +588,10 @@ static class ObjectArrays
         if (without != null && with != null) {
             if (!without.Summary.SameGrid(with.Summary)) { Say("ObjectArrays: FAILED: the grids differ with and without balancing"); return 1; }
             double a = without.Total - without.PhaseTimes[0], b = with.Total - with.PhaseTimes[0];
-            Say($"same grid both ways; after the first phase (balance included) {a:F3} s unbalanced, {b:F3} s balanced: " +
-                $"{(b > 0 ? a / b : 0):F2}x; whole run {without.Total / with.Total:F2}x");
+            Say($"same grid both ways; after the first phase (balance included) {a:F3} s " + $"unbalanced, {b:F3} s balanced: {(b > 0 ? a / b : 0):F2}x; whole run " + $"{without.Total / with.Total:F2}x");
         }
         long[] peaks = world.Gather(PeakKib(), 0);
-        if (rank == 0) Say($"peak memory per rank (VmHWM, MiB): {string.Join(" ", Array.ConvertAll(peaks, k => (k / 1024.0).ToString("F1")))}");
+        if (rank == 0) Say("peak memory per rank (VmHWM, MiB): " + $"{string.Join(" ", Array.ConvertAll(peaks, k => (k / 1024.0).ToString("F1")))}");
         return 0;
     }
 }

@@ -30,13 +30,15 @@ class Res
     [Transportable] public double[,] Block;
 }
 
-/// <summary>The messages the case study sends, over System.MP or over the P/Invoke baseline.</summary>
+/// <summary>The messages the case study sends, over System.MP or over the
+/// P/Invoke baseline.</summary>
 interface ISwmTransport
 {
     string Name { get; }
     /// <summary>MPI_Wtime through this binding: each implementation times its phases with the clock
     /// shallow_water.c uses. (A Stopwatch reading costs ~1–2 µs when caches are cold after a
-    /// compute phase — more than a halo message — and would be counted as communication.)</summary>
+    /// compute phase — more than a halo message — and would be counted
+    /// as communication.)</summary>
     double Wtime();
     void Send(double[] data, int offset, int count, int dest, int tag);
     void Recv(double[] data, int offset, int count, int source, int tag);
@@ -122,7 +124,8 @@ sealed class Slab
         UNew = make(); VNew = make(); PNew = make(); Cu = make(); Cv = make(); Z = make(); H = make();
     }
 
-    public int At(int localRow, int j) => (localRow + 1) * N + j;   // localRow -1 and Rows are halos
+    // localRow -1 and Rows are halos
+    public int At(int localRow, int j) => (localRow + 1) * N + j;
 
     /// <summary>Initial state of the whole grid (global indices, periodic).</summary>
     public static void Initial(int m, int n, out double[,] u, out double[,] v, out double[,] p)
@@ -159,7 +162,8 @@ sealed class Slab
         Vector2d half = new Vector2d(0.5, 0.5), quarter = new Vector2d(0.25, 0.25);
         Vector2d fsdx = new Vector2d(4 / Dx, 4 / Dx), fsdy = new Vector2d(4 / Dy, 4 / Dy);
         fixed (double* u = U, v = V, p = P, cu = Cu, cv = Cv, z = Z, h = H) {
-            // byte distances from p to the fields written, and from a row to the rows south and north
+            // byte distances from p to the fields written, and from a row to the rows south
+            // and north
             long toCu = (byte*)cu - (byte*)p, toCv = (byte*)cv - (byte*)p, toZ = (byte*)z - (byte*)p;
             long toH = (byte*)h - (byte*)p, south = -8L * n, north = 8L * n;
             for (int i = 0; i < Rows; i++) {
@@ -167,7 +171,8 @@ sealed class Slab
                 FluxPoint(row, row + n - 1, row + 1, row - n, row - 1, row + n, u, v, p, cu, cv, z, h);
                 byte* c = (byte*)(p + row + 1), uAt = (byte*)(u + row + 1), vAt = (byte*)(v + row + 1);
                 byte* pairsEnd = (byte*)(p + row + n - 2);
-                for (; c < pairsEnd; c += 16, uAt += 16, vAt += 16) {   // p[c], p[c + 1] and their neighbours
+                // p[c], p[c + 1] and their neighbours
+                for (; c < pairsEnd; c += 16, uAt += 16, vAt += 16) {
                     Vector2d pc = *(Vector2d*)c, ps = *(Vector2d*)(c + south), pw = *(Vector2d*)(c - 8);
                     Vector2d psw = *(Vector2d*)(c + south - 8), uc = *(Vector2d*)uAt, vc = *(Vector2d*)vAt;
                     Vector2d un = *(Vector2d*)(uAt + north), ve = *(Vector2d*)(vAt + 8);
@@ -197,7 +202,8 @@ sealed class Slab
         h[c] = p[c] + 0.25 * (u[nn] * u[nn] + u[c] * u[c] + v[e] * v[e] + v[c] * v[c]);
     }
 
-    /// <summary>Phase 2 on owned rows: the new fields, then the time filter (needs cu, cv, z, h halos).</summary>
+    /// <summary>Phase 2 on owned rows: the new fields, then the time filter (needs cu, cv, z,
+    /// h halos).</summary>
     public unsafe void Advance()
     {
         int n = N, first = At(0, 0), last = At(Rows, 0);
@@ -207,8 +213,9 @@ sealed class Slab
         fixed (double* u = U, v = V, p = P, uo = UOld, vo = VOld, po = POld, un = UNew, vn = VNew, pn = PNew,
                        cu = Cu, cv = Cv, z = Z, h = H) {
             var f = new Fields { Uo = uo, Vo = vo, Po = po, Un = un, Vn = vn, Pn = pn, Cu = cu, Cv = cv, Z = z, H = h };
-            // byte distances from z to the fields read and written at the point only, and from a row
-            // to the rows south and north of it; z, cu, cv and h, read with neighbours, are walked
+            // byte distances from z to the fields read and written at the point only, and from a
+            // row to the rows south and north of it; z, cu, cv and h, read with neighbours,
+            // are walked
             long toUo = (byte*)uo - (byte*)z, toVo = (byte*)vo - (byte*)z, toPo = (byte*)po - (byte*)z;
             long toUn = (byte*)un - (byte*)z, toVn = (byte*)vn - (byte*)z, toPn = (byte*)pn - (byte*)z;
             long south = -8L * n, north = 8L * n;
@@ -217,7 +224,8 @@ sealed class Slab
                 AdvancePoint(ref f, ref k, row, row + n - 1, row + 1, row - n, row - n + 1, row + n, row + 2 * n - 1);
                 byte* c = (byte*)(z + row + 1), pairsEnd = (byte*)(z + row + n - 2);
                 byte* cuAt = (byte*)(cu + row + 1), cvAt = (byte*)(cv + row + 1), hAt = (byte*)(h + row + 1);
-                for (; c < pairsEnd; c += 16, cuAt += 16, cvAt += 16, hAt += 16) {   // z[c], z[c + 1] and their neighbours
+                // z[c], z[c + 1] and their neighbours
+                for (; c < pairsEnd; c += 16, cuAt += 16, cvAt += 16, hAt += 16) {
                     Vector2d zc = *(Vector2d*)c, cuc = *(Vector2d*)cuAt, cvc = *(Vector2d*)cvAt;
                     Vector2d hc = *(Vector2d*)hAt, cun = *(Vector2d*)(cuAt + north), cve = *(Vector2d*)(cvAt + 8);
                     *(Vector2d*)(c + toUn) = *(Vector2d*)(c + toUo) + tdts8 * (*(Vector2d*)(c + 8) + zc) *
@@ -277,7 +285,8 @@ sealed class Slab
     /// <summary>Phase 2's time-step factors.</summary>
     struct Steps { public double Tdts8, Tdtsdx, Tdtsdy; }
 
-    /// <summary>One point of phase 2: c, w and e in its row, s and se south, nn and nw north.</summary>
+    /// <summary>One point of phase 2: c, w and e in its row, s and se south, nn and
+    /// nw north.</summary>
     static unsafe void AdvancePoint(ref Fields f, ref Steps k, int c, int w, int e, int s, int se, int nn, int nw)
     {
         double* z = f.Z, cu = f.Cu, cv = f.Cv, h = f.H;
@@ -286,7 +295,8 @@ sealed class Slab
         f.Pn[c] = f.Po[c] - k.Tdtsdx * (cu[nn] - cu[c]) - k.Tdtsdy * (cv[e] - cv[c]);
     }
 
-    /// <summary>Periodic halos of one field from the slab itself (one rank owns every row).</summary>
+    /// <summary>Periodic halos of one field from the slab itself (one rank owns
+    /// every row).</summary>
     public void WrapHalos(double[] f)
     {
         Array.Copy(f, At(Rows - 1, 0), f, At(-1, 0), N);
@@ -318,11 +328,12 @@ static class ShallowWater
         }
         int workers = Math.Max(1, world.Size - 1);
         if (m < 2 * workers) {
-            if (world.Rank == 0) Console.Error.WriteLine($"shallow water: {m} rows cannot feed {workers} workers (2 rows each at least)");
+            if (world.Rank == 0) Console.Error.WriteLine($"shallow water: {m} rows cannot feed {workers} workers (2 rows each at " + "least)");
             return 2;
         }
         double[,] u0, v0, p0;
-        Slab.Initial(m, n, out u0, out v0, out p0);   // every rank can compute it; the master sends it
+        // every rank can compute it; the master sends it
+        Slab.Initial(m, n, out u0, out v0, out p0);
         if (world.Size == 1) {
             var sw = Stopwatch.StartNew();
             Slab s = Serial(m, n, steps, u0, v0, p0);
@@ -344,9 +355,11 @@ static class ShallowWater
     /// ranks, which both transports address.</summary>
     static void Neighbours(Intracomm world, Intracomm workersComm, int workers, out int up, out int down)
     {
+        // clang-format off
         using (CartComm ring = workersComm.CreateCart(new[] { workers }, new[] { true }, false))
         using (Group ringGroup = ring.Group)
         using (Group worldGroup = world.Group) {
+            // clang-format on
             ring.Shift(0, 1, out int above, out int below);
             int[] inWorld = ringGroup.TranslateRanks(new[] { above, below }, worldGroup);
             up = inWorld[0];
@@ -375,7 +388,9 @@ static class ShallowWater
             }
         }
         var result = new[] { new double[m, n], new double[m, n], new double[m, n] };
+        // clang-format off
         var times = new double[workers][];
+        // clang-format on
         for (int k = 0; k < 3 * workers; k++) {   // Res records, in any order
             // The master idles while the workers compute: it sleeps 1 ms between looks instead
             // of busy-polling in a blocking receive, which with more ranks than cores takes a
@@ -400,7 +415,7 @@ static class ShallowWater
             for (int i = 0; i < m; i++)
                 for (int j = 0; j < n; j++)
                     if (BitConverter.DoubleToInt64Bits(serial[f][i, j]) != BitConverter.DoubleToInt64Bits(result[f][i, j])) differ++;
-        Console.WriteLine(differ == 0 ? $"verify: the parallel result equals the serial run bit for bit ({3L * m * n} values)"
+        Console.WriteLine(differ == 0 ? $"verify: the parallel result equals the serial run bit for bit ({3L * m * n} " + "values)"
                                       : $"verify: {differ} values differ from the serial run");
         double drift = Math.Abs(Mass(result[2]) - Mass(p0)) / Mass(p0);
         Console.WriteLine(drift < 1e-12 ? $"verify: mass conserved to round-off ({drift:E2})" : $"verify: mass drifted by {drift:E2}");
@@ -419,15 +434,17 @@ static class ShallowWater
         Neighbours(world, workersComm, workers, out up, out down);
         double compute = 0, comm = 0;
         double start = net.Wtime();
-        bool progress = w == 0 && (long)m * n * steps >= 200_000_000;   // long runs say how far they are
+        // long runs say how far they are
+        bool progress = w == 0 && (long)m * n * steps >= 200_000_000;
         // built once, as shallow_water.c's arrays of field pointers (a params array per call would
         // allocate inside the timed exchange)
         double[][] first = { s.U, s.V, s.P }, second = { s.Cu, s.Cv, s.Z, s.H };
         for (int t = 0; t < steps; t++) {
             if (progress && t > 0 && t % Math.Max(1, steps / 10) == 0)
                 Console.Error.WriteLine($"shallow water: step {t}/{steps} ({net.Wtime() - start:F1} s)");
-            // Each exchange is timed by a second clock reading: after a compute phase the clock's own
-            // path is as cold as MPI's, and its cost is not communication (shallow_water.c alike).
+            // Each exchange is timed by a second clock reading: after a compute phase the clock's
+            // own path is as cold as MPI's, and its cost is not communication
+            // (shallow_water.c alike).
             net.Wtime();
             double t0 = net.Wtime();
             Exchange(net, s, up, down, first);
@@ -498,7 +515,7 @@ static class ShallowWater
 
     static void Report(Intracomm world, int m, int n, int steps, double[][,] r, double[,] p0, double[,] u0, double[,] v0, double[][] times, double elapsed)
     {
-        Console.WriteLine($"shallow water {m}x{n}, {steps} steps, {world.Size} rank(s) ({Math.Max(1, world.Size - 1)} worker(s)): {elapsed:F6} s");
+        Console.WriteLine($"shallow water {m}x{n}, {steps} steps, {world.Size} rank(s) " + $"({Math.Max(1, world.Size - 1)} worker(s)): {elapsed:F6} s");
         Console.WriteLine("  slave  processing(s)  MPI communication(s)  structured transport(s)");
         for (int w = 0; w < times.Length; w++)
             Console.WriteLine($"  {w + 1,5}  {times[w][0],13:F6}  {times[w][1],20:F6}  {times[w][2],23:F6}");

@@ -38,15 +38,18 @@ public class Note
     }
 }
 
-/// <summary>Counts what it gets, checks the order per sender, and moves after every message.</summary>
+/// <summary>Counts what it gets, checks the order per sender, and moves after
+/// every message.</summary>
 public class Walker : Element<int>
 {
     public static int N, Size;
     public int Received, OutOfOrder, Broadcasts, BroadcastOrder, Moves, Hooks;
     public long LastSum = -1;
     public bool Wander = true;
-    [Transportable] public Dictionary<int, int> LastSerial = new Dictionary<int, int>();   // sender (≥0 element, <0 rank) → serial
-    [Transportable] public Dictionary<int, int> SentTo = new Dictionary<int, int>();     // target → serials sent
+    // sender (≥0 element, <0 rank) → serial
+    [Transportable] public Dictionary<int, int> LastSerial = new Dictionary<int, int>();
+    // target → serials sent
+    [Transportable] public Dictionary<int, int> SentTo = new Dictionary<int, int>();
 
     int NextRank(int salt) => (int)((uint)(Index * 7919 + Received * 104729 + salt * 15485863) % (uint)Size);
 
@@ -150,7 +153,8 @@ public class Lonely : Element<int>
 public class Churner : Element<int>
 {
     public static int N, K, Size;
-    public static long Delivered, Disorder;   // this rank's deliveries of Take, over all incarnations
+    // this rank's deliveries of Take, over all incarnations
+    public static long Delivered, Disorder;
     public int Received;
     [Transportable] public Dictionary<int, int> LastSerial = new Dictionary<int, int>();
     [Transportable] public Dictionary<int, int> SentTo = new Dictionary<int, int>();
@@ -181,7 +185,8 @@ public class Churner : Element<int>
 }
 
 /// <summary>Counts its messages; the first one makes it unable to travel (a delegate in a
-/// graph field) and asks it to move, so the move fails while later messages wait behind it.</summary>
+/// graph field) and asks it to move, so the move fails while later messages wait
+/// behind it.</summary>
 public class Fragile : Element<int>
 {
     public int Count;
@@ -192,7 +197,9 @@ public class Fragile : Element<int>
     {
         Count++;
         if (n != 1 || Ranks < 2) return;
+        // clang-format off
         Payload = new Action(() => { });
+        // clang-format on
         MigrateTo((Rank + 1) % Ranks);
     }
 
@@ -235,7 +242,9 @@ public class Parcel
     [Transportable] public object Payload;
 
     public static Parcel Good() => new Parcel { Serial = 1 };
+    // clang-format off
     public static Parcel Bad() => new Parcel { Serial = -1, Payload = new Action(() => { }) };
+    // clang-format on
 }
 
 /// <summary>Counts the parcels it gets; asked to relay, sends a refused parcel and then a good
@@ -267,7 +276,8 @@ public class Refusing : Element<int>
 }
 
 /// <summary>Contributes to two reductions of one array: in the same order as every element, or
-/// (mixed) even elements A then B and odd ones B then A, which the shared numbering refuses.</summary>
+/// (mixed) even elements A then B and odd ones B then A, which the shared
+/// numbering refuses.</summary>
 public class Mixer : Element<int>
 {
     public static Reduction<long> A, B;
@@ -423,10 +433,11 @@ static class ArraysTest
     {
         Exception got = null;
         try { s.Run(); } catch (Exception e) { got = e; }
-        Check.True(got is TException, $"{what}: Run threw {(got == null ? "nothing" : got.GetType().Name + ": " + got.Message)}");
+        Check.True(got is TException, $"{what}: Run threw " + $"{(got == null ? "nothing" : got.GetType().Name + ": " + got.Message)}");
     }
 
-    /// <summary>Every element sends K messages; every receipt moves the receiver; rank code sends too.</summary>
+    /// <summary>Every element sends K messages; every receipt moves the receiver; rank code
+    /// sends too.</summary>
     static void ExactlyOnceWhileMigrating(Scheduler s)
     {
         int n = 4 * size + 3, k = 12;
@@ -467,7 +478,8 @@ static class ArraysTest
         var seen = new List<long>();
         total.Completed += (number, value) => seen.Add(value);
         foreach (Walker w in a.LocalElements) w.Wander = false;
-        var sumOnce = ObjectArray<int, Walker>.Create(s, new int[0], i => new Walker());   // a second array on the scheduler
+        // a second array on the scheduler
+        var sumOnce = ObjectArray<int, Walker>.Create(s, new int[0], i => new Walker());
         Check.Equal(0, sumOnce.LocalCount, "an empty array");
         if (rank == 0) a.Broadcast(nameof(Walker.Give));
         s.Run();
@@ -492,7 +504,8 @@ static class ArraysTest
         Check.Equal(0L, Sum(a.HeldMessages), "nothing held any more");
         Check.Equal(n, (int)Sum(a.LocalCount), "element 1 is back");
 
-        // the scheduler's faults: an entry that throws, a duplicate insertion; the array keeps working
+        // the scheduler's faults: an entry that throws, a duplicate insertion; the array
+        // keeps working
         if (rank == 0) a.Send(2, nameof(Walker.Throw));
         Walker there;
         bool throwsHere = a.TryGetLocal(2, out there);
@@ -554,7 +567,8 @@ static class ArraysTest
         double on0 = Enumerable.Range(0, plan.Length).Where(i => plan[i] == 0).Sum(i => loadsGiven[i].Load);
         Check.True(plan.All(r => r == 0 || r == 1) && on0 == 5.5, $"Greedy balances 11 units as 5.5 + 5.5: rank 0 gets {on0}");
         Check.True(ObjectArray<int, Walker>.Greedy(loadsGiven, 1).All(r => r == 0), "Greedy on one rank keeps everything there");
-        a.Balance();   // the greedy balancer on measured loads: every element still exists once and is reachable
+        // the greedy balancer on measured loads: every element still exists once and is reachable
+        a.Balance();
         Check.Equal(n + 1, (int)Sum(a.LocalCount), "Balance() keeps every element");
         foreach (Walker w in a.LocalElements) { w.Received = 0; Check.True(w.Load == 0, "loads reset by Balance"); }
         for (int i = 0; i <= late; i++) if (i < n || i == late) a.Send(i, nameof(Walker.Take), new Note { From = 6000 + rank, Serial = 1, Text = "n1" });
@@ -567,7 +581,8 @@ static class ArraysTest
     }
 
     /// <summary>Rounds of reductions whose results drive the next contribution, every element
-    /// moving after each; element 0 deleted after round 2; an element inserted between phases joins.</summary>
+    /// moving after each; element 0 deleted after round 2; an element inserted between
+    /// phases joins.</summary>
     static void ReductionsWhileMigrating(Scheduler s)
     {
         int n = 3 * size + 2;
@@ -581,7 +596,7 @@ static class ArraysTest
         s.Run();
         long all = Enumerable.Range(0, n).Sum(i => Adder.Value(i)), withoutZero = all - Adder.Value(0);
         var want = new List<long> { all, all, all, withoutZero, withoutZero, withoutZero };
-        Check.True(results.SequenceEqual(want), $"6 reductions exact and in order while migrating, element 0 deleted after 3: {string.Join(",", results)}");
+        Check.True(results.SequenceEqual(want), "6 reductions exact and in order while migrating, element 0 deleted after 3: " + $"{string.Join(",", results)}");
         Check.Equal(n - 1, (int)Sum(a.LocalCount), "element 0 deleted itself");
         int wrong = 0;
         foreach (Adder x in a.LocalElements) if (x.Done != 6 || x.Last != withoutZero) wrong++;
@@ -606,7 +621,7 @@ static class ArraysTest
         Lonely.Count.Completed += (k, v) => counted.Add(v);
         if (rank == 0) for (int i = 0; i < 3; i++) lonely.Send(i, nameof(Lonely.Start), 4);
         s.Run();
-        Check.True(counted.SequenceEqual(new[] { 3, 3, 3, 3 }), $"4 reductions over elements on one rank reach every rank: {string.Join(",", counted)}");
+        Check.True(counted.SequenceEqual(new[] { 3, 3, 3, 3 }), "4 reductions over elements on one rank reach every rank: " + $"{string.Join(",", counted)}");
         // other built-in operators, and the ones a type does not have
         Lonely.Largest = lonely.DefineReduction<int>(Op.Max);
         Lonely.All = lonely.DefineReduction<bool>(Op.LAnd);
@@ -646,7 +661,7 @@ static class ArraysTest
         Check.Equal(2 * n - deleted.Length, (int)Sum(a.LocalCount), "n elements inserted, 2 deleted");
         int wrong = 0;
         foreach (Churner c in a.LocalElements) if (c.Received != expected[c.Index]) wrong++;
-        Check.Equal(0L, Sum(wrong), "every surviving element got exactly its messages (those sent before it existed included)");
+        Check.Equal(0L, Sum(wrong), "every surviving element got exactly its messages (those sent before it existed " + "included)");
     }
 
     /// <summary>Arrays handed over without a copy: to local and remote elements, forwarded after
@@ -673,7 +688,8 @@ static class ArraysTest
         Check.Equal((long)size, Sum(pairsGot), "arrays of structs");
         // Send copies during the call, for a local element too (plain messages by a shallow clone)
         foreach (Taker t in a.LocalElements) { t.Got = 0; t.Points = 0; }
-        Taker here = a.LocalElements.FirstOrDefault(t => t.Index % 3 != 2);   // 51 % 3 == 0: it would pass a copy on
+        // 51 % 3 == 0: it would pass a copy on
+        Taker here = a.LocalElements.FirstOrDefault(t => t.Index % 3 != 2);
         if (here != null) {
             // TakePoint first: Take moves the element, and `here` keeps the values it had then
             var point = new Point { X = here.Index, Y = -here.Index * 0.5 };
@@ -685,7 +701,7 @@ static class ArraysTest
         }
         s.Run();
         if (here != null)
-            Check.True(here.Got == 1 && here.Points == 1 && here.Bad == 0, $"a local Send delivers the values of the call, not later changes (got {here.Got}, {here.Points}, bad {here.Bad})");
+            Check.True(here.Got == 1 && here.Points == 1 && here.Bad == 0, "a local Send delivers the values of the call, not later changes (got " + $"{here.Got}, {here.Points}, bad {here.Bad})");
         Check.Throws<ArgumentException>(() => a.SendZeroCopy(0, nameof(Taker.Take), new[] { "text" }), "strings cannot travel without a copy");
         Check.Throws<ArgumentException>(() => a.SendZeroCopy(0, nameof(Taker.Take), new int[3]), "an int[] for an entry that takes double[]");
         Check.Throws<ArgumentNullException>(() => a.SendZeroCopy(0, nameof(Taker.Take), null), "a null array");
@@ -805,11 +821,13 @@ static class ArraysTest
             arrayId = arrays.Count - 1;
         }
 
-        int Tag(int kind) => (int)tagFor.Invoke(s, new object[] { (arrayId << 13) | kind });   // Tags.Of, with the phase
+        // Tags.Of, with the phase
+        int Tag(int kind) => (int)tagFor.Invoke(s, new object[] { (arrayId << 13) | kind });
 
         void Count() => sent.SetValue(s, (long)sent.GetValue(s) + 1);
 
-        /// <summary>bytes as a message of kind (Isend: a blocking send to oneself would wait for Run).</summary>
+        /// <summary>bytes as a message of kind (Isend: a blocking send to oneself would wait
+        /// for Run).</summary>
         public Request Send(byte[] bytes, int to, int kind)
         {
             Request r = comm.Isend(bytes, to, Tag(kind));
@@ -822,7 +840,8 @@ static class ArraysTest
         public void SendData(object data, int to)
         {
             typeof(Scheduler).GetMethod("PostData", BindingFlags.Instance | BindingFlags.NonPublic)
-                             .Invoke(s, new object[] { to, (arrayId << 13) | 15, data });   // Tags.ZeroCopyData
+                             // Tags.ZeroCopyData
+                             .Invoke(s, new object[] { to, (arrayId << 13) | 15, data });
         }
 
         /// <summary>graph, serialized, as a message of kind.</summary>
@@ -839,7 +858,8 @@ static class ArraysTest
         var a = ObjectArray<int, Walker>.Create(s, Enumerable.Range(0, size), i => new Walker { Wander = false });
         var raw = new RawSender(s);
         int to = (rank + 1) % size;
-        int entryTake = 5;  // Walker's entries by name: Bye, Give, Go, MoveTo, Sum, Take, Throw, Tick
+        // Walker's entries by name: Bye, Give, Go, MoveTo, Sum, Take, Throw, Tick
+        int entryTake = 5;
         var garbage = new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17 };
         Request r1 = raw.Send(garbage, to, 64 + entryTake);
         RunExpecting<MPSerializationException>(s, "garbage bytes for an entry method");
@@ -947,7 +967,8 @@ static class ArraysTest
     /// <summary>An insertion of an index that exists (refused by its home) must not cost the
     /// real element: here the element migrates to the inserting rank before the home's refusal
     /// comes back (one sender posts both, so they arrive in that order). Before, the arriving
-    /// element was taken for a duplicate and dropped, and messages to it went round for ever.</summary>
+    /// element was taken for a duplicate and dropped, and messages to it went round
+    /// for ever.</summary>
     static void InsertionMeetsTheElement(Scheduler s)
     {
         if (size < 3) return;
@@ -955,7 +976,8 @@ static class ArraysTest
         var a = OneWalkerAfterItsHome(s, out home);
         int holder = (home + 1) % size, inserter = (home + 2) % size;
         if (rank == holder) {
-            a.Insert(0, new Walker { Wander = false }, inserter);   // refused at the home: index 0 exists
+            // refused at the home: index 0 exists
+            a.Insert(0, new Walker { Wander = false }, inserter);
             a.Migrate(0, inserter);                                 // and the element follows it
         }
         RunExpectingOn<InvalidOperationException>(s, inserter, "an insertion of an index that exists");
@@ -970,7 +992,8 @@ static class ArraysTest
     /// <summary>An element that cannot travel stays where it is and the messages behind the one
     /// that asked for the move are still delivered: three messages held at the home until the
     /// index is inserted there, the first of which makes the element unserializable and asks to
-    /// move. Before, the failed move's exception left Insert and the two others were lost.</summary>
+    /// move. Before, the failed move's exception left Insert and the two others
+    /// were lost.</summary>
     static void MigrationThatCannotHappen(Scheduler s)
     {
         if (size < 2) return;
@@ -980,7 +1003,8 @@ static class ArraysTest
         if (rank == from) for (int n = 1; n <= 3; n++) a.Send(7, nameof(Fragile.Take), n);
         s.Run();
         Check.Equal(3L, Sum(a.HeldMessages), "messages to an index not inserted yet are held");
-        if (rank == home) a.Insert(7, new Fragile());   // registered at once here: the held messages run now
+        // registered at once here: the held messages run now
+        if (rank == home) a.Insert(7, new Fragile());
         RunExpectingOn<ElementException>(s, home, "a migration of an element that cannot be serialized");
         Fragile f;
         Check.Equal(3L, Sum(a.TryGetLocal(7, out f) ? f.Count : 0), "every held message delivered, the failed move's included");
@@ -991,7 +1015,8 @@ static class ArraysTest
     /// <summary>User code that throws inside a reduction: a combine function (that reduction
     /// number has no result, on every rank, and the next one is exact) and a Completed handler
     /// (the result still reaches the elements). Before, the exception left the reduction's
-    /// bookkeeping half done: the next result never came, and the result broadcast was skipped.</summary>
+    /// bookkeeping half done: the next result never came, and the result broadcast
+    /// was skipped.</summary>
     static void ReductionFailures(Scheduler s)
     {
         int n = 2 * size + 1;
@@ -1007,7 +1032,7 @@ static class ArraysTest
         Check.True(failed.IsFaulted && failed.Exception.InnerException.Message.Contains("negative parts"),
                    $"the failed reduction's result is a failure on every rank ({failed.Status})");
         Check.True(next.IsCompleted && !next.IsFaulted && next.Result == (long)n * (n + 1) / 2,
-                   $"the next reduction is exact ({next.Status}, {(next.IsCompleted && !next.IsFaulted ? next.Result : -1)})");
+                   $"the next reduction is exact ({next.Status}, " + $"{(next.IsCompleted && !next.IsFaulted ? next.Result : -1)})");
         Action<long, long> throwing = (k, v) => { throw new TimeoutException("a Completed handler that throws"); };
         Summer.Total.Completed += throwing;
         if (rank == 0) a.Broadcast(nameof(Summer.GiveTotal));
@@ -1026,7 +1051,7 @@ static class ArraysTest
         s.Faulted -= collect;
         Check.True(faults.Count == 1 && faults[0] is InvalidOperationException && faults[0].Message.Contains("number 3")
                    && faults[0].Message.Contains("negative parts"),
-                   $"one fault for the failed number on this rank: {string.Join(" | ", faults.Select(f => f.GetType().Name + ": " + f.Message))}");
+                   "one fault for the failed number on this rank: " + $"{string.Join(" | ", faults.Select(f => f.GetType().Name + ": " + f.Message))}");
     }
 
     /// <summary>An element inserted by another joins the reductions from its inserter's next
@@ -1049,7 +1074,7 @@ static class ArraysTest
         for (int k = 0; k < 3; k++) {
             Task<long> t = Joiner.Count.Result(k);
             Check.True(t.IsCompleted && !t.IsFaulted && t.Result == 2,
-                       $"reduction {k} counts the inserter and element 1, not the child ({t.Status}, {(t.IsCompleted && !t.IsFaulted ? t.Result : -1)})");
+                       $"reduction {k} counts the inserter and element 1, not the child ({t.Status}, " + $"{(t.IsCompleted && !t.IsFaulted ? t.Result : -1)})");
         }
         Joiner child;
         Check.True(rank != last || (a.TryGetLocal(2, out child) && child.Contributions == 4), "the child's first contribution is number 3");
@@ -1059,7 +1084,8 @@ static class ArraysTest
     /// ArgumentException and consumes nothing: the next message from the same sender to the same
     /// element arrives. From a rank's code and from inside an element, to an element on the same
     /// rank and on the next. Before, the refused Send had taken the message number, the element
-    /// waited for it for ever, and every later message from that sender stayed undelivered.</summary>
+    /// waited for it for ever, and every later message from that sender
+    /// stayed undelivered.</summary>
     static void RefusedSends(Scheduler s)
     {
         // elements 2r (relays) and 2r+1 (receivers) live on rank r
@@ -1074,20 +1100,23 @@ static class ArraysTest
         s.Run();
         Refusing r;
         Check.True(a.TryGetLocal(local, out r) && r.Got == 2 && r.Bad == 0,
-                   $"from rank code: element {local} got the 2 good parcels after the refused ones ({r?.Got} of 2, {r?.Bad} bad)");
+                   $"from rank code: element {local} got the 2 good parcels after the refused ones " + $"({r?.Got} of 2, {r?.Bad} bad)");
         Check.Equal(0L, Sum(a.HeldMessages), "nothing held");
         a.Send(2 * rank, nameof(Refusing.Relay), new[] { local, remote });
         s.Run();
         Check.True(a.TryGetLocal(2 * rank, out r) && r.Refusals == 2, $"inside an element: both bad parcels refused ({r?.Refusals})");
         Check.True(a.TryGetLocal(local, out r) && r.Got == 4 && r.Bad == 0,
-                   $"from elements: element {local} got the 2 good parcels after the refused ones ({r?.Got} of 4, {r?.Bad} bad)");
+                   $"from elements: element {local} got the 2 good parcels after the refused ones " + $"({r?.Got} of 4, {r?.Bad} bad)");
         Check.Equal(0L, Sum(a.HeldMessages), "nothing held after the elements' sends");
         if (size < 2) return;
         // an insertion on another rank of an element that cannot travel: refused, nothing counted;
         // the same index inserted right afterwards lives and gets its messages
         int index = 2 * size + rank, there = (rank + 1) % size;
-        Check.Throws<ArgumentException>(() => a.Insert(index, new Refusing { Payload = new Action(() => { }) }, there),
-                                        "an insertion of an element that cannot travel is refused");
+        // clang-format off
+        Check.Throws<ArgumentException>(
+            () => a.Insert(index, new Refusing { Payload = new Action(() => { }) }, there),
+            "an insertion of an element that cannot travel is refused");
+        // clang-format on
         a.Insert(index, new Refusing(), there);
         a.Send(index, nameof(Refusing.Take), Parcel.Good());
         s.Run();
@@ -1110,7 +1139,8 @@ static class ArraysTest
     /// reductions share one numbering): numbers 0 and 1 fail for both reductions on every rank,
     /// with one InvalidOperationException per number per rank, no Completed and no partial
     /// value; in the same order afterwards, the next numbers are exact. Before, the scheduler
-    /// reported the mix but Completed still fired with partial values (A #0 = 3, expected 8).</summary>
+    /// reported the mix but Completed still fired with partial values (A #0 = 3,
+    /// expected 8).</summary>
     static void ReductionsInDifferentOrders(Scheduler s)
     {
         int n = 2 * size + 1;
@@ -1125,7 +1155,7 @@ static class ArraysTest
         s.Faulted += collect;
         if (rank == 0) a.Broadcast(nameof(Mixer.Give), true);
         s.Run();
-        Check.True(completed.Count == 0, $"no Completed for the numbers the elements disagreed on: {string.Join(", ", completed)}");
+        Check.True(completed.Count == 0, "no Completed for the numbers the elements disagreed on: " + $"{string.Join(", ", completed)}");
         foreach (long k in new long[] { 0, 1 })
             foreach (var r in new[] { Mixer.A, Mixer.B }) {
                 string outcome = Outcome(r, k);
@@ -1134,18 +1164,19 @@ static class ArraysTest
             }
         Check.True(faults.Count == 2 && faults.All(f => f is InvalidOperationException)
                    && faults[0].Message.Contains("number 0") && faults[1].Message.Contains("number 1"),
-                   $"one fault per failed number on this rank: {string.Join(" | ", faults.Select(f => f.GetType().Name + ": " + f.Message))}");
+                   "one fault per failed number on this rank: " + $"{string.Join(" | ", faults.Select(f => f.GetType().Name + ": " + f.Message))}");
         faults.Clear();
         if (rank == 0) a.Broadcast(nameof(Mixer.Give), false);
         s.Run();
         s.Faulted -= collect;
-        Check.True(faults.Count == 0, $"no fault when every element contributes in the same order: {string.Join(" | ", faults.Select(f => f.Message))}");
+        Check.True(faults.Count == 0, "no fault when every element contributes in the same order: " + $"{string.Join(" | ", faults.Select(f => f.Message))}");
         Check.True(completed.SequenceEqual(new[] { $"A #2 = {n}", $"B #3 = {1000L * n}" }),
                    $"the next numbers are exact: {string.Join(", ", completed)}");
     }
 
-    /// <summary>Placement.Block as its documentation says: position i of n on rank ⌊i·p/n⌋, that
-    /// is rank r holds [⌈r·n/p⌉, ⌈(r+1)·n/p⌉), so 5 positions on 2 ranks are 0–2 and 3–4.</summary>
+    /// <summary>Placement.Block as its documentation says: position i of n on rank ⌊i·p/n⌋,
+    /// that is rank r holds [⌈r·n/p⌉, ⌈(r+1)·n/p⌉), so 5 positions on 2 ranks are 0–2
+    /// and 3–4.</summary>
     static void BlockPlacement(Scheduler s)
     {
         foreach (int n in new[] { 1, 5, 7, 2 * size + 1 }) {
@@ -1153,7 +1184,7 @@ static class ArraysTest
             int first = (rank * n + size - 1) / size, end = ((rank + 1) * n + size - 1) / size;
             var mine = a.LocalElements.Select(w => w.Index).OrderBy(i => i).ToArray();
             Check.True(mine.SequenceEqual(Enumerable.Range(first, end - first)),
-                       $"Placement.Block of {n} on {size} ranks: rank {rank} holds [{first}, {end}), got [{string.Join(",", mine)}]");
+                       $"Placement.Block of {n} on {size} ranks: rank {rank} holds [{first}, {end}), " + $"got [{string.Join(",", mine)}]");
         }
         if (size == 2) {
             var five = ObjectArray<int, Worker>.Create(s, Enumerable.Range(0, 5), i => new Worker(), Placement.Block);
@@ -1177,13 +1208,14 @@ static class ArraysTest
             return loads.Select(l => l.Rank).ToArray();
         });
         Check.True(rank != 0 || (gathered != null && gathered.Length == n && gathered.All(l => l > 0)),
-                   $"the balancer saw every element's load: {(gathered == null ? "none" : string.Join(",", gathered))}");
+                   "the balancer saw every element's load: " + $"{(gathered == null ? "none" : string.Join(",", gathered))}");
         foreach (Worker w in a.LocalElements)
             Check.True(w.Index == 0 ? w.Load > 0 : w.Load == 0,
-                       $"element {w.Index}: load {w.Load} after Balance (only element 0 worked since the loads were taken)");
+                       $"element {w.Index}: load {w.Load} after Balance (only element 0 worked since " + "the loads were taken)");
     }
 
-    /// <summary>An internal location note (index at rank since epoch), as the arrays send them.</summary>
+    /// <summary>An internal location note (index at rank since epoch), as the arrays
+    /// send them.</summary>
     static object LocationNote(int index, int at, long epoch)
     {
         Type t = typeof(Scheduler).Assembly.GetType("System.MP.Arrays.LocationNote`1", true).MakeGenericType(typeof(int));

@@ -30,7 +30,8 @@ static class BadInputTest
         Check.True(r[0] == prev && r[1] == round, "communicator usable after " + after);
     }
 
-    /// <summary>The call must throw TException, start no transfer, and leave the comm usable.</summary>
+    /// <summary>The call must throw TException, start no transfer, and leave the
+    /// comm usable.</summary>
     static TException Refused<TException>(Action call, string what) where TException : Exception
     {
         long before = MP.Stats.Operations;
@@ -57,10 +58,12 @@ static class BadInputTest
         Says(e, text, what);
     }
 
-    /// <summary>A C# parameter of a range: offset, or sendOffset / recvOffset for Sendrecv's.</summary>
+    /// <summary>A C# parameter of a range: offset, or sendOffset / recvOffset
+    /// for Sendrecv's.</summary>
     static string Param(string prefix, string name) => prefix == "" ? name : prefix + char.ToUpper(name[0]) + name.Substring(1);
 
-    /// <summary>What the core says of a refused offset or count of an array of length elements.</summary>
+    /// <summary>What the core says of a refused offset or count of an array of
+    /// length elements.</summary>
     static string RangeText(string prefix, int offset, int count, int length)
     {
         string o = Param(prefix, "offset"), c = Param(prefix, "count"), a = Param(prefix, "array");
@@ -68,7 +71,7 @@ static class BadInputTest
             return $"{o} {offset} is outside 0..{length}, the length of {a}";
         if (count < 0)
             return $"{c} {count} is negative";
-        return $"{c} {count} from {o} {offset} passes the end of {a} (length {length}: {length - offset} fit)";
+        return $"{c} {count} from {o} {offset} passes the end of {a} (length {length}: " + $"{length - offset} fit)";
     }
 
     static void NotTransportable()
@@ -77,7 +80,9 @@ static class BadInputTest
             Tuple.Create<object, string>("text", "System.String"),
             Tuple.Create<object, string>(new object[3], "System.Object[]"),
             Tuple.Create<object, string>(new string[2], "System.String[]"),
+            // clang-format off
             Tuple.Create<object, string>(new int[2][], "System.Int32[][]"),
+            // clang-format on
             Tuple.Create<object, string>(new WithString(), "Name"),
             Tuple.Create<object, string>(new WithNestedRef(), "H.Data"),
             Tuple.Create<object, string>(new DerivedWithRef(), "Extra"),
@@ -128,7 +133,7 @@ static class BadInputTest
         }
         foreach (int source in new[] { -2, -4, size, int.MaxValue })
             Names(Refused<ArgumentOutOfRangeException>(() => world.Recv(a, source, 1), $"Recv source={source}"), "source",
-                  $"source {source} is {ranks}, and is neither MP.AnySource (-1) nor MP.ProcNull (-3)", "Recv");
+                  $"source {source} is {ranks}, and is neither MP.AnySource (-1) nor MP.ProcNull " + "(-3)", "Recv");
         string tags = $"outside 0..{MP.TagUpperBound} (0..MP.TagUpperBound)";
         foreach (int tag in new[] { -1, -2, MP.TagUpperBound + 1, int.MinValue })
             Names(Refused<ArgumentOutOfRangeException>(() => world.Send(a, next, tag), $"Send tag={tag}"), "tag",
@@ -215,7 +220,7 @@ static class BadInputTest
                    $"truncation error class and message: {e?.ErrorClass} {e?.Message}");
         // MPI reports no size for a truncated message: the core says who sent it with which tag,
         // what the buffer held and how to learn the size, without MPICH's internal stack
-        Says(e, "the message from rank " + prev + " with tag 5 is longer than the 200 bytes (50 elements of 4 bytes) the receive buffer holds", "truncated window");
+        Says(e, "the message from rank " + prev + " with tag 5 is longer than the 200 bytes (50 elements of 4 bytes) the receive " + "buffer holds", "truncated window");
         Says(e, "Probe first", "truncated window");
         Check.True(e == null || !e.Message.Contains("MPIR_"), "truncated window: no MPICH internals: " + e?.Message);
         Check.True(target.Take(5).All(x => x == -9) && target.Skip(55).All(x => x == -9), "guards around the window untouched");
@@ -264,7 +269,8 @@ static class BadInputTest
         // Irecv: a receive that fails as it starts keeps its own account until Wait raises it,
         // whatever failed on this thread in between; one that fails later is told at Wait
         Ring.Exchange(() => world.Send(big, next, 11), () => {
-            world.Probe(prev, 11); // the message is here: the receive is likely to end as it starts
+            // the message is here: the receive is likely to end as it starts
+            world.Probe(prev, 11);
             Request r = world.Irecv(small, prev, 11);
             Check.Throws<ArgumentOutOfRangeException>(() => world.Send(small, -1, 1), "a bad dest between Irecv and Wait");
             Says(Check.Throws<MPException>(() => r.Wait(), "Irecv truncated, raised by Wait"),

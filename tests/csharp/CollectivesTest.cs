@@ -7,7 +7,8 @@ using System.Linq;
 using System.MP;
 
 struct MinLoc { public double Value; public int Index; }
-struct Mat2 { public long A, B, C, D; }   // 2x2 matrices: associative, not commutative
+// 2x2 matrices: associative, not commutative
+struct Mat2 { public long A, B, C, D; }
 class Params { public double Dt; public int Steps; public long Seed; }
 
 static class CollectivesTest
@@ -162,7 +163,8 @@ static class CollectivesTest
             return a + b;
         });
         var big = Enumerable.Range(0, 20000).Select(i => (long)(i + rank)).ToArray();   // 160 KB
-        var small = Enumerable.Range(0, 100).Select(i => (long)(i * rank)).ToArray();     // nursery-sized
+        // nursery-sized
+        var small = Enumerable.Range(0, 100).Select(i => (long)(i * rank)).ToArray();
         var bigSum = new long[20000];
         var smallSum = new long[100];
         world.Allreduce(big, bigSum, churning);
@@ -191,7 +193,8 @@ static class CollectivesTest
         Check.Throws<ObjectDisposedException>(() => world.Allreduce(1.0, absMax), "a disposed operator");
     }
 
-    /// <summary>The refusal names the parameter and carries the values, as the core wrote them.</summary>
+    /// <summary>The refusal names the parameter and carries the values, as the core
+    /// wrote them.</summary>
     static void Names(ArgumentException e, string param, string text, string what)
     {
         if (e == null) return;
@@ -217,7 +220,7 @@ static class CollectivesTest
         Names(Check.Throws<ArgumentException>(() => world.Allreduce(a, new int[size + 1], Op.Sum), "lengths differ"), "recvArray",
               $"sendArray has {size} elements and recvArray {size + 1}", "lengths differ");
         Names(Check.Throws<ArgumentException>(() => world.Allgather(a, new int[size * size + 1]), "Allgather length"), "recvArray",
-              $"recvArray has {size * size + 1} elements; Size ({size}) times sendArray's {size} = {size * size} were expected",
+              $"recvArray has {size * size + 1} elements; Size ({size}) times sendArray's {size} = " + $"{size * size} were expected",
               "Allgather length");
         if (size > 1)
             Names(Check.Throws<ArgumentException>(() => world.Alltoall(new int[size + 1], new int[size + 1]), "Alltoall not divisible"),
@@ -225,14 +228,14 @@ static class CollectivesTest
         Names(Check.Throws<ArgumentException>(() => world.Allgather(a, a), "Allgather with one array for both"), "recvArray",
               "sendArray and recvArray are the same array", "Allgather with one array for both");
         Names(Check.Throws<ArgumentException>(() => world.Allreduce(new double[2], new double[2], Op.BAnd), "BAnd on double"), "op",
-              "MPI_BAND is not defined for System.Double elements: bitwise operators take integer types", "BAnd on double");
+              "MPI_BAND is not defined for System.Double elements: bitwise operators take integer " + "types", "BAnd on double");
         Names(Check.Throws<ArgumentException>(() => world.Allreduce(new bool[2], new bool[2], Op.Sum), "Sum on bool"), "op",
               "MPI_SUM is not defined for System.Boolean elements: arithmetic operators take numbers", "Sum on bool");
         Names(Check.Throws<ArgumentException>(() => world.Allreduce(new MinLoc[1], new MinLoc[1], Op.Min), "built-in Min on a struct"), "op",
               "MPI_MIN is not defined for MinLoc elements", "built-in Min on a struct");
         Op dbl = Op.Create<double>((x, y) => x + y);
         Names(Check.Throws<ArgumentException>(() => world.Allreduce(a, new int[size], dbl), "user op for double on int[]"), "op",
-              "the user operator is not defined for System.Int32 elements: it was made for System.Double", "user op for double on int[]");
+              "the user operator is not defined for System.Int32 elements: it was made for " + "System.Double", "user op for double on int[]");
         Names(Check.Throws<ArgumentException>(() => world.Allgather(new string[1], new string[size]), "Allgather of string[]"), "sendArray",
               "System.String[]", "Allgather of string[]");
         Names(Check.Throws<ArgumentException>(() => world.Bcast(new int[3], 2, 5, 0), "Bcast range past the end"), "count",
@@ -252,7 +255,7 @@ static class CollectivesTest
             Check.True(rank == 0 || e != null, "a receiving rank reports the truncated broadcast: " + e?.Message);
             // (a rank below another in MPI's tree may learn only that the collective failed there)
             Check.True(e == null || e.ErrorClass != 14 /* MPI_ERR_TRUNCATE */ ||
-                       e.Message.Contains("longer than the 40 bytes (10 elements of 4 bytes) this rank's buffer holds"),
+                       e.Message.Contains("longer than the 40 bytes (10 elements of 4 bytes) this rank's buffer " + "holds"),
                        "a truncated broadcast says what this rank had room for: " + e?.Message);
             world.Barrier();
             Check.Equal(size, world.Allreduce(1, Op.Sum), "usable after a truncated broadcast");

@@ -11,8 +11,10 @@ static class CompletionTest
     static readonly Intracomm world = Ring.World;
     static readonly int size = Ring.Size, next = Ring.Next, prev = Ring.Prev;
 
+    // clang-format off
     static bool IsEmpty(Status s) =>
         s.Source == MP.AnySource && s.Tag == MP.AnyTag && s.Count == 0 && s.Bytes == 0;
+    // clang-format on
 
     /// <summary>A receive cancelled before any message matched reports nothing arrived: MPI's
     /// empty status, never the envelope or size of a message received earlier.</summary>

@@ -65,7 +65,7 @@ static class ContractTest
             Check.True(ps.Length == cParams.Length, $"{name}: {ps.Length} parameters in C#, {cParams.Length} in C");
             for (int i = 0; i < Math.Min(ps.Length, cParams.Length); i++)
                 Check.True(Matches(cParams[i], ps[i].ParameterType),
-                           $"{name}: parameter {i} ({ps[i].Name}) is {ps[i].ParameterType.Name} in C#, {cParams[i]} in C");
+                           $"{name}: parameter {i} ({ps[i].Name}) is {ps[i].ParameterType.Name} in C#, " + $"{cParams[i]} in C");
         }
 
         // error codes: every C code has a C# constant of the same name and value, and no other
@@ -166,7 +166,8 @@ static class ContractTest
             foreach (MethodBase m in methods) {
                 if (!CallsAny(m, direct, opcodes)) continue;
                 callers++;
-                bool compilerGenerated = m.Name.Contains("<") || t.Name.Contains("<"); // lambdas run through delegates
+                // lambdas run through delegates
+                bool compilerGenerated = m.Name.Contains("<") || t.Name.Contains("<");
                 bool noInlining = (m.GetMethodImplementationFlags() & MethodImplAttributes.NoInlining) != 0;
                 Check.True(noInlining || compilerGenerated, $"{t.Name}.{m.Name} calls an internal call and must be NoInlining");
             }
@@ -175,10 +176,12 @@ static class ContractTest
         return Check.Finish("ContractTest");
     }
 
-    /// <summary>A name as both languages spell it: POOLED_BUFFERS_FREED_BY_GC, PooledBuffersFreedByGC.</summary>
+    /// <summary>A name as both languages spell it:
+    /// POOLED_BUFFERS_FREED_BY_GC, PooledBuffersFreedByGC.</summary>
     static string Key(string name) => name.Replace("_", "").ToLowerInvariant();
 
-    /// <summary>Does a C type of icall_table.h stand for this C# parameter or return type?</summary>
+    /// <summary>Does a C type of icall_table.h stand for this C# parameter or
+    /// return type?</summary>
     static bool Matches(string c, Type t)
     {
         switch (c) {
@@ -195,7 +198,8 @@ static class ContractTest
         }
     }
 
-    /// <summary>Walks the IL of m and tells whether a call instruction targets a method of type.</summary>
+    /// <summary>Walks the IL of m and tells whether a call instruction targets a method
+    /// of type.</summary>
     static bool CallsAny(MethodBase m, Type type, Dictionary<ushort, OpCode> opcodes)
     {
         byte[] il = m.GetMethodBody()?.GetILAsByteArray();

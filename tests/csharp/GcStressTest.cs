@@ -47,9 +47,7 @@ static class GcStressTest
         Check.True(after.Collections - before.Collections > 0, "collections happened during the transfers");
         Check.Equal(0L, after.PinsLive, "no live pins");
         Check.Equal(after.PinsTaken, after.PinsReleasedByWait + after.PinsReleasedByGC, "every pin released");
-        Console.WriteLine($"rank {Ring.Rank}: {iterations} exchanges, {verified} bytes verified, " +
-                          $"{after.Collections - before.Collections} collections, pins taken {after.PinsTaken - before.PinsTaken}, " +
-                          $"avoided {after.PinsAvoided - before.PinsAvoided}");
+        Console.WriteLine($"rank {Ring.Rank}: {iterations} exchanges, {verified} bytes verified, " + $"{after.Collections - before.Collections} collections, pins taken " + $"{after.PinsTaken - before.PinsTaken}, avoided " + $"{after.PinsAvoided - before.PinsAvoided}");
         return Check.Finish("GcStressTest");
     }
 }

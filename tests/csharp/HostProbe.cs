@@ -40,7 +40,8 @@ static class HostProbe
                 Environment.Exit(int.Parse(args[1]));
             world.Recv(new int[1], 0, 1);
             return 0;
-        case "env-exit-thread": // the same from a second thread, while rank 0's main thread waits too
+        // the same from a second thread, while rank 0's main thread waits too
+        case "env-exit-thread":
             if (world.Rank == 0)
                 new Thread(() => Environment.Exit(int.Parse(args[1]))).Start();
             world.Recv(new int[1], world.Size - 1, 1);

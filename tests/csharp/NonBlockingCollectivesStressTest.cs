@@ -59,7 +59,8 @@ static class NonBlockingCollectivesStressTest
         var churn = new HeapChurn(rank + 23, 300, 16, 700, 3, 20000, 6, 2).Start();
         MPStats before = MP.Stats;
         long elements = 0, corrupted = 0;
-        var sizes = new[] { 1, 3, 40, 200, 700, 900, 1500 };   // 1500 doubles: the large-object space
+        // 1500 doubles: the large-object space
+        var sizes = new[] { 1, 3, 40, 200, 700, 900, 1500 };
         for (int round = 0; round < rounds; round++) {
             int n = sizes[round % sizes.Length], root = round % size;
             // the arrays are reachable from a heap object only: no stack slot of this thread
@@ -103,10 +104,7 @@ static class NonBlockingCollectivesStressTest
         Check.True(after.Collections - before.Collections > 0, "collections happened while collectives ran");
         Check.True(size == 1 || after.PinsTaken > before.PinsTaken, "nursery arrays in flight were pinned");
         Check.Equal(0L, after.PendingRequests, "no pending requests");
-        Console.WriteLine($"rank {rank}: {rounds} rounds x 5 collectives, {elements} elements verified, " +
-                          $"{after.Collections - before.Collections} collections (churn rounds {churn.Rounds}), " +
-                          $"pins taken {after.PinsTaken - before.PinsTaken}, avoided {after.PinsAvoided - before.PinsAvoided}, " +
-                          $"released by GC {after.PinsReleasedByGC - before.PinsReleasedByGC}");
+        Console.WriteLine($"rank {rank}: {rounds} rounds x 5 collectives, {elements} elements verified, " + $"{after.Collections - before.Collections} collections (churn rounds " + $"{churn.Rounds}), pins taken {after.PinsTaken - before.PinsTaken}, avoided " + $"{after.PinsAvoided - before.PinsAvoided}, released by GC " + $"{after.PinsReleasedByGC - before.PinsReleasedByGC}");
         return Check.FinishWithNoPinLeft("NonBlockingCollectivesStressTest");
     }
 }

@@ -178,7 +178,8 @@ static class NonBlockingCollectivesTest
         var finishedActive = new SelfMessage(501);
         finishedActive.Release(10);
         int polls = 0;
-        while (!Request.TestAll(finishedActive.Request) && ++polls < Bound) { }   // finished, and now completed
+        // finished, and now completed
+        while (!Request.TestAll(finishedActive.Request) && ++polls < Bound) { }
         var second = new SelfMessage(502);
         second.Release(20);
         for (int k = 0; k < 5; k++)
@@ -248,7 +249,8 @@ static class NonBlockingCollectivesTest
         int[] results = Task.WhenAll(tasks).GetAwaiter().GetResult();
         Check.True(results.Select((v, i) => v == i + 3).All(ok => ok), "Task.WhenAll over 64 awaited receives");
 
-        // awaits of collectives, continuations calling collectives (one Dup per chain: they run concurrently)
+        // awaits of collectives, continuations calling collectives (one Dup per chain: they
+        // run concurrently)
         var comms = Enumerable.Range(0, 4).Select(_ => world.Dup()).ToArray();
         var chains = comms.Select((c, k) => AwaitThenCollective(c, k)).ToArray();
         int[] chained = Task.WhenAll(chains).GetAwaiter().GetResult();
@@ -289,7 +291,7 @@ static class NonBlockingCollectivesTest
             try {
                 cancelledOk += t.Result.Cancelled ? 1 : 0;
             } catch (AggregateException e) {
-                Check.True(false, $"Cancel of an awaited receive, round {k}: the task failed: {e.InnerException?.Message}");
+                Check.True(false, $"Cancel of an awaited receive, round {k}: the task failed: " + $"{e.InnerException?.Message}");
                 break;
             }
         }

@@ -28,7 +28,8 @@ static class NonBlockingStressTest
 
     static int Main(string[] args)
     {
-        // the defaults suit 2 ranks; beyond, the same total work (oversubscribed ranks share the cores)
+        // the defaults suit 2 ranks; beyond, the same total work (oversubscribed ranks share
+        // the cores)
         int share = Math.Max(2, MP.World.Size);
         int rounds = args.Length > 0 ? int.Parse(args[0]) : 300 * 2 / share;
         int longOps = args.Length > 1 ? int.Parse(args[1]) : 100000 * 2 / share;
@@ -42,7 +43,9 @@ static class NonBlockingStressTest
         int bad = 0;
         var requests = new Request[2 * InFlight];
         for (int round = 0; round < rounds; round++) {
+            // clang-format off
             var buffers = new double[InFlight][];
+            // clang-format on
             for (int slot = 0; slot < InFlight; slot++) {
                 int kind = (slot + round) % 3;   // 0 nursery, 1 old, 2 large (LOS)
                 buffers[slot] = kind == 0 ? new double[1 + slot * 31]
@@ -84,9 +87,7 @@ static class NonBlockingStressTest
         Check.True(mid.Collections - before.Collections >= rounds / 3, "collections ran during the transfers");
         Check.Equal(0L, mid.PinsLive, "no live pins after the stress");
         Check.Equal(0L, mid.PendingRequests, "no pending requests after the stress");
-        Console.WriteLine($"rank {rank}: stress {operations} non-blocking ops, {bytesVerified} bytes verified, " +
-                          $"{mid.Collections - before.Collections} collections, pins taken {mid.PinsTaken - before.PinsTaken}, " +
-                          $"avoided {mid.PinsAvoided - before.PinsAvoided}, released by GC {mid.PinsReleasedByGC - before.PinsReleasedByGC}");
+        Console.WriteLine($"rank {rank}: stress {operations} non-blocking ops, {bytesVerified} bytes verified, " + $"{mid.Collections - before.Collections} collections, pins taken " + $"{mid.PinsTaken - before.PinsTaken}, avoided " + $"{mid.PinsAvoided - before.PinsAvoided}, released by GC " + $"{mid.PinsReleasedByGC - before.PinsReleasedByGC}");
 
         // long run
         var recv = Enumerable.Range(0, 8).Select(i => new int[1 + i * 100]).ToArray();
@@ -118,10 +119,7 @@ static class NonBlockingStressTest
         Check.Equal(end.PinsTaken, end.PinsReleasedByWait + end.PinsReleasedByGC, "long run: every pin released");
         Check.True(heapEnd < heapAtTenth + (4 << 20), $"long run: managed heap stable ({heapAtTenth / 1024} KiB -> {heapEnd / 1024} KiB)");
         Check.True(rssEnd < rssAtTenth + 16 * 1024, $"long run: resident size stable ({rssAtTenth} KiB -> {rssEnd} KiB)");
-        Console.WriteLine($"rank {rank}: long run {done} non-blocking ops, {end.Collections - mid.Collections} collections, " +
-                          $"pins taken {end.PinsTaken - mid.PinsTaken}, avoided {end.PinsAvoided - mid.PinsAvoided}, " +
-                          $"released by wait {end.PinsReleasedByWait - mid.PinsReleasedByWait}, by GC {end.PinsReleasedByGC - mid.PinsReleasedByGC}, " +
-                          $"live {end.PinsLive}, heap {heapAtTenth / 1024}->{heapEnd / 1024} KiB, RSS {rssAtTenth}->{rssEnd} KiB");
+        Console.WriteLine($"rank {rank}: long run {done} non-blocking ops, {end.Collections - mid.Collections} " + $"collections, pins taken {end.PinsTaken - mid.PinsTaken}, avoided " + $"{end.PinsAvoided - mid.PinsAvoided}, released by wait " + $"{end.PinsReleasedByWait - mid.PinsReleasedByWait}, by GC " + $"{end.PinsReleasedByGC - mid.PinsReleasedByGC}, live {end.PinsLive}, heap " + $"{heapAtTenth / 1024}->{heapEnd / 1024} KiB, RSS {rssAtTenth}->{rssEnd} KiB");
         return Check.Finish("NonBlockingStressTest");
     }
 }

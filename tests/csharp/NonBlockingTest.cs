@@ -209,7 +209,8 @@ static class NonBlockingTest
             requests[i] = world.Irecv(buffers[i], prev, 70);
         }
         Check.Equal(before.PendingRequests + count, MP.Stats.PendingRequests, "all receives in flight");
-        for (int k = 0; k < 4; k++) {   // garbage to move the survivors, then minor and major collections
+        // garbage to move the survivors, then minor and major collections
+        for (int k = 0; k < 4; k++) {
             for (int g = 0; g < 2000; g++) GC.KeepAlive(new byte[100]);
             GC.Collect(0);
             GC.Collect();

@@ -1,5 +1,6 @@
 // P2PTest — every OPI point-to-point member of System.MP (API.md), at any number of ranks.
-// Sends run on a second thread so that a rank can also talk to itself (1 rank, MPI_THREAD_MULTIPLE).
+// Sends run on a second thread so that a rank can also talk to itself (1
+// rank, MPI_THREAD_MULTIPLE).
 using System;
 using System.Linq;
 using System.MP;
@@ -8,7 +9,8 @@ struct Inner { public short A; public byte B; }
 struct Sample { public double X; public int Id; public Inner In; }
 
 class Base { public long BaseValue; public int BaseFlag; }
-class Derived : Base { public double Extra; public char Letter; }   // inherited fields, no references
+// inherited fields, no references
+class Derived : Base { public double Extra; public char Letter; }
 struct Vec3 { public double X, Y, Z; }
 
 static class P2PTest
@@ -164,7 +166,8 @@ static class P2PTest
         Check.True(bigIn[0] == prev && bigIn[2499] == prev + 2499 && ws.Count == 2500, "whole-object Sendrecv of large arrays");
         var bytes = new byte[64];
         var ints = Enumerable.Range(rank * 10, 8).ToArray();
-        int bytesReceived = world.Sendrecv(ints, 2, 4, next, 23, bytes, 8, 16, prev, 23);   // 4 ints arrive as 16 bytes
+        // 4 ints arrive as 16 bytes
+        int bytesReceived = world.Sendrecv(ints, 2, 4, next, 23, bytes, 8, 16, prev, 23);
         Check.True(BitConverter.ToInt32(bytes, 8) == prev * 10 + 2 && BitConverter.ToInt32(bytes, 20) == prev * 10 + 5
                    && bytes.Take(8).All(x => x == 0) && bytes.Skip(24).All(x => x == 0) && bytesReceived == 16, "Sendrecv range between arrays");
         // fewer elements than the receive range: the count says how many, the rest is untouched
@@ -276,7 +279,8 @@ static class P2PTest
     static unsafe void HugePages()
     {
         // a large array's first transfer collapses its memory into transparent huge pages
-        // (where the kernel offers them: Linux >= 6.1, THP not "never"); the data is exact either way
+        // (where the kernel offers them: Linux >= 6.1, THP not "never"); the data is exact
+        // either way
         const int length = 8 << 20;
         var a = new byte[length];
         var b = new byte[length];
@@ -291,7 +295,7 @@ static class P2PTest
         string thp = "/sys/kernel/mm/transparent_hugepage/enabled";
         bool offered = System.IO.File.Exists(thp) && !System.IO.File.ReadAllText(thp).Contains("[never]");
         if (!newKernel || !offered) {
-            Console.WriteLine($"P2PTest: huge pages not checked (kernel {release}, THP {(offered ? "offered" : "never")})");
+            Console.WriteLine($"P2PTest: huge pages not checked (kernel {release}, THP " + $"{(offered ? "offered" : "never")})");
             return;
         }
         long ha, hb;

@@ -1,5 +1,5 @@
-// RingJob SECONDS — a job whose ranks keep talking (ring Sendrecv and Allreduce) for SECONDS (rank
-// 0's clock: every rank stops after the same round), for the failure tests across hosts
+// RingJob SECONDS — a job whose ranks keep talking (ring Sendrecv and Allreduce) for SECONDS
+// (rank 0's clock: every rank stops after the same round), for the failure tests across hosts
 // (multihost_failure_test.sh): rank 0 prints "running" once every rank has exchanged messages, so
 // the test knows when to break a host.
 using System;

@@ -248,7 +248,8 @@ static class SdtoCollectionsTest
 
     // ---- hostile bytes ----
 
-    /// <summary>Offset of record 0 (the root) in a message: after the header and type table.</summary>
+    /// <summary>Offset of record 0 (the root) in a message: after the header and
+    /// type table.</summary>
     static int FirstRecord(byte[] m)
     {
         int types = BitConverter.ToInt32(m, 8), at = 32;
@@ -306,12 +307,14 @@ static class SdtoCollectionsTest
         int v = -1;
         for (int i = 0; i + 4 <= sd.Length && v < 0; i++)
             if (BitConverter.ToInt32(sd, i) == 0x5EADBEEF) v = i;
-        int refAt = v + 8; // KeyValuePair<string,int>: key slot (8), value (4), padding (4), then the key's reference
+        // KeyValuePair<string,int>: key slot (8), value (4), padding (4), then the key's reference
+        int refAt = v + 8;
         Check.True(v > 0 && BitConverter.ToInt32(sd, refAt) > 0, "the key's reference found");
         Rejected<Dictionary<string, int>>(Patched(sd, refAt, -1), "a null Dictionary key", "null");
         Rejected<Dictionary<string, int>>(Patched(sd, refAt, 0), "a key that is the dictionary itself", "not a System.String");
 
-        // random mutations of a graph full of collections: a valid graph or MPSerializationException
+        // random mutations of a graph full of collections: a valid graph
+        // or MPSerializationException
         byte[] valid = Serializer.Serialize(Sample(2));
         var rnd = new Random(23 + rank);
         int others = 0, survived = 0;

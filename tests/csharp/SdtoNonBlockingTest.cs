@@ -53,7 +53,8 @@ static class SdtoNonBlockingTest
     static void Sizes()
     {
         int serial = 0;
-        foreach (int doubles in new[] { 0, 1, 100, 10000, 1 << 20, 50 << 17 }) {   // 50 << 17 doubles: 50 MiB
+        // 50 << 17 doubles: 50 MiB
+        foreach (int doubles in new[] { 0, 1, 100, 10000, 1 << 20, 50 << 17 }) {
             foreach (bool postFirst in new[] { true, false }) {
                 serial++;
                 ORequest<Parcel> r = null;
@@ -74,14 +75,15 @@ static class SdtoNonBlockingTest
                     got = r.Wait(out st);
                 }
                 Status sent = s.Wait();
-                Check.True(Intact(got, prev, serial, doubles), $"{doubles} doubles, receive posted {(postFirst ? "before" : "after")}: intact");
+                Check.True(Intact(got, prev, serial, doubles), $"{doubles} doubles, receive posted {(postFirst ? "before" : "after")}: " + "intact");
                 Check.True(st != null && st.Source == prev && st.Tag == 1 && st.Bytes > 8L * doubles && st.Bytes == sent.Bytes
-                           && !st.Cancelled, $"{doubles} doubles: status {st?.Source} {st?.Tag} {st?.Bytes}, sent {sent.Bytes}");
+                           && !st.Cancelled, $"{doubles} doubles: status {st?.Source} {st?.Tag} {st?.Bytes}, sent " + $"{sent.Bytes}");
             }
         }
     }
 
-    /// <summary>The graph is serialized during OIsend: changes after the call do not travel.</summary>
+    /// <summary>The graph is serialized during OIsend: changes after the call do
+    /// not travel.</summary>
     static void SerializedDuringTheCall()
     {
         var p = Make(rank, 77, 1000);
@@ -114,7 +116,7 @@ static class SdtoNonBlockingTest
         world.OSend(Make(rank, 6, 3), next, 13);
         Parcel later = world.ORecv<Parcel>(prev, 13);
         Check.True(Intact(later, prev, 6, 3) && Intact(earlier.Wait(), prev, 5, 3),
-                   $"a blocking ORecv does not take the message of an earlier OIrecv (it got {later?.Serial})");
+                   "a blocking ORecv does not take the message of an earlier OIrecv (it got " + $"{later?.Serial})");
     }
 
     /// <summary>The exchange MPI programs write: post the receive, send (blocking), wait. Both
@@ -230,7 +232,8 @@ static class SdtoNonBlockingTest
     }
 
     /// <summary>OIrecvs on a communicator disposed while their graphs are in flight: a dropped
-    /// one still takes its message (and a large graph's rest), a kept one still completes.</summary>
+    /// one still takes its message (and a large graph's rest), a kept one
+    /// still completes.</summary>
     static void DisposedWhileReceiving()
     {
         Intracomm d = world.Dup();
@@ -254,7 +257,8 @@ static class SdtoNonBlockingTest
         PostAndForget(world, 40, 33);
         world.Barrier();   // every rank's receives are posted before any graph leaves
         var sends = new Request[40];
-        for (int i = 0; i < sends.Length; i++)   // every other one past 64 KiB: announced, its tail after
+        // every other one past 64 KiB: announced, its tail after
+        for (int i = 0; i < sends.Length; i++)
             sends[i] = world.OIsend(Make(rank, i, i % 2 == 0 ? 10 : 20000), next, 33);
         // collections let the core see the requests were dropped
         CollectUntilAllSent(sends, 34);
@@ -306,7 +310,7 @@ static class SdtoNonBlockingTest
             }
             ints.Wait();
             Check.True(failed == null && Intact(p, prev, 7, doubles) && st.Count == 4 && got[3] == 4,
-                       $"{doubles} doubles: the OIrecv posted first gets the graph, the Irecv the ints ({failed?.Message})");
+                       $"{doubles} doubles: the OIrecv posted first gets the graph, the Irecv the ints " + $"({failed?.Message})");
             // a blocking Recv after an OIrecv posted before the messages came
             ORequest<Parcel> early = world.OIrecv<Parcel>(prev, 36);
             world.Barrier();
@@ -321,7 +325,7 @@ static class SdtoNonBlockingTest
             }
             more.Wait();
             Check.True(failed == null && Intact(p, prev, 8, doubles) && st.Count == 4 && got[3] == 8,
-                       $"{doubles} doubles: a blocking Recv after the OIrecv gets the ints ({failed?.Message})");
+                       $"{doubles} doubles: a blocking Recv after the OIrecv gets the ints " + $"({failed?.Message})");
         }
     }
 

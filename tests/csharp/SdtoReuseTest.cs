@@ -174,7 +174,7 @@ static class SdtoReuseTest
             var good = Snapshot(ok);
             Check.True(ReferenceEquals(ok, into) && before.Item2.Zip(good.Item2, (x, y) => x is string || ReferenceEquals(x, y)).All(same => same)
                        && good.Item1 == Snapshot(MakeRacks(n, prev * 100, 9)).Item1,
-                       $"{n} racks: a good message is received into the same objects afterwards: {good.Item1}");
+                       $"{n} racks: a good message is received into the same objects afterwards: " + $"{good.Item1}");
         }
     }
 
@@ -219,7 +219,7 @@ static class SdtoReuseTest
             q = q?.Next;
             k--;
         }
-        Check.True(wrong == 0 && q == null, $"a 100-node list received into one: nodes reused, Skip cleared, Cache kept ({wrong} wrong)");
+        Check.True(wrong == 0 && q == null, $"a 100-node list received into one: nodes reused, Skip cleared, Cache kept ({wrong} " + "wrong)");
     }
 
     static int Main()

@@ -108,7 +108,7 @@ static class SdtoSafetyTest
         Check.True(p2.When == plain.When && p2.When.Kind == DateTimeKind.Utc && p2.Id == plain.Id && p2.Money == plain.Money
                    && p2.Money.ToString() == "-12.340" && p2.Span == plain.Span && p2.Day == DayOfWeek.Friday
                    && p2.Counts.Key == 3 && p2.Counts.Value == 4L << 40 && p2.Numbers.Item1 == 8 && p2.Numbers.Item2 == 0.5,
-                   "DateTime, Guid, decimal, TimeSpan, enums, KeyValuePair<int,long>, Tuple<int,double> travel");
+                   "DateTime, Guid, decimal, TimeSpan, enums, KeyValuePair<int,long>, Tuple<int,double> " + "travel");
 
         // OSend refuses and sends nothing: the next message on the tag is the good one
         Chain got = null;
@@ -242,9 +242,10 @@ static class SdtoSafetyTest
         Ring.Exchange(() => world.Send(c, next, 43), () => { hc = world.ORecv<ShapeHolder>(prev, 43); afterC = Clock.Next(); return null; });
         int stampC = StampC();
         Check.True(hc.Shape is InitC ic && ic.Edge == 2.5 && ic.Sides == 3 && stampC != 0 && stampC < afterC,
-                   $"a polymorphically received class had its static constructor run first (stamp {stampC}, after {afterC})");
+                   "a polymorphically received class had its static constructor run first (stamp " + $"{stampC}, after {afterC})");
 
-        // a throwing type initializer: a managed exception naming the type, and the process lives on
+        // a throwing type initializer: a managed exception naming the type, and the process
+        // lives on
         byte[] bad = Renamed(new TwinBad { Value = 1 }, "TwinBad", "InitBad");
         var e = Check.Throws<MPSerializationException>(() => Serializer.Deserialize<InitBad>(bad, 0, bad.Length), "a throwing static constructor");
         Check.True(e != null && e.Message.Contains("InitBad") && e.Message.Contains("initializer refuses"),
@@ -292,13 +293,13 @@ static class SdtoSafetyTest
             int during = Volatile.Read(ref calls) - before;
             if (during == 0)
                 passed++;
-            waits.Add($"{sw.Elapsed.TotalMilliseconds:F1} ms{(during == 0 ? "" : " (a call ended meanwhile)")}");
+            waits.Add($"{sw.Elapsed.TotalMilliseconds:F1} " + $"ms{(during == 0 ? "" : " (a call ended meanwhile)")}");
         }
         Volatile.Write(ref stop, 1);
         worker.Join();
         Check.True(failure == null, what + ": the worker's calls succeed " + failure);
         Console.WriteLine($"rank {rank}: GC.Collect(0) while {what}: {string.Join(", ", waits)}");
-        Check.True(passed >= needed, $"{what}: the collection ran while the call was still running in {passed} of {rounds} rounds");
+        Check.True(passed >= needed, $"{what}: the collection ran while the call was still running in {passed} of " + $"{rounds} rounds");
     }
 
     /// <summary>A worker serializes two large arrays, one all 1s and one all 2s, in turn into
@@ -349,7 +350,7 @@ static class SdtoSafetyTest
         Volatile.Write(ref stop, 1);
         worker.Join();
         Check.True(failure == null, "the worker's Serialize calls succeed " + failure);
-        Console.WriteLine($"rank {rank}: GC.Collect(0) while Serialize copies 32 MiB (ms): {string.Join(" ", waits)}; mid-copy in {seen} of {rounds}");
+        Console.WriteLine($"rank {rank}: GC.Collect(0) while Serialize copies 32 MiB (ms): " + $"{string.Join(" ", waits)}; mid-copy in {seen} of {rounds}");
         Check.True(seen > 0, $"a collection completed in the middle of a 32 MiB copy ({seen} of {rounds} rounds)");
     }
 

@@ -52,11 +52,14 @@ class Record
 struct Pair { public int Key; [Transportable] public string Label; public string Hidden; }
 class BaseShape { public int Sides; }
 [Transportable] class Square : BaseShape { public double Edge; }
-class Triangle : BaseShape { public double Height; }      // not marked: no polymorphic travel
-class Circle : BaseShape { public double Radius; }        // not marked; Square's layout, a name as long
+// not marked: no polymorphic travel
+class Triangle : BaseShape { public double Height; }
+// not marked; Square's layout, a name as long
+class Circle : BaseShape { public double Radius; }
 class Holder { [Transportable] public BaseShape Shape; }
 class Secret { public int Code; }
-class Res { public int Row, Col; [Transportable] public double[,] Block; }   // the shallow-water record
+// the shallow-water record
+class Res { public int Row, Col; [Transportable] public double[,] Block; }
 class Unsafe { [Transportable] public Action Callback; }
 
 static class SdtoTest
@@ -74,7 +77,8 @@ static class SdtoTest
         };
         r.Grid[2, 3] = seed + 0.25;
         r.Peer = r;                                               // a cycle
-        r.Bag = new object[] { r, new Square { Sides = 4, Edge = 2 }, null, r.Pairs };  // shared references
+        // shared references
+        r.Bag = new object[] { r, new Square { Sides = 4, Edge = 2 }, null, r.Pairs };
         return r;
     }
 
@@ -106,7 +110,11 @@ static class SdtoTest
         var sq = Graphs.RoundTrip(new Holder { Shape = new Square { Sides = 4, Edge = 1.5 } });
         Check.True(sq.Shape is Square s && s.Edge == 1.5 && s.Sides == 4, "[Transportable] subclass in a base-typed field, inherited fields");
         Check.Throws<ArgumentException>(() => Serializer.Serialize(new Holder { Shape = new Triangle() }), "unmarked subclass in a base-typed field");
-        Check.Throws<ArgumentException>(() => Serializer.Serialize(new Unsafe { Callback = () => { } }), "a delegate never travels");
+        // clang-format off
+        Check.Throws<ArgumentException>(
+            () => Serializer.Serialize(new Unsafe { Callback = () => { } }),
+            "a delegate never travels");
+        // clang-format on
         var res = Graphs.RoundTrip(new Res { Row = 4, Col = 1, Block = new double[16, 256] });
         Check.True(res.Block.GetLength(0) == 16 && res.Block.GetLength(1) == 256 && res.Row == 4, "Res with a double[,] block");
         var jagged = Graphs.RoundTrip(new[] { new[] { 1 }, null, new[] { 2, 3 } });
@@ -217,7 +225,7 @@ static class SdtoTest
         int finalizers = Finalized.Finalizers;
         fin = null;
         for (int i = 0; i < 3; i++) { GC.Collect(); GC.WaitForPendingFinalizers(); }
-        Check.True(Finalized.Finalizers - finalizers >= n, $"received finalizable objects are finalized ({Finalized.Finalizers - finalizers} of {n})");
+        Check.True(Finalized.Finalizers - finalizers >= n, $"received finalizable objects are finalized ({Finalized.Finalizers - finalizers} of " + $"{n})");
     }
 
     static T Exchanged<T>(T graph)
@@ -240,7 +248,8 @@ static class SdtoTest
         head = null;
         const int threads = 40;
         long perThread = 60000L * IntPtr.Size;
-        Serializer.Deserialize<Node>(bytes, 0, bytes.Length);   // this thread's own holder exists before
+        // this thread's own holder exists before
+        Serializer.Deserialize<Node>(bytes, 0, bytes.Length);
         for (int i = 0; i < 3; i++) GC.Collect();                // earlier garbage swept: only what stays counts
         long before = GC.GetTotalMemory(true), residentBefore = ResidentBytes();
         int read = 0;
@@ -254,9 +263,9 @@ static class SdtoTest
         long grown = GC.GetTotalMemory(true) - before, residentGrown = ResidentBytes() - residentBefore;
         Check.Equal(threads, read, "every thread read the graph");
         Check.True(grown < threads * perThread / 4,
-                   $"the heap grew {grown} bytes after {threads} reading threads ended (a kept holder each would be {threads * perThread})");
+                   $"the heap grew {grown} bytes after {threads} reading threads ended (a kept holder " + $"each would be {threads * perThread})");
         Check.True(residentGrown < 60L << 20,
-                   $"resident memory grew {residentGrown >> 20} MiB after {threads} reading threads ended (~3.6 MB each if their work arrays were kept)");
+                   $"resident memory grew {residentGrown >> 20} MiB after {threads} reading threads " + "ended (~3.6 MB each if their work arrays were kept)");
     }
 
     static long ResidentBytes()
@@ -285,7 +294,7 @@ static class SdtoTest
         for (int i = 0; i < 3; i++) GC.Collect();
         long grown = ResidentBytes() - before;
         Check.Equal(threads * size, wrote, "every thread measured the graph");
-        Check.True(grown < 40L << 20, $"resident memory grew {grown >> 20} MiB after {threads} writing threads ended (~2.4 MB each if kept)");
+        Check.True(grown < 40L << 20, $"resident memory grew {grown >> 20} MiB after {threads} writing threads ended (~2.4 " + "MB each if kept)");
     }
 
     static void Transport()
@@ -316,7 +325,8 @@ static class SdtoTest
             try { Serializer.Deserialize<Record>(valid, 0, cut); } catch (MPSerializationException) { rejected++; }
         }
         Check.Equal(valid.Length, rejected, "every truncation of a valid payload is rejected");
-        // random bytes and random mutations: a valid object or MPSerializationException, nothing else
+        // random bytes and random mutations: a valid object or MPSerializationException,
+        // nothing else
         var rnd = new Random(17 + rank);
         int others = 0, survived = 0;
         for (int i = 0; i < 3000; i++) {
@@ -327,7 +337,7 @@ static class SdtoTest
             catch (MPSerializationException) { }
             catch (Exception e) { others++; Console.Error.WriteLine("unexpected " + e.GetType() + ": " + e.Message); }
         }
-        Check.Equal(0, others, $"3000 random or mutated payloads: only MPSerializationException ({survived} still valid)");
+        Check.Equal(0, others, $"3000 random or mutated payloads: only MPSerializationException ({survived} still " + "valid)");
         // a type not reachable from T, and a root not assignable to T
         byte[] secret = Serializer.Serialize(new Secret { Code = 1234 });
         var e1 = Check.Throws<MPSerializationException>(() => Serializer.Deserialize<Record>(secret, 0, secret.Length), "a type not reachable from T");
@@ -366,7 +376,7 @@ static class SdtoTest
             if (System.Text.Encoding.ASCII.GetString(circle, i, 6) == "Square") { System.Text.Encoding.ASCII.GetBytes("Circle").CopyTo(circle, i); named++; }
         Check.Equal(1, named, "the Square's type name appears once in its bytes");
         var e3 = Check.Throws<MPSerializationException>(() => Serializer.Deserialize<Holder>(circle, 0, circle.Length), "an unmarked subclass in a base-typed field");
-        Check.True(e3 != null && e3.Message.Contains("receiving a Holder: root.Shape holds a Circle where a BaseShape is declared")
+        Check.True(e3 != null && e3.Message.Contains("receiving a Holder: root.Shape holds a Circle where a BaseShape is " + "declared")
                    && e3.Message.Contains("mark class Circle [Transportable]"),
                    "it names both types, the field path, the declared type and which class to mark: " + e3?.Message);
         Ring.Exchange(() => world.Send(new byte[] { 1, 2, 3 }, next, 10), () => {

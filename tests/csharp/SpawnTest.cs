@@ -13,7 +13,8 @@ static class SpawnTest
     static readonly Intracomm world = MP.World;
     static readonly int rank = world.Rank, size = world.Size;
 
-    /// <summary>A spawned copy: tells the parent's rank 0 its rank and the arguments it got.</summary>
+    /// <summary>A spawned copy: tells the parent's rank 0 its rank and the arguments
+    /// it got.</summary>
     static int Child(Intercomm parent, string[] args)
     {
         var report = new[] { world.Rank, world.Size, args.Length > 1 && args[1] == "two words" ? 1 : 0 };

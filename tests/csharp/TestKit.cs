@@ -157,7 +157,8 @@ sealed class HeapChurn
 }
 
 /// <summary>Another thread that allocates and forces minor and major collections, one after the
-/// other, until disposed: `using (new Collector()) { ... }` runs the block while collecting.</summary>
+/// other, until disposed: `using (new Collector()) { ... }` runs the block
+/// while collecting.</summary>
 sealed class Collector : IDisposable
 {
     bool stop;

@@ -38,10 +38,12 @@ static class TopologyTest
             Check.Equal(size, g.Size, "world group size");
             Check.Equal(rank, g.Rank, "world group rank");
             int[] reversed = Enumerable.Range(0, size).Reverse().ToArray();
+            // clang-format off
             using (Group rev = g.Incl(reversed))
             using (Group noZero = g.Excl(new[] { 0 }))
             using (Group zero = g.Incl(new[] { 0 }))
             using (Group empty = g.Incl(new int[0])) {
+                // clang-format on
                 Check.Equal(size - 1 - rank, rev.Rank, "Incl: rank i of the new group is ranks[i]");
                 Check.Equal(size - 1, noZero.Size, "Excl size");
                 Check.Equal(rank == 0 ? MP.Undefined : rank - 1, noZero.Rank, "Excl keeps the order; Undefined outside");
@@ -101,8 +103,10 @@ static class TopologyTest
     static void Create()
     {
         int[] evens = Enumerable.Range(0, size).Where(r => r % 2 == 0).ToArray();
+        // clang-format off
         using (Group g = world.Group)
         using (Group even = g.Incl(evens)) {
+            // clang-format on
             Intracomm c = world.Create(even);
             Check.Equal(rank % 2 == 0, c != null, "Create: null outside the group");
             if (c != null) {
@@ -159,8 +163,10 @@ static class TopologyTest
             Check.Equal(col == dims[1] - 1 ? ProcNull : rank + 1, right, "Shift(1, -1) source");
             Check.Equal(col == 0 ? ProcNull : rank - 1, left, "Shift(1, -1) dest: ProcNull at the left edge");
 
+            // clang-format off
             using (CartComm rowComm = cart.Sub(new[] { false, true }))
             using (CartComm colComm = cart.Sub(new[] { true, false })) {
+                // clang-format on
                 Check.Equal(dims[1], rowComm.Size, "Sub keeping dimension 1: a row");
                 Check.Equal(col, rowComm.Rank, "the row is ranked by column");
                 Check.True(rowComm.Dims.SequenceEqual(new[] { dims[1] }), "the row's Dims");
@@ -250,7 +256,8 @@ static class TopologyTest
         Refused<ArgumentOutOfRangeException>(() => world.CreateIntercomm(size, world, 0, 5), "localLeader", "localLeader past Size");
         Refused<ArgumentOutOfRangeException>(() => world.CreateIntercomm(0, world, 0, -1), "tag", "a negative tag");
         Refused<ArgumentOutOfRangeException>(() => world.CreateIntercomm(0, world, size, 5), "remoteLeader", "remoteLeader past peer");
-        if (size == 1)   // only the leader can see it: with more processes the others would wait, as in MPI
+        // only the leader can see it: with more processes the others would wait, as in MPI
+        if (size == 1)
             Refused<ArgumentNullException>(() => world.CreateIntercomm(0, null, 0, 5), "peer", "a null peer at the local leader");
         StillUsable(world, "the CreateIntercomm checks");
         if (size < 2)
@@ -328,17 +335,21 @@ static class TopologyTest
 
     /// <summary>Dispose frees what it should: more communicators than MPICH has context ids
     /// (2048) are created and disposed one after another — over Self, where creating one involves
-    /// no other process (over World each costs a collective: 15 ms on a loaded 2-core machine).</summary>
+    /// no other process (over World each costs a collective: 15 ms on a loaded
+    /// 2-core machine).</summary>
     static void DisposeFrees()
     {
         Intracomm self = MP.Self;
         int fine = 0;
+        // clang-format off
         using (Group mine = self.Group)
             for (int i = 0; i < 1100; i++) {
                 using (CartComm c = self.CreateCart(new[] { 1 }, new[] { true }, false))
                 using (Intracomm d = self.Create(mine))
-                    if (c.Size == 1 && d.Size == 1) fine++;
+                    if (c.Size == 1 && d.Size == 1)
+                        fine++;
             }
+        // clang-format on
         Check.Equal(1100, fine, "2200 communicators created and disposed: Dispose frees their context ids");
         StillUsable(world, "2200 communicators");
     }

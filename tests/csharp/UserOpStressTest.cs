@@ -157,7 +157,8 @@ static class UserOpStressTest
 
     static int Main(string[] args)
     {
-        // the defaults suit 2 ranks; beyond, the same total work (oversubscribed ranks share the cores)
+        // the defaults suit 2 ranks; beyond, the same total work (oversubscribed ranks share
+        // the cores)
         int share = Math.Max(2, world.Size);
         int reductions = args.Length > 0 ? int.Parse(args[0]) : 300 * 2 / share;
         int rounds = args.Length > 1 ? int.Parse(args[1]) : 600 * 2 / share;
@@ -192,8 +193,7 @@ static class UserOpStressTest
         MPStats after = MP.Stats;
         Check.True(after.Collections - before.Collections > 0, "collections happened");
         Check.True(world.Allreduce(opCalls, Op.Sum) > 0, "the operators ran");
-        Console.WriteLine($"rank {rank}: {reductions} reductions ({opCalls} operator calls), {2 * rounds} exchanges, " +
-                          $"{opsMade} operators made, {after.Collections - before.Collections} collections");
+        Console.WriteLine($"rank {rank}: {reductions} reductions ({opCalls} operator calls), {2 * rounds} " + $"exchanges, {opsMade} operators made, {after.Collections - before.Collections} " + "collections");
         return Check.FinishWithNoPinLeft("UserOpStressTest");
     }
 }

@@ -9,7 +9,8 @@ using System.Linq;
 using System.MP;
 
 struct Pair { public double X; public int N; }
-struct M2 { public long A, B, C, D; }   // 2x2 matrices: associative, not commutative
+// 2x2 matrices: associative, not commutative
+struct M2 { public long A, B, C, D; }
 
 static class VCollectivesTest
 {
@@ -35,9 +36,11 @@ static class VCollectivesTest
 
     static void GatherScatter()
     {
-        foreach (int scale in new[] { 1, 700 }) {   // 700: blocks of ~5-17 KB, beyond the nursery's 8000-byte objects
+        // 700: blocks of ~5-17 KB, beyond the nursery's 8000-byte objects
+        foreach (int scale in new[] { 1, 700 }) {
             for (int root = 0; root < size; root++) {
-                int[] counts = Enumerable.Range(0, size).Select(r => ((r + root) % 3) * scale).ToArray();   // zeros included
+                // zeros included
+                int[] counts = Enumerable.Range(0, size).Select(r => ((r + root) % 3) * scale).ToArray();
                 bool reversed = root % 2 == 1;
                 int[] displs = Displs(counts, 2, reversed, out int length);
                 var mine = Enumerable.Range(0, counts[rank]).Select(k => Val(rank, root, k)).ToArray();
@@ -243,7 +246,8 @@ static class VCollectivesTest
                                        "the blocks of ranks 0 ([0, 1)) and 1 ([0, 1)) of recvArray overlap", "Allgatherv overlapping blocks");
             int[] twos = Enumerable.Repeat(2, size).ToArray();
             int[] crossed = seq.Select(d => 2 * (size - 1 - d)).ToArray();
-            crossed[0] = 1;   // rank 0's block [1, 3) overlaps rank size-1's [0, 2), out of rank order
+            // rank 0's block [1, 3) overlaps rank size-1's [0, 2), out of rank order
+            crossed[0] = 1;
             Refused<ArgumentException>(() => world.Allgatherv(new int[2], new int[2 * size], twos, crossed), "displs",
                                        $"the blocks of ranks 0 ([1, 3)) and {size - 1} ([0, 2))", "Allgatherv overlapping blocks out of order");
         }
@@ -266,7 +270,7 @@ static class VCollectivesTest
         Check.Throws<ArgumentNullException>(() => world.Exscan(recv, new int[size], null), "Exscan with a null op");
         Refused<ArgumentException>(() => world.Exscan(new double[1], new double[1], Op.BXor), "op", "MPI_BXOR is not defined for System.Double", "Exscan BXor on double");
         Refused<ArgumentException>(() => world.ReduceScatterBlock(new int[size + 1], new int[1], Op.Sum), "sendArray",
-                                   $"sendArray has {size + 1} elements; Size ({size}) times recvArray's 1 = {size} were expected", "ReduceScatterBlock lengths");
+                                   $"sendArray has {size + 1} elements; Size ({size}) times recvArray's 1 = {size} were " + "expected", "ReduceScatterBlock lengths");
         Op dbl = Op.Create<double>((x, y) => x + y);
         Refused<ArgumentException>(() => world.ReduceScatterBlock(new int[size], new int[1], dbl), "op",
                                    "it was made for System.Double", "ReduceScatterBlock with another type's operator");
@@ -375,12 +379,15 @@ static class VCollectivesTest
         Check.Equal(size, world.Allreduce(1, Op.Sum), "usable after disagreements");
     }
 
-    /// <summary>Communicators made and freed around the v-collectives (each has its own twin).</summary>
+    /// <summary>Communicators made and freed around the v-collectives (each has its
+    /// own twin).</summary>
     static void Communicators()
     {
         for (int i = 0; i < 3; i++) {
+            // clang-format off
             using (Intracomm dup = world.Dup())
             using (Intracomm half = world.Split(rank % 2, rank)) {
+                // clang-format on
                 var got = new int[dup.Size];
                 dup.Allgatherv(new[] { rank }, got, Enumerable.Repeat(1, dup.Size).ToArray(), Enumerable.Range(0, dup.Size).ToArray());
                 Check.True(got.SequenceEqual(Enumerable.Range(0, size)), "Allgatherv on a Dup");

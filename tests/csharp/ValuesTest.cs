@@ -27,7 +27,8 @@ static class ValuesTest
         return Check.FinishWithNoPinLeft("ValuesTest");
     }
 
-    /// <summary>Recv&lt;T&gt; of a primitive and of a struct from the previous rank of a ring.</summary>
+    /// <summary>Recv&lt;T&gt; of a primitive and of a struct from the previous rank of
+    /// a ring.</summary>
     static void SingleValues()
     {
         int got = 0;

@@ -108,7 +108,7 @@ static class WrongResultsTest
         });
         Check.True(e != null, "Recv of 5 bytes into int[]: MPException");
         // the message says the sizes involved
-        string partial = "the message of 5 bytes is not a whole number of the receive buffer's 4-byte elements (5 = 1 x 4 + 1)";
+        string partial = "the message of 5 bytes is not a whole number of the receive buffer's 4-byte " + "elements (5 = 1 x 4 + 1)";
         Check.True(e == null || e.Message.Contains(partial), "the partial element's sizes: " + e?.Message);
         Check.True(target[0] == -1 && target[3] == -4, "nothing written outside the receiving range");
         e = null;
@@ -121,7 +121,7 @@ static class WrongResultsTest
         e = null;
         try { world.Sendrecv(new short[3], next, 32, new long[1], prev, 32); } catch (MPException x) { e = x; }
         Check.True(e != null, "Sendrecv of 6 bytes into long[1]: MPException");
-        Check.True(e == null || e.Message.Contains("the message of 6 bytes is not a whole number of the receive buffer's 8-byte elements (6 = 0 x 8 + 6)"),
+        Check.True(e == null || e.Message.Contains("the message of 6 bytes is not a whole number of the receive buffer's 8-byte " + "elements (6 = 0 x 8 + 6)"),
                    "the partial element's sizes, Sendrecv: " + e?.Message);
         var exact = new int[2];
         Ring.Exchange(() => world.Send(new byte[] { 1, 0, 0, 0, 2, 0, 0, 0 }, next, 33), () => world.Recv(exact, prev, 33));
@@ -263,7 +263,7 @@ static class WrongResultsTest
             }
         }
         if (rank == 0) {
-            Check.True(shortRounds >= wanted, $"{wanted} rounds without a collection and under 1 ms (got {shortRounds} in {rounds})");
+            Check.True(shortRounds >= wanted, $"{wanted} rounds without a collection and under 1 ms (got {shortRounds} in " + $"{rounds})");
             Check.Equal(0, pinnedShort, "waits under 1 ms with no collection that pinned");
         }
     }

@@ -18,8 +18,8 @@ namespace System.MP.Arrays
     {
         /// <summary>Contiguous blocks of the index list, in rank order, whose sizes differ by at
         /// most one: position i of n goes to rank i·p/n (integer division), so rank r takes
-        /// positions ⌈r·n/p⌉ up to but not including ⌈(r+1)·n/p⌉ (5 positions on 2 ranks: rank 0
-        /// takes 0–2, rank 1 takes 3–4).</summary>
+        /// positions ⌈r·n/p⌉ up to but not including ⌈(r+1)·n/p⌉ (5 positions on 2 ranks:
+        /// rank 0 takes 0–2, rank 1 takes 3–4).</summary>
         Block,
         /// <summary>Position i of the index list goes to rank i mod p.</summary>
         RoundRobin,
@@ -52,8 +52,9 @@ namespace System.MP.Arrays
         public int Rank => Placed().Array.Rank;
 
         /// <summary>Seconds spent in this element's entry methods since the array was created or
-        /// since the last Balance took the loads (before its moves): what the load balancer weighs (CPU seconds where the host runs more
-        /// ranks than it has cores, <see cref="Scheduler.Oversubscribed"/>).</summary>
+        /// since the last Balance took the loads (before its moves): what the load balancer weighs
+        /// (CPU seconds where the host runs more ranks than it has cores,
+        /// <see cref="Scheduler.Oversubscribed"/>).</summary>
         public double Load => Placed().Load;
 
         /// <summary>How many times this element has contributed to its array's reductions: the
@@ -74,14 +75,16 @@ namespace System.MP.Arrays
         /// afterwards.</summary>
         protected void SendZeroCopy(TIndex to, string entry, object message) => Placed().Array.SendZeroCopyFrom(record, to, entry, message);
 
-        /// <summary>Invokes the parameterless entry method named entry of the element at to.</summary>
+        /// <summary>Invokes the parameterless entry method named entry of the element
+        /// at to.</summary>
         protected void Send(TIndex to, string entry) => Placed().Array.SendFrom(record, to, entry, null, false);
 
         /// <summary>Sends message to the entry method named entry of every element of this array
         /// (this one included), each exactly once, even while elements migrate.</summary>
         protected void Broadcast<TMessage>(string entry, TMessage message) => Placed().Array.BroadcastFrom(entry, message, true);
 
-        /// <summary>Invokes the parameterless entry method named entry of every element of this array.</summary>
+        /// <summary>Invokes the parameterless entry method named entry of every element of
+        /// this array.</summary>
         protected void Broadcast(string entry) => Placed().Array.BroadcastFrom(entry, null, false);
 
         /// <summary>Contributes value to this element's next reduction (number
@@ -105,17 +108,20 @@ namespace System.MP.Arrays
         protected void Insert(TIndex index, Element<TIndex> element, int toRank = -1) =>
             Placed().Array.InsertFrom(record, index, element, toRank < 0 ? Rank : toRank);
 
-        /// <summary>Deletes the element at index, after the messages this element sent it earlier.</summary>
+        /// <summary>Deletes the element at index, after the messages this element sent
+        /// it earlier.</summary>
         protected void Delete(TIndex index) => Placed().Array.DeleteFrom(record, index);
 
         /// <summary>Deletes this element once the current entry method returns. Later messages
         /// to its index are held until an element with that index is inserted again.</summary>
         protected void Destroy() => Placed().Destroying = true;
 
-        /// <summary>Runs on the old rank just before the element leaves (release what cannot travel).</summary>
+        /// <summary>Runs on the old rank just before the element leaves (release what
+        /// cannot travel).</summary>
         protected internal virtual void OnMigrating() { }
 
-        /// <summary>Runs on the new rank just after the element arrived (rebuild what did not travel).</summary>
+        /// <summary>Runs on the new rank just after the element arrived (rebuild what did
+        /// not travel).</summary>
         protected internal virtual void OnMigrated() { }
     }
 
@@ -124,7 +130,8 @@ namespace System.MP.Arrays
     {
         /// <summary>The element's index.</summary>
         [Transportable] public TIndex Index;
-        /// <summary>Seconds spent in its entry methods since the last balance took the loads.</summary>
+        /// <summary>Seconds spent in its entry methods since the last balance took
+        /// the loads.</summary>
         public double Load;
         /// <summary>The rank it lives on.</summary>
         public int Rank;
@@ -148,7 +155,7 @@ namespace System.MP.Arrays
         /// <summary>The entry method (or hook) that threw.</summary>
         public string Entry { get; }
         internal ElementException(object index, string entry, Exception inner)
-            : base($"System.MP.Arrays: element {index}: {entry} threw {inner.GetType().Name}: {inner.Message}", inner)
+            : base($"System.MP.Arrays: element {index}: {entry} threw {inner.GetType().Name}: " + $"{inner.Message}", inner)
         {
             ElementIndex = index;
             Entry = entry;
@@ -180,7 +187,8 @@ namespace System.MP.Arrays
         }
 
         internal int Count => table.Count;
-        public Dictionary<TKey, Seq>.Enumerator GetEnumerator() => table.GetEnumerator();   // for foreach
+        // for foreach
+        public Dictionary<TKey, Seq>.Enumerator GetEnumerator() => table.GetEnumerator();
 
         /// <summary>The entry for key, made with value initial when there is none.</summary>
         internal Seq Get(TKey key, long initial)
@@ -196,7 +204,8 @@ namespace System.MP.Arrays
         internal void Set(TKey key, long value) => Get(key, value).Value = value;
     }
 
-    /// <summary>The runtime's record of one element: what travels with it besides its fields.</summary>
+    /// <summary>The runtime's record of one element: what travels with it besides
+    /// its fields.</summary>
     internal sealed class Record<TIndex>
     {
         internal ElementArray<TIndex> Array;
@@ -210,10 +219,12 @@ namespace System.MP.Arrays
         internal bool Ready;             // false while its insertion is being registered
         internal int MoveTo = -1;
         internal bool Destroying;
-        internal readonly SeqTable<long> NextSeq = new SeqTable<long>(EqualityComparer<long>.Default);   // by sender: the number expected next
+        // by sender: the number expected next
+        internal readonly SeqTable<long> NextSeq = new SeqTable<long>(EqualityComparer<long>.Default);
         internal readonly Dictionary<long, SortedDictionary<long, Header<TIndex>>> OutOfOrder =
             new Dictionary<long, SortedDictionary<long, Header<TIndex>>>();
-        internal readonly SeqTable<TIndex> SendSeq = new SeqTable<TIndex>(IndexRules<TIndex>.Equality);   // by target: the number sent last
+        // by target: the number sent last
+        internal readonly SeqTable<TIndex> SendSeq = new SeqTable<TIndex>(IndexRules<TIndex>.Equality);
         internal List<Header<TIndex>> Parked;   // messages that came before Ready
     }
 }

@@ -72,8 +72,10 @@ namespace System.MP.Arrays
             internal int Reduction = -1;
             internal int ChildrenIn;
             internal string Failure;
-            internal List<int> Others;     // other reductions given to this number: the elements disagreed
-            internal Exception Cause;      // what user code threw here, for the failure's inner exception
+            // other reductions given to this number: the elements disagreed
+            internal List<int> Others;
+            // what user code threw here, for the failure's inner exception
+            internal Exception Cause;
         }
         // per failed number, what user code threw on this rank: the failed result, when it comes,
         // carries it (each rank reports a failed number once, from its result)
@@ -83,7 +85,8 @@ namespace System.MP.Arrays
         readonly SortedDictionary<long, int> owing = new SortedDictionary<long, int>();
         readonly SortedDictionary<long, long> rootDeltas = new SortedDictionary<long, long>();
         readonly List<long> deltaAt = new List<long>(), delta = new List<long>();
-        readonly long[] childReported, childStarted;   // per child: partials received (in order), highest number announced
+        // per child: partials received (in order), highest number announced
+        readonly long[] childReported, childStarted;
 
         ObjectArray(Scheduler scheduler, int count, int id)
         {
@@ -156,7 +159,7 @@ namespace System.MP.Arrays
                     int r = rankOf != null ? rankOf(index)
                             : placement == Placement.Block ? (int)((long)i * s.Size / list.Count) : i % s.Size;
                     if (r < 0 || r >= s.Size)
-                        throw new ArgumentException($"System.MP.Arrays: index {index} is placed on rank {r}, outside 0..{s.Size - 1}");
+                        throw new ArgumentException($"System.MP.Arrays: index {index} is placed on rank {r}, outside " + $"0..{s.Size - 1}");
                     hash = hash * 1000003 + IndexRules<TIndex>.StableHash(index) * 31 + r;
                     a.cache[index] = new Location(r, 1);
                     if (a.HomeOf(index) == s.Rank) a.homeTable[index] = new Location(r, 1);
@@ -164,7 +167,7 @@ namespace System.MP.Arrays
                     if (r != s.Rank) continue;
                     TElement e = make(index);
                     if (e == null) throw new ArgumentException($"System.MP.Arrays: make returned null for index {index}");
-                    if (e.record != null) throw new ArgumentException($"System.MP.Arrays: make returned, for index {index}, an element already in an array");
+                    if (e.record != null) throw new ArgumentException($"System.MP.Arrays: make returned, for index {index}, an element " + "already in an array");
                     made.Add(new Record<TIndex> { Element = e, Index = index, Uid = i + 1, Epoch = 1, Ready = true });
                 }
             } catch (Exception e) {
@@ -176,9 +179,9 @@ namespace System.MP.Arrays
             s.Comm.Allreduce(mine, low, Op.Min);
             s.Comm.Allreduce(mine, high, Op.Max);
             if (error != null) throw new ArgumentException(error);
-            if (high[0] != 0) throw new ArgumentException("System.MP.Arrays: creating the array failed on another rank (its exception says why)");
+            if (high[0] != 0) throw new ArgumentException("System.MP.Arrays: creating the array failed on another rank (its exception " + "says why)");
             if (low[1] != high[1])
-                throw new ArgumentException("System.MP.Arrays: the ranks gave different index lists or placements (every rank passes the same)");
+                throw new ArgumentException("System.MP.Arrays: the ranks gave different index lists or placements (every " + "rank passes the same)");
 
             foreach (Record<TIndex> r in made) a.Attach(r);
             s.Add(a);
@@ -246,7 +249,8 @@ namespace System.MP.Arrays
         /// <summary>Sends message to entry method entry of the element at index (from this rank's
         /// own code, not from an element). The message is copied during the call. Messages from
         /// one rank's code to one element arrive in the order sent, exactly once. A message the
-        /// serializer cannot carry raises ArgumentException and is neither sent nor numbered.</summary>
+        /// serializer cannot carry raises ArgumentException and is neither sent
+        /// nor numbered.</summary>
         public void Send<TMessage>(TIndex index, string entry, TMessage message) => SendFrom(null, index, entry, message, true);
 
         /// <summary>Invokes the parameterless entry method entry of the element at index.</summary>
@@ -267,18 +271,19 @@ namespace System.MP.Arrays
             if (message == null) throw new ArgumentNullException(nameof(message));
             Type type = message.GetType();
             if (!ZeroCopyRules.Accepts(type))
-                throw new ArgumentException($"System.MP.Arrays: a {type} cannot travel without a copy: only a one-dimensional array of a primitive " +
-                                            "type or of a struct without references, or an object whose fields hold no references, can", nameof(message));
+                throw new ArgumentException($"System.MP.Arrays: a {type} cannot travel without a copy: only a " + "one-dimensional array of a primitive type or of a struct without " + "references, or an object whose fields hold no references, can", nameof(message));
             Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.Find(entry, type, true);
             if (!type.IsArray && type != e.MessageType)
-                throw new ArgumentException($"System.MP.Arrays: entry method {entry} takes a {e.MessageType}; an object sent without a copy must be exactly that type, not a {type}", nameof(message));
+                throw new ArgumentException($"System.MP.Arrays: entry method {entry} takes a {e.MessageType}; an object " + $"sent without a copy must be exactly that type, not a {type}", nameof(message));
             SendMessage(from, from == null ? rankSendSeq : from.SendSeq, to, e, message, true);
         }
 
-        /// <summary>Sends message to entry method entry of every element, each exactly once.</summary>
+        /// <summary>Sends message to entry method entry of every element, each
+        /// exactly once.</summary>
         public void Broadcast<TMessage>(string entry, TMessage message) => BroadcastFrom(entry, message, true);
 
-        /// <summary>Invokes the parameterless entry method entry of every element, each exactly once.</summary>
+        /// <summary>Invokes the parameterless entry method entry of every element, each
+        /// exactly once.</summary>
         public void Broadcast(string entry) => BroadcastFrom(entry, null, false);
 
         /// <summary>Inserts element at index on this rank. Messages already sent to index are
@@ -286,7 +291,8 @@ namespace System.MP.Arrays
         /// reported by the scheduler (<see cref="Scheduler.Faulted"/>, or thrown by Run).</summary>
         public void Insert(TIndex index, TElement element) => Insert(index, element, rank);
 
-        /// <summary>Inserts element at index on rank toRank (it travels there as a graph).</summary>
+        /// <summary>Inserts element at index on rank toRank (it travels there as
+        /// a graph).</summary>
         public void Insert(TIndex index, TElement element, int toRank) => Insert(null, index, element, toRank);
 
         /// <summary>An insertion by from (null: by this rank's code). The new element starts where
@@ -323,7 +329,7 @@ namespace System.MP.Arrays
         {
             var typed = element as TElement;
             if (element != null && typed == null)
-                throw new ArgumentException($"System.MP.Arrays: this array holds {typeof(TElement)}, not {element.GetType()}", nameof(element));
+                throw new ArgumentException($"System.MP.Arrays: this array holds {typeof(TElement)}, not " + $"{element.GetType()}", nameof(element));
             Insert(from, index, typed, toRank);
         }
 
@@ -334,7 +340,7 @@ namespace System.MP.Arrays
             CheckRank(toRank, nameof(toRank));
             Record<TIndex> r;
             if (index == null || !local.TryGetValue(index, out r) || !r.Ready)
-                throw new ArgumentException($"System.MP.Arrays: element {index} does not live on rank {rank}; an element migrates itself with MigrateTo", nameof(index));
+                throw new ArgumentException($"System.MP.Arrays: element {index} does not live on rank {rank}; an element " + "migrates itself with MigrateTo", nameof(index));
             if (toRank != rank) MigrateNow(r, toRank);
         }
 
@@ -351,7 +357,10 @@ namespace System.MP.Arrays
             if (combine == null) throw new ArgumentNullException(nameof(combine));
             s.CheckIdle(nameof(DefineReduction));
             if (resultEntry != null) EntryTable<TIndex, TElement>.Find(resultEntry, typeof(T), true);
-            var r = new Reduction<T>(combine) { Array = this, Id = reductions.Count, ResultEntry = resultEntry };
+            // clang-format off
+            var r = new Reduction<T>(combine) { Array = this, Id = reductions.Count,
+                                                ResultEntry = resultEntry };
+            // clang-format on
             reductions.Add(r);
             return r;
         }
@@ -381,9 +390,9 @@ namespace System.MP.Arrays
                 try {
                     plan.Ranks = balancer(all, size);
                     if (plan.Ranks == null || plan.Ranks.Length != all.Length)
-                        throw new ArgumentException($"the balancer returned {(plan.Ranks == null ? "null" : plan.Ranks.Length + " ranks")} for {all.Length} elements");
+                        throw new ArgumentException("the balancer returned " + $"{(plan.Ranks == null ? "null" : plan.Ranks.Length + " ranks")} " + $"for {all.Length} elements");
                     foreach (int r in plan.Ranks)
-                        if (r < 0 || r >= size) throw new ArgumentException($"the balancer placed an element on rank {r}, outside 0..{size - 1}");
+                        if (r < 0 || r >= size) throw new ArgumentException($"the balancer placed an element on rank {r}, outside " + $"0..{size - 1}");
                 } catch (Exception e) {
                     plan = new BalancePlan { Error = "System.MP.Arrays: Balance: " + e.Message };
                 }
@@ -574,7 +583,8 @@ namespace System.MP.Arrays
         /// <summary>A zero-copy message: its envelope, then the data received straight into a new
         /// array or object of the entry's parameter type (OPI refuses a message that is not a
         /// whole number of its elements). An envelope that cannot be read is refused before its
-        /// data is looked for: that comes through the loop on its own and is refused there.</summary>
+        /// data is looked for: that comes through the loop on its own and is
+        /// refused there.</summary>
         void ReceiveZeroCopy(Comm c, int source, int tag, int bytes)
         {
             var note = Channel.ReadIncoming<ZeroCopyNote<TIndex>>(bytes);
@@ -582,18 +592,19 @@ namespace System.MP.Arrays
             if (note == null || note.Index == null || !ZeroCopyRules.Accepts(type) || note.Length < -1 || (note.Length < 0) != !type.IsArray)
                 throw new MPSerializationException($"System.MP.Arrays: a malformed zero-copy message from rank {source}" +
                                                    (note == null ? "" : $" (entry {note.Entry}, length {note.Length})"));
-            int dataTag = Tags.Of(id, Tags.ZeroCopyData) | (tag & (1 << Tags.KindBits));   // the sender's phase
+            // the sender's phase
+            int dataTag = Tags.Of(id, Tags.ZeroCopyData) | (tag & (1 << Tags.KindBits));
             Status data = c.Probe(source, dataTag);   // sent right after its envelope
             s.ReceivedDirectly();
             if (note.Length > data.Bytes) {
                 c.Recv(new byte[data.Count], source, dataTag);
-                throw new MPSerializationException($"System.MP.Arrays: a zero-copy message from rank {source} announced {note.Length} elements in {data.Bytes} bytes");
+                throw new MPSerializationException($"System.MP.Arrays: a zero-copy message from rank {source} announced " + $"{note.Length} elements in {data.Bytes} bytes");
             }
             object message = type.IsArray ? Array.CreateInstance(type.GetElementType(), note.Length)
                              : System.Runtime.Serialization.FormatterServices.GetUninitializedObject(type);
             Status got = c.Recv(message, source, dataTag);
             if (got.Count != (type.IsArray ? note.Length : 1))
-                throw new MPSerializationException($"System.MP.Arrays: a zero-copy message from rank {source} announced {note.Length} elements and brought {got.Count}");
+                throw new MPSerializationException($"System.MP.Arrays: a zero-copy message from rank {source} announced " + $"{note.Length} elements and brought {got.Count}");
             Header<TIndex> h = entries[note.Entry].Make(message);
             h.Index = note.Index;
             h.Sender = note.Sender;
@@ -651,13 +662,13 @@ namespace System.MP.Arrays
             long next = expected.Value;
             if (h.Seq != next) {
                 if (h.Seq < next) {
-                    s.Fault(new MPSerializationException($"System.MP.Arrays: element {r.Index} got message {h.Seq} from sender {h.Sender} twice"));
+                    s.Fault(new MPSerializationException($"System.MP.Arrays: element {r.Index} got message {h.Seq} from sender " + $"{h.Sender} twice"));
                     return;
                 }
                 SortedDictionary<long, Header<TIndex>> waiting;
                 if (!r.OutOfOrder.TryGetValue(h.Sender, out waiting)) r.OutOfOrder[h.Sender] = waiting = new SortedDictionary<long, Header<TIndex>>();
                 if (waiting.ContainsKey(h.Seq))
-                    s.Fault(new MPSerializationException($"System.MP.Arrays: element {r.Index} got message {h.Seq} from sender {h.Sender} twice"));
+                    s.Fault(new MPSerializationException($"System.MP.Arrays: element {r.Index} got message {h.Seq} from sender " + $"{h.Sender} twice"));
                 else waiting[h.Seq] = h;
                 return;
             }
@@ -676,7 +687,8 @@ namespace System.MP.Arrays
 
         void Invoke(Record<TIndex> r, Header<TIndex> h)
         {
-            if (h.Hops > 0 && h.Origin != rank && h.Origin >= 0 && h.Origin < size)   // correct the sender's cache
+            // correct the sender's cache
+            if (h.Hops > 0 && h.Origin != rank && h.Origin >= 0 && h.Origin < size)
                 s.Post(h.Origin, Tags.Of(id, Tags.Location), new LocationNote<TIndex> { Index = r.Index, Rank = rank, Epoch = r.Epoch });
             Entry<TIndex, TElement> e = EntryNumbered(h.Entry);
             long t0 = s.LoadClock();
@@ -707,7 +719,8 @@ namespace System.MP.Arrays
             from.MoveTo = toRank;
         }
 
-        // ---------------------------------------------------------------- migration, insertion, deletion
+        // ---------------------------------------------------------------- migration,
+        // insertion, deletion
 
         void MigrateNow(Record<TIndex> r, int to)
         {
@@ -755,20 +768,20 @@ namespace System.MP.Arrays
         void Arrived(Passport<TIndex, TElement> p, int source)
         {
             if (p == null || p.Element == null || p.Index == null)
-                throw new MPSerializationException($"System.MP.Arrays: an element from rank {source} arrived without its element or index");
+                throw new MPSerializationException($"System.MP.Arrays: an element from rank {source} arrived without its " + "element or index");
             if (p.Uid == 0) {   // a remote Insert
                 if (local.ContainsKey(p.Index) || pending.ContainsKey(p.Index))
-                    throw new InvalidOperationException($"System.MP.Arrays: Insert of index {p.Index}: it already lives on rank {rank}");
+                    throw new InvalidOperationException($"System.MP.Arrays: Insert of index {p.Index}: it already lives on rank " + $"{rank}");
                 if (p.LastBroadcast < 0 || p.Reductions < 0)
-                    throw new MPSerializationException($"System.MP.Arrays: an insertion of index {p.Index} from rank {source} with negative counts");
+                    throw new MPSerializationException($"System.MP.Arrays: an insertion of index {p.Index} from rank {source} " + "with negative counts");
                 InsertHere(p.Index, p.Element, p.LastBroadcast, Math.Max(frontier, p.Reductions));
                 return;
             }
             int senders = p.SeqSenders?.Length ?? -1, targets = p.SendTargets?.Length ?? -1;
             if (senders < 0 || p.SeqNext?.Length != senders || targets < 0 || p.SendNext?.Length != targets || p.Held == null)
-                throw new MPSerializationException($"System.MP.Arrays: element {p.Index} from rank {source} arrived with inconsistent tables");
+                throw new MPSerializationException($"System.MP.Arrays: element {p.Index} from rank {source} arrived with " + "inconsistent tables");
             if (local.ContainsKey(p.Index))
-                throw new MPSerializationException($"System.MP.Arrays: element {p.Index} arrived from rank {source} but already lives here");
+                throw new MPSerializationException($"System.MP.Arrays: element {p.Index} arrived from rank {source} but already " + "lives here");
             var r = new Record<TIndex> { Element = p.Element, Index = p.Index, Uid = p.Uid, Epoch = p.Epoch, LastBroadcast = p.LastBroadcast,
                                          Reductions = p.Reductions, Load = p.Load, Ready = true };
             for (int i = 0; i < senders; i++) r.NextSeq.Set(p.SeqSenders[i], p.SeqNext[i]);
@@ -776,7 +789,7 @@ namespace System.MP.Arrays
             var restored = new List<Header<TIndex>>();
             foreach (HeldMessage m in p.Held) {
                 if (m == null || m.Bytes == null || m.Entry < 0 || m.Entry > entries.Length) {
-                    s.Fault(new MPSerializationException($"System.MP.Arrays: element {p.Index} arrived with a malformed held message"));
+                    s.Fault(new MPSerializationException($"System.MP.Arrays: element {p.Index} arrived with a malformed held " + "message"));
                     continue;
                 }
                 try {
@@ -794,7 +807,8 @@ namespace System.MP.Arrays
             } catch (Exception x) {
                 s.Fault(new ElementException(r.Index, nameof(Element<TIndex>.OnMigrated), x));
             }
-            foreach (Header<TIndex> h in restored) {   // still waiting for earlier ones, unless it moved on
+            // still waiting for earlier ones, unless it moved on
+            foreach (Header<TIndex> h in restored) {
                 if (IsHere(r)) Accept(r, h);
                 else Arrive(h);
             }
@@ -814,7 +828,8 @@ namespace System.MP.Arrays
 
         /// <summary>Index was at rank `at` at epoch: kept unless this rank knows a newer epoch. A
         /// rank's cache never goes back in epochs, so following caches never goes round in a
-        /// circle (each rank an element left points to where it went next, or to its death).</summary>
+        /// circle (each rank an element left points to where it went next, or to
+        /// its death).</summary>
         void Learn(TIndex index, int at, long epoch)
         {
             Location old;
@@ -878,10 +893,10 @@ namespace System.MP.Arrays
         {
             Record<TIndex> r;
             if (!pending.TryGetValue(note.Index, out r) || local.ContainsKey(note.Index))
-                throw new MPSerializationException($"System.MP.Arrays: a registration of index {note.Index} that no insertion here waits for");
+                throw new MPSerializationException($"System.MP.Arrays: a registration of index {note.Index} that no insertion " + "here waits for");
             int n = note.SeqSenders?.Length ?? 0;
             if ((note.SeqNext?.Length ?? 0) != n)
-                throw new MPSerializationException($"System.MP.Arrays: the registration of index {note.Index} has inconsistent tables");
+                throw new MPSerializationException($"System.MP.Arrays: the registration of index {note.Index} has inconsistent " + "tables");
             for (int i = 0; i < n; i++) r.NextSeq.Set(note.SeqSenders[i], note.SeqNext[i]);
             r.Epoch = note.Epoch;
             pending.Remove(r.Index);
@@ -903,12 +918,13 @@ namespace System.MP.Arrays
         {
             Record<TIndex> r;
             if (!pending.TryGetValue(note.Index, out r))
-                throw new MPSerializationException($"System.MP.Arrays: a refusal of index {note.Index} that no insertion here waits for");
+                throw new MPSerializationException($"System.MP.Arrays: a refusal of index {note.Index} that no insertion here " + "waits for");
             Detach(r);
             AddDelta(r.Reductions, -1);
-            Learn(note.Index, note.Rank, note.Epoch);   // this rank may know a newer place than the home did
+            // this rank may know a newer place than the home did
+            Learn(note.Index, note.Rank, note.Epoch);
             if (r.Parked != null) foreach (Header<TIndex> h in r.Parked) Arrive(h);
-            s.Fault(new InvalidOperationException($"System.MP.Arrays: Insert of index {note.Index} on rank {rank}: it already lives on rank {note.Rank}; the new element was dropped"));
+            s.Fault(new InvalidOperationException($"System.MP.Arrays: Insert of index {note.Index} on rank {rank}: it already " + $"lives on rank {note.Rank}; the new element was dropped"));
             Advance();
         }
 
@@ -1023,13 +1039,13 @@ namespace System.MP.Arrays
             return slot;
         }
 
-        const string Mixed = "elements contributed to this number with different reductions: every element must contribute " +
-                             "to the array's reductions in the same order (they share one numbering)";
+        const string Mixed = "elements contributed to this number with different reductions: every element must " + "contribute to the array's reductions in the same order (they share one numbering)";
 
         /// <summary>Adds count contributions (value, or failure: a part that could not be
         /// combined; others: reductions it met besides its own) to slot. A combine function that
         /// throws, or a contribution of another reduction, fails the slot's result, which every
-        /// rank then gets as a failure: the counts go on, so later reductions still complete.</summary>
+        /// rank then gets as a failure: the counts go on, so later reductions
+        /// still complete.</summary>
         void Combine(Slot slot, int reduction, object value, long count, string failure = null, int[] others = null)
         {
             slot.Count += count;
@@ -1084,7 +1100,8 @@ namespace System.MP.Arrays
                     note.Count, note.Failure, note.Others);
 
         /// <summary>User code failed slot's value: why, for the note. Not reported here: every
-        /// rank reports the failed number once, when its result comes (<see cref="Result"/>).</summary>
+        /// rank reports the failed number once, when its result comes
+        /// (<see cref="Result"/>).</summary>
         static string Failed(Slot slot, string what, Exception x)
         {
             if (slot.Cause == null) slot.Cause = x;
@@ -1097,7 +1114,8 @@ namespace System.MP.Arrays
             if (reduction == null) throw new ArgumentNullException(nameof(reduction));
             if (reduction.Array != this) throw new ArgumentException("System.MP.Arrays: the reduction was defined on another array", nameof(reduction));
             if (!from.Ready) throw new InvalidOperationException("System.MP.Arrays: an element contributes once its insertion is registered");
-            byte[] encoded = reduction.Encode(value);   // a value that cannot travel is refused here, before anything counts it
+            // a value that cannot travel is refused here, before anything counts it
+            byte[] encoded = reduction.Encode(value);
             long k = from.Reductions++;
             Owe(k, -1);
             Owe(k + 1, +1);
@@ -1147,7 +1165,8 @@ namespace System.MP.Arrays
                 if (OwedAt(frontier) > 0) return;
                 if (slot.ChildrenIn < children.Count) {
                     // a child that has not reported may not know the reduction started (a subtree
-                    // without contributing elements): tell it, once, now that only children are missing
+                    // without contributing elements): tell it, once, now that only children
+                    // are missing
                     for (int i = 0; i < children.Count; i++)
                         if (childReported[i] <= frontier && childStarted[i] < known) {
                             childStarted[i] = known;
@@ -1183,7 +1202,7 @@ namespace System.MP.Arrays
             }
             if (note.Number < rootNext) {
                 if (note.Count > 0)
-                    s.Fault(new InvalidOperationException($"System.MP.Arrays: a contribution to reduction {note.Number} came after its result"));
+                    s.Fault(new InvalidOperationException($"System.MP.Arrays: a contribution to reduction {note.Number} came after " + "its result"));
             } else {
                 Slot slot = SlotAt(rootSlots, note.Number);
                 if (main) slot.ChildrenIn = 1;
@@ -1192,7 +1211,8 @@ namespace System.MP.Arrays
             Complete();
         }
 
-        /// <summary>At rank 0: sends down the results that have all their contributions, in order.</summary>
+        /// <summary>At rank 0: sends down the results that have all their contributions,
+        /// in order.</summary>
         void Complete()
         {
             while (true) {
@@ -1221,7 +1241,8 @@ namespace System.MP.Arrays
             object value = reduction.Decode(note.Value);
             try {
                 reduction.Complete(note.Number, value);
-            } catch (Exception x) {   // a Completed handler threw: the result still goes to the elements
+            } catch (Exception x) {
+                // a Completed handler threw: the result still goes to the elements
                 s.Fault(x);
             }
             if (rank == 0 && reduction.ResultEntry != null)   // the result, as a broadcast of it
@@ -1230,7 +1251,8 @@ namespace System.MP.Arrays
         }
 
         /// <summary>A number that has no result: every rank learns it here, once. The Result
-        /// tasks of every reduction given to it fail, and Run reports it (one fault per rank).</summary>
+        /// tasks of every reduction given to it fail, and Run reports it (one fault
+        /// per rank).</summary>
         void Failure(ReductionNote note)
         {
             var involved = new List<int> { note.Reduction };
@@ -1239,7 +1261,7 @@ namespace System.MP.Arrays
             Exception cause;
             if (causes.TryGetValue(note.Number, out cause)) causes.Remove(note.Number);
             string which = involved.Count == 1 ? $"reduction {involved[0]} of array {id}, number {note.Number}, has"
-                           : $"reductions {string.Join(" and ", involved)} of array {id}, number {note.Number}, have";
+                           : $"reductions {string.Join(" and ", involved)} of array {id}, number " + $"{note.Number}, have";
             var failed = new InvalidOperationException($"System.MP.Arrays: {which} no result: {note.Failure}", cause);
             foreach (int r in involved) reductions[r].Fail(note.Number, failed);
             s.Fault(failed);
@@ -1253,7 +1275,7 @@ namespace System.MP.Arrays
             if (kind >= Tags.Entries) {
                 int number = kind - Tags.Entries;
                 if (number > entries.Length)
-                    throw new MPSerializationException($"System.MP.Arrays: a message from rank {source} for entry method {number}, which {typeof(TElement)} does not have");
+                    throw new MPSerializationException($"System.MP.Arrays: a message from rank {source} for entry method " + $"{number}, which {typeof(TElement)} does not have");
                 long[] header = s.Incoming;
                 if (IndexCodec<TIndex>.Fits && PassedOn(header, number)) return;
                 Header<TIndex> h = EntryNumbered(number).Receive(header);
@@ -1266,7 +1288,7 @@ namespace System.MP.Arrays
                 ReceiveZeroCopy(c, source, tag, bytes);
                 return;
             case Tags.ZeroCopyData:   // (taken whole by the loop: nothing is left queued)
-                throw new MPSerializationException($"System.MP.Arrays: zero-copy data from rank {source} ({bytes} bytes) after an envelope that could not be read");
+                throw new MPSerializationException($"System.MP.Arrays: zero-copy data from rank {source} ({bytes} bytes) after " + "an envelope that could not be read");
             case Tags.Migrate:
                 Arrived(Channel.ReadIncoming<Passport<TIndex, TElement>>(bytes), source);
                 return;
@@ -1279,7 +1301,7 @@ namespace System.MP.Arrays
             case Tags.Register: {
                 LocationNote<TIndex> note = Note(source, bytes);
                 note.Rank = source;
-                if (HomeOf(note.Index) != rank) throw new MPSerializationException($"System.MP.Arrays: rank {source} registered index {note.Index} at rank {rank}, which is not its home");
+                if (HomeOf(note.Index) != rank) throw new MPSerializationException($"System.MP.Arrays: rank {source} registered index {note.Index} at rank " + $"{rank}, which is not its home");
                 Register(note);
                 return;
             }
@@ -1292,7 +1314,7 @@ namespace System.MP.Arrays
             case Tags.Tombstone: {
                 LocationNote<TIndex> note = Note(source, bytes);
                 if (HomeOf(note.Index) != rank || (note.SeqSenders?.Length ?? 0) != (note.SeqNext?.Length ?? 0))
-                    throw new MPSerializationException($"System.MP.Arrays: a malformed deletion of index {note.Index} from rank {source}");
+                    throw new MPSerializationException($"System.MP.Arrays: a malformed deletion of index {note.Index} from rank " + $"{source}");
                 Bury(note);
                 return;
             }
@@ -1302,10 +1324,10 @@ namespace System.MP.Arrays
                 if (note == null || note.Entry < 0 || note.Entry >= entries.Length)
                     throw new MPSerializationException($"System.MP.Arrays: a malformed broadcast from rank {source}");
                 if (kind == Tags.BroadcastRequest) {
-                    if (rank != 0) throw new MPSerializationException($"System.MP.Arrays: a broadcast request from rank {source} reached rank {rank}");
+                    if (rank != 0) throw new MPSerializationException($"System.MP.Arrays: a broadcast request from rank {source} reached " + $"rank {rank}");
                     Number(note);
                 } else {
-                    if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a broadcast from rank {source}, not from this rank's parent");
+                    if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a broadcast from rank {source}, not from this " + "rank's parent");
                     Broadcasted(note);
                 }
                 return;
@@ -1313,7 +1335,7 @@ namespace System.MP.Arrays
             case Tags.ReductionStarted: {
                 var note = Channel.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
-                if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a reduction start from rank {source}, not from this rank's parent");
+                if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a reduction start from rank {source}, not from this " + "rank's parent");
                 if (note.Number > known) known = note.Number;
                 Advance();
                 return;
@@ -1323,13 +1345,13 @@ namespace System.MP.Arrays
                 var note = Channel.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
                 if (kind == Tags.ReductionLate) {
-                    if (rank != 0) throw new MPSerializationException($"System.MP.Arrays: a late contribution from rank {source} reached rank {rank}");
+                    if (rank != 0) throw new MPSerializationException($"System.MP.Arrays: a late contribution from rank {source} reached " + $"rank {rank}");
                     AtRoot(note, false);
                     return;
                 }
                 int child = children.IndexOf(source);
                 if (child < 0 || note.Number != childReported[child] || note.Number < frontier)
-                    throw new MPSerializationException($"System.MP.Arrays: an unexpected partial of reduction {note.Number} from rank {source}");
+                    throw new MPSerializationException($"System.MP.Arrays: an unexpected partial of reduction {note.Number} " + $"from rank {source}");
                 childReported[child]++;
                 Slot slot = SlotAt(slots, note.Number);
                 slot.ChildrenIn++;
@@ -1342,7 +1364,7 @@ namespace System.MP.Arrays
             case Tags.ReductionResult: {
                 var note = Channel.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
-                if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a reduction result from rank {source}, not from this rank's parent");
+                if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a reduction result from rank {source}, not from this " + "rank's parent");
                 Result(note);
                 return;
             }

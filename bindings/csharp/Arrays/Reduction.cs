@@ -41,7 +41,8 @@ namespace System.MP.Arrays
 
         /// <summary>Raised on every rank, in reduction-number order, with (number, result), from
         /// within <see cref="Scheduler.Run"/>; not for a number that failed (its
-        /// <see cref="Result"/> task fails). An exception from a handler is reported by Run.</summary>
+        /// <see cref="Result"/> task fails). An exception from a handler is reported
+        /// by Run.</summary>
         public event Action<long, T> Completed;
 
         internal Reduction(Func<T, T, T> combine) { this.combine = combine; }
@@ -51,14 +52,15 @@ namespace System.MP.Arrays
         /// late caller; an older number (or one another reduction of the array took) raises
         /// InvalidOperationException. The task fails with InvalidOperationException when the
         /// number failed: the combine function threw, the combined value could not be sent, or
-        /// elements gave that number to different reductions of the array (all of them fail).</summary>
+        /// elements gave that number to different reductions of the array (all of
+        /// them fail).</summary>
         public Task<T> Result(long number)
         {
             if (number < 0) throw new ArgumentOutOfRangeException(nameof(number), number, "System.MP.Arrays: reduction numbers start at 0");
             TaskCompletionSource<T> tcs;
             if (results.TryGetValue(number, out tcs)) return tcs.Task;
             if (number <= lastNumber)
-                throw new InvalidOperationException($"System.MP.Arrays: reduction {number} is not kept: it was another reduction's, or older than the last {Kept} results");
+                throw new InvalidOperationException($"System.MP.Arrays: reduction {number} is not kept: it was another " + $"reduction's, or older than the last {Kept} results");
             results[number] = tcs = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
             return tcs.Task;
         }
@@ -122,8 +124,7 @@ namespace System.MP.Arrays
                 : code == Op.BXor.Code && integer ? (Expression)Expression.ExclusiveOr(a, b)
                 : null;
             if (body == null)
-                throw new ArgumentException($"System.MP.Arrays: a built-in Op reduction over {t} is not available here " +
-                                            "(int, long, float, double with Sum/Prod/Min/Max; int and long with BAnd/BOr/BXor; bool with LAnd/LOr); pass a Func<T,T,T>", nameof(op));
+                throw new ArgumentException($"System.MP.Arrays: a built-in Op reduction over {t} is not available here " + "(int, long, float, double with Sum/Prod/Min/Max; int and long with " + "BAnd/BOr/BXor; bool with LAnd/LOr); pass a Func<T,T,T>", nameof(op));
             return Expression.Lambda<Func<T, T, T>>(body, a, b).Compile();
         }
     }

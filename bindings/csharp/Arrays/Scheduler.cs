@@ -10,17 +10,21 @@ namespace System.MP.Arrays
     /// <summary>The message-driven scheduler of one rank, for the object arrays of one
     /// communicator. Create it collectively, create arrays on it in the same order on every rank,
     /// send the first messages, then call <see cref="Run"/> on every rank: it delivers messages
-    /// until the whole job is quiescent. Use it (and its arrays) from the thread that created it.</summary>
+    /// until the whole job is quiescent. Use it (and its arrays) from the thread that
+    /// created it.</summary>
     public sealed class Scheduler : IDisposable
     {
-        internal readonly Intracomm Comm;       // a duplicate: the arrays' messages never meet the user's
+        // a duplicate: the arrays' messages never meet the user's
+        internal readonly Intracomm Comm;
         readonly Channel channel;               // the arrays' messages on Comm
         readonly Thread owner;
         readonly List<IScheduledArray> arrays = new List<IScheduledArray>();
         readonly Queue<Action> work = new Queue<Action>();
         readonly List<Exception> faults = new List<Exception>();
-        readonly List<Request> sends = new List<Request>();   // kept: a dropped send's buffer waits for a collection
-        static readonly long WaveAfter = Stopwatch.Frequency / 100000, YieldAfter = Stopwatch.Frequency / 50000,   // 10 µs, 20 µs
+        // kept: a dropped send's buffer waits for a collection
+        readonly List<Request> sends = new List<Request>();
+        // 10 µs, 20 µs
+        static readonly long WaveAfter = Stopwatch.Frequency / 100000, YieldAfter = Stopwatch.Frequency / 50000,
                              NapAfter = Stopwatch.Frequency / 2000;   // 0.5 ms
         long idleSince;
         int reapAt = 256, spins;
@@ -42,7 +46,8 @@ namespace System.MP.Arrays
         public bool Oversubscribed { get; }
         readonly bool naps;   // MP.WaitPolicy == Yield
 
-        /// <summary>Messages this rank has sent to other ranks (and to itself through MPI).</summary>
+        /// <summary>Messages this rank has sent to other ranks (and to itself
+        /// through MPI).</summary>
         public long MessagesSent => sent;
         /// <summary>Messages this rank has received.</summary>
         public long MessagesReceived => received;
@@ -101,7 +106,7 @@ namespace System.MP.Arrays
         {
             if (disposed) throw new ObjectDisposedException(nameof(Scheduler));
             if (Thread.CurrentThread != owner)
-                throw new InvalidOperationException("System.MP.Arrays: a scheduler and its arrays are used from the thread that created the scheduler");
+                throw new InvalidOperationException("System.MP.Arrays: a scheduler and its arrays are used from the thread that " + "created the scheduler");
         }
 
         internal void CheckIdle(string what)
@@ -115,13 +120,14 @@ namespace System.MP.Arrays
         {
             int id = arrays.Count;
             if (id >= (MP.TagUpperBound >> Tags.ArrayShift))
-                throw new InvalidOperationException($"System.MP.Arrays: at most {MP.TagUpperBound >> Tags.ArrayShift} arrays per scheduler (MPI's tag range)");
+                throw new InvalidOperationException($"System.MP.Arrays: at most {MP.TagUpperBound >> Tags.ArrayShift} arrays per " + "scheduler (MPI's tag range)");
             return id;
         }
 
         internal void Add(IScheduledArray array) => arrays.Add(array);
 
-        /// <summary>Sends graph to rank dest with tag; serialized now, so it may change at once.</summary>
+        /// <summary>Sends graph to rank dest with tag; serialized now, so it may change
+        /// at once.</summary>
         internal void Post(int dest, int tag, object graph) => Post(dest, tag, null, graph);
 
         /// <summary>Sends header's longs, then graph (Wire); both copied now. Never waits: a send
@@ -132,7 +138,8 @@ namespace System.MP.Arrays
             sent++;
         }
 
-        /// <summary>The first longs of the message taken last (Wire: a message to an element's header).</summary>
+        /// <summary>The first longs of the message taken last (Wire: a message to an
+        /// element's header).</summary>
         internal readonly long[] Incoming = new long[Wire.Longs];
 
         /// <summary>Sends the message taken last on to rank dest with tag, header in place of its
@@ -143,10 +150,11 @@ namespace System.MP.Arrays
             sent++;
         }
 
-        /// <summary>Starts sending a transportable object as itself (OPI: pinned only if the GC could
-        /// move it); the request is completed by the loop. Counted like any message: the array
-        /// receives it itself right after its envelope (<see cref="ReceivedDirectly"/>), or, when
-        /// the envelope could not be read, the loop takes it as a message of its own.</summary>
+        /// <summary>Starts sending a transportable object as itself (OPI: pinned only if the GC
+        /// could move it); the request is completed by the loop. Counted like any message: the
+        /// array receives it itself right after its envelope (<see cref="ReceivedDirectly"/>), or,
+        /// when the envelope could not be read, the loop takes it as a message of
+        /// its own.</summary>
         internal void PostData(int dest, int tag, object data)
         {
             Keep(Comm.Isend(data, dest, TagFor(tag)));
@@ -163,10 +171,12 @@ namespace System.MP.Arrays
             if (sends.Count < reapAt) return;
             Status unused;
             sends.RemoveAll(x => x.Test(out unused));
-            reapAt = Math.Max(256, 2 * sends.Count);   // sends stuck on slow receivers are not rescanned each time
+            // sends stuck on slow receivers are not rescanned each time
+            reapAt = Math.Max(256, 2 * sends.Count);
         }
 
-        /// <summary>Completes the finished sends at the front (the oldest: they tend to finish in order).</summary>
+        /// <summary>Completes the finished sends at the front (the oldest: they tend to finish
+        /// in order).</summary>
         void ReapSends()
         {
             Status unused;
@@ -176,7 +186,8 @@ namespace System.MP.Arrays
         }
 
         /// <summary>The tag with this rank's phase parity: a message sent after this rank left Run
-        /// belongs to the next phase, and a rank still finishing the last one leaves it queued.</summary>
+        /// belongs to the next phase, and a rank still finishing the last one leaves
+        /// it queued.</summary>
         internal int TagFor(int tag) => tag | ((int)(phase & 1) << Tags.KindBits);
 
         internal void Later(Action action) => work.Enqueue(action);
@@ -190,7 +201,8 @@ namespace System.MP.Arrays
             }
             try {
                 handler(this, new ArrayFaultEventArgs(e));
-            } catch (Exception fromHandler) {   // Run throws it once the job is quiescent: leaving now would strand the other ranks
+            } catch (Exception fromHandler) {
+                // Run throws it once the job is quiescent: leaving now would strand the other ranks
                 faults.Add(fromHandler);
             }
         }
@@ -213,7 +225,7 @@ namespace System.MP.Arrays
                         wave.Wait();
                         wave = null;
                         if (totals[0] != totals[1])
-                            throw new InvalidOperationException($"System.MP.Arrays: a peer left Run but the last wave counted {totals[0]} sent, {totals[1]} received");
+                            throw new InvalidOperationException("System.MP.Arrays: a peer left Run but the last wave counted " + $"{totals[0]} sent, {totals[1]} received");
                         break;
                     }
                     int got = Poll();
@@ -234,8 +246,10 @@ namespace System.MP.Arrays
                     if (sends.Count > 0) ReapSends();
                     if (wave == null && idle < WaveAfter) continue;
                     if (Quiescent()) break;
-                    if (idle > NapAfter && naps) usleep(50);   // sched_yield barely yields under CFS; Sleep(1) would add a millisecond to every hop of a chain
-                    else if (idle > YieldAfter) Thread.Yield();   // others are still busy: give them the core
+                    // sched_yield barely yields under CFS; Sleep(1) would add a millisecond to every hop of a chain
+                    if (idle > NapAfter && naps) usleep(50);
+                    else if (idle > YieldAfter)   // others are still busy: give them the core
+                        Thread.Yield();
                 }
                 if (sends.Count > 0) {   // all received by now (their receivers were counted)
                     Request.WaitAll(sends.ToArray());
@@ -288,7 +302,7 @@ namespace System.MP.Arrays
                 int array = st.Tag >> Tags.ArrayShift, kind = st.Tag & ((1 << Tags.KindBits) - 1);
                 try {
                     if (array >= arrays.Count)
-                        throw new MPSerializationException($"System.MP.Arrays: a message from rank {st.Source} for array {array}, which does not exist (tag {st.Tag})");
+                        throw new MPSerializationException($"System.MP.Arrays: a message from rank {st.Source} for array " + $"{array}, which does not exist (tag {st.Tag})");
                     arrays[array].Dispatch(st.Source, kind, st.Tag, st.Count);
                 } catch (Exception e) {
                     Fault(e);
@@ -317,7 +331,8 @@ namespace System.MP.Arrays
             return done;
         }
 
-        /// <summary>Frees the scheduler's communicator (collective). Its arrays stop working.</summary>
+        /// <summary>Frees the scheduler's communicator (collective). Its arrays
+        /// stop working.</summary>
         public void Dispose()
         {
             if (disposed) return;

@@ -18,7 +18,8 @@ namespace System.MP.Arrays
                            BroadcastRequest = 7, Broadcast = 8, ReductionStarted = 10,
                            ReductionPartial = 11, ReductionResult = 12, ReductionLate = 13,
                            ZeroCopy = 14, ZeroCopyData = 15;
-        internal static int Of(int array, int kind) => (array << ArrayShift) | kind;   // Post adds the parity
+        // Post adds the parity
+        internal static int Of(int array, int kind) => (array << ArrayShift) | kind;
     }
 
     /// <summary>The binomial tree over the ranks rooted at 0: broadcasts go down it, reduction
@@ -42,7 +43,8 @@ namespace System.MP.Arrays
         }
     }
 
-    /// <summary>The parameter type of a parameterless entry method: its messages carry null.</summary>
+    /// <summary>The parameter type of a parameterless entry method: its messages
+    /// carry null.</summary>
     internal sealed class NoMessage { }
 
     /// <summary>A message to an element: who sent it (an element's uid, or −(rank+1) for a rank's
@@ -57,7 +59,8 @@ namespace System.MP.Arrays
         public bool ZeroCopy;    // its message is an array handed over: it travels as itself
     }
 
-    /// <summary>The envelope of a zero-copy message; the array follows as an OPI message of its own.</summary>
+    /// <summary>The envelope of a zero-copy message; the array follows as an OPI message of
+    /// its own.</summary>
     internal sealed class ZeroCopyNote<TIndex>
     {
         [Transportable] public TIndex Index;
@@ -112,7 +115,8 @@ namespace System.MP.Arrays
 
     /// <summary>How a message to an element travels: its header as raw longs before the graph
     /// (Scheduler.Post), not as an object of the graph, which cost ~0.2 µs a message. The graph is
-    /// the message itself when the index fits in the header (IndexCodec), else a Keyed pair.</summary>
+    /// the message itself when the index fits in the header (IndexCodec), else a
+    /// Keyed pair.</summary>
     internal static class Wire
     {
         internal const int Sender = 0, Seq = 1, OriginAndHops = 2, Index = 3, Longs = 4;
@@ -136,7 +140,8 @@ namespace System.MP.Arrays
             if (IndexCodec<TIndex>.Fits) h.Index = IndexCodec<TIndex>.Decode(header[Index]);
         }
 
-        /// <summary>One hop more on a received header (a forward that passes the bytes on).</summary>
+        /// <summary>One hop more on a received header (a forward that passes the
+        /// bytes on).</summary>
         internal static void AddHop(long[] header)
         {
             int hops = Hops(header);
@@ -251,7 +256,8 @@ namespace System.MP.Arrays
         [Transportable] public TMessage Message;
     }
 
-    /// <summary>A message held for later (out of order), kept as bytes when its element moves.</summary>
+    /// <summary>A message held for later (out of order), kept as bytes when its
+    /// element moves.</summary>
     internal sealed class HeldMessage
     {
         public int Entry;
@@ -271,8 +277,9 @@ namespace System.MP.Arrays
         [Transportable] public HeldMessage[] Held;
     }
 
-    /// <summary>Location news: index lives on Rank since Epoch (Rank −1: deleted); Register/Registered/
-    /// Duplicate/Tombstone reuse it with the sequence tables of a deleted element.</summary>
+    /// <summary>Location news: index lives on Rank since Epoch (Rank −1: deleted);
+    /// Register/Registered/ Duplicate/Tombstone reuse it with the sequence tables of a
+    /// deleted element.</summary>
     internal sealed class LocationNote<TIndex>
     {
         [Transportable] public TIndex Index;
@@ -294,11 +301,14 @@ namespace System.MP.Arrays
         public int Reduction = -1;   // −1: no contribution in it
         [Transportable] public byte[] Value;
         [Transportable] public long[] DeltaAt, Delta;
-        [Transportable] public string Failure;   // the combine function or a value's encoding threw, or reductions were mixed: no value, counts kept
-        [Transportable] public int[] Others;     // reductions given to this number besides Reduction (the elements disagreed)
+        // the combine function or a value's encoding threw, or reductions were mixed: no value, counts kept
+        [Transportable] public string Failure;
+        // reductions given to this number besides Reduction (the elements disagreed)
+        [Transportable] public int[] Others;
     }
 
-    /// <summary>What makes an index an index: value equality, and a home rank every rank computes alike.</summary>
+    /// <summary>What makes an index an index: value equality, and a home rank every rank
+    /// computes alike.</summary>
     internal static class IndexRules<TIndex>
     {
         internal static readonly EqualityComparer<TIndex> Equality = EqualityComparer<TIndex>.Default;
@@ -307,11 +317,11 @@ namespace System.MP.Arrays
         {
             Type t = typeof(TIndex);
             if (t.IsArray || t.IsPointer || typeof(Delegate).IsAssignableFrom(t))
-                throw new ArgumentException($"System.MP.Arrays: {t} cannot be an index type: it has no value equality (use a struct or a string)");
+                throw new ArgumentException($"System.MP.Arrays: {t} cannot be an index type: it has no value equality " + "(use a struct or a string)");
             if (!t.IsValueType && t != typeof(string)) {
                 MethodInfo equals = t.GetMethod("Equals", new[] { typeof(object) });
                 if (equals == null || equals.DeclaringType == typeof(object))
-                    throw new ArgumentException($"System.MP.Arrays: index class {t} does not override Equals(object): two equal indices would be two elements");
+                    throw new ArgumentException($"System.MP.Arrays: index class {t} does not override Equals(object): " + "two equal indices would be two elements");
             }
         }
 
@@ -338,7 +348,8 @@ namespace System.MP.Arrays
         }
     }
 
-    /// <summary>One entry method: how its messages are made, sent, received, copied and delivered.</summary>
+    /// <summary>One entry method: how its messages are made, sent, received, copied
+    /// and delivered.</summary>
     internal abstract class Entry<TIndex, TElement> where TElement : Element<TIndex>
     {
         internal int Number;
@@ -380,7 +391,10 @@ namespace System.MP.Arrays
         internal override Header<TIndex> Make(object message) =>
             new Envelope<TIndex, TMessage> { Entry = Number, Message = (TMessage)message };
 
-        internal override object MessageOf(Header<TIndex> m) => ((Envelope<TIndex, TMessage>)m).Message;
+        // clang-format off
+        internal override object MessageOf(Header<TIndex> m) =>
+            ((Envelope<TIndex, TMessage>)m).Message;
+        // clang-format on
 
         internal override object Graph(Header<TIndex> m)
         {
@@ -404,7 +418,7 @@ namespace System.MP.Arrays
                 m.Index = k.Index;
                 graph = k.Message;
             }
-            if (graph == null && !nullable) throw new MPSerializationException($"System.MP.Arrays: a null message for entry {Name}, which takes a {typeof(TMessage)}");
+            if (graph == null && !nullable) throw new MPSerializationException($"System.MP.Arrays: a null message for entry {Name}, which takes a " + $"{typeof(TMessage)}");
             if (graph != null) m.Message = (TMessage)graph;
             Wire.Read(header, m);
             return m;
@@ -443,7 +457,8 @@ namespace System.MP.Arrays
         }
     }
 
-    /// <summary>The entry methods of an element class, numbered by name (the same on every rank).</summary>
+    /// <summary>The entry methods of an element class, numbered by name (the same on
+    /// every rank).</summary>
     internal static class EntryTable<TIndex, TElement> where TElement : Element<TIndex>
     {
         internal static readonly Entry<TIndex, TElement>[] All;
@@ -464,11 +479,11 @@ namespace System.MP.Arrays
                     ParameterInfo[] ps = m.GetParameters();
                     string where = $"{typeof(TElement)}.{m.Name}";
                     if (ByName.ContainsKey(m.Name))
-                        throw new ArgumentException($"System.MP.Arrays: two entry methods are named {where}: entry methods are addressed by name");
+                        throw new ArgumentException($"System.MP.Arrays: two entry methods are named {where}: entry " + "methods are addressed by name");
                     if (m.ReturnType != typeof(void) || ps.Length > 1 || m.IsGenericMethodDefinition)
-                        throw new ArgumentException($"System.MP.Arrays: entry method {where} must return void and take at most one parameter");
+                        throw new ArgumentException($"System.MP.Arrays: entry method {where} must return void and take " + "at most one parameter");
                     if (ps.Length == 1 && (ps[0].ParameterType.IsByRef || ps[0].ParameterType.IsPointer))
-                        throw new ArgumentException($"System.MP.Arrays: entry method {where} takes a ref or pointer parameter");
+                        throw new ArgumentException($"System.MP.Arrays: entry method {where} takes a ref or pointer " + "parameter");
                     Type message = ps.Length == 1 ? ps[0].ParameterType : typeof(NoMessage);
                     var entry = (Entry<TIndex, TElement>)Activator.CreateInstance(
                         typeof(Entry<,,>).MakeGenericType(typeof(TIndex), typeof(TElement), message),
@@ -478,7 +493,7 @@ namespace System.MP.Arrays
                     ByName[m.Name] = entry;
                 }
                 if (all.Count > Tags.MaxEntries)
-                    throw new ArgumentException($"System.MP.Arrays: {typeof(TElement)} has {all.Count} entry methods, more than {Tags.MaxEntries}");
+                    throw new ArgumentException($"System.MP.Arrays: {typeof(TElement)} has {all.Count} entry methods, " + $"more than {Tags.MaxEntries}");
                 All = all.ToArray();
             } catch (Exception e) {
                 Refusal = e is TargetInvocationException && e.InnerException != null ? e.InnerException : e;
@@ -505,19 +520,20 @@ namespace System.MP.Arrays
         sealed class Checked { internal string Name; internal Type Type; internal bool HasMessage; internal Entry<TIndex, TElement> Entry; }
         [ThreadStatic] static Checked lastChecked;
 
-        /// <summary>The entry named name, checked against the message type the caller gives.</summary>
+        /// <summary>The entry named name, checked against the message type the
+        /// caller gives.</summary>
         internal static Entry<TIndex, TElement> Find(string name, Type given, bool hasMessage)
         {
             if (name == null) throw new ArgumentNullException(nameof(name));
             Entry<TIndex, TElement> entry;
             if (!ByName.TryGetValue(name, out entry))
-                throw new ArgumentException($"System.MP.Arrays: {typeof(TElement)} has no entry method named '{name}' (mark it [EntryMethod])", nameof(name));
+                throw new ArgumentException($"System.MP.Arrays: {typeof(TElement)} has no entry method named '{name}' " + "(mark it [EntryMethod])", nameof(name));
             if (hasMessage && entry.MessageType == null)
-                throw new ArgumentException($"System.MP.Arrays: entry method {typeof(TElement)}.{name} takes no message, one of type {given} was given", nameof(name));
+                throw new ArgumentException($"System.MP.Arrays: entry method {typeof(TElement)}.{name} takes no message, " + $"one of type {given} was given", nameof(name));
             if (!hasMessage && entry.MessageType != null)
-                throw new ArgumentException($"System.MP.Arrays: entry method {typeof(TElement)}.{name} needs a message of type {entry.MessageType}", nameof(name));
+                throw new ArgumentException($"System.MP.Arrays: entry method {typeof(TElement)}.{name} needs a message " + $"of type {entry.MessageType}", nameof(name));
             if (hasMessage && given != null && !entry.MessageType.IsAssignableFrom(given))
-                throw new ArgumentException($"System.MP.Arrays: entry method {typeof(TElement)}.{name} takes a {entry.MessageType}, not a {given}", nameof(name));
+                throw new ArgumentException($"System.MP.Arrays: entry method {typeof(TElement)}.{name} takes a " + $"{entry.MessageType}, not a {given}", nameof(name));
             return entry;
         }
     }

@@ -70,7 +70,8 @@ namespace System.MP
         public void Allgather(Array sendArray, Array recvArray) =>
             Errors.Check(MPDirect.Allgather(handle, Size, sendArray, recvArray));
 
-        /// <summary>Both arrays hold Size equal blocks; block j of rank i goes to block i of rank j.</summary>
+        /// <summary>Both arrays hold Size equal blocks; block j of rank i goes to block i of
+        /// rank j.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Alltoall(Array sendArray, Array recvArray) =>
             Errors.Check(MPDirect.Alltoall(handle, Size, sendArray, recvArray));
@@ -115,7 +116,8 @@ namespace System.MP
             return Rank == root ? result[0] : default(T);
         }
 
-        /// <summary>Inclusive prefix reduction of one value: rank i gets x0 ∘ … ∘ xi.</summary>
+        /// <summary>Inclusive prefix reduction of one value: rank i gets
+        /// x0 ∘ … ∘ xi.</summary>
         public T Scan<T>(T value, Op op) where T : struct
         {
             T[] one = Scalars<T>.Send, result = Scalars<T>.Recv;
@@ -186,7 +188,8 @@ namespace System.MP
         /// (leaves of a reduction tree, rank 0 of a scan never apply it), so when one throws,
         /// the ranks agree on it with one extra Allreduce of a flag and every rank raises
         /// MPException; built-in operators need no agreement. A negative rc is an argument this
-        /// rank refused before entering MPI: no agreement then, as the collective never ran here.</summary>
+        /// rank refused before entering MPI: no agreement then, as the collective never
+        /// ran here.</summary>
         void Reduced(int rc, Op op)
         {
             if (op.Combiner == null || rc < 0) {
@@ -203,8 +206,7 @@ namespace System.MP
             if (thrown != null)
                 throw new MPException("System.MP: the user reduction operator threw: " + thrown.Message, -1, thrown);
             if (thrownAnywhere)
-                throw new MPException("System.MP: the user reduction operator threw on another rank; the result of this " +
-                                      "collective is not valid on any rank", -1);
+                throw new MPException("System.MP: the user reduction operator threw on another rank; the result of " + "this collective is not valid on any rank", -1);
         }
 
         /// <summary>true on every rank when failed was true on any.</summary>
@@ -217,7 +219,8 @@ namespace System.MP
             return any[0] != 0;
         }
 
-        /// <summary>Per-thread flags of AgreeOnFailure (not Scalars: Allreduce&lt;int&gt; holds those).</summary>
+        /// <summary>Per-thread flags of AgreeOnFailure (not Scalars: Allreduce&lt;int&gt;
+        /// holds those).</summary>
         static class FailureFlags
         {
             [ThreadStatic] static int[] mine, any;

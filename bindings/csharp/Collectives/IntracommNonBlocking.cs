@@ -13,7 +13,8 @@ namespace System.MP
         // the elements / bytes this rank's receive array got (0 for Ibarrier, and for Ireduce
         // off the root).
 
-        /// <summary>Starts a barrier: the request completes once every rank has started it.</summary>
+        /// <summary>Starts a barrier: the request completes once every rank has
+        /// started it.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Ibarrier()
         {
@@ -29,7 +30,8 @@ namespace System.MP
         /// request completes.</summary>
         /// <exception cref="ArgumentNullException">array is null.</exception>
         /// <exception cref="ArgumentException">array is not transportable.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">root is not a rank of this communicator.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">root is not a rank of
+        /// this communicator.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Ibcast(Array array, int root)
         {
@@ -58,10 +60,11 @@ namespace System.MP
         }
 
         /// <summary>Starts an element-wise reduction into the root's recvArray (recvArray may be
-        /// null off the root; the same array as sendArray reduces in place). Built-in operators only.</summary>
-        /// <exception cref="ArgumentNullException">sendArray, the root's recvArray or op is null.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">root is not a rank of this communicator.</exception>
-        /// <exception cref="ArgumentException">as for Iallreduce.</exception>
+        /// null off the root; the same array as sendArray reduces in place). Built-in operators
+        /// only.</summary> <exception cref="ArgumentNullException">sendArray, the root's recvArray
+        /// or op is null.</exception> <exception cref="ArgumentOutOfRangeException">root is not a
+        /// rank of this communicator.</exception> <exception cref="ArgumentException">as
+        /// for Iallreduce.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Ireduce(Array sendArray, Array recvArray, Op op, int root)
         {

@@ -54,15 +54,18 @@ namespace System.MP
         public void Allgatherv(Array sendArray, Array recvArray, int[] counts, int[] displs) =>
             Errors.Check(MPDirect.Allgatherv(handle, Size, Rank, sendArray, recvArray, counts, displs));
 
-        /// <summary>Block j of this rank's sendArray ([sendDispls[j], sendDispls[j] + sendCounts[j]))
-        /// goes to rank j, which receives it as its block i ([recvDispls[i], recvDispls[i] +
-        /// recvCounts[i])) when this rank is i. sendCounts[j] here must equal recvCounts[i] at
-        /// rank j: otherwise rank j raises MPException. Send blocks may overlap; receive blocks
-        /// may not.</summary>
-        /// <exception cref="ArgumentNullException">an argument is null.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">a count or displacement is negative, or a block passes the end of its array.</exception>
-        /// <exception cref="ArgumentException">a counts or displacements array does not have Size elements; receive blocks overlap; the element types differ; sendArray and recvArray are one array; sendCounts[Rank] differs from recvCounts[Rank].</exception>
-        /// <exception cref="MPException">a block arrived with another size than recvCounts gives it, or MPI failed.</exception>
+        /// <summary>Block j of this rank's sendArray ([sendDispls[j], sendDispls[j] +
+        /// sendCounts[j])) goes to rank j, which receives it as its block i ([recvDispls[i],
+        /// recvDispls[i] + recvCounts[i])) when this rank is i. sendCounts[j] here must equal
+        /// recvCounts[i] at rank j: otherwise rank j raises MPException. Send blocks may overlap;
+        /// receive blocks may not.</summary> <exception cref="ArgumentNullException">an argument is
+        /// null.</exception> <exception cref="ArgumentOutOfRangeException">a count or displacement
+        /// is negative, or a block passes the end of its array.</exception> <exception
+        /// cref="ArgumentException">a counts or displacements array does not have Size elements;
+        /// receive blocks overlap; the element types differ; sendArray and recvArray are one array;
+        /// sendCounts[Rank] differs from recvCounts[Rank].</exception> <exception
+        /// cref="MPException">a block arrived with another size than recvCounts gives it, or
+        /// MPI failed.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Alltoallv(Array sendArray, int[] sendCounts, int[] sendDispls,
                               Array recvArray, int[] recvCounts, int[] recvDispls) =>
@@ -74,9 +77,11 @@ namespace System.MP
         /// (Op.Create, non-commutative ones in rank order) alike; sendArray and recvArray are two
         /// arrays of one length and element type (no in-place form).</summary>
         /// <exception cref="ArgumentNullException">an array or op is null.</exception>
-        /// <exception cref="ArgumentException">the lengths or element types differ; one array is passed for both; op is not defined for the element type.</exception>
-        /// <exception cref="ObjectDisposedException">op has been disposed.</exception>
-        /// <exception cref="MPException">MPI failed, or a user operator threw (on every rank: see Op.Create).</exception>
+        /// <exception cref="ArgumentException">the lengths or element types differ; one array is
+        /// passed for both; op is not defined for the element type.</exception> <exception
+        /// cref="ObjectDisposedException">op has been disposed.</exception> <exception
+        /// cref="MPException">MPI failed, or a user operator threw (on every rank:
+        /// see Op.Create).</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Exscan(Array sendArray, Array recvArray, Op op)
         {

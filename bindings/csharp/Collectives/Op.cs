@@ -47,10 +47,10 @@ namespace System.MP
 
         /// <summary>A user operator: combine(a, b) applied element-wise, T a primitive or a struct
         /// without references. Must be associative; for a non-commutative operator the result is
-        /// x0 ∘ x1 ∘ … ∘ x(p-1) in rank order, with combine(a, b) = a ∘ b and a from the lower
-        /// rank. MPI calls it natively through a libffi closure; no managed array is allocated
-        /// per call. If it throws on any rank, the collective raises an MPException on every
-        /// rank (the one that threw carries the exception as InnerException). One Op may be
+        /// x0 ∘ x1 ∘ … ∘ x(p-1) in rank order, with combine(a, b) = a ∘ b and a from the
+        /// lower rank. MPI calls it natively through a libffi closure; no managed array is
+        /// allocated per call. If it throws on any rank, the collective raises an MPException on
+        /// every rank (the one that threw carries the exception as InnerException). One Op may be
         /// used by several threads at once.</summary>
         public static Op Create<T>(Func<T, T, T> combine, bool commutative = true) where T : struct
         {
@@ -63,7 +63,8 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         static Op Make(Combiner combiner, bool commutative) => new Op(combiner, commutative);
 
-        /// <summary>Frees the MPI operator and its closure (user operators; built-ins ignore it).</summary>
+        /// <summary>Frees the MPI operator and its closure (user operators; built-ins
+        /// ignore it).</summary>
         public void Dispose()
         {
             if (Combiner != null && Code >= 0) {
@@ -111,7 +112,8 @@ namespace System.MP
                 failure = e;
         }
 
-        /// <summary>The first exception an operator threw on this thread since the last call.</summary>
+        /// <summary>The first exception an operator threw on this thread since the
+        /// last call.</summary>
         internal static Exception TakeFailure()
         {
             Exception e = failure;
@@ -190,7 +192,8 @@ namespace System.MP
             ~Scratch() { Unpin(); }
         }
 
-        /// <summary>Bytes per element in an array (not Marshal.SizeOf: bool and char differ).</summary>
+        /// <summary>Bytes per element in an array (not Marshal.SizeOf: bool and
+        /// char differ).</summary>
         static int ElementSize()
         {
             var two = new T[2];

@@ -11,7 +11,8 @@ namespace System.MP
 {
     internal struct Backoff
     {
-        // Keep in step with mpc_backoff_pause in mpc/mpc.c (BACKOFF_*), where the steps were measured.
+        // Keep in step with mpc_backoff_pause in mpc/mpc.c (BACKOFF_*), where the steps
+        // were measured.
         static readonly long SpinTicks = Stopwatch.Frequency / 50000,   // 20 µs
                              YieldTicks = Stopwatch.Frequency / 10000;  // 100 µs
         const uint NapMinMicroseconds = 1, NapMaxMicroseconds = 100;

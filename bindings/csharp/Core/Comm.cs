@@ -68,7 +68,8 @@ namespace System.MP
             return Status.Of(ref st);
         }
 
-        /// <summary>Receives into array[offset .. offset+count); nothing outside it is written.</summary>
+        /// <summary>Receives into array[offset .. offset+count); nothing outside it
+        /// is written.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Status Recv(Array array, int offset, int count, int source, int tag)
         {
@@ -77,9 +78,10 @@ namespace System.MP
             return Status.Of(ref st);
         }
 
-        /// <summary>Sends sendObj and receives into recvObj (not a boxed value) in one blocking call.
-        /// The two may have different element types: the bytes received are read as recvObj's
-        /// elements (only a message that is not a whole number of them raises MPException).</summary>
+        /// <summary>Sends sendObj and receives into recvObj (not a boxed value) in one blocking
+        /// call. The two may have different element types: the bytes received are read as recvObj's
+        /// elements (only a message that is not a whole number of them
+        /// raises MPException).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Status Sendrecv(object sendObj, int dest, int sendTag, object recvObj, int source, int recvTag)
         {
@@ -97,7 +99,8 @@ namespace System.MP
         /// elements. An addition to the API contract's whole-object Sendrecv.</summary>
         /// <remarks>No Status object, as MPI_STATUS_IGNORE in C and mpi4py's optional status: a
         /// halo exchange names its source and tag, and allocating a Status measured ~0.5 µs per
-        /// call when caches are cold after a compute phase (the shallow-water case study).</remarks>
+        /// call when caches are cold after a compute phase (the shallow-water
+        /// case study).</remarks>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public int Sendrecv(Array sendArray, int sendOffset, int sendCount, int dest, int sendTag,
                             Array recvArray, int recvOffset, int recvCount, int source, int recvTag)
@@ -125,7 +128,8 @@ namespace System.MP
             return request.Started(id, ref st);
         }
 
-        /// <summary>Starts sending array[offset .. offset+count) of a one-dimensional array.</summary>
+        /// <summary>Starts sending array[offset .. offset+count) of a
+        /// one-dimensional array.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Isend(Array array, int offset, int count, int dest, int tag)
         {
@@ -136,7 +140,8 @@ namespace System.MP
             return request.Started(id, ref st);
         }
 
-        /// <summary>Non-blocking synchronous send: completes once the receiver has started receiving.</summary>
+        /// <summary>Non-blocking synchronous send: completes once the receiver has
+        /// started receiving.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Issend(object obj, int dest, int tag)
         {
@@ -200,8 +205,7 @@ namespace System.MP
         internal static void RefuseBoxed(object obj, string parameter)
         {
             if (obj is ValueType)
-                throw new ArgumentException("System.MP: a boxed value (" + obj.GetType() + ") cannot be received into: " +
-                                            "the data would land in a temporary copy; use Recv<T>/Bcast(ref T), or an array",
+                throw new ArgumentException("System.MP: a boxed value (" + obj.GetType() + ") cannot be received into: the data would land in a temporary " + "copy; use Recv<T>/Bcast(ref T), or an array",
                                             parameter);
         }
 
@@ -225,7 +229,8 @@ namespace System.MP
             return Iprobe(source, tag, ref st) ? Status.Of(ref st) : null;
         }
 
-        /// <summary>Iprobe without a Status object: for loops that poll (System.MP.Arrays).</summary>
+        /// <summary>Iprobe without a Status object: for loops that
+        /// poll (System.MP.Arrays).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         internal bool Iprobe(int source, int tag, ref StatusData st)
         {
@@ -359,7 +364,8 @@ namespace System.MP
             return new Intracomm(newComm, true);
         }
 
-        /// <summary>MPI_Comm_free; does nothing for World and Self, or when already disposed.</summary>
+        /// <summary>MPI_Comm_free; does nothing for World and Self, or when
+        /// already disposed.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Dispose()
         {
@@ -368,7 +374,8 @@ namespace System.MP
             Errors.Check(MPDirect.CommFree(ref handle));
         }
 
-        /// <summary>MPI_COMM_NULL: what a freed handle, or Split's "no communicator", reads as.</summary>
+        /// <summary>MPI_COMM_NULL: what a freed handle, or Split's "no communicator",
+        /// reads as.</summary>
         internal static readonly int NullHandle = ReadNullHandle();
 
         [MethodImpl(MethodImplOptions.NoInlining)]

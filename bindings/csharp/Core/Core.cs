@@ -95,8 +95,7 @@ namespace System.MP
                 if (Identity(rank) != first)
                     differing.Add(string.Format("rank {0} runs {1}", rank, Identity(rank)));
             if (differing.Count > 0)
-                throw new StartupRefusal(string.Format("System.MP: the ranks of this job differ: rank 0 runs {0}; {1}. " +
-                    "Every rank must run the same System.MP version on the same architecture and byte order.",
+                throw new StartupRefusal(string.Format("System.MP: the ranks of this job differ: rank 0 runs {0}; {1}. Every rank " + "must run the same System.MP version on the same architecture and byte " + "order.",
                     first, string.Join("; ", differing.Count > 4 ? differing.GetRange(0, 4) : differing) +
                     (differing.Count > 4 ? string.Format("; and {0} more", differing.Count - 4) : "")));
         }
@@ -137,7 +136,8 @@ namespace System.MP
         static EventHandler processExit;
 
         /// <summary>Runs the ProcessExit handlers subscribed after ours, which ending the process
-        /// here would otherwise skip (Mono keeps the event in AppDomain's field ProcessExit).</summary>
+        /// here would otherwise skip (Mono keeps the event in AppDomain's
+        /// field ProcessExit).</summary>
         static void RunLaterProcessExitHandlers(object sender, EventArgs args)
         {
             var field = typeof(AppDomain).GetField("ProcessExit", BindingFlags.Instance | BindingFlags.NonPublic);
@@ -170,7 +170,8 @@ namespace System.MP
             self = new Intracomm(MPDirect.SelfHandle(), false);
         }
 
-        /// <summary>Reads text an internal call writes into a byte buffer; fill returns its full length.</summary>
+        /// <summary>Reads text an internal call writes into a byte buffer; fill returns its
+        /// full length.</summary>
         internal static string Text(Func<byte[], int> fill)
         {
             var buffer = new byte[256];
@@ -192,7 +193,8 @@ namespace System.MP
         {
             internal const string LibraryName = "libmotorcore.so";
             internal const string PathVariable = "MOTOR_CORE";
-            /// <summary>Where the library lands when installed with CMake's default prefix.</summary>
+            /// <summary>Where the library lands when installed with CMake's
+            /// default prefix.</summary>
             internal const string InstallLibDir = "/usr/local/lib";
             const string Hint = "set MOTOR_CORE to libmotorcore.so or its directory (it is built into the build " +
                                 "directory beside motor), or run the program under motor";
@@ -231,7 +233,8 @@ namespace System.MP
                 return library;
             }
 
-            /// <summary>The first candidate that exists, or null; looked receives every place tried.</summary>
+            /// <summary>The first candidate that exists, or null; looked receives every
+            /// place tried.</summary>
             static string Find(List<string> looked)
             {
                 string own = typeof(Core).Assembly.Location;

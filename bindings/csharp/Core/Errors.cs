@@ -11,7 +11,8 @@ namespace System.MP
 
         /// <summary>An MPI error with its class.</summary>
         public MPException(string message, int errorClass) : base(message) { ErrorClass = errorClass; }
-        /// <summary>An MPI error caused by another exception (e.g. one a user operator threw).</summary>
+        /// <summary>An MPI error caused by another exception (e.g. one a user
+        /// operator threw).</summary>
         public MPException(string message, int errorClass, Exception inner) : base(message, inner) { ErrorClass = errorClass; }
     }
 
@@ -37,10 +38,11 @@ namespace System.MP
         // the serializer (serializer/sd_errors.h)
         internal const int Serialization = -200, Graph = -201;
         // OPI (opi/opi_errors.h): objects and arrays
+        // PartialElement: an MPException (the message's element type differs): the default case
         internal const int NullArgument = -300, Offset = -301, Count = -302, NotTransportable = -303,
                   Not1dArray = -304, SameObject = -305, Op = -306, TypeMismatch = -307, Length = -308,
                   Alias = -309,
-                  PartialElement = -310;   // an MPException (the message's element type differs): the default case
+                  PartialElement = -310;
         // receive blocks that overlap (ArgumentException); a block whose size the sender and
         // the receiver disagree on, found as it arrives (MPException: the default case)
         internal const int BlocksOverlap = -311, BlockMismatch = -312;
@@ -50,7 +52,8 @@ namespace System.MP
                   Dims = -323, BadArgument = -324;
 
         /// <param name="code">what an internal call returned (0: success, nothing thrown)</param>
-        /// <remarks>Inlined at every call: the success test costs a compare, the throw stays in Make.</remarks>
+        /// <remarks>Inlined at every call: the success test costs a compare, the throw stays
+        /// in Make.</remarks>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         internal static void Check(int code)
         {

@@ -69,7 +69,8 @@ namespace System.MP
             }
         }
 
-        /// <summary>Thread support MPI granted (MPI_THREAD_SINGLE=0 … MPI_THREAD_MULTIPLE=3).</summary>
+        /// <summary>Thread support MPI granted (MPI_THREAD_SINGLE=0
+        /// … MPI_THREAD_MULTIPLE=3).</summary>
         public static int ThreadLevel {
             get {
                 Core.Ensure();
@@ -78,7 +79,8 @@ namespace System.MP
         }
 
         /// <summary>Whether the pinning policy treats small old-generation objects as movable
-        /// (false when the runtime runs with evacuation-threshold=0, as under the motor host).</summary>
+        /// (false when the runtime runs with evacuation-threshold=0, as under the
+        /// motor host).</summary>
         public static bool OldGenerationMoves {
             get {
                 Core.Ensure();
@@ -119,8 +121,11 @@ namespace System.MP
             }
         }
 
-        [MethodImpl(MethodImplOptions.NoInlining)] static int ReadWaitPolicy(out int ranks, out int cores) =>
+        // clang-format off
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static int ReadWaitPolicy(out int ranks, out int cores) =>
             MPDirect.WaitPolicy(out ranks, out cores);
+        // clang-format on
 
         [MethodImpl(MethodImplOptions.NoInlining)] static int ReadTagUpperBound() => MPDirect.TagUpperBound();
         [MethodImpl(MethodImplOptions.NoInlining)] static double ReadWtime() => MPDirect.Wtime();
@@ -188,6 +193,7 @@ namespace System.MP
             }
         }
 
+        // clang-format off
         [MethodImpl(MethodImplOptions.NoInlining)]
         static Intercomm ReadParent()
         {
@@ -195,12 +201,14 @@ namespace System.MP
             Errors.Check(MPDirect.CommParent(out handle));
             return handle == Comm.NullHandle ? null : new Intercomm(handle, false);
         }
+        // clang-format on
     }
 
     /// <summary>How blocking calls wait: see <see cref="MP.WaitPolicy"/>.</summary>
     public enum WaitPolicy
     {
-        /// <summary>Poll without pause (MOTOR_WAIT=spin; auto when every rank has a core).</summary>
+        /// <summary>Poll without pause (MOTOR_WAIT=spin; auto when every rank has
+        /// a core).</summary>
         Spin = 0,
         /// <summary>Poll briefly, then yield the core and nap (MOTOR_WAIT=yield; auto when the
         /// host's ranks outnumber its cores).</summary>
@@ -230,14 +238,17 @@ namespace System.MP
 
         /// <summary>Zero-copy transfers and collectives started.</summary>
         public long Operations { get; }
-        /// <summary>Objects pinned because the GC could have moved them during a transfer.</summary>
+        /// <summary>Objects pinned because the GC could have moved them during
+        /// a transfer.</summary>
         public long PinsTaken { get; }
         /// <summary>Transfers that needed no pin: finished before any collection was announced,
         /// or on objects the GC never moves.</summary>
         public long PinsAvoided { get; }
-        /// <summary>Pins released when a blocking call, Wait or Test completed the transfer.</summary>
+        /// <summary>Pins released when a blocking call, Wait or Test completed
+        /// the transfer.</summary>
         public long PinsReleasedByWait { get; }
-        /// <summary>Pins released by the GC hook at a collection after the transfer finished.</summary>
+        /// <summary>Pins released by the GC hook at a collection after the
+        /// transfer finished.</summary>
         public long PinsReleasedByGC { get; }
         /// <summary>Pins held right now (PinsTaken minus both kinds of release).</summary>
         public long PinsLive { get; }
@@ -254,10 +265,7 @@ namespace System.MP
 
         /// <summary>Every counter as name=value pairs on one line.</summary>
         public override string ToString() =>
-            $"operations={Operations} pinsTaken={PinsTaken} pinsAvoided={PinsAvoided} " +
-            $"releasedByWait={PinsReleasedByWait} releasedByGC={PinsReleasedByGC} pinsLive={PinsLive} " +
-            $"collections={Collections} pooledBuffers={PooledBuffers} pooledFreedByGC={PooledBuffersFreedByGC} " +
-            $"pendingRequests={PendingRequests}";
+            $"operations={Operations} pinsTaken={PinsTaken} pinsAvoided={PinsAvoided} " + $"releasedByWait={PinsReleasedByWait} releasedByGC={PinsReleasedByGC} " + $"pinsLive={PinsLive} collections={Collections} pooledBuffers={PooledBuffers} " + $"pooledFreedByGC={PooledBuffersFreedByGC} pendingRequests={PendingRequests}";
     }
 
     /// <summary>The outcome of a receive or probe. Immutable: calls that end with equal outcomes
@@ -275,7 +283,8 @@ namespace System.MP
         // an allocation.
         static Status last;
 
-        /// <summary>The Status for d: the last one made when it says the same, else a new one.</summary>
+        /// <summary>The Status for d: the last one made when it says the same, else a
+        /// new one.</summary>
         internal static Status Of(ref StatusData d)
         {
             Status s = Volatile.Read(ref last);
@@ -305,7 +314,10 @@ namespace System.MP
         public bool Cancelled { get; }
 
         /// <summary>Source, tag, count and bytes on one line.</summary>
-        public override string ToString() => $"Status(source={Source}, tag={Tag}, count={Count}, bytes={Bytes})";
+        // clang-format off
+        public override string ToString() =>
+            $"Status(source={Source}, tag={Tag}, count={Count}, bytes={Bytes})";
+        // clang-format on
     }
 
     /// <summary>On a field: the reference travels with the graph (structured transport). On a

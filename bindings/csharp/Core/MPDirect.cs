@@ -13,8 +13,10 @@ namespace System.MP
 {
     internal static class MPDirect
     {
-        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Contract(byte[] buffer);   // what C and C# agree on, for ContractTest
-        // The thread's error record for a call that just returned code: "argument\ndetail" (see Errors.Make).
+        // what C and C# agree on, for ContractTest
+        [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int Contract(byte[] buffer);
+        // The thread's error record for a call that just returned code: "argument\ndetail"
+        // (see Errors.Make).
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int LastError(int code, byte[] buffer);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ErrorClass(int code);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ThreadLevel();
@@ -114,7 +116,8 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int ReduceScatterBlock(int comm, int size, Array send, Array recv, int op);
 
         // groups, Cartesian topologies, intercommunicators, spawn (opi/opi_comms.c). Handles
-        // are MPI's (MPI_Group, MPI_Comm); ranks come back as System.MP's (MP.Undefined, MP.ProcNull).
+        // are MPI's (MPI_Group, MPI_Comm); ranks come back as System.MP's
+        // (MP.Undefined, MP.ProcNull).
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommGroup(int comm, out int group);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int GroupSize(int group, out int size);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int GroupRank(int group, out int rank);
@@ -138,7 +141,8 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommTestInter(int comm, out int inter);
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommParent(out int parent);
         // command: at the root, NUL-ended UTF-8 strings: working directory, executable, arguments.
-        // refusal, refusalText ("argument\nmessage"): an argument the root refused, told to every rank.
+        // refusal, refusalText ("argument\nmessage"): an argument the root refused, told to
+        // every rank.
         [MethodImpl(MethodImplOptions.InternalCall)] internal static extern int CommSpawn(int comm, int size, int rank, int root, int refusal, byte[] refusalText, byte[] command, int maxProcs, out int newComm);
 
         // non-blocking collectives (id and status as for Isend; the registry holds a weak

@@ -14,7 +14,8 @@ namespace System.MP
     {
         long id;             // pin-registry id while running; -1 once completed (written last, Volatile)
         Status status;       // set on completion
-        Exception failure;   // the transfer failed: raised by every Wait and Test, as a faulted task is
+        // the transfer failed: raised by every Wait and Test, as a faulted task is
+        Exception failure;
         bool observed;       // a Wait or Test has reported completion (MPI: the request is inactive)
 
         internal Request() { id = -1; }
@@ -67,7 +68,8 @@ namespace System.MP
                 var st = new StatusData();
                 int completed;
                 int rc = MPDirect.RequestTest(id, ref st, out completed);
-                if (rc == Errors.Request && awaited != null) {   // awaited meanwhile: the engine has it
+                // awaited meanwhile: the engine has it
+                if (rc == Errors.Request && awaited != null) {
                     Errors.Make(rc);
                     return TestAwaited(out status);
                 }
@@ -106,7 +108,8 @@ namespace System.MP
         }
 
         /// <summary>Asks MPI to cancel the transfer; Wait or Test still completes the request,
-        /// and its Status tells whether the cancel took effect (Cancelled, with nothing moved).</summary>
+        /// and its Status tells whether the cancel took effect (Cancelled, with
+        /// nothing moved).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Cancel()
         {

@@ -18,7 +18,8 @@ namespace System.MP
         /// When it returns false it completes none of them (as MPI_Testall). Requests whose
         /// completion was reported already count as complete. If some failed, all are completed
         /// and the first failure is raised (MPException).</summary>
-        /// <exception cref="ArgumentNullException">requests or one of its entries is null.</exception>
+        /// <exception cref="ArgumentNullException">requests or one of its entries
+        /// is null.</exception>
         public static bool TestAll(params Request[] requests)
         {
             CheckArray(requests);
@@ -46,7 +47,8 @@ namespace System.MP
         /// failure is raised (MPException) when it is the only completion of a pass; otherwise
         /// the indices are returned and the failure is raised by the next WaitSome (or Wait,
         /// Test) on that request.</summary>
-        /// <exception cref="ArgumentNullException">requests or one of its entries is null.</exception>
+        /// <exception cref="ArgumentNullException">requests or one of its entries
+        /// is null.</exception>
         public static int[] WaitSome(params Request[] requests)
         {
             CheckArray(requests);
@@ -146,13 +148,15 @@ namespace System.MP
             }
         }
 
-        /// <summary>Has the transfer finished? Completes nothing (MPI_Request_get_status).</summary>
+        /// <summary>Has the transfer finished? Completes
+        /// nothing (MPI_Request_get_status).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         bool HasFinished()
         {
             if (observed)
                 return true;
-            if (awaited != null)   // before id: the engine clears id just before it completes the task
+            // before id: the engine clears id just before it completes the task
+            if (awaited != null)
                 return awaited.Task.IsCompleted;
             if (id < 0)
                 return true;
@@ -161,7 +165,8 @@ namespace System.MP
             return done != 0;
         }
 
-        /// <summary>The progress engine's completion of an awaited request: st, or failure.</summary>
+        /// <summary>The progress engine's completion of an awaited request: st,
+        /// or failure.</summary>
         internal void CompleteAwaited(Status st, Exception failure)
         {
             id = -1;
@@ -187,7 +192,8 @@ namespace System.MP
         const int MaxBackoffMs = 1;
         const long SettledElsewhere = -2;   // an id no pass tests (RequestTestMany skips ids < 0)
 
-        /// <summary>Completes an awaited task: with failure when there is one, else with result.</summary>
+        /// <summary>Completes an awaited task: with failure when there is one, else
+        /// with result.</summary>
         internal static void Settle<T>(TaskCompletionSource<T> task, Exception failure, T result)
         {
             if (failure != null)
@@ -196,10 +202,12 @@ namespace System.MP
                 task.TrySetResult(result);
         }
 
-        /// <summary>An awaited operation the engine completes by polling it (ORequest&lt;T&gt;).</summary>
+        /// <summary>An awaited operation the engine completes by polling
+        /// it (ORequest&lt;T&gt;).</summary>
         internal interface IPolled
         {
-            /// <summary>One non-blocking step; true once the operation's task is complete.</summary>
+            /// <summary>One non-blocking step; true once the operation's task
+            /// is complete.</summary>
             bool Poll();
         }
 

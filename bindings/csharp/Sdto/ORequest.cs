@@ -69,7 +69,8 @@ namespace System.MP
                 return result;
             }
             lock (gate) {
-                if (awaited == null) {   // (awaited meanwhile: the engine completes it, not this thread)
+                // (awaited meanwhile: the engine completes it, not this thread)
+                if (awaited == null) {
                     if (!complete)
                         Finish(true);
                     return Report(out status);
@@ -84,7 +85,8 @@ namespace System.MP
         {
             TaskCompletionSource<T> task = awaited;
             if (task != null) {
-                bool done = task.Task.IsCompleted;   // read once: a second reading could see it done
+                // read once: a second reading could see it done
+                bool done = task.Task.IsCompleted;
                 graph = done ? task.Task.GetAwaiter().GetResult() : default(T);
                 return done;
             }
@@ -98,14 +100,17 @@ namespace System.MP
             }
         }
 
-        /// <summary>true once the graph has arrived (a Test that keeps the graph for Wait).</summary>
+        /// <summary>true once the graph has arrived (a Test that keeps the graph
+        /// for Wait).</summary>
         public bool IsCompleted {
             get {
                 TaskCompletionSource<T> task = awaited;
                 if (task != null)
                     return task.Task.IsCompleted;
+                // clang-format off
                 lock (gate)
                     return Advance();
+                // clang-format on
             }
         }
 
@@ -149,7 +154,8 @@ namespace System.MP
                 try {
                     if (!Advance())
                         return false;
-                } catch (Exception e) {   // not the receive's failure (Finish keeps those): the test's
+                } catch (Exception e) {
+                    // not the receive's failure (Finish keeps those): the test's
                     failure = e;
                     complete = true;
                 }
@@ -203,7 +209,8 @@ namespace System.MP
 
         static T Cast(object result) => result == null ? default(T) : (T)result;
 
-        /// <summary>The outcome: the graph, or the failure, raised by every call that asks.</summary>
+        /// <summary>The outcome: the graph, or the failure, raised by every call
+        /// that asks.</summary>
         T Report(out Status status)
         {
             status = this.status;

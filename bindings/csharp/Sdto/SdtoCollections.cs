@@ -23,8 +23,10 @@ namespace System.MP
             if (definition == typeof(List<>) || definition == typeof(Queue<>) || definition == typeof(Stack<>) ||
                 definition == typeof(HashSet<>))
                 return arguments[0];
+            // clang-format off
             if (definition == typeof(Dictionary<,>))
                 return typeof(KeyValuePair<,>).MakeGenericType(arguments);
+            // clang-format on
             return null;
         }
 
@@ -67,7 +69,8 @@ namespace System.MP
 
             static Builder ForList<T>() => new ListBuilder<T>();
             static Builder ForQueue<T>() => new AddingBuilder<Queue<T>, T>((q, e, i, n) => q.Enqueue(e));
-            static Builder ForStack<T>() => new AddingBuilder<Stack<T>, T>((s, e, i, n) => s.Push(e)); // bottom first
+            // bottom first
+            static Builder ForStack<T>() => new AddingBuilder<Stack<T>, T>((s, e, i, n) => s.Push(e));
             static Builder ForHashSet<T>() => new AddingBuilder<HashSet<T>, T>((set, e, i, n) => {
                 if (!set.Add(e))
                     throw new ArgumentException($"element {i} of a {typeof(HashSet<T>)} of {n} equals an earlier one");
@@ -107,7 +110,8 @@ namespace System.MP
             }
         }
 
-        /// <summary>The others: element by element through their public Add (Enqueue, Push).</summary>
+        /// <summary>The others: element by element through their public Add
+        /// (Enqueue, Push).</summary>
         sealed class AddingBuilder<C, E> : Builder where C : class
         {
             readonly Action<object, int> construct = Constructor(typeof(C));

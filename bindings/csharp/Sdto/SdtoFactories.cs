@@ -79,7 +79,8 @@ namespace System.MP
         delegate int MakeFunction(IntPtr holder, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs, int count);
         static readonly MakeFunction make = Make; // kept: the reader holds a pointer to it
 
-        // Make as a function pointer for the reader, which calls it like C (no mono_runtime_invoke).
+        // Make as a function pointer for the reader, which calls it like C
+        // (no mono_runtime_invoke).
         internal static IntPtr Maker { get { return Marshal.GetFunctionPointerForDelegate(make); } }
 
         // Called by the reader through Maker: Create on the object[] held by the GC handle holder.

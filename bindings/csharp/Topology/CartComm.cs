@@ -35,7 +35,8 @@ namespace System.MP
 
         /// <summary>The coordinates of <paramref name="rank"/> (MPI_Cart_coords).</summary>
         /// <exception cref="ArgumentOutOfRangeException">rank lies outside 0..Size-1.</exception>
-        /// <exception cref="ObjectDisposedException">the communicator has been disposed.</exception>
+        /// <exception cref="ObjectDisposedException">the communicator has
+        /// been disposed.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public int[] CoordsOf(int rank)
         {

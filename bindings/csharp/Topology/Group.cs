@@ -10,7 +10,8 @@ namespace System.MP
     /// keep MPI's orderings. Dispose a group when done with it.</summary>
     /// <remarks>A group that is not disposed is freed later: its finalizer never calls MPI (the
     /// finalizer thread may not be allowed to, and MPI may have ended), it only queues the handle,
-    /// and the next group operation of the program frees the queued ones on its own thread.</remarks>
+    /// and the next group operation of the program frees the queued ones on its
+    /// own thread.</remarks>
     public sealed class Group : IDisposable
     {
         int handle;
@@ -73,15 +74,17 @@ namespace System.MP
         /// <exception cref="ObjectDisposedException">a or b has been disposed.</exception>
         public static Group Union(Group a, Group b) => Combine(a, b, Combination.Union);
 
-        /// <summary>The processes of a that are also in b, in a's order (MPI_Group_intersection).</summary>
-        /// <exception cref="ArgumentNullException">a or b is null.</exception>
-        /// <exception cref="ObjectDisposedException">a or b has been disposed.</exception>
+        /// <summary>The processes of a that are also in b, in a's order
+        /// (MPI_Group_intersection).</summary> <exception cref="ArgumentNullException">a or b is
+        /// null.</exception> <exception cref="ObjectDisposedException">a or b has
+        /// been disposed.</exception>
         public static Group Intersection(Group a, Group b) =>
             Combine(a, b, Combination.Intersection);
 
-        /// <summary>The processes of a that are not in b, in a's order (MPI_Group_difference).</summary>
-        /// <exception cref="ArgumentNullException">a or b is null.</exception>
-        /// <exception cref="ObjectDisposedException">a or b has been disposed.</exception>
+        /// <summary>The processes of a that are not in b, in a's order
+        /// (MPI_Group_difference).</summary> <exception cref="ArgumentNullException">a or b is
+        /// null.</exception> <exception cref="ObjectDisposedException">a or b has
+        /// been disposed.</exception>
         public static Group Difference(Group a, Group b) => Combine(a, b, Combination.Difference);
 
         // GroupCombine's kinds: OPI_GROUP_COMBINES (opi/opi_constants.h), checked by ContractTest.
@@ -107,7 +110,8 @@ namespace System.MP
         /// to itself.</summary>
         /// <exception cref="ArgumentNullException">ranks or other is null.</exception>
         /// <exception cref="ArgumentOutOfRangeException">a rank lies outside 0..Size-1.</exception>
-        /// <exception cref="ObjectDisposedException">this group or other has been disposed.</exception>
+        /// <exception cref="ObjectDisposedException">this group or other has
+        /// been disposed.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public int[] TranslateRanks(int[] ranks, Group other)
         {
@@ -143,7 +147,8 @@ namespace System.MP
 
         static readonly ConcurrentQueue<int> orphans = new ConcurrentQueue<int>();
 
-        /// <summary>Frees the groups whose finalizers ran, on a thread that is calling MPI.</summary>
+        /// <summary>Frees the groups whose finalizers ran, on a thread that is
+        /// calling MPI.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         internal static void FreeOrphans()
         {
@@ -169,7 +174,8 @@ namespace System.MP
         /// <summary>The group of this communicator's processes (MPI_Comm_group), in rank order; of
         /// an intercommunicator, its local group. Each read returns a new Group: dispose it when
         /// done.</summary>
-        /// <exception cref="ObjectDisposedException">the communicator has been disposed.</exception>
+        /// <exception cref="ObjectDisposedException">the communicator has
+        /// been disposed.</exception>
         public Group Group {
             [MethodImpl(MethodImplOptions.NoInlining)]
             get {

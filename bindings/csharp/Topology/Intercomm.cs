@@ -29,7 +29,8 @@ namespace System.MP
         /// processes pass high = false comes first, the other after it, each in its own rank
         /// order (when both pass the same value, the order of the groups is MPI's choice).
         /// Collective over both groups. Dispose it when done.</summary>
-        /// <exception cref="ObjectDisposedException">the communicator has been disposed.</exception>
+        /// <exception cref="ObjectDisposedException">the communicator has
+        /// been disposed.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Intracomm Merge(bool high)
         {

@@ -27,11 +27,12 @@ namespace System.MP
             return newComm == NullHandle ? null : new Intracomm(newComm, true);
         }
 
-        /// <summary>A communicator whose processes form a grid of dims[0] × dims[1] × … processes
-        /// (MPI_Cart_create), periodic (wrapping around) along the dimensions where periods is true.
-        /// With reorder false a process keeps its rank; with true MPI may renumber to fit the
-        /// machine. The grid may be smaller than the communicator: processes left over get null.
-        /// Collective; <see cref="MP.DimsCreate"/> chooses balanced dims. Dispose the result when
+        /// <summary>A communicator whose processes form a grid of dims[0] × dims[1] × …
+        /// processes (MPI_Cart_create), periodic (wrapping around) along the dimensions where
+        /// periods is true. With reorder false a process keeps its rank; with true MPI may renumber
+        /// to fit the machine. The grid may be smaller than the communicator: processes left over
+        /// get null. Collective; <see cref="MP.DimsCreate"/> chooses balanced dims. Dispose the
+        /// result when
         /// done.</summary>
         /// <exception cref="ArgumentNullException">dims or periods is null.</exception>
         /// <exception cref="ArgumentException">dims and periods differ in length, or dims multiply
@@ -83,10 +84,10 @@ namespace System.MP
         /// which find this communicator's processes as their <see cref="MP.Parent"/>. Collective:
         /// program, args and maxProcs matter at <paramref name="root"/> only. Dispose the result
         /// when done.</summary>
-        /// <remarks>Where the MPI library cannot start processes — Debian 12's MPICH 4.0.2 with the
-        /// ch4:ucx device has no dynamic processes (MPI_Open_port fails, and MPI_Comm_spawn reports
-        /// "Error in spawn call") — every process raises NotSupportedException naming that
-        /// limitation: the root learns it and tells the others before anyone enters MPI, so no
+        /// <remarks>Where the MPI library cannot start processes — Debian 12's MPICH 4.0.2 with
+        /// the ch4:ucx device has no dynamic processes (MPI_Open_port fails, and MPI_Comm_spawn
+        /// reports "Error in spawn call") — every process raises NotSupportedException naming
+        /// that limitation: the root learns it and tells the others before anyone enters MPI, so no
         /// process waits. An argument refused at the root is reported on every process the same
         /// way.</remarks>
         /// <exception cref="NotSupportedException">this MPI library cannot start processes.</exception>
@@ -146,7 +147,8 @@ namespace System.MP
         }
 
         /// <summary>The working directory, this process's host executable (motor or mono: what
-        /// /proc/self/exe links to) and its arguments — the program, then args — each ended by NUL.</summary>
+        /// /proc/self/exe links to) and its arguments — the program, then args — each ended
+        /// by NUL.</summary>
         static byte[] CommandLine(string program, string[] args)
         {
             var text = new StringBuilder();
