@@ -21,7 +21,8 @@ static class BenchCommon
     /// <summary>Peak resident set size (VmHWM) of this process in KiB.</summary>
     public static long PeakRssKib()
     {
-        string line = File.ReadAllLines("/proc/self/status").FirstOrDefault(l => l.StartsWith("VmHWM:"));
+        string line =
+            File.ReadAllLines("/proc/self/status").FirstOrDefault(l => l.StartsWith("VmHWM:"));
         return line == null ? -1 : long.Parse(line.Substring(6).Trim().Split(' ')[0]);
     }
 }

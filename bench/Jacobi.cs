@@ -15,7 +15,8 @@ static class Jacobi
     static int Main(string[] args)
     {
         Thread.CurrentThread.CurrentCulture = CultureInfo.InvariantCulture;
-        int n = args.Length > 0 ? int.Parse(args[0]) : 1024, steps = args.Length > 1 ? int.Parse(args[1]) : 200;
+        int n = args.Length > 0 ? int.Parse(args[0]) : 1024,
+            steps = args.Length > 1 ? int.Parse(args[1]) : 200;
         int reps = args.Length > 2 ? int.Parse(args[2]) : 3;
         string name = args.Length > 3 ? args[3] : "system-mp";
         Intracomm world = MP.World;
@@ -31,7 +32,8 @@ static class Jacobi
         for (int rep = -1; rep < reps; rep++) {
             Array.Clear(u, 0, u.Length);
             if (rank == 0)
-                for (int j = 0; j < w; j++) u[j] = 1.0;
+                for (int j = 0; j < w; j++)
+                    u[j] = 1.0;
             Array.Copy(u, v, u.Length);
             world.Barrier();
             long t0 = Stopwatch.GetTimestamp();
@@ -51,7 +53,9 @@ static class Jacobi
                     }
                 local[0] = sum;
                 world.Allreduce(local, residual, Op.Sum);
-                var t = u; u = v; v = t;
+                var t = u;
+                u = v;
+                v = t;
             }
             double ms = (Stopwatch.GetTimestamp() - t0) * 1e3 / Stopwatch.Frequency / steps;
             if (rank == 0 && rep >= 0)

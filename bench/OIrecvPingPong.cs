@@ -8,7 +8,8 @@ using System.MP;
 
 class Blob
 {
-    [Transportable] public byte[] Data;
+    [Transportable]
+    public byte[] Data;
 }
 
 static class OIrecvPingPong
@@ -30,15 +31,21 @@ static class OIrecvPingPong
                 var clock = Stopwatch.StartNew();
                 for (int i = 0; i < iterations; i++) {
                     ORequest<Blob> q = w.OIrecv<Blob>(peer, 0);
-                    if (w.Rank == 0) { w.OSend(msg, peer, 0); q.Wait(); }
-                    else { q.Wait(); w.OSend(msg, peer, 0); }
+                    if (w.Rank == 0) {
+                        w.OSend(msg, peer, 0);
+                        q.Wait();
+                    } else {
+                        q.Wait();
+                        w.OSend(msg, peer, 0);
+                    }
                 }
                 if (r >= 0)
                     reps[r] = clock.Elapsed.TotalMilliseconds * 1000 / iterations / 2;
             }
             Array.Sort(reps);
             if (w.Rank == 0)
-                Console.WriteLine($"{bytes} B: {reps[2]:F2} us [{reps[0]:F2}-{reps[reps.Length - 1]:F2}]");
+                Console.WriteLine(
+                    $"{bytes} B: {reps[2]:F2} us [{reps[0]:F2}-{reps[reps.Length - 1]:F2}]");
         }
         return 0;
     }

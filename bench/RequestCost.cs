@@ -22,7 +22,8 @@ static class RequestCost
         int windows = args.Length > 0 ? int.Parse(args[0]) : 5000;
         int bytes = args.Length > 1 ? int.Parse(args[1]) : 256;
         var buffers = new byte[Window][];
-        for (int k = 0; k < Window; k++) buffers[k] = new byte[bytes];
+        for (int k = 0; k < Window; k++)
+            buffers[k] = new byte[bytes];
         var payload = new byte[bytes];
         var requests = new Request[Window];
         GC.Collect();   // long-lived buffers, as a real code's
@@ -31,17 +32,24 @@ static class RequestCost
         for (int rep = 0; rep < times.Length; rep++) {
             long t0 = Stopwatch.GetTimestamp();
             for (int i = 0; i < windows; i++) {
-                for (int k = 0; k < Window; k++) requests[k] = self.Irecv(buffers[k], 0, k);
-                if (i == 0) registered = MP.Stats.PendingRequests;
-                for (int k = 0; k < Window; k++) self.Send(payload, 0, k);
+                for (int k = 0; k < Window; k++)
+                    requests[k] = self.Irecv(buffers[k], 0, k);
+                if (i == 0)
+                    registered = MP.Stats.PendingRequests;
+                for (int k = 0; k < Window; k++)
+                    self.Send(payload, 0, k);
                 Request.WaitAll(requests);
             }
-            times[rep] = (Stopwatch.GetTimestamp() - t0) * 1e9 / Stopwatch.Frequency / ((double)windows * Window);
+            times[rep] = (Stopwatch.GetTimestamp() - t0) * 1e9 / Stopwatch.Frequency /
+                         ((double)windows * Window);
         }
         Console.WriteLine($"requests in flight per window: {registered} of {Window} registered");
-        Console.WriteLine("ns per request: " + string.Join(" ", Array.ConvertAll(times, t => t.ToString("F1"))));
+        Console.WriteLine(
+            "ns per request: " + string.Join(" ", Array.ConvertAll(times, t => t.ToString("F1"))));
         Array.Sort(times);
-        Console.WriteLine($"median {times[times.Length / 2]:F1} ns per Irecv + Send + its part of WaitAll, " + $"{bytes} B");
+        Console.WriteLine(
+            $"median {times[times.Length / 2]:F1} ns per Irecv + Send + its part of WaitAll, " +
+            $"{bytes} B");
         return 0;
     }
 }

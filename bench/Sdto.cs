@@ -1,13 +1,14 @@
 // Sdto — structured data over MPI, the Motor paper's LinkedArray ping-pong: a linked list of N
 // elements, each an int[] buffer and a next reference, 4096 ints in total, sent rank 0 -> 1 ->
 // 0. Transports: sdto (System.MP OSend/ORecv: one message, matched probe); sdto-into (OSend and
-// ORecvInto, receiving into the previous graph of the same shape: no allocation); binaryformatter and
-// datacontract (BASELINES: .NET serializers into a byte[], moved with OPI Send and a Probe for
+// ORecvInto, receiving into the previous graph of the same shape: no allocation); binaryformatter
+// and datacontract (BASELINES: .NET serializers into a byte[], moved with OPI Send and a Probe for
 // the size, one message too).
 //   mpiexec.mpich -n 2 motor Sdto.exe pingpong TRANSPORT MIN_N MAX_N REPS
 //   mpiexec.mpich -n 2 motor Sdto.exe bandwidth KIND ELEMENTS REPS
 //     ping-pong of ELEMENTS doubles as KIND: list (List<double>, OSend/ORecv), array (double[],
-//     OSend/ORecv) or opi (double[], OPI Send/Recv into the same array): "KIND,bytes,rep,iterations,µs".
+//     OSend/ORecv) or opi (double[], OPI Send/Recv into the same array):
+//     "KIND,bytes,rep,iterations,µs".
 //   mpiexec.mpich -n 1 motor Sdto.exe allocfloor alloc-floor MIN_N MAX_N REPS
 //     the floor of any receiver in this runtime: only allocating and linking the list's 2N objects
 //     (new, no bytes read, nothing checked), µs per list, rows as pingpong's.
@@ -28,15 +29,19 @@ using System.Xml;
 [Serializable, DataContract]
 public class LinkedArray
 {
-    [Transportable, DataMember] public int[] Buffer;
-    [Transportable, DataMember] public LinkedArray Next;
+    [Transportable, DataMember]
+    public int[] Buffer;
+    [Transportable, DataMember]
+    public LinkedArray Next;
 }
 
 [Serializable, DataContract]
 public class SmallNode
 {
-    [DataMember] public int Value;
-    [Transportable, DataMember] public SmallNode Next;
+    [DataMember]
+    public int Value;
+    [Transportable, DataMember]
+    public SmallNode Next;
 }
 
 interface IGraphTransport
@@ -48,7 +53,12 @@ interface IGraphTransport
 sealed class BinaryFormatterTransport : IGraphTransport
 {
     readonly BinaryFormatter f = new BinaryFormatter();
-    public byte[] Serialize(object graph) { var m = new MemoryStream(); f.Serialize(m, graph); return m.ToArray(); }
+    public byte[] Serialize(object graph)
+    {
+        var m = new MemoryStream();
+        f.Serialize(m, graph);
+        return m.ToArray();
+    }
     public T Deserialize<T>(byte[] bytes) => (T)f.Deserialize(new MemoryStream(bytes));
 }
 
@@ -84,27 +94,35 @@ static class Sdto
 {
     static IGraphTransport Transport(string name) =>
         name == "binaryformatter" ? new BinaryFormatterTransport()
-        : name == "datacontract" ? (IGraphTransport)new DataContractTransport()
-        : name == "sdto" || name == "sdto-into" ? new SdtoTransport()
-        : throw new ArgumentException("unknown transport " + name);
+        : name == "datacontract"  ? (IGraphTransport) new DataContractTransport()
+        : name == "sdto" || name == "sdto-into"
+            ? new SdtoTransport()
+            : throw new ArgumentException("unknown transport " + name);
 
     static LinkedArray Build(int n)
     {
         LinkedArray head = null;
-        for (int i = 0; i < n; i++) head = new LinkedArray { Buffer = new int[4096 / n], Next = head };
+        for (int i = 0; i < n; i++)
+            head = new LinkedArray { Buffer = new int[4096 / n], Next = head };
         return head;
     }
 
     static void Send(Intracomm w, string name, IGraphTransport t, object graph, int peer)
     {
-        if (name.StartsWith("sdto")) { w.OSend(graph, peer, 0); return; }
+        if (name.StartsWith("sdto")) {
+            w.OSend(graph, peer, 0);
+            return;
+        }
         w.Send(t.Serialize(graph), peer, 0);
     }
 
-    static LinkedArray Receive(Intracomm w, string name, IGraphTransport t, int peer, LinkedArray previous)
+    static LinkedArray Receive(Intracomm w, string name, IGraphTransport t, int peer,
+                               LinkedArray previous)
     {
-        if (name == "sdto") return w.ORecv<LinkedArray>(peer, 0);
-        if (name == "sdto-into") return w.ORecvInto(previous, peer, 0);
+        if (name == "sdto")
+            return w.ORecv<LinkedArray>(peer, 0);
+        if (name == "sdto-into")
+            return w.ORecvInto(previous, peer, 0);
         var bytes = new byte[w.Probe(peer, 0).Count];
         w.Recv(bytes, peer, 0);
         return t.Deserialize<LinkedArray>(bytes);
@@ -117,9 +135,11 @@ static class Sdto
         string mode = args[0], name = args[1];
         IGraphTransport t = mode == "bandwidth" || mode == "allocfloor" ? null : Transport(name);
         if (mode == "bandwidth") {
-            int elements = int.Parse(args[2]), reps = int.Parse(args[3]), peer = 1 - w.Rank, iters = 20;
+            int elements = int.Parse(args[2]), reps = int.Parse(args[3]), peer = 1 - w.Rank,
+                iters = 20;
             var list = new System.Collections.Generic.List<double>(elements);
-            for (int i = 0; i < elements; i++) list.Add(i * 0.5);
+            for (int i = 0; i < elements; i++)
+                list.Add(i * 0.5);
             double[] array = list.ToArray();
             for (int rep = -1; rep < reps; rep++) {
                 w.Barrier();
@@ -127,18 +147,26 @@ static class Sdto
                 for (int i = 0; i < iters && w.Rank < 2; i++) {
                     for (int turn = 0; turn < 2; turn++) {
                         if ((w.Rank == 0) == (turn == 0)) {
-                            if (name == "list") w.OSend(list, peer, 0);
-                            else if (name == "array") w.OSend(array, peer, 0);
-                            else w.Send(array, peer, 0);
+                            if (name == "list")
+                                w.OSend(list, peer, 0);
+                            else if (name == "array")
+                                w.OSend(array, peer, 0);
+                            else
+                                w.Send(array, peer, 0);
                         } else {
-                            if (name == "list") list = w.ORecv<System.Collections.Generic.List<double>>(peer, 0);
-                            else if (name == "array") array = w.ORecv<double[]>(peer, 0);
-                            else w.Recv(array, peer, 0);
+                            if (name == "list")
+                                list = w.ORecv<System.Collections.Generic.List<double>>(peer, 0);
+                            else if (name == "array")
+                                array = w.ORecv<double[]>(peer, 0);
+                            else
+                                w.Recv(array, peer, 0);
                         }
                     }
                 }
-                double us = (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency / (2.0 * iters);
-                if (w.Rank == 0 && rep >= 0) Console.WriteLine($"{name},{8L * elements},{rep},{iters},{us:F3}");
+                double us =
+                    (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency / (2.0 * iters);
+                if (w.Rank == 0 && rep >= 0)
+                    Console.WriteLine($"{name},{8L * elements},{rep},{iters},{us:F3}");
             }
             if ((name == "list" ? list[elements - 1] : array[elements - 1]) != (elements - 1) * 0.5)
                 throw new Exception("the doubles arrived wrong");
@@ -149,16 +177,20 @@ static class Sdto
                 LinkedArray kept = null;
                 for (int rep = -1; rep < reps; rep++) {
                     long t0 = Stopwatch.GetTimestamp();
-                    for (int i = 0; i < iters; i++) kept = Build(n);
+                    for (int i = 0; i < iters; i++)
+                        kept = Build(n);
                     double us = (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency / iters;
-                    if (rep >= 0) Console.WriteLine($"{name},{n},{rep},{iters},{us:F6}");
+                    if (rep >= 0)
+                        Console.WriteLine($"{name},{n},{rep},{iters},{us:F6}");
                 }
-                if (kept.Buffer.Length != 4096 / n) throw new Exception("the list was not built");
+                if (kept.Buffer.Length != 4096 / n)
+                    throw new Exception("the list was not built");
             }
         } else if (mode == "perobject") {
             int objects = int.Parse(args[2]), reps = int.Parse(args[3]);
             SmallNode head = null;
-            for (int i = 0; i < objects; i++) head = new SmallNode { Value = i, Next = head };
+            for (int i = 0; i < objects; i++)
+                head = new SmallNode { Value = i, Next = head };
             // small graphs: their fixed cost, above the clock's grain
             int iters = Math.Max(1, 20000 / objects);
             for (int rep = -1; rep < reps; rep++) {
@@ -169,14 +201,17 @@ static class Sdto
                     long t1 = Stopwatch.GetTimestamp();
                     var back = t.Deserialize<SmallNode>(bytes);
                     long t2 = Stopwatch.GetTimestamp();
-                    if (back.Value != objects - 1) throw new Exception("round trip lost data");
+                    if (back.Value != objects - 1)
+                        throw new Exception("round trip lost data");
                     serialize += t1 - t0;
                     roundtrip += t2 - t0;
                 }
                 double perObject = 1e9 / Stopwatch.Frequency / objects / iters;
                 if (rep >= 0) {
-                    Console.WriteLine($"{name}-serialize,{objects},{rep},{iters},{serialize * perObject:F3}");
-                    Console.WriteLine($"{name}-roundtrip,{objects},{rep},{iters},{roundtrip * perObject:F3}");
+                    Console.WriteLine(
+                        $"{name}-serialize,{objects},{rep},{iters},{serialize * perObject:F3}");
+                    Console.WriteLine(
+                        $"{name}-roundtrip,{objects},{rep},{iters},{roundtrip * perObject:F3}");
                 }
             }
         } else {
@@ -189,11 +224,18 @@ static class Sdto
                     w.Barrier();
                     long t0 = Stopwatch.GetTimestamp();
                     for (int i = 0; i < iters && w.Rank < 2; i++) {
-                        if (w.Rank == 0) { Send(w, name, t, graph, peer); graph = Receive(w, name, t, peer, graph); }
-                        else { mine = Receive(w, name, t, peer, mine); Send(w, name, t, mine, peer); }
+                        if (w.Rank == 0) {
+                            Send(w, name, t, graph, peer);
+                            graph = Receive(w, name, t, peer, graph);
+                        } else {
+                            mine = Receive(w, name, t, peer, mine);
+                            Send(w, name, t, mine, peer);
+                        }
                     }
-                    double us = (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency / (2.0 * iters);
-                    if (w.Rank == 0 && rep >= 0) Console.WriteLine($"{name},{n},{rep},{iters},{us:F6}");
+                    double us =
+                        (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency / (2.0 * iters);
+                    if (w.Rank == 0 && rep >= 0)
+                        Console.WriteLine($"{name},{n},{rep},{iters},{us:F6}");
                 }
             }
         }

@@ -12,15 +12,27 @@ static class PInvokeMpi
     public const int Byte = 0x4c00010d;
     static readonly IntPtr StatusIgnore = (IntPtr)1;
 
-    [DllImport(Lib)] static extern int MPI_Send(IntPtr buf, int count, int datatype, int dest, int tag, int comm);
-    [DllImport(Lib)] static extern int MPI_Recv(IntPtr buf, int count, int datatype, int source, int tag, int comm, IntPtr status);
-    [DllImport(Lib)] static extern int MPI_Isend(IntPtr buf, int count, int datatype, int dest, int tag, int comm, out int request);
-    [DllImport(Lib)] static extern int MPI_Irecv(IntPtr buf, int count, int datatype, int source, int tag, int comm, out int request);
-    [DllImport(Lib)] static extern int MPI_Wait(ref int request, IntPtr status);
-    [DllImport(Lib)] static extern double MPI_Wtime();
+    [DllImport(Lib)]
+    static extern int MPI_Send(IntPtr buf, int count, int datatype, int dest, int tag, int comm);
+    [DllImport(Lib)]
+    static extern int MPI_Recv(IntPtr buf, int count, int datatype, int source, int tag, int comm,
+                               IntPtr status);
+    [DllImport(Lib)]
+    static extern int MPI_Isend(IntPtr buf, int count, int datatype, int dest, int tag, int comm,
+                                out int request);
+    [DllImport(Lib)]
+    static extern int MPI_Irecv(IntPtr buf, int count, int datatype, int source, int tag, int comm,
+                                out int request);
+    [DllImport(Lib)]
+    static extern int MPI_Wait(ref int request, IntPtr status);
+    [DllImport(Lib)]
+    static extern double MPI_Wtime();
 
-    [DllImport(Lib)] static extern int MPI_Bcast(IntPtr buf, int count, int datatype, int root, int comm);
-    [DllImport(Lib)] static extern int MPI_Allreduce(IntPtr send, IntPtr recv, int count, int datatype, int op, int comm);
+    [DllImport(Lib)]
+    static extern int MPI_Bcast(IntPtr buf, int count, int datatype, int root, int comm);
+    [DllImport(Lib)]
+    static extern int MPI_Allreduce(IntPtr send, IntPtr recv, int count, int datatype, int op,
+                                    int comm);
     const int Double = 0x4c00080b, OpSum = 0x58000003;   // MPICH's MPI_DOUBLE, MPI_SUM
 
     public static double Wtime() => MPI_Wtime();
@@ -37,24 +49,29 @@ static class PInvokeMpi
 
     public static void AllreduceSum(double[] send, double[] recv)
     {
-        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned), hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
+        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned),
+                 hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
         try {
-            Check(MPI_Allreduce(hs.AddrOfPinnedObject(), hr.AddrOfPinnedObject(), send.Length, Double, OpSum, CommWorld));
+            Check(MPI_Allreduce(hs.AddrOfPinnedObject(), hr.AddrOfPinnedObject(), send.Length,
+                                Double, OpSum, CommWorld));
         } finally {
             hs.Free();
             hr.Free();
         }
     }
 
-    const int AnySource = -2;         // MPICH's MPI_ANY_SOURCE
-    [DllImport(Lib)] static extern int MPI_Probe(int source, int tag, int comm, int[] status);
-    [DllImport(Lib)] static extern int MPI_Get_count(int[] status, int datatype, out int count);
+    const int AnySource = -2;   // MPICH's MPI_ANY_SOURCE
+    [DllImport(Lib)]
+    static extern int MPI_Probe(int source, int tag, int comm, int[] status);
+    [DllImport(Lib)]
+    static extern int MPI_Get_count(int[] status, int datatype, out int count);
 
     public static void SendDoubles(double[] d, int offset, int count, int dest, int tag)
     {
         GCHandle h = GCHandle.Alloc(d, GCHandleType.Pinned);
         try {
-            Check(MPI_Send(h.AddrOfPinnedObject() + offset * 8, count, Double, dest, tag, CommWorld));
+            Check(
+                MPI_Send(h.AddrOfPinnedObject() + offset * 8, count, Double, dest, tag, CommWorld));
         } finally {
             h.Free();
         }
@@ -64,15 +81,17 @@ static class PInvokeMpi
     {
         GCHandle h = GCHandle.Alloc(d, GCHandleType.Pinned);
         try {
-            Check(MPI_Recv(h.AddrOfPinnedObject() + offset * 8, count, Double, source, tag, CommWorld, StatusIgnore));
+            Check(MPI_Recv(h.AddrOfPinnedObject() + offset * 8, count, Double, source, tag,
+                           CommWorld, StatusIgnore));
         } finally {
             h.Free();
         }
     }
 
-    [DllImport(Lib)] static extern int MPI_Sendrecv(IntPtr send, int sendCount, int sendType, int dest, int sendTag,
-                                                    IntPtr recv, int recvCount, int recvType, int source, int recvTag,
-                                                    int comm, IntPtr status);
+    [DllImport(Lib)]
+    static extern int MPI_Sendrecv(IntPtr send, int sendCount, int sendType, int dest, int sendTag,
+                                   IntPtr recv, int recvCount, int recvType, int source,
+                                   int recvTag, int comm, IntPtr status);
 
     /// <summary>Sends d[sendOffset .. +count) and receives count doubles into d[recvOffset ..):
     /// one array, one pin for the call.</summary>
@@ -82,14 +101,15 @@ static class PInvokeMpi
         GCHandle h = GCHandle.Alloc(d, GCHandleType.Pinned);
         try {
             IntPtr p = h.AddrOfPinnedObject();
-            Check(MPI_Sendrecv(p + sendOffset * 8, count, Double, dest, sendTag,
-                               p + recvOffset * 8, count, Double, source, recvTag, CommWorld, StatusIgnore));
+            Check(MPI_Sendrecv(p + sendOffset * 8, count, Double, dest, sendTag, p + recvOffset * 8,
+                               count, Double, source, recvTag, CommWorld, StatusIgnore));
         } finally {
             h.Free();
         }
     }
 
-    [DllImport(Lib)] static extern int MPI_Iprobe(int source, int tag, int comm, out int flag, int[] status);
+    [DllImport(Lib)]
+    static extern int MPI_Iprobe(int source, int tag, int comm, out int flag, int[] status);
 
     /// <summary>Is a message with this tag from anyone waiting?</summary>
     public static bool Iprobe(int tag)
@@ -120,14 +140,16 @@ static class PInvokeMpi
     public static Pending Isend(byte[] buffer, int count, int dest, int tag)
     {
         var p = new Pending { Pin = GCHandle.Alloc(buffer, GCHandleType.Pinned) };
-        Check(MPI_Isend(p.Pin.AddrOfPinnedObject(), count, Byte, dest, tag, CommWorld, out p.Request));
+        Check(MPI_Isend(p.Pin.AddrOfPinnedObject(), count, Byte, dest, tag, CommWorld,
+                        out p.Request));
         return p;
     }
 
     public static Pending Irecv(byte[] buffer, int count, int source, int tag)
     {
         var p = new Pending { Pin = GCHandle.Alloc(buffer, GCHandleType.Pinned) };
-        Check(MPI_Irecv(p.Pin.AddrOfPinnedObject(), count, Byte, source, tag, CommWorld, out p.Request));
+        Check(MPI_Irecv(p.Pin.AddrOfPinnedObject(), count, Byte, source, tag, CommWorld,
+                        out p.Request));
         return p;
     }
 
@@ -155,7 +177,8 @@ static class PInvokeMpi
     {
         GCHandle h = GCHandle.Alloc(buffer, GCHandleType.Pinned);
         try {
-            Check(MPI_Recv(h.AddrOfPinnedObject(), count, Byte, source, tag, CommWorld, StatusIgnore));
+            Check(MPI_Recv(h.AddrOfPinnedObject(), count, Byte, source, tag, CommWorld,
+                           StatusIgnore));
         } finally {
             h.Free();
         }
@@ -163,10 +186,12 @@ static class PInvokeMpi
 
     public static void Sendrecv(byte[] send, int dest, byte[] recv, int source, int tag)
     {
-        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned), hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
+        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned),
+                 hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
         try {
             Check(MPI_Sendrecv(hs.AddrOfPinnedObject(), send.Length, Byte, dest, tag,
-                               hr.AddrOfPinnedObject(), recv.Length, Byte, source, tag, CommWorld, StatusIgnore));
+                               hr.AddrOfPinnedObject(), recv.Length, Byte, source, tag, CommWorld,
+                               StatusIgnore));
         } finally {
             hs.Free();
             hr.Free();
@@ -178,51 +203,60 @@ static class PInvokeMpi
     // per-call managed-to-native design can undercut; blocking calls only.
     public static unsafe void SendFixed(byte[] buffer, int dest, int tag)
     {
-        fixed (byte* p = buffer)
+        fixed(byte* p = buffer)
             Check(MPI_Send((IntPtr)p, buffer.Length, Byte, dest, tag, CommWorld));
     }
 
     public static unsafe void RecvFixed(byte[] buffer, int source, int tag)
     {
-        fixed (byte* p = buffer)
+        fixed(byte* p = buffer)
             Check(MPI_Recv((IntPtr)p, buffer.Length, Byte, source, tag, CommWorld, StatusIgnore));
     }
 
     public static unsafe void SendrecvFixed(byte[] send, int dest, byte[] recv, int source, int tag)
     {
-        fixed (byte* s = send, r = recv)
-            Check(MPI_Sendrecv((IntPtr)s, send.Length, Byte, dest, tag, (IntPtr)r, recv.Length, Byte, source, tag,
-                               CommWorld, StatusIgnore));
+        fixed(byte* s = send, r = recv)
+            Check(MPI_Sendrecv((IntPtr)s, send.Length, Byte, dest, tag, (IntPtr)r, recv.Length,
+                               Byte, source, tag, CommWorld, StatusIgnore));
     }
 
     static void Check(int rc)
     {
-        if (rc != 0) throw new Exception("MPI error " + rc);
+        if (rc != 0)
+            throw new Exception("MPI error " + rc);
     }
 
     // ---- Gatherv and Alltoallv of doubles (issue 13) ----
-    [DllImport(Lib)] static extern int MPI_Gatherv(IntPtr send, int count, int sendType, IntPtr recv, int[] counts, int[] displs,
-                                                   int recvType, int root, int comm);
-    [DllImport(Lib)] static extern int MPI_Alltoallv(IntPtr send, int[] sendCounts, int[] sendDispls, int sendType, IntPtr recv,
-                                                     int[] recvCounts, int[] recvDispls, int recvType, int comm);
+    [DllImport(Lib)]
+    static extern int MPI_Gatherv(IntPtr send, int count, int sendType, IntPtr recv, int[] counts,
+                                  int[] displs, int recvType, int root, int comm);
+    [DllImport(Lib)]
+    static extern int MPI_Alltoallv(IntPtr send, int[] sendCounts, int[] sendDispls, int sendType,
+                                    IntPtr recv, int[] recvCounts, int[] recvDispls, int recvType,
+                                    int comm);
 
     public static void Gatherv(double[] send, double[] recv, int[] counts, int[] displs, int root)
     {
-        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned), hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
+        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned),
+                 hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
         try {
-            Check(MPI_Gatherv(hs.AddrOfPinnedObject(), send.Length, Double, hr.AddrOfPinnedObject(), counts, displs, Double, root, CommWorld));
+            Check(MPI_Gatherv(hs.AddrOfPinnedObject(), send.Length, Double, hr.AddrOfPinnedObject(),
+                              counts, displs, Double, root, CommWorld));
         } finally {
             hs.Free();
             hr.Free();
         }
     }
 
-    public static void Alltoallv(double[] send, int[] sendCounts, int[] sendDispls, double[] recv, int[] recvCounts, int[] recvDispls)
+    public static void Alltoallv(double[] send, int[] sendCounts, int[] sendDispls, double[] recv,
+                                 int[] recvCounts, int[] recvDispls)
     {
-        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned), hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
+        GCHandle hs = GCHandle.Alloc(send, GCHandleType.Pinned),
+                 hr = GCHandle.Alloc(recv, GCHandleType.Pinned);
         try {
-            Check(MPI_Alltoallv(hs.AddrOfPinnedObject(), sendCounts, sendDispls, Double, hr.AddrOfPinnedObject(),
-                                recvCounts, recvDispls, Double, CommWorld));
+            Check(
+                MPI_Alltoallv(hs.AddrOfPinnedObject(), sendCounts, sendDispls, Double,
+                              hr.AddrOfPinnedObject(), recvCounts, recvDispls, Double, CommWorld));
         } finally {
             hs.Free();
             hr.Free();

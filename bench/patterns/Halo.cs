@@ -18,22 +18,27 @@ sealed class Halo : Pattern
 
     public override void Prepare(Context c, long bytes)
     {
-        sendDown = Messages(c, bytes); recvUp = Messages(c, bytes);
-        sendUp = Messages(c, bytes); recvDown = Messages(c, bytes);
+        sendDown = Messages(c, bytes);
+        recvUp = Messages(c, bytes);
+        sendUp = Messages(c, bytes);
+        recvDown = Messages(c, bytes);
         c.T.ReserveSlots(2);
-        if (evict == null) evict = new double[BenchCommon.EvictBytes / sizeof(double)];
+        if (evict == null)
+            evict = new double[BenchCommon.EvictBytes / sizeof(double)];
     }
 
     static object[] Messages(Context c, long bytes)
     {
         var m = new object[Fields];
-        for (int f = 0; f < Fields; f++) m[f] = c.T.NewMessage(bytes);
+        for (int f = 0; f < Fields; f++)
+            m[f] = c.T.NewMessage(bytes);
         return m;
     }
 
     public override void Repetition(Context c, long bytes, int iterations)
     {
-        if (c.Rank != 0) return;
+        if (c.Rank != 0)
+            return;
         Transport t = c.T;
         const int up = 0, down = 0;
         double all = 0, first = 0;
@@ -47,7 +52,8 @@ sealed class Halo : Pattern
             long t0 = Context.Now(), t1 = t0;
             for (int f = 0; f < Fields; f++) {
                 recvUp[f] = t.Sendrecv(sendDown[f], down, recvUp[f], up, f);
-                if (f == 0) t1 = Context.Now();
+                if (f == 0)
+                    t1 = Context.Now();
                 recvDown[f] = t.Sendrecv(sendUp[f], up, recvDown[f], down, Fields + f);
             }
             long t2 = Context.Now();
@@ -66,6 +72,7 @@ sealed class Halo : Pattern
     static void Sweep()
     {
         double[] e = evict;
-        for (int k = 0; k < e.Length; k++) e[k] = e[k] * 0.5 + 1.0;
+        for (int k = 0; k < e.Length; k++)
+            e[k] = e[k] * 0.5 + 1.0;
     }
 }

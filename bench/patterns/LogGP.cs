@@ -20,7 +20,8 @@ sealed class LogGP : Pattern
 
     public override void Repetition(Context c, long bytes, int iterations)
     {
-        if (c.Rank > 1) return;
+        if (c.Rank > 1)
+            return;
         double prtt1 = Prtt(c, bytes, iterations, 1, 0);
         double prttn = Prtt(c, bytes, iterations, N, 0);
         // The server does not need d; the client tells nobody: both run the same sequence.
@@ -39,13 +40,15 @@ sealed class LogGP : Pattern
         for (int i = 0; i < iterations; i++) {
             if (c.Rank == 0) {
                 for (int k = 0; k < n; k++) {
-                    if (k > 0 && delay > 0) Context.Delay(delay);
+                    if (k > 0 && delay > 0)
+                        Context.Delay(delay);
                     c.Stamp(message, Context.Seed(0, i, k));
                     t.Send(message, 1, 0);
                 }
                 c.Verify(t.Recv(message, 1, 1), bytes, Context.Seed(1, i));
             } else {
-                for (int k = 0; k < n; k++) c.Verify(t.Recv(message, 0, 0), bytes, Context.Seed(0, i, k));
+                for (int k = 0; k < n; k++)
+                    c.Verify(t.Recv(message, 0, 0), bytes, Context.Seed(0, i, k));
                 c.Stamp(message, Context.Seed(1, i));
                 t.Send(message, 0, 1);
             }

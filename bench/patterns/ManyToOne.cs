@@ -8,7 +8,8 @@ sealed class ManyToOne : ServerPattern
     {
         Transport t = c.T;
         int n = c.Size - 1;
-        for (int k = 0; k < n; k++) t.Irecv(k, messages[k], k + 1, 1);
+        for (int k = 0; k < n; k++)
+            t.Irecv(k, messages[k], k + 1, 1);
         t.WaitAll(n);
         for (int k = 0; k < n; k++) {
             c.Verify(t.Received(k), bytes, Context.Seed(k + 1, i));

@@ -9,13 +9,15 @@ sealed class OneToMany : ServerPattern
     {
         Transport t = c.T;
         int n = c.Size - 1;
-        for (int k = 0; k < n; k++) t.Irecv(k, acks[k], k + 1, 2);
+        for (int k = 0; k < n; k++)
+            t.Irecv(k, acks[k], k + 1, 2);
         for (int k = 0; k < n; k++) {
             c.Stamp(messages[k], Context.Seed(0, i, k + 1));
             t.Isend(n + k, messages[k], k + 1, 1);
         }
         t.WaitAll(2 * n);
-        for (int k = 0; k < n; k++) c.Verify(t.Received(k), 1, Context.Seed(k + 1, i));
+        for (int k = 0; k < n; k++)
+            c.Verify(t.Received(k), 1, Context.Seed(k + 1, i));
     }
 
     protected override void Client(Context c, long bytes, int i)

@@ -26,7 +26,10 @@ abstract class Pattern
         case "window": return new Window();
         case "loggp": return new LogGP();
         case "halo": return new Halo();
-        default: throw new ArgumentException("unknown pattern '" + name + "' (pingpong, pingping, onetomany, manytoone, window, loggp, halo)");
+        default:
+            throw new ArgumentException(
+                "unknown pattern '" + name +
+                "' (pingpong, pingping, onetomany, manytoone, window, loggp, halo)");
         }
     }
 }
@@ -45,7 +48,10 @@ abstract class ServerPattern : Pattern
         int n = c.Rank == 0 ? c.Size - 1 : 1;   // the server keeps one of each per client
         messages = new object[n];
         acks = new object[n];
-        for (int k = 0; k < n; k++) { messages[k] = c.T.NewMessage(bytes); acks[k] = c.T.NewMessage(1); }
+        for (int k = 0; k < n; k++) {
+            messages[k] = c.T.NewMessage(bytes);
+            acks[k] = c.T.NewMessage(1);
+        }
         c.T.ReserveSlots(2 * n);
     }
 
@@ -53,8 +59,10 @@ abstract class ServerPattern : Pattern
     {
         long t0 = Context.Now();
         for (int i = 0; i < iterations; i++) {
-            if (c.Rank == 0) Serve(c, bytes, i);
-            else Client(c, bytes, i);
+            if (c.Rank == 0)
+                Serve(c, bytes, i);
+            else
+                Client(c, bytes, i);
         }
         double us = Context.Microseconds(t0, Context.Now()) / iterations;
         c.Emit("time", us);
@@ -73,30 +81,39 @@ sealed class Context
     public readonly int Rank, Size;
     public readonly bool Check;
     public long Verified;   // messages whose every payload byte was checked
-    public readonly List<KeyValuePair<string, double>> Metrics = new List<KeyValuePair<string, double>>();
+    public readonly List<KeyValuePair<string, double>> Metrics =
+        new List<KeyValuePair<string, double>>();
 
     public Context(Transport t, int rank, int size, bool check)
     {
-        T = t; Rank = rank; Size = size; Check = check;
+        T = t;
+        Rank = rank;
+        Size = size;
+        Check = check;
     }
 
-    public void Emit(string metric, double value) => Metrics.Add(new KeyValuePair<string, double>(metric, value));
+    public void Emit(string metric,
+                     double value) => Metrics.Add(new KeyValuePair<string, double>(metric, value));
 
     /// <summary>The seed of the message <paramref name="sender"/> sends in
     /// this iteration/slot.</summary>
-    public static int Seed(int sender, int iteration, int slot = 0) => sender * 7919 + iteration * 67 + slot;
+    public static int Seed(int sender, int iteration,
+                           int slot = 0) => sender * 7919 + iteration * 67 + slot;
 
     public void Stamp(object m, int seed)
     {
-        if (Check) T.Stamp(m, seed);
+        if (Check)
+            T.Stamp(m, seed);
     }
 
     public void Verify(object m, long bytes, int seed)
     {
-        if (!Check) return;
+        if (!Check)
+            return;
         long intact = T.Verify(m, seed);
         if (intact != bytes)
-            throw new InvalidOperationException($"rank {Rank}: message (seed {seed}) of {bytes} bytes arrived wrong ({T.Name})");
+            throw new InvalidOperationException(
+                $"rank {Rank}: message (seed {seed}) of {bytes} bytes arrived wrong ({T.Name})");
         Verified++;
     }
 

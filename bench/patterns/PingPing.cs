@@ -15,7 +15,8 @@ sealed class PingPing : Pattern
 
     public override void Repetition(Context c, long bytes, int iterations)
     {
-        if (c.Rank > 1) return;
+        if (c.Rank > 1)
+            return;
         Transport t = c.T;
         int peer = 1 - c.Rank;
         long t0 = Context.Now();

@@ -12,14 +12,16 @@ sealed class Window : Pattern
     public override void Prepare(Context c, long bytes)
     {
         messages = new object[Size];
-        for (int w = 0; w < Size; w++) messages[w] = c.T.NewMessage(bytes);
+        for (int w = 0; w < Size; w++)
+            messages[w] = c.T.NewMessage(bytes);
         ack = c.T.NewMessage(1);
         c.T.ReserveSlots(Size);
     }
 
     public override void Repetition(Context c, long bytes, int iterations)
     {
-        if (c.Rank > 1) return;
+        if (c.Rank > 1)
+            return;
         Transport t = c.T;
         long t0 = Context.Now();
         for (int i = 0; i < iterations; i++) {
@@ -35,7 +37,8 @@ sealed class Window : Pattern
             if (c.Rank == 0) {
                 c.Verify(t.Recv(ack, 1, Size), 1, Context.Seed(1, i));
             } else {
-                for (int w = 0; w < Size; w++) c.Verify(t.Received(w), bytes, Context.Seed(0, i, w));
+                for (int w = 0; w < Size; w++)
+                    c.Verify(t.Received(w), bytes, Context.Seed(0, i, w));
                 c.Stamp(ack, Context.Seed(1, i));
                 t.Send(ack, 0, Size);
             }

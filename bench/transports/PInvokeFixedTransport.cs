@@ -10,7 +10,8 @@ sealed class PInvokeFixedTransport : ByteArrayTransport
     public override string Label => "C# P/Invoke + fixed (blocking only)";
     public override TransportCaps Caps => TransportCaps.Blocking;
 
-    public override void Send(object m, int dest, int tag) => PInvokeMpi.SendFixed((byte[])m, dest, tag);
+    public override void Send(object m, int dest,
+                              int tag) => PInvokeMpi.SendFixed((byte[])m, dest, tag);
 
     public override object Recv(object m, int source, int tag)
     {
@@ -29,6 +30,6 @@ sealed class PInvokeFixedTransport : ByteArrayTransport
     public override void WaitAll(int count) => throw Blocking();
     protected override void Grow(int slots) { }
 
-    static NotSupportedException Blocking() =>
-        new NotSupportedException("pinvoke-fixed has blocking calls only: a fixed pin ends with the call");
+    static NotSupportedException Blocking() => new NotSupportedException(
+        "pinvoke-fixed has blocking calls only: a fixed pin ends with the call");
 }

@@ -9,8 +9,10 @@ using System.MP;
 
 sealed class Chunk
 {
-    [Transportable] public byte[] Data;
-    [Transportable] public Chunk Next;
+    [Transportable]
+    public byte[] Data;
+    [Transportable]
+    public Chunk Next;
 }
 
 sealed class SdtoTransport : Transport
@@ -30,7 +32,8 @@ sealed class SdtoTransport : Transport
         Chunk head = null;
         long chunks = Math.Max(1, (bytes + ChunkBytes - 1) / ChunkBytes);
         for (long c = chunks - 1; c >= 0; c--)   // built back to front
-            head = new Chunk { Data = new byte[Math.Min(ChunkBytes, bytes - c * ChunkBytes)], Next = head };
+            head = new Chunk { Data = new byte[Math.Min(ChunkBytes, bytes - c * ChunkBytes)],
+                               Next = head };
         return head;
     }
 
@@ -39,7 +42,8 @@ sealed class SdtoTransport : Transport
 
     public override void ReserveSlots(int slots)
     {
-        if (requests.Length >= slots) return;
+        if (requests.Length >= slots)
+            return;
         requests = new Request[slots];
         buffers = new byte[slots][];
         receiveLength = new int[slots];
@@ -48,7 +52,8 @@ sealed class SdtoTransport : Transport
 
     byte[] Buffer(int slot, int length)
     {
-        if (buffers[slot] == null || buffers[slot].Length < length) buffers[slot] = new byte[length];
+        if (buffers[slot] == null || buffers[slot].Length < length)
+            buffers[slot] = new byte[length];
         return buffers[slot];
     }
 
@@ -84,14 +89,18 @@ sealed class SdtoTransport : Transport
     public override void Stamp(object m, int seed)
     {
         long first = 0;
-        for (var c = (Chunk)m; c != null; c = c.Next) { StampBytes(c.Data, first, seed); first += c.Data.Length; }
+        for (var c = (Chunk)m; c != null; c = c.Next) {
+            StampBytes(c.Data, first, seed);
+            first += c.Data.Length;
+        }
     }
 
     public override long Verify(object m, int seed)
     {
         long first = 0;
         for (var c = (Chunk)m; c != null; c = c.Next) {
-            if (c.Data == null || !BytesMatch(c.Data, first, seed)) return -1;
+            if (c.Data == null || !BytesMatch(c.Data, first, seed))
+                return -1;
             first += c.Data.Length;
         }
         return first;

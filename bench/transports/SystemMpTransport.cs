@@ -10,8 +10,13 @@ sealed class SystemMpTransport : ByteArrayTransport
     public override string Name => "system-mp";
     public override string Label => "C# System.MP (OPI)";
     public override void Send(object m, int dest, int tag) => world.Send(m, dest, tag);
-    public override object Recv(object m, int source, int tag) { world.Recv(m, source, tag); return m; }
-    public override void Isend(int slot, object m, int dest, int tag) => requests[slot] = world.Isend(m, dest, tag);
+    public override object Recv(object m, int source, int tag)
+    {
+        world.Recv(m, source, tag);
+        return m;
+    }
+    public override void Isend(int slot, object m, int dest,
+                               int tag) => requests[slot] = world.Isend(m, dest, tag);
 
     public override object Sendrecv(object send, int dest, object recv, int source, int tag)
     {
@@ -28,8 +33,11 @@ sealed class SystemMpTransport : ByteArrayTransport
 
     public override void WaitAll(int count)
     {
-        if (count == requests.Length) Request.WaitAll(requests);
-        else for (int i = 0; i < count; i++) requests[i].Wait();
+        if (count == requests.Length)
+            Request.WaitAll(requests);
+        else
+            for (int i = 0; i < count; i++)
+                requests[i].Wait();
     }
 
     protected override void Grow(int slots) => requests = new Request[slots];

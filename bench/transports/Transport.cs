@@ -6,7 +6,11 @@
 using System;
 
 [Flags]
-enum TransportCaps { Blocking = 1, NonBlocking = 2 }
+enum TransportCaps
+{
+    Blocking = 1,
+    NonBlocking = 2
+}
 
 abstract class Transport
 {
@@ -52,13 +56,15 @@ abstract class Transport
 
     protected static void StampBytes(byte[] b, long first, int seed)
     {
-        for (int i = 0; i < b.Length; i++) b[i] = (byte)(seed * 131 + first + i);
+        for (int i = 0; i < b.Length; i++)
+            b[i] = (byte)(seed * 131 + first + i);
     }
 
     protected static bool BytesMatch(byte[] b, long first, int seed)
     {
         for (int i = 0; i < b.Length; i++)
-            if (b[i] != (byte)(seed * 131 + first + i)) return false;
+            if (b[i] != (byte)(seed * 131 + first + i))
+                return false;
         return true;
     }
 
@@ -76,13 +82,16 @@ abstract class Transport
     public static Transport Create(string name)
     {
         foreach (Transport t in All())
-            if (t.Name == name) return t;
+            if (t.Name == name)
+                return t;
         throw new ArgumentException("unknown C# transport '" + name + "' (Bench.exe --list)");
     }
 
     /// <summary>"transport,NAME,CAPS,default,LABEL": what --list prints for it.</summary>
     public string Describe() =>
-        $"transport,{Name}," + $"{((Caps & TransportCaps.NonBlocking) != 0 ? "blocking+nonblocking" : "blocking")}" + $",default,{Label}";
+        $"transport,{Name}," +
+        $"{((Caps & TransportCaps.NonBlocking) != 0 ? "blocking+nonblocking" : "blocking")}" +
+        $",default,{Label}";
 }
 
 /// <summary>A transport whose messages are plain byte arrays moved in place.</summary>
@@ -91,13 +100,17 @@ abstract class ByteArrayTransport : Transport
     public override object NewMessage(long bytes) => new byte[bytes];
     public override object Received(int slot) => received[slot];
     public override void Stamp(object m, int seed) => StampBytes((byte[])m, 0, seed);
-    public override long Verify(object m, int seed) => BytesMatch((byte[])m, 0, seed) ? ((byte[])m).Length : -1;
+    public override long Verify(object m, int seed) =>
+        BytesMatch((byte[])m, 0, seed) ? ((byte[])m).Length : -1;
 
     protected object[] received = new object[0];
 
     public override void ReserveSlots(int slots)
     {
-        if (received.Length < slots) { received = new object[slots]; Grow(slots); }
+        if (received.Length < slots) {
+            received = new object[slots];
+            Grow(slots);
+        }
     }
 
     protected abstract void Grow(int slots);

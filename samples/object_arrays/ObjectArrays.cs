@@ -4,8 +4,10 @@
 // step, a heavy block's step measures ~10× a light one's, printed as "contrast") and Block
 // placement puts it on the first rank(s). Runs P phases
 // without, then with array.Balance() between phases; prints time per phase, blocks per rank and a
-// checksum that must be bit-identical both ways (--verify: against a serial run too; exit 1 if not).
-//   mpiexec.mpich -n 4 build/motor build/ObjectArrays.exe [--balance|--no-balance] [--verify] [--blocks 8] ...
+// checksum that must be bit-identical both ways (--verify: against a serial run too; exit 1 if
+// not).
+//   mpiexec.mpich -n 4 build/motor build/ObjectArrays.exe [--balance|--no-balance] [--verify]
+//   [--blocks 8] ...
 using System;
 using System.Collections.Generic;
 using System.MP;
@@ -17,7 +19,8 @@ using System.Threading;
 public sealed class Halo
 {
     public int Step, Side;
-    [Transportable] public double[] Values;
+    [Transportable]
+    public double[] Values;
 }
 
 /// <summary>What the blocks report at the end, one slot per block: combined by adding slots, so
@@ -25,7 +28,8 @@ public sealed class Halo
 /// floating-point sum over blocks in arrival order would not be reproducible).</summary>
 public sealed class Summary
 {
-    [Transportable] public long[] SumBits, Hash, Steps, Updates, Halos;
+    [Transportable]
+    public long[] SumBits, Hash, Steps, Updates, Halos;
     public long Errors, Moves;
 
     public Summary() { }
@@ -41,9 +45,11 @@ public sealed class Summary
 
     public static Summary Combine(Summary a, Summary b)
     {
-        var c = new Summary(a.SumBits.Length) { Errors = a.Errors + b.Errors, Moves = a.Moves + b.Moves };
+        var c = new Summary(
+            a.SumBits.Length) { Errors = a.Errors + b.Errors, Moves = a.Moves + b.Moves };
         for (int i = 0; i < c.SumBits.Length; i++) {
-            unchecked {   // each slot is non-zero in one contribution only: x + 0 is exact
+            unchecked
+            {   // each slot is non-zero in one contribution only: x + 0 is exact
                 c.SumBits[i] = a.SumBits[i] + b.SumBits[i];
                 c.Hash[i] = a.Hash[i] + b.Hash[i];
             }
@@ -59,7 +65,8 @@ public sealed class Summary
     public double GridSum()
     {
         double sum = 0;
-        foreach (long bits in SumBits) sum += BitConverter.Int64BitsToDouble(bits);
+        foreach (long bits in SumBits)
+            sum += BitConverter.Int64BitsToDouble(bits);
         return sum;
     }
 
@@ -67,14 +74,16 @@ public sealed class Summary
     public ulong GridHash()
     {
         ulong h = 14695981039346656037UL;
-        foreach (long x in Hash) unchecked { h = (h ^ (ulong)x) * 1099511628211UL; }
+        foreach (long x in Hash)
+            unchecked { h = (h ^ (ulong)x) * 1099511628211UL; }
         return h;
     }
 
     public bool SameGrid(Summary o)
     {
         for (int i = 0; i < SumBits.Length; i++)
-            if (SumBits[i] != o.SumBits[i] || Hash[i] != o.Hash[i]) return false;
+            if (SumBits[i] != o.SumBits[i] || Hash[i] != o.Hash[i])
+                return false;
         return true;
     }
 }
@@ -110,7 +119,8 @@ static class Kernel
             for (int j = 1; j <= n; j++) {
                 int gx = bx * n + j - 1, gy = by * n + i - 1;
                 double dx = gx - 0.3 * size, dy = gy - 0.6 * size;
-                u[i * w + j] = ((gx * 73 + gy * 151) % 1009) / 1009.0 + (dx * dx + dy * dy < 0.01 * size * size ? 10 : 0);
+                u[i * w + j] = ((gx * 73 + gy * 151) % 1009) / 1009.0 +
+                               (dx * dx + dy * dy < 0.01 * size * size ? 10 : 0);
             }
         return u;
     }
@@ -143,11 +153,13 @@ static class Kernel
 
     /// <summary>One step of a block: substeps explicit sweeps with the halos held fixed. Returns
     /// the array that holds the result (u or v: they swap roles each sweep).</summary>
-    public static double[] Step(double[] u, double[] v, int n, double[] pending, int offset, int substeps)
+    public static double[] Step(double[] u, double[] v, int n, double[] pending, int offset,
+                                int substeps)
     {
         Install(u, n, pending, offset);
         // v's ring is read only from the second sweep on
-        if (substeps > 1) Install(v, n, pending, offset);
+        if (substeps > 1)
+            Install(v, n, pending, offset);
         int w = n + 2;
         for (int s = 0; s < substeps; s++) {
             for (int i = 1; i <= n; i++) {
@@ -158,7 +170,9 @@ static class Kernel
                     v[k] = c + Alpha * (u[k - w] + u[k + w] + u[k - 1] + u[k + 1] - 4 * c);
                 }
             }
-            double[] t = u; u = v; v = t;
+            double[] t = u;
+            u = v;
+            v = t;
         }
         return u;
     }
@@ -171,7 +185,10 @@ static class Kernel
         for (int i = 1; i <= n; i++)
             for (int j = 1; j <= n; j++) {
                 sum += u[i * w + j];
-                unchecked { h = (h ^ (ulong)BitConverter.DoubleToInt64Bits(u[i * w + j])) * 1099511628211UL; }
+                unchecked
+                {
+                    h = (h ^ (ulong)BitConverter.DoubleToInt64Bits(u[i * w + j])) * 1099511628211UL;
+                }
             }
         sumBits = BitConverter.DoubleToInt64Bits(sum);
         hash = unchecked((long)h);
@@ -189,23 +206,28 @@ public sealed class Block : Element<int>
     public static Reduction<Summary> Total;
 
     public int Step, EndStep, Updates, Halos, Errors, Moves;
-    [Transportable] public double[] U;         // the field with its halo ring: travels with the block
-    [Transportable] public double[] Pending;   // [step parity][side][N]
-    [Transportable] public int[] Got;          // sides received, a bit each, per step parity
-    double[] scratch;                          // unmarked: left behind on a move, rebuilt on demand
+    [Transportable]
+    public double[] U;   // the field with its halo ring: travels with the block
+    [Transportable]
+    public double[] Pending;   // [step parity][side][N]
+    [Transportable]
+    public int[] Got;   // sides received, a bit each, per step parity
+    double[] scratch;   // unmarked: left behind on a move, rebuilt on demand
     Halo outgoing;
 
     public static bool Heavy(int index) => index / B < HeavyRows;
 
-    public static Block Make(int index) =>
-        new Block { U = Kernel.Initial(index, B, N), Pending = new double[8 * N], Got = new int[2] };
+    public static Block Make(int index) => new Block { U = Kernel.Initial(index, B, N),
+                                                       Pending = new double[8 * N],
+                                                       Got = new int[2] };
 
     /// <summary>Start of a phase (a broadcast): run up to endStep.</summary>
     [EntryMethod]
     public void Phase(int endStep)
     {
         EndStep = endStep;
-        if (Step < EndStep) SendHalos();
+        if (Step < EndStep)
+            SendHalos();
         TryAdvance();
     }
 
@@ -214,8 +236,8 @@ public sealed class Block : Element<int>
     {
         // A halo for any step but this one or the next, or twice for one side, would be a lost
         // or duplicated message: count it, the run reports it.
-        if (h == null || h.Values == null || h.Values.Length != N || h.Side < 0 || h.Side > 3
-            || (h.Step != Step && h.Step != Step + 1) || h.Step > EndStep) {
+        if (h == null || h.Values == null || h.Values.Length != N || h.Side < 0 || h.Side > 3 ||
+            (h.Step != Step && h.Step != Step + 1) || h.Step > EndStep) {
             Errors++;
             return;
         }
@@ -247,14 +269,20 @@ public sealed class Block : Element<int>
         bool advanced = false;
         while (Step < EndStep && Got[Step & 1] == 15) {
             int slot = Step & 1;
-            if (scratch == null) scratch = new double[U.Length];
-            double[] result = Kernel.Step(U, scratch, N, Pending, slot * 4 * N, Heavy(Index) ? Cost : 1);
-            if (result != U) { scratch = U; U = result; }
+            if (scratch == null)
+                scratch = new double[U.Length];
+            double[] result =
+                Kernel.Step(U, scratch, N, Pending, slot * 4 * N, Heavy(Index) ? Cost : 1);
+            if (result != U) {
+                scratch = U;
+                U = result;
+            }
             Got[slot] = 0;
             Step++;
             Updates++;
             advanced = true;
-            if (Step < EndStep) SendHalos();
+            if (Step < EndStep)
+                SendHalos();
         }
         // --verify: blocks also move by themselves in the middle of a phase, their halos in flight
         if (advanced && Wander && Ranks > 1 && (Step + Index) % 3 == 0)
@@ -263,7 +291,8 @@ public sealed class Block : Element<int>
 
     void SendHalos()
     {
-        if (outgoing == null) outgoing = new Halo { Values = new double[N] };
+        if (outgoing == null)
+            outgoing = new Halo { Values = new double[N] };
         outgoing.Step = Step;
         for (int side = 0; side < 4; side++) {
             Kernel.Edge(U, N, side, outgoing.Values);
@@ -304,7 +333,11 @@ static class ObjectArrays
     static readonly Intracomm world = MP.World;
     static readonly int rank = world.Rank, size = world.Size;
 
-    static void Say(string text) { if (rank == 0) Console.WriteLine(text); }
+    static void Say(string text)
+    {
+        if (rank == 0)
+            Console.WriteLine(text);
+    }
 
     /// <summary>A user balancer that keeps neighbours together: the blocks in index order (bands of
     /// rows) cut into one contiguous piece of equal measured load per rank.</summary>
@@ -312,7 +345,10 @@ static class ObjectArrays
     {
         var order = new int[loads.Count];
         double total = 0;
-        for (int i = 0; i < order.Length; i++) { order[i] = i; total += loads[i].Load; }
+        for (int i = 0; i < order.Length; i++) {
+            order[i] = i;
+            total += loads[i].Load;
+        }
         Array.Sort(order, (x, y) => loads[x].Index.CompareTo(loads[y].Index));
         var result = new int[loads.Count];
         double before = 0;
@@ -329,7 +365,8 @@ static class ObjectArrays
     static int[] Rotate(IList<ElementLoad<int>> loads, int ranks)
     {
         var result = new int[loads.Count];
-        for (int i = 0; i < result.Length; i++) result[i] = (loads[i].Rank + 1) % ranks;
+        for (int i = 0; i < result.Length; i++)
+            result[i] = (loads[i].Rank + 1) % ranks;
         return result;
     }
 
@@ -345,29 +382,37 @@ static class ObjectArrays
         Block.Wander = mode == "wander";
         int blocks = c.Blocks * c.Blocks;
         var indices = new List<int>();
-        for (int i = 0; i < blocks; i++) indices.Add(i);
+        for (int i = 0; i < blocks; i++)
+            indices.Add(i);
         var outcome = new Outcome { PhaseTimes = new double[c.Phases] };
-        using (var s = new Scheduler(world)) {
+        using (var s = new Scheduler(world))
+        {
             var a = ObjectArray<int, Block>.Create(s, indices, Block.Make, Placement.Block);
             Block.Total = a.DefineReduction<Summary>(Summary.Combine);
             double imbalance = 0;
             for (int p = 0; p < c.Phases; p++) {
-                if (p > 0 && mode != "none" && mode != "wander" && imbalance <= c.Tolerance && print)
+                if (p > 0 && mode != "none" && mode != "wander" && imbalance <= c.Tolerance &&
+                    print)
                     Say($"  balance skipped: imbalance {imbalance:F2} <= {c.Tolerance:F2}");
                 if (p > 0 && mode != "none" && mode != "wander" && imbalance > c.Tolerance) {
                     world.Barrier();
                     double tb = MP.Wtime();
-                    if (mode == "greedy") a.Balance();
-                    else if (mode == "contiguous") a.Balance(Contiguous);
-                    else a.Balance(Rotate);
+                    if (mode == "greedy")
+                        a.Balance();
+                    else if (mode == "contiguous")
+                        a.Balance(Contiguous);
+                    else
+                        a.Balance(Rotate);
                     tb = world.Allreduce(MP.Wtime() - tb, Op.Max);
                     outcome.BalanceTime += tb;
-                    if (print) Say($"  balance ({mode}): {tb:F3} s");
+                    if (print)
+                        Say($"  balance ({mode}): {tb:F3} s");
                 }
                 double loadBefore = LocalLoad(a);
                 world.Barrier();
                 double t0 = MP.Wtime();
-                if (rank == 0) a.Broadcast(nameof(Block.Phase), (p + 1) * c.Steps);
+                if (rank == 0)
+                    a.Broadcast(nameof(Block.Phase), (p + 1) * c.Steps);
                 s.Run();
                 double t = world.Allreduce(MP.Wtime() - t0, Op.Max);
                 outcome.PhaseTimes[p] = t;
@@ -375,23 +420,33 @@ static class ObjectArrays
                 // grew by what this phase cost them here
                 double load = LocalLoad(a) - loadBefore;
                 int heavy = 0;
-                foreach (Block b in a.LocalElements) if (Block.Heavy(b.Index)) heavy++;
+                foreach (Block b in a.LocalElements)
+                    if (Block.Heavy(b.Index))
+                        heavy++;
                 int[] counts = world.Gather(a.LocalCount, 0);
                 int[] heavies = world.Gather(heavy, 0);
                 // on every rank, so that all take the same decision to balance (a collective)
                 double[] loads = world.Allgather(load);
                 double max = 0, sum = 0;
-                foreach (double x in loads) { max = Math.Max(max, x); sum += x; }
+                foreach (double x in loads) {
+                    max = Math.Max(max, x);
+                    sum += x;
+                }
                 imbalance = sum > 0 ? max * loads.Length / sum : 1;
                 if (print && rank == 0)
-                    Console.WriteLine($"  phase {p}: {t:F3} s ({1000 * t / c.Steps:F1} ms/step)  blocks per " + $"rank: {Join(counts)}  heavy: {Join(heavies)}  measured load (s): " + $"{Join(loads)}  imbalance {imbalance:F2}" +
-                                      Contrast(counts, heavies, loads));
+                    Console.WriteLine(
+                        $"  phase {p}: {t:F3} s ({1000 * t / c.Steps:F1} ms/step)  blocks per " +
+                        $"rank: {Join(counts)}  heavy: {Join(heavies)}  measured load (s): " +
+                        $"{Join(loads)}  imbalance {imbalance:F2}" +
+                        Contrast(counts, heavies, loads));
             }
-            if (rank == 0) a.Broadcast(nameof(Block.Report));
+            if (rank == 0)
+                a.Broadcast(nameof(Block.Report));
             s.Run();
             outcome.Summary = Block.Total.Result(0).Result;
         }
-        foreach (double t in outcome.PhaseTimes) outcome.Total += t;
+        foreach (double t in outcome.PhaseTimes)
+            outcome.Total += t;
         outcome.Total += outcome.BalanceTime;
         return outcome;
     }
@@ -404,10 +459,15 @@ static class ObjectArrays
         double hh = 0, hl = 0, ll = 0, hy = 0, ly = 0;
         for (int r = 0; r < loads.Length; r++) {
             double h = heavies[r], l = counts[r] - heavies[r];
-            hh += h * h; hl += h * l; ll += l * l; hy += h * loads[r]; ly += l * loads[r];
+            hh += h * h;
+            hl += h * l;
+            ll += l * l;
+            hy += h * loads[r];
+            ly += l * loads[r];
         }
         double det = hh * ll - hl * hl;
-        if (Math.Abs(det) < 1e-9 * Math.Max(1, hh * ll)) return "";
+        if (Math.Abs(det) < 1e-9 * Math.Max(1, hh * ll))
+            return "";
         double heavy = (hy * ll - ly * hl) / det, light = (ly * hh - hy * hl) / det;
         return light > 0 ? $"  contrast {heavy / light:F1}x" : "";
     }
@@ -417,7 +477,8 @@ static class ObjectArrays
     {
         try {
             foreach (string line in System.IO.File.ReadAllLines("/proc/self/status"))
-                if (line.StartsWith("VmHWM:")) return long.Parse(line.Substring(6).Trim().Split(' ')[0]);
+                if (line.StartsWith("VmHWM:"))
+                    return long.Parse(line.Substring(6).Trim().Split(' ')[0]);
         } catch (System.IO.IOException) { }
         return -1;
     }
@@ -425,7 +486,8 @@ static class ObjectArrays
     static double LocalLoad(ObjectArray<int, Block> a)
     {
         double sum = 0;
-        foreach (Block b in a.LocalElements) sum += b.Load;
+        foreach (Block b in a.LocalElements)
+            sum += b.Load;
         return sum;
     }
 
@@ -433,7 +495,8 @@ static class ObjectArrays
     static string Join(double[] v)
     {
         var parts = new string[v.Length];
-        for (int i = 0; i < v.Length; i++) parts[i] = v[i].ToString("F2");
+        for (int i = 0; i < v.Length; i++)
+            parts[i] = v[i].ToString("F2");
         return string.Join(" ", parts);
     }
 
@@ -442,10 +505,12 @@ static class ObjectArrays
     /// <summary>Every block did every step exactly once (and got exactly 4 halos a step).</summary>
     static string Complete(Summary s, int steps)
     {
-        if (s.Errors != 0) return $"{s.Errors} halos came for the wrong step or twice";
+        if (s.Errors != 0)
+            return $"{s.Errors} halos came for the wrong step or twice";
         for (int i = 0; i < s.Steps.Length; i++)
             if (s.Steps[i] != steps || s.Updates[i] != steps || s.Halos[i] != 4L * steps)
-                return $"block {i}: step {s.Steps[i]}, {s.Updates[i]} updates, {s.Halos[i]} " + $"halos (want {steps}, {steps}, {4 * steps})";
+                return $"block {i}: step {s.Steps[i]}, {s.Updates[i]} updates, {s.Halos[i]} " +
+                       $"halos (want {steps}, {steps}, {4 * steps})";
         return null;
     }
 
@@ -461,7 +526,11 @@ static class ObjectArrays
         var pending = new double[blocks][];
         // clang-format on
         var edge = new double[n];
-        for (int i = 0; i < blocks; i++) { u[i] = Kernel.Initial(i, b, n); v[i] = new double[u[i].Length]; pending[i] = new double[4 * n]; }
+        for (int i = 0; i < blocks; i++) {
+            u[i] = Kernel.Initial(i, b, n);
+            v[i] = new double[u[i].Length];
+            pending[i] = new double[4 * n];
+        }
         for (int t = 0; t < steps; t++) {
             for (int i = 0; i < blocks; i++)
                 for (int side = 0; side < 4; side++) {
@@ -470,7 +539,10 @@ static class ObjectArrays
                 }
             for (int i = 0; i < blocks; i++) {
                 double[] r = Kernel.Step(u[i], v[i], n, pending[i], 0, Block.Heavy(i) ? c.Cost : 1);
-                if (r != u[i]) { v[i] = u[i]; u[i] = r; }
+                if (r != u[i]) {
+                    v[i] = u[i];
+                    u[i] = r;
+                }
             }
         }
         var s = new Summary(blocks);
@@ -486,31 +558,43 @@ static class ObjectArrays
     {
         // blocks this small cost their halo messages as much as a few sweeps: 200 sweeps keep the
         // heavy row clearly heavier than noise, so the greedy balancer always has something to move
-        var c = new Config { Blocks = 4, BlockSize = 12, Steps = 5, Phases = 3, HeavyRows = 1, Tolerance = 0, Cost = 200 };
+        var c = new Config { Blocks = 4,    BlockSize = 12, Steps = 5, Phases = 3,
+                             HeavyRows = 1, Tolerance = 0,  Cost = 200 };
         int steps = c.Steps * c.Phases;
         Summary reference = Serial(c);
-        Say($"ObjectArrays --verify: {c.Blocks}x{c.Blocks} blocks of " + $"{c.BlockSize}x{c.BlockSize}, {c.Phases} phases of {c.Steps} steps, {size} " + "rank(s)");
+        Say($"ObjectArrays --verify: {c.Blocks}x{c.Blocks} blocks of " +
+            $"{c.BlockSize}x{c.BlockSize}, {c.Phases} phases of {c.Steps} steps, {size} " +
+            "rank(s)");
         Say($"  serial reference: {Checksum(reference)}");
         int failures = 0;
         foreach (string mode in new[] { "none", "greedy", "contiguous", "rotate", "wander" }) {
             Outcome o = RunOnce(c, mode, false);
             string problem = Complete(o.Summary, steps);
-            if (problem == null && !o.Summary.SameGrid(reference)) problem = "the grid differs from the serial reference";
-            if (problem == null && size > 1 && mode == "rotate" && o.Summary.Moves != (long)c.Blocks * c.Blocks * (c.Phases - 1))
+            if (problem == null && !o.Summary.SameGrid(reference))
+                problem = "the grid differs from the serial reference";
+            if (problem == null && size > 1 && mode == "rotate" &&
+                o.Summary.Moves != (long)c.Blocks * c.Blocks * (c.Phases - 1))
                 problem = $"{o.Summary.Moves} moves, want every block at every balance";
-            if (problem == null && size > 1 && (mode == "greedy" || mode == "wander") && o.Summary.Moves == 0)
+            if (problem == null && size > 1 && (mode == "greedy" || mode == "wander") &&
+                o.Summary.Moves == 0)
                 problem = "no block moved";
-            if (problem != null) failures++;
-            Say($"  {mode,-10} {Checksum(o.Summary)}  moves {o.Summary.Moves,3}  " + $"{(problem == null ? "ok" : "FAILED: " + problem)}");
+            if (problem != null)
+                failures++;
+            Say($"  {mode,-10} {Checksum(o.Summary)}  moves {o.Summary.Moves,3}  " +
+                $"{(problem == null ? "ok" : "FAILED: " + problem)}");
         }
-        Say(failures == 0 ? "ObjectArrays --verify: passed" : $"ObjectArrays --verify: {failures} FAILED");
+        Say(failures == 0 ? "ObjectArrays --verify: passed"
+                          : $"ObjectArrays --verify: {failures} FAILED");
         return failures == 0 ? 0 : 1;
     }
 
     static int Usage(string why)
     {
         if (rank == 0)
-            Console.Error.WriteLine($"ObjectArrays: {why}\nusage: ObjectArrays.exe [--blocks B] [--block-size n] " + "[--steps S] [--phases P] [--cost K] [--heavy-rows R] [--tolerance PERCENT] " + "[--balance | --no-balance] [--balancer greedy|contiguous] [--verify]");
+            Console.Error.WriteLine(
+                $"ObjectArrays: {why}\nusage: ObjectArrays.exe [--blocks B] [--block-size n] " +
+                "[--steps S] [--phases P] [--cost K] [--heavy-rows R] [--tolerance PERCENT] " +
+                "[--balance | --no-balance] [--balancer greedy|contiguous] [--verify]");
         return 2;
     }
 
@@ -520,7 +604,8 @@ static class ObjectArrays
     {
         string[] mine = { MP.ProcessorName + "\t" + Environment.ProcessorCount };
         string[] all = world.OGather(mine, 0);
-        if (rank != 0) return;
+        if (rank != 0)
+            return;
         var ranks = new Dictionary<string, int>();
         var cores = new Dictionary<string, int>();
         foreach (string x in all) {
@@ -532,7 +617,10 @@ static class ObjectArrays
         }
         foreach (var kv in ranks)
             if (kv.Value > cores[kv.Key])
-                Console.WriteLine($"note: {kv.Value} ranks on {kv.Key}, which has {cores[kv.Key]} cores: ranks " + "share cores, so times are those of an oversubscribed machine (balancing " + "can gain at most cores/ranks of the ideal)");
+                Console.WriteLine(
+                    $"note: {kv.Value} ranks on {kv.Key}, which has {cores[kv.Key]} cores: ranks " +
+                    "share cores, so times are those of an oversubscribed machine (balancing " +
+                    "can gain at most cores/ranks of the ideal)");
     }
 
     static int Main(string[] args)
@@ -542,32 +630,63 @@ static class ObjectArrays
         bool verify = false, withBalance = true, withoutBalance = true;
         for (int i = 0; i < args.Length; i++) {
             string arg = args[i];
-            if (arg == "--help" || arg == "-h") { Usage("a 2-D stencil with a tenfold costlier band, run with and without load " + "balancing"); return 0; }
-            if (arg == "--verify") { verify = true; continue; }
-            if (arg == "--balance") { withBalance = true; withoutBalance = false; continue; }
-            if (arg == "--no-balance") { withBalance = false; withoutBalance = true; continue; }
-            if (i + 1 >= args.Length) return Usage($"{arg}: unknown, or its value is missing");
+            if (arg == "--help" || arg == "-h") {
+                Usage("a 2-D stencil with a tenfold costlier band, run with and without load " +
+                      "balancing");
+                return 0;
+            }
+            if (arg == "--verify") {
+                verify = true;
+                continue;
+            }
+            if (arg == "--balance") {
+                withBalance = true;
+                withoutBalance = false;
+                continue;
+            }
+            if (arg == "--no-balance") {
+                withBalance = false;
+                withoutBalance = true;
+                continue;
+            }
+            if (i + 1 >= args.Length)
+                return Usage($"{arg}: unknown, or its value is missing");
             string value = args[++i];
             if (arg == "--balancer") {
-                if (value != "greedy" && value != "contiguous") return Usage($"--balancer {value}: greedy or contiguous");
+                if (value != "greedy" && value != "contiguous")
+                    return Usage($"--balancer {value}: greedy or contiguous");
                 c.Balancer = value;
                 continue;
             }
             int v;
-            if (!int.TryParse(value, out v)) return Usage($"{arg} {value}: not a number");
-            if (arg == "--blocks" && v >= 1 && v <= 256) c.Blocks = v;
-            else if (arg == "--block-size" && v >= 1 && v <= 4096) c.BlockSize = v;
-            else if (arg == "--steps" && v >= 1) c.Steps = v;
-            else if (arg == "--phases" && v >= 1) c.Phases = v;
-            else if (arg == "--cost" && v >= 1 && v <= 1000) c.Cost = v;
-            else if (arg == "--heavy-rows" && v >= 0) c.HeavyRows = v;
-            else if (arg == "--tolerance" && v >= 0) c.Tolerance = 1 + v / 100.0;
-            else return Usage($"{arg} {value}: unknown option or out of range");
+            if (!int.TryParse(value, out v))
+                return Usage($"{arg} {value}: not a number");
+            if (arg == "--blocks" && v >= 1 && v <= 256)
+                c.Blocks = v;
+            else if (arg == "--block-size" && v >= 1 && v <= 4096)
+                c.BlockSize = v;
+            else if (arg == "--steps" && v >= 1)
+                c.Steps = v;
+            else if (arg == "--phases" && v >= 1)
+                c.Phases = v;
+            else if (arg == "--cost" && v >= 1 && v <= 1000)
+                c.Cost = v;
+            else if (arg == "--heavy-rows" && v >= 0)
+                c.HeavyRows = v;
+            else if (arg == "--tolerance" && v >= 0)
+                c.Tolerance = 1 + v / 100.0;
+            else
+                return Usage($"{arg} {value}: unknown option or out of range");
         }
-        if (c.HeavyRowsOrDefault > c.Blocks) return Usage("--heavy-rows is more than --blocks");
-        if (verify) return Verify();
+        if (c.HeavyRowsOrDefault > c.Blocks)
+            return Usage("--heavy-rows is more than --blocks");
+        if (verify)
+            return Verify();
 
-        Say($"ObjectArrays: {c.Blocks}x{c.Blocks} blocks of {c.BlockSize}x{c.BlockSize} cells, " + $"{c.Phases} phases of {c.Steps} steps, {size} rank(s); the first " + $"{c.HeavyRowsOrDefault} block row(s) cost {c.Cost}x (Block placement: on the " + "first rank(s))");
+        Say($"ObjectArrays: {c.Blocks}x{c.Blocks} blocks of {c.BlockSize}x{c.BlockSize} cells, " +
+            $"{c.Phases} phases of {c.Steps} steps, {size} rank(s); the first " +
+            $"{c.HeavyRowsOrDefault} block row(s) cost {c.Cost}x (Block placement: on the " +
+            "first rank(s))");
         CoresNote();
         Outcome without = null, with = null;
         if (withoutBalance) {
@@ -583,15 +702,25 @@ static class ObjectArrays
         int steps = c.Steps * c.Phases;
         foreach (Outcome o in new[] { without, with }) {
             string problem = o == null ? null : Complete(o.Summary, steps);
-            if (problem != null) { Say("ObjectArrays: FAILED: " + problem); return 1; }
+            if (problem != null) {
+                Say("ObjectArrays: FAILED: " + problem);
+                return 1;
+            }
         }
         if (without != null && with != null) {
-            if (!without.Summary.SameGrid(with.Summary)) { Say("ObjectArrays: FAILED: the grids differ with and without balancing"); return 1; }
+            if (!without.Summary.SameGrid(with.Summary)) {
+                Say("ObjectArrays: FAILED: the grids differ with and without balancing");
+                return 1;
+            }
             double a = without.Total - without.PhaseTimes[0], b = with.Total - with.PhaseTimes[0];
-            Say($"same grid both ways; after the first phase (balance included) {a:F3} s " + $"unbalanced, {b:F3} s balanced: {(b > 0 ? a / b : 0):F2}x; whole run " + $"{without.Total / with.Total:F2}x");
+            Say($"same grid both ways; after the first phase (balance included) {a:F3} s " +
+                $"unbalanced, {b:F3} s balanced: {(b > 0 ? a / b : 0):F2}x; whole run " +
+                $"{without.Total / with.Total:F2}x");
         }
         long[] peaks = world.Gather(PeakKib(), 0);
-        if (rank == 0) Say("peak memory per rank (VmHWM, MiB): " + $"{string.Join(" ", Array.ConvertAll(peaks, k => (k / 1024.0).ToString("F1")))}");
+        if (rank == 0)
+            Say("peak memory per rank (VmHWM, MiB): " +
+                $"{string.Join(" ", Array.ConvertAll(peaks, k => (k / 1024.0).ToString("F1")))}");
         return 0;
     }
 }

@@ -22,21 +22,31 @@ static class CompletionTest
     {
         // Messages of sizes no int[1] could hold go through first, so stale fields would show
         // as a 10-byte or 96-byte message with another tag.
-        Ring.Exchange(() => world.Send(new byte[10], next, 7), () => world.Recv(new byte[10], prev, 7));
-        Ring.Exchange(() => world.Send(new int[24], next, 8), () => world.Recv(new int[24], prev, 8));
+        Ring.Exchange(() => world.Send(new byte[10], next, 7),
+                      () => world.Recv(new byte[10], prev, 7));
+        Ring.Exchange(() => world.Send(new int[24], next, 8),
+                      () => world.Recv(new int[24], prev, 8));
         for (int round = 0; round < 20; round++) {
             Request r = world.Irecv(new int[1], MP.AnySource, 99);
             r.Cancel();
             Status st = null;
             Exception failure = null;
-            try { st = r.Wait(); } catch (Exception e) { failure = e; }
-            Check.True(failure == null, $"round {round}: Wait of a cancelled receive raises nothing: {failure?.Message}");
+            try {
+                st = r.Wait();
+            } catch (Exception e) {
+                failure = e;
+            }
+            Check.True(
+                failure == null,
+                $"round {round}: Wait of a cancelled receive raises nothing: {failure?.Message}");
             if (st == null)
                 continue;
             Check.True(st.Cancelled, $"round {round}: the status says Cancelled");
-            Check.True(IsEmpty(st), $"round {round}: a cancelled receive's status is empty, got {st}");
+            Check.True(IsEmpty(st),
+                       $"round {round}: a cancelled receive's status is empty, got {st}");
             Status again;
-            Check.True(r.Test(out again) && again.Cancelled && IsEmpty(again), "Test afterwards: the same empty status");
+            Check.True(r.Test(out again) && again.Cancelled && IsEmpty(again),
+                       "Test afterwards: the same empty status");
         }
         // a cancelled send of a message no receive matched: nothing was sent
         if (size == 1) {
@@ -51,9 +61,11 @@ static class CompletionTest
                     received = true;
                 }
             if (ss.Cancelled)
-                Check.True(ss.Count == 0 && ss.Bytes == 0, "a cancelled send reports 0 elements sent, got " + ss);
+                Check.True(ss.Count == 0 && ss.Bytes == 0,
+                           "a cancelled send reports 0 elements sent, got " + ss);
             else
-                Check.True(ss.Count == 5 && received, "a send not cancelled was received whole, got " + ss);
+                Check.True(ss.Count == 5 && received,
+                           "a send not cancelled was received whole, got " + ss);
         }
         world.Barrier();
     }
@@ -64,26 +76,54 @@ static class CompletionTest
     {
         int[] small = new int[2];
         Request r = null;
-        Ring.Exchange(() => world.Send(new int[8], next, 7), () => { r = world.Irecv(small, prev, 7); return null; });
+        Ring.Exchange(() => world.Send(new int[8], next, 7),
+                      () =>
+                      {
+                          r = world.Irecv(small, prev, 7);
+                          return null;
+                      });
         MPException first = null;
-        try { r.Wait(); } catch (MPException e) { first = e; }
+        try {
+            r.Wait();
+        } catch (MPException e) {
+            first = e;
+        }
         Check.True(first != null, "Wait of a truncated receive raises MPException");
         Exception again = null;
         Status st = null;
         bool done = false;
-        try { done = r.Test(out st); } catch (Exception e) { again = e; }
-        Check.True(ReferenceEquals(first, again), $"Test after a failed Wait raises the same failure, got done={done} {st}");
+        try {
+            done = r.Test(out st);
+        } catch (Exception e) {
+            again = e;
+        }
+        Check.True(ReferenceEquals(first, again),
+                   $"Test after a failed Wait raises the same failure, got done={done} {st}");
         again = null;
-        try { st = r.Wait(); } catch (Exception e) { again = e; }
-        Check.True(ReferenceEquals(first, again), $"Wait after a failed Wait raises the same failure, got {st}");
+        try {
+            st = r.Wait();
+        } catch (Exception e) {
+            again = e;
+        }
+        Check.True(ReferenceEquals(first, again),
+                   $"Wait after a failed Wait raises the same failure, got {st}");
         // the same for a request that failed as it started (truncated at once)
         Request sent = world.Isend(new int[8], next, 9);
         world.Barrier();   // the message is on its way: the receive may find it as it starts
         Request early = world.Irecv(small, prev, 9);
         Exception e1 = null, e2 = null;
-        try { early.Wait(); } catch (Exception e) { e1 = e; }
-        try { early.Wait(); } catch (Exception e) { e2 = e; }
-        Check.True(e1 is MPException && ReferenceEquals(e1, e2), "a failure at the start is raised by every Wait");
+        try {
+            early.Wait();
+        } catch (Exception e) {
+            e1 = e;
+        }
+        try {
+            early.Wait();
+        } catch (Exception e) {
+            e2 = e;
+        }
+        Check.True(e1 is MPException && ReferenceEquals(e1, e2),
+                   "a failure at the start is raised by every Wait");
         sent.Wait();
         world.Barrier();
     }
@@ -92,24 +132,41 @@ static class CompletionTest
     static void TruncationSaysWhatArrived()
     {
         MPException e = null;
-        Ring.Exchange(() => world.Send(new int[8], next, 11), () => {
-            try { world.Recv(new int[2], prev, 11); } catch (MPException x) { e = x; }
-            return null;
-        });
+        Ring.Exchange(() => world.Send(new int[8], next, 11),
+                      () =>
+                      {
+                          try {
+                              world.Recv(new int[2], prev, 11);
+                          } catch (MPException x) {
+                              e = x;
+                          }
+                          return null;
+                      });
         Check.True(e != null, "a truncated Recv raises MPException");
-        if (e == null) return;
+        if (e == null)
+            return;
         string m = e.Message;
-        Check.True(m.Contains("rank " + prev) && m.Contains("tag 11"), "the truncation names the source and tag: " + m);
+        Check.True(m.Contains("rank " + prev) && m.Contains("tag 11"),
+                   "the truncation names the source and tag: " + m);
         // MPICH 4.0 reports no size for a truncated message (not in the status, not in its text):
         // the buffer's size is what can be said, with the message longer than that.
-        Check.True(m.Contains("longer than the 8 bytes (2 elements of 4 bytes)"), "the truncation names the buffer's size: " + m);
-        Check.True(!m.Contains("MPIR_") && !m.Contains("MPID") && !m.Contains("0x"), "no MPICH internals: " + m);
+        Check.True(m.Contains("longer than the 8 bytes (2 elements of 4 bytes)"),
+                   "the truncation names the buffer's size: " + m);
+        Check.True(!m.Contains("MPIR_") && !m.Contains("MPID") && !m.Contains("0x"),
+                   "no MPICH internals: " + m);
         MPException ie = null;
-        Ring.Exchange(() => world.Send(new int[8], next, 12), () => {
-            try { world.Irecv(new int[2], prev, 12).Wait(); } catch (MPException x) { ie = x; }
-            return null;
-        });
-        Check.True(ie != null && ie.Message.Contains("rank " + prev + " with tag 12") && ie.Message.Contains("8 bytes"),
+        Ring.Exchange(() => world.Send(new int[8], next, 12),
+                      () =>
+                      {
+                          try {
+                              world.Irecv(new int[2], prev, 12).Wait();
+                          } catch (MPException x) {
+                              ie = x;
+                          }
+                          return null;
+                      });
+        Check.True(ie != null && ie.Message.Contains("rank " + prev + " with tag 12") &&
+                       ie.Message.Contains("8 bytes"),
                    "a truncated Irecv says the same: " + ie?.Message);
     }
 
@@ -117,28 +174,45 @@ static class CompletionTest
     /// and so does every later Wait.</summary>
     static void AwaitAndWaitAgree()
     {
-        if (MP.ThreadLevel < 3) return;
+        if (MP.ThreadLevel < 3)
+            return;
         int rounds = 300, wrong = 0, failed = 0;
         for (int k = 0; k < rounds; k++) {
             var buf = new int[1];
             Request r = world.Irecv(buf, prev, 1);
             Status waited = null;
-            ThreadStart wait = () => { try { waited = r.Wait(); } catch (InvalidOperationException) { } };
+            ThreadStart wait = () =>
+            {
+                try {
+                    waited = r.Wait();
+                } catch (InvalidOperationException) { }
+            };
             var waiter = new Thread(wait);
             waiter.Start();
             Task<Status> t = r.AsTask();
             world.Send(new int[] { k }, next, 1);
             Status awaitedStatus = null;
-            try { awaitedStatus = t.Result; } catch (AggregateException) { failed++; }
+            try {
+                awaitedStatus = t.Result;
+            } catch (AggregateException) {
+                failed++;
+            }
             waiter.Join();
             Status later = null;
-            try { later = r.Wait(); } catch (Exception) { failed++; }
+            try {
+                later = r.Wait();
+            } catch (Exception) {
+                failed++;
+            }
             foreach (Status s in new[] { waited, awaitedStatus, later })
                 if (s != null && (s.Source != prev || s.Tag != 1 || s.Count != 1 || s.Bytes != 4))
                     wrong++;
-            if (buf[0] != k) wrong++;
+            if (buf[0] != k)
+                wrong++;
         }
-        Check.Equal(0, wrong, $"statuses of {rounds} receives both awaited and waited on that are not the message's");
+        Check.Equal(
+            0, wrong,
+            $"statuses of {rounds} receives both awaited and waited on that are not the message's");
         Check.Equal(0, failed, "awaited receives whose task or later Wait failed");
         world.Barrier();
     }
@@ -152,21 +226,31 @@ static class CompletionTest
         for (int k = 0; k < rounds; k++) {
             var buf = new int[1];
             Request r = world.Irecv(buf, prev, 2);
-            ThreadStart wait = () => { try { r.Wait(); } catch (InvalidOperationException) { } };
+            ThreadStart wait = () =>
+            {
+                try {
+                    r.Wait();
+                } catch (InvalidOperationException) { }
+            };
             var other = new Thread(wait);
             other.Start();
             Request s = world.Isend(new[] { k }, next, 2);
-            try { r.Wait(); } catch (InvalidOperationException) { }
+            try {
+                r.Wait();
+            } catch (InvalidOperationException) { }
             other.Join();
             s.Wait();
             try {
                 Status st = r.Wait();
-                if (st.Source != prev || st.Count != 1 || buf[0] != k) spoiled++;
+                if (st.Source != prev || st.Count != 1 || buf[0] != k)
+                    spoiled++;
             } catch (Exception) {
                 spoiled++;
             }
         }
-        Check.Equal(0, spoiled, $"receives of {rounds} whose later Wait failed or lied after a refused second waiter");
+        Check.Equal(
+            0, spoiled,
+            $"receives of {rounds} whose later Wait failed or lied after a refused second waiter");
         world.Barrier();
     }
 

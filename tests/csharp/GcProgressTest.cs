@@ -19,14 +19,18 @@ static class GcProgressTest
     static void BlockedReceive(string kind, byte[] buffer, int tag)
     {
         var payload = new byte[buffer.Length];
-        for (int i = 0; i < payload.Length; i++) payload[i] = (byte)(i * 7 + tag + rank);
+        for (int i = 0; i < payload.Length; i++)
+            payload[i] = (byte)(i * 7 + tag + rank);
         MPStats before = MP.Stats;
         int gcsDone = 0;
-        ThreadStart collect = () => {
+        ThreadStart collect = () =>
+        {
             while (MP.Stats.Operations == before.Operations) { }   // the Recv below has started
             for (int k = 0; k < CollectionsWhileBlocked; k++) {
-                for (int j = 0; j < 200; j++) keep.Add(new byte[64 + j]);   // garbage and survivors
-                if (keep.Count > 5000) keep.RemoveRange(0, 4000);
+                for (int j = 0; j < 200; j++)
+                    keep.Add(new byte[64 + j]);   // garbage and survivors
+                if (keep.Count > 5000)
+                    keep.RemoveRange(0, 4000);
                 GC.Collect(k % 3 == 2 ? 1 : 0);
                 gcsDone++;
             }
@@ -38,12 +42,16 @@ static class GcProgressTest
         helper.Join();
         MPStats after = MP.Stats;
 
-        Check.Equal(CollectionsWhileBlocked, gcsDone, kind + ": collections ran while this thread was blocked in Recv");
-        Check.True(after.Collections - before.Collections >= CollectionsWhileBlocked, kind + ": the GC hook saw them");
+        Check.Equal(CollectionsWhileBlocked, gcsDone,
+                    kind + ": collections ran while this thread was blocked in Recv");
+        Check.True(after.Collections - before.Collections >= CollectionsWhileBlocked,
+                   kind + ": the GC hook saw them");
         bool intact = st.Count == buffer.Length;
-        for (int i = 0; i < buffer.Length && intact; i++) intact = buffer[i] == payload[i];
+        for (int i = 0; i < buffer.Length && intact; i++)
+            intact = buffer[i] == payload[i];
         Check.True(intact, kind + ": data arrived intact in the (possibly moved) buffer");
-        Check.Equal(0L, after.PinsTaken - before.PinsTaken, kind + ": no GC handle pinned the buffer (its anchor did)");
+        Check.Equal(0L, after.PinsTaken - before.PinsTaken,
+                    kind + ": no GC handle pinned the buffer (its anchor did)");
         Check.Equal(0L, after.PinsLive, kind + ": no live pin afterwards");
     }
 
@@ -60,16 +68,19 @@ static class GcProgressTest
         return holder[0];
     }
 
-    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    [System.Runtime.CompilerServices.MethodImpl(
+        System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     static void AllocateIntoHolder(int length) { holder[0] = new byte[length]; }
 
     static int Main()
     {
         bool oldMoves = MP.OldGenerationMoves;
-        bool hosted = Environment.GetEnvironmentVariable("MOTOR_EXPECT_OLD_GENERATION_MOVES") == null;
+        bool hosted =
+            Environment.GetEnvironmentVariable("MOTOR_EXPECT_OLD_GENERATION_MOVES") == null;
         if (!hosted)
-            Check.Equal(Environment.GetEnvironmentVariable("MOTOR_EXPECT_OLD_GENERATION_MOVES") == "1", oldMoves,
-                        "pin policy reads the effective MONO_GC_PARAMS");
+            Check.Equal(Environment.GetEnvironmentVariable("MOTOR_EXPECT_OLD_GENERATION_MOVES") ==
+                            "1",
+                        oldMoves, "pin policy reads the effective MONO_GC_PARAMS");
         else
             Check.True(!oldMoves, "motor host disables old-generation evacuation");
 
@@ -79,7 +90,8 @@ static class GcProgressTest
             BlockedReceive("nursery byte[1000]", fresh, 10 + round);
             // a nursery object that survives a collection unpinned is copied out of the nursery:
             // still generation 0 after 30 collections, it was held in place throughout
-            Check.Equal(0, GC.GetGeneration(fresh), "the nursery buffer stayed pinned in the nursery");
+            Check.Equal(0, GC.GetGeneration(fresh),
+                        "the nursery buffer stayed pinned in the nursery");
 
             byte[] old = Promoted(1000);
             Check.Equal(1, GC.GetGeneration(old), "promoted array is old");

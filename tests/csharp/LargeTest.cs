@@ -11,8 +11,10 @@ using System.MP;
 class Large
 {
     public long Mark;
-    [Transportable] public byte[] A;
-    [Transportable] public byte[] B;
+    [Transportable]
+    public byte[] A;
+    [Transportable]
+    public byte[] B;
 }
 
 static class LargeTest
@@ -23,8 +25,10 @@ static class LargeTest
     static Large Make()
     {
         var g = new Large { Mark = 42, A = new byte[1200 << 20], B = new byte[1100 << 20] };
-        for (long i = 0; i < g.A.Length; i += 4099) g.A[i] = (byte)(i * 7);
-        for (long i = 0; i < g.B.Length; i += 4099) g.B[i] = (byte)(i * 13);
+        for (long i = 0; i < g.A.Length; i += 4099)
+            g.A[i] = (byte)(i * 7);
+        for (long i = 0; i < g.B.Length; i += 4099)
+            g.B[i] = (byte)(i * 13);
         g.A[g.A.Length - 1] = 7;
         g.B[g.B.Length - 1] = 9;
         return g;
@@ -32,11 +36,15 @@ static class LargeTest
 
     static bool Intact(Large g)
     {
-        if (g == null || g.Mark != 42 || g.A.Length != 1200 << 20 || g.B.Length != 1100 << 20
-            || g.A[g.A.Length - 1] != 7 || g.B[g.B.Length - 1] != 9)
+        if (g == null || g.Mark != 42 || g.A.Length != 1200 << 20 || g.B.Length != 1100 << 20 ||
+            g.A[g.A.Length - 1] != 7 || g.B[g.B.Length - 1] != 9)
             return false;
-        for (long i = 0; i < g.A.Length - 1; i += 4099) if (g.A[i] != (byte)(i * 7)) return false;
-        for (long i = 0; i < g.B.Length - 1; i += 4099) if (g.B[i] != (byte)(i * 13)) return false;
+        for (long i = 0; i < g.A.Length - 1; i += 4099)
+            if (g.A[i] != (byte)(i * 7))
+                return false;
+        for (long i = 0; i < g.B.Length - 1; i += 4099)
+            if (g.B[i] != (byte)(i * 13))
+                return false;
         return true;
     }
 
@@ -45,13 +53,17 @@ static class LargeTest
         long bytes = 0;
         if (rank == 0) {
             Large g = Make();
-            var e = Check.Throws<ArgumentException>(() => Serializer.Measure(g), "Serializer.Measure above 2 GiB");
-            Check.True(e != null && e.Message.Contains("OSend"), "the refusal points at OSend: " + e?.Message);
-            for (int r = 1; r < size; r++) world.OSend(g, r, 1);
+            var e = Check.Throws<ArgumentException>(() => Serializer.Measure(g),
+                                                    "Serializer.Measure above 2 GiB");
+            Check.True(e != null && e.Message.Contains("OSend"),
+                       "the refusal points at OSend: " + e?.Message);
+            for (int r = 1; r < size; r++)
+                world.OSend(g, r, 1);
         } else {
             Large g = world.ORecv<Large>(0, 1, out Status st);
             Check.True(Intact(g), "OSend/ORecv of a 2.4 GB graph: intact");
-            Check.True(st.Bytes > (2300L << 20) && st.Count == int.MaxValue, $"Status.Bytes exact ({st.Bytes}), Count clamped ({st.Count})");
+            Check.True(st.Bytes > (2300L << 20) && st.Count == int.MaxValue,
+                       $"Status.Bytes exact ({st.Bytes}), Count clamped ({st.Count})");
             bytes = st.Bytes;
         }
         GC.Collect();
@@ -64,18 +76,22 @@ static class LargeTest
         long n = 2400L << 20 >> 3;   // 2.4 GB of doubles
         var a = new double[n];
         if (rank == 0)
-            for (long i = 0; i < n; i += 100003) a[i] = i;
+            for (long i = 0; i < n; i += 100003)
+                a[i] = i;
         a[n - 1] = rank == 0 ? -1 : 0;
         if (rank == 0) {
-            for (int r = 1; r < size; r++) world.Send(a, r, 2);
+            for (int r = 1; r < size; r++)
+                world.Send(a, r, 2);
         } else {
             Status st = world.Recv(a, 0, 2);
-            Check.True(st.Bytes == 8 * n && st.Count == n && a[n - 1] == -1 && a[100003 * 7] == 100003 * 7,
+            Check.True(st.Bytes == 8 * n && st.Count == n && a[n - 1] == -1 &&
+                           a[100003 * 7] == 100003 * 7,
                        $"OPI Send/Recv of a 2.4 GB double[]: Bytes {st.Bytes}, data intact");
             a[n - 1] = 0;
         }
         world.Bcast(a, 0);
-        Check.True(a[n - 1] == -1 && a[100003 * 11] == 100003 * 11, "Bcast of a 2.4 GB double[]: intact");
+        Check.True(a[n - 1] == -1 && a[100003 * 11] == 100003 * 11,
+                   "Bcast of a 2.4 GB double[]: intact");
     }
 
     // The split representation's pieces above 2 GiB: rank 1's element is the 2.4 GB graph, so its
@@ -87,7 +103,8 @@ static class LargeTest
         Large[] all = null;
         if (rank == 0) {
             all = new Large[size];
-            for (int r = 0; r < size; r++) all[r] = Piece(r);
+            for (int r = 0; r < size; r++)
+                all[r] = Piece(r);
         }
         Large[] mine = world.OScatter(all, 0);
         all = null;
@@ -110,20 +127,25 @@ static class LargeTest
     {
         long n = 2400L << 20 >> 3;   // 2.4 GB of doubles
         var a = new double[n];
-        for (long i = 0; i < n; i += 100003) a[i] = i + rank;
+        for (long i = 0; i < n; i += 100003)
+            a[i] = i + rank;
         a[n - 1] = rank + 1;
         var sum = new double[n];
         world.Allreduce(a, sum, Op.Sum);
         long ranks = size;
-        Check.True(sum[n - 1] == ranks * (ranks + 1) / 2 && sum[100003L * 9] == ranks * 100003L * 9 + ranks * (ranks - 1) / 2
-                   && sum[1] == 0, "Allreduce of a 2.4 GB double[]: sums exact");
+        Check.True(sum[n - 1] == ranks * (ranks + 1) / 2 &&
+                       sum[100003L * 9] == ranks * 100003L * 9 + ranks * (ranks - 1) / 2 &&
+                       sum[1] == 0,
+                   "Allreduce of a 2.4 GB double[]: sums exact");
     }
 
     static int Main()
     {
         if (Environment.GetEnvironmentVariable("MOTOR_LARGE_TESTS") != "1") {
             if (rank == 0)
-                Console.WriteLine("LargeTest skipped: it needs ~6 GiB per rank; set MOTOR_LARGE_TESTS=1 to run " + "it");
+                Console.WriteLine(
+                    "LargeTest skipped: it needs ~6 GiB per rank; set MOTOR_LARGE_TESTS=1 to run " +
+                    "it");
             return 0;   // (Check.Finish counts a run with no check as failed)
         }
         Graphs();

@@ -18,10 +18,14 @@ using System.Threading;
 class Parcel
 {
     public int From, Serial;
-    [Transportable] public string Label;
-    [Transportable] public double[] Payload;
-    [Transportable] public List<int> Items;
-    [Transportable] public Parcel Self;
+    [Transportable]
+    public string Label;
+    [Transportable]
+    public double[] Payload;
+    [Transportable]
+    public List<int> Items;
+    [Transportable]
+    public Parcel Self;
 }
 
 static class SdtoNonBlockingTest
@@ -31,20 +35,24 @@ static class SdtoNonBlockingTest
 
     static Parcel Make(int from, int serial, int doubles)
     {
-        var p = new Parcel { From = from, Serial = serial, Label = "parcel " + serial, Payload = new double[doubles],
+        var p = new Parcel { From = from, Serial = serial, Label = "parcel " + serial,
+                             Payload = new double[doubles],
                              Items = Enumerable.Range(serial, 5).ToList() };
-        for (int i = 0; i < doubles; i++) p.Payload[i] = from * 1e6 + serial + i * 0.5;
+        for (int i = 0; i < doubles; i++)
+            p.Payload[i] = from * 1e6 + serial + i * 0.5;
         p.Self = p;
         return p;
     }
 
     static bool Intact(Parcel p, int from, int serial, int doubles)
     {
-        if (p == null || p.From != from || p.Serial != serial || p.Label != "parcel " + serial || !ReferenceEquals(p.Self, p)
-            || p.Payload.Length != doubles || !p.Items.SequenceEqual(Enumerable.Range(serial, 5)))
+        if (p == null || p.From != from || p.Serial != serial || p.Label != "parcel " + serial ||
+            !ReferenceEquals(p.Self, p) || p.Payload.Length != doubles ||
+            !p.Items.SequenceEqual(Enumerable.Range(serial, 5)))
             return false;
         for (int i = 0; i < doubles; i++)
-            if (p.Payload[i] != from * 1e6 + serial + i * 0.5) return false;
+            if (p.Payload[i] != from * 1e6 + serial + i * 0.5)
+                return false;
         return true;
     }
 
@@ -58,7 +66,8 @@ static class SdtoNonBlockingTest
             foreach (bool postFirst in new[] { true, false }) {
                 serial++;
                 ORequest<Parcel> r = null;
-                if (postFirst) r = world.OIrecv<Parcel>(prev, 1);
+                if (postFirst)
+                    r = world.OIrecv<Parcel>(prev, 1);
                 world.Barrier();
                 Request s = world.OIsend(Make(rank, serial, doubles), next, 1);
                 if (!postFirst) {
@@ -75,9 +84,14 @@ static class SdtoNonBlockingTest
                     got = r.Wait(out st);
                 }
                 Status sent = s.Wait();
-                Check.True(Intact(got, prev, serial, doubles), $"{doubles} doubles, receive posted {(postFirst ? "before" : "after")}: " + "intact");
-                Check.True(st != null && st.Source == prev && st.Tag == 1 && st.Bytes > 8L * doubles && st.Bytes == sent.Bytes
-                           && !st.Cancelled, $"{doubles} doubles: status {st?.Source} {st?.Tag} {st?.Bytes}, sent " + $"{sent.Bytes}");
+                Check.True(
+                    Intact(got, prev, serial, doubles),
+                    $"{doubles} doubles, receive posted {(postFirst ? "before" : "after")}: " +
+                        "intact");
+                Check.True(st != null && st.Source == prev && st.Tag == 1 &&
+                               st.Bytes > 8L * doubles && st.Bytes == sent.Bytes && !st.Cancelled,
+                           $"{doubles} doubles: status {st?.Source} {st?.Tag} {st?.Bytes}, sent " +
+                               $"{sent.Bytes}");
             }
         }
     }
@@ -88,7 +102,10 @@ static class SdtoNonBlockingTest
     {
         var p = Make(rank, 77, 1000);
         Request s = world.OIsend(p, next, 2);
-        p.Label = "changed"; p.Payload[0] = -1; p.Items.Clear(); p.Self = null;
+        p.Label = "changed";
+        p.Payload[0] = -1;
+        p.Items.Clear();
+        p.Self = null;
         Parcel got = world.OIrecv<Parcel>(prev, 2).Wait();
         s.Wait();
         Check.True(Intact(got, prev, 77, 1000), "changes after OIsend do not travel");
@@ -98,17 +115,21 @@ static class SdtoNonBlockingTest
     /// when the second is tested or waited for first.</summary>
     static void PostingOrder()
     {
-        ORequest<Parcel> first = world.OIrecv<Parcel>(prev, 3), second = world.OIrecv<Parcel>(prev, 3);
+        ORequest<Parcel> first = world.OIrecv<Parcel>(prev, 3),
+                         second = world.OIrecv<Parcel>(prev, 3);
         world.OSend(Make(rank, 1, 3), next, 3);
         world.OSend(Make(rank, 2, 3), next, 3);
         Parcel b = second.Wait(), a = first.Wait();
-        Check.True(Intact(a, prev, 1, 3) && Intact(b, prev, 2, 3), $"posting order kept: first got {a?.Serial}, second {b?.Serial}");
+        Check.True(Intact(a, prev, 1, 3) && Intact(b, prev, 2, 3),
+                   $"posting order kept: first got {a?.Serial}, second {b?.Serial}");
         // AnySource and AnyTag receives take part in the same order
-        ORequest<Parcel> any = world.OIrecv<Parcel>(MP.AnySource, MP.AnyTag), exact = world.OIrecv<Parcel>(prev, 4);
+        ORequest<Parcel> any = world.OIrecv<Parcel>(MP.AnySource, MP.AnyTag),
+                         exact = world.OIrecv<Parcel>(prev, 4);
         world.OSend(Make(rank, 3, 3), next, 4);
         world.OSend(Make(rank, 4, 3), next, 4);
         Parcel e = exact.Wait(), y = any.Wait();
-        Check.True(Intact(y, prev, 3, 3) && Intact(e, prev, 4, 3), "a wildcard receive posted first gets the first message");
+        Check.True(Intact(y, prev, 3, 3) && Intact(e, prev, 4, 3),
+                   "a wildcard receive posted first gets the first message");
         // a blocking ORecv issued while an OIrecv with the same envelope waits comes after it
         ORequest<Parcel> earlier = world.OIrecv<Parcel>(prev, 13);
         world.Barrier();   // no message on tag 13 can have been matched yet
@@ -116,7 +137,8 @@ static class SdtoNonBlockingTest
         world.OSend(Make(rank, 6, 3), next, 13);
         Parcel later = world.ORecv<Parcel>(prev, 13);
         Check.True(Intact(later, prev, 6, 3) && Intact(earlier.Wait(), prev, 5, 3),
-                   "a blocking ORecv does not take the message of an earlier OIrecv (it got " + $"{later?.Serial})");
+                   "a blocking ORecv does not take the message of an earlier OIrecv (it got " +
+                       $"{later?.Serial})");
     }
 
     /// <summary>The exchange MPI programs write: post the receive, send (blocking), wait. Both
@@ -125,10 +147,12 @@ static class SdtoNonBlockingTest
     static void ExchangeWithBlockingSends()
     {
         for (int round = 0; round < 3; round++) {
-            ORequest<Parcel> fromPrev = world.OIrecv<Parcel>(prev, 11), fromNext = world.OIrecv<Parcel>(next, 12);
-            world.OSend(Make(rank, round, 200000), next, 11);     // 1.6 MB each way
+            ORequest<Parcel> fromPrev = world.OIrecv<Parcel>(prev, 11),
+                             fromNext = world.OIrecv<Parcel>(next, 12);
+            world.OSend(Make(rank, round, 200000), next, 11);   // 1.6 MB each way
             world.OSend(Make(rank, round + 100, 200000), prev, 12);
-            Check.True(Intact(fromPrev.Wait(), prev, round, 200000) && Intact(fromNext.Wait(), next, round + 100, 200000),
+            Check.True(Intact(fromPrev.Wait(), prev, round, 200000) &&
+                           Intact(fromNext.Wait(), next, round + 100, 200000),
                        "OIrecv, OSend, Wait with both neighbours at once: no deadlock, intact");
         }
     }
@@ -139,11 +163,14 @@ static class SdtoNonBlockingTest
         c.Cancel();
         world.Barrier();   // the message below is sent after every rank cancelled
         Parcel none = c.Wait(out Status st);
-        Check.True(none == null && st.Cancelled, "a cancelled receive: default(T), Status.Cancelled");
-        Check.True(c.Test(out none) && none == null, "Test of a cancelled receive: true, default(T)");
+        Check.True(none == null && st.Cancelled,
+                   "a cancelled receive: default(T), Status.Cancelled");
+        Check.True(c.Test(out none) && none == null,
+                   "Test of a cancelled receive: true, default(T)");
         // the message sent afterwards goes to the next receive, not to the cancelled one
         world.OSend(Make(rank, 9, 2), next, 5);
-        Check.True(Intact(world.OIrecv<Parcel>(prev, 5).Wait(), prev, 9, 2), "a cancelled receive matched nothing");
+        Check.True(Intact(world.OIrecv<Parcel>(prev, 5).Wait(), prev, 9, 2),
+                   "a cancelled receive matched nothing");
 
         ORequest<Parcel> n = world.OIrecv<Parcel>(MP.ProcNull, 6);
         Check.True(n.Test(out Parcel p) && p == null, "OIrecv from ProcNull completes at once");
@@ -156,26 +183,37 @@ static class SdtoNonBlockingTest
 
     static void BadInput()
     {
-        Check.Throws<ArgumentOutOfRangeException>(() => world.OIrecv<Parcel>(size, 1), "OIrecv from a rank out of range");
-        Check.Throws<ArgumentOutOfRangeException>(() => world.OIrecv<Parcel>(0, -5), "OIrecv with a negative tag");
-        Check.Throws<ArgumentOutOfRangeException>(() => world.OIsend(Make(rank, 1, 1), size, 1), "OIsend to a rank out of range");
-        var refused = Check.Throws<ArgumentException>(() => world.OIsend(new Dictionary<string, int>(StringComparer.Ordinal), next, 7),
-                                                     "OIsend of a graph that cannot travel");
-        Check.True(refused != null && refused.Message.Contains("comparer"), "the refusal says why: " + refused?.Message);
+        Check.Throws<ArgumentOutOfRangeException>(() => world.OIrecv<Parcel>(size, 1),
+                                                  "OIrecv from a rank out of range");
+        Check.Throws<ArgumentOutOfRangeException>(() => world.OIrecv<Parcel>(0, -5),
+                                                  "OIrecv with a negative tag");
+        Check.Throws<ArgumentOutOfRangeException>(() => world.OIsend(Make(rank, 1, 1), size, 1),
+                                                  "OIsend to a rank out of range");
+        var refused = Check.Throws<ArgumentException>(
+            () => world.OIsend(new Dictionary<string, int>(StringComparer.Ordinal), next, 7),
+            "OIsend of a graph that cannot travel");
+        Check.True(refused != null && refused.Message.Contains("comparer"),
+                   "the refusal says why: " + refused?.Message);
         // hostile bytes: a byte[] that is no graph, received as a graph
         Request s = world.Isend(new byte[] { 1, 2, 3, 4, 5 }, next, 8);
         ORequest<Parcel> r = world.OIrecv<Parcel>(prev, 8);
-        var first = Check.Throws<MPSerializationException>(() => r.Wait(), "OIrecv of bytes that are no graph");
+        var first = Check.Throws<MPSerializationException>(() => r.Wait(),
+                                                           "OIrecv of bytes that are no graph");
         s.Wait();
-        var again = Check.Throws<MPSerializationException>(() => r.Wait(), "a failed receive stays failed: Wait again");
-        Check.True(first != null && ReferenceEquals(first, again), "the same failure, raised again");
+        var again =
+            Check.Throws<MPSerializationException>(() => r.Wait(),
+                                                   "a failed receive stays failed: Wait again");
+        Check.True(first != null && ReferenceEquals(first, again),
+                   "the same failure, raised again");
         Parcel none;
         Check.Throws<MPSerializationException>(() => r.Test(out none), "and Test raises it too");
         Request s2 = world.OIsend(Make(rank, 1, 1), next, 8);
-        Check.Throws<MPSerializationException>(() => world.OIrecv<List<string>>(prev, 8).Wait(), "OIrecv of a graph of another type");
+        Check.Throws<MPSerializationException>(() => world.OIrecv<List<string>>(prev, 8).Wait(),
+                                               "OIrecv of a graph of another type");
         s2.Wait();
         world.OSend(Make(rank, 12, 4), next, 8);
-        Check.True(Intact(world.OIrecv<Parcel>(prev, 8).Wait(), prev, 12, 4), "usable after the failures");
+        Check.True(Intact(world.OIrecv<Parcel>(prev, 8).Wait(), prev, 12, 4),
+                   "usable after the failures");
     }
 
     /// <summary>Requests dropped without Wait: the core finishes them (their buffers back in
@@ -192,8 +230,11 @@ static class SdtoNonBlockingTest
             SendAndForget(i);   // 160 kB each: most are still running when dropped
         world.Barrier();
         for (int i = 0; i < 50; i++) {
-            if (i % 2 == 0) Check.True(Intact(world.OIrecv<Parcel>(prev, 9).Wait(), prev, i, 20000), "every other one waited for");
-            else ReceiveAndForget();   // matched at once (the message is here), never waited for
+            if (i % 2 == 0)
+                Check.True(Intact(world.OIrecv<Parcel>(prev, 9).Wait(), prev, i, 20000),
+                           "every other one waited for");
+            else
+                ReceiveAndForget();   // matched at once (the message is here), never waited for
         }
         world.Barrier();
         long live = -1;
@@ -247,7 +288,8 @@ static class SdtoNonBlockingTest
         // a large graph's sender completes once its receiver has taken the rest: kept is tested
         bool done = false;
         CollectUntilAllSent(sends, 42, () => done = done || kept.IsCompleted);
-        Check.True(Intact(kept.Wait(), prev, 0, 20000), "an OIrecv whose communicator was disposed still gets its graph");
+        Check.True(Intact(kept.Wait(), prev, 0, 20000),
+                   "an OIrecv whose communicator was disposed still gets its graph");
     }
 
     /// <summary>OIrecvs dropped before any message came (the issue's pendingRequests=50): each
@@ -276,13 +318,16 @@ static class SdtoNonBlockingTest
             world.Barrier();   // posted before the bytes leave
             byte[] wire = Serializer.Serialize(Make(rank, 9, doubles));
             Request sent = world.Isend(wire, next, 37);
-            Check.True(Intact(o.Wait(), prev, 9, doubles), $"{doubles} doubles: Serializer's bytes sent with Isend, taken by OIrecv");
+            Check.True(Intact(o.Wait(), prev, 9, doubles),
+                       $"{doubles} doubles: Serializer's bytes sent with Isend, taken by OIrecv");
             sent.Wait();
             var into = new byte[wire.Length];
             Request r = world.Irecv(into, prev, 38);
             world.OSend(Make(rank, 9, doubles), next, 38);   // the same size as wire
             Status st = r.Wait();
-            Check.True(st.Count == wire.Length && Intact(Serializer.Deserialize<Parcel>(into, 0, st.Count), prev, 9, doubles),
+            Check.True(st.Count == wire.Length &&
+                           Intact(Serializer.Deserialize<Parcel>(into, 0, st.Count), prev, 9,
+                                  doubles),
                        $"{doubles} doubles: an OSend taken by Irecv and read with Deserialize");
         }
     }
@@ -309,8 +354,10 @@ static class SdtoNonBlockingTest
                 failed = e;
             }
             ints.Wait();
-            Check.True(failed == null && Intact(p, prev, 7, doubles) && st.Count == 4 && got[3] == 4,
-                       $"{doubles} doubles: the OIrecv posted first gets the graph, the Irecv the ints " + $"({failed?.Message})");
+            Check.True(
+                failed == null && Intact(p, prev, 7, doubles) && st.Count == 4 && got[3] == 4,
+                $"{doubles} doubles: the OIrecv posted first gets the graph, the Irecv the ints " +
+                    $"({failed?.Message})");
             // a blocking Recv after an OIrecv posted before the messages came
             ORequest<Parcel> early = world.OIrecv<Parcel>(prev, 36);
             world.Barrier();
@@ -324,8 +371,10 @@ static class SdtoNonBlockingTest
                 failed = e;
             }
             more.Wait();
-            Check.True(failed == null && Intact(p, prev, 8, doubles) && st.Count == 4 && got[3] == 8,
-                       $"{doubles} doubles: a blocking Recv after the OIrecv gets the ints " + $"({failed?.Message})");
+            Check.True(failed == null && Intact(p, prev, 8, doubles) && st.Count == 4 &&
+                           got[3] == 8,
+                       $"{doubles} doubles: a blocking Recv after the OIrecv gets the ints " +
+                           $"({failed?.Message})");
         }
     }
 
@@ -341,7 +390,8 @@ static class SdtoNonBlockingTest
             Parcel got;
             while (!r.Test(out got)) { }
             s.Wait();
-            if (!Intact(got, prev, round, 50 + round)) bad++;
+            if (!Intact(got, prev, round, 50 + round))
+                bad++;
         }
         collector.Dispose();
         Check.Equal(0, bad, "200 graphs exchanged without blocking while collecting arrive intact");
@@ -364,17 +414,20 @@ static class SdtoNonBlockingTest
         Parcel tested;
         Check.True(ReferenceEquals(again, t.Result) && st.Source == prev && st.Tag == 30,
                    "Wait after the await reports the task's graph and the status");
-        Check.True(r.Test(out tested) && ReferenceEquals(tested, t.Result) && r.IsCompleted, "so does Test");
+        Check.True(r.Test(out tested) && ReferenceEquals(tested, t.Result) && r.IsCompleted,
+                   "so does Test");
 
         ORequest<Parcel> viaAwait = world.OIrecv<Parcel>(prev, 31);
         Task<Parcel> awaiting = AwaitGraph(viaAwait);
         world.OSend(Make(rank, 31, 50000), next, 31);
-        Check.True(awaiting.Wait(bound) && Intact(awaiting.Result, prev, 31, 50000), "`await world.OIrecv` gets the graph");
+        Check.True(awaiting.Wait(bound) && Intact(awaiting.Result, prev, 31, 50000),
+                   "`await world.OIrecv` gets the graph");
 
         ORequest<Parcel> cancelled = world.OIrecv<Parcel>(prev, 32);
         Task<Parcel> none = cancelled.AsTask();
         cancelled.Cancel();
-        Check.True(none.Wait(bound) && none.Result == null, "a receive cancelled while awaited completes with no graph");
+        Check.True(none.Wait(bound) && none.Result == null,
+                   "a receive cancelled while awaited completes with no graph");
         cancelled.Wait(out st);
         Check.True(st.Cancelled, "its status says it was cancelled");
         world.Barrier();

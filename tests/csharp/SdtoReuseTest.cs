@@ -15,21 +15,53 @@ using System.MP;
 class Cargo
 {
     public int Id;
-    [Transportable] public int[] Data;
-    [Transportable] public double[,] Grid;
-    [Transportable] public string Name;
-    [Transportable] public Cargo Next;
-    [Transportable] public List<int> Tags;
-    public object Cache;                 // does not travel: keeps its value
+    [Transportable]
+    public int[] Data;
+    [Transportable]
+    public double[,] Grid;
+    [Transportable]
+    public string Name;
+    [Transportable]
+    public Cargo Next;
+    [Transportable]
+    public List<int> Tags;
+    public object Cache;   // does not travel: keeps its value
 }
 
-class SubCargo : Cargo { public int Extra; }
+class SubCargo : Cargo
+{
+    public int Extra;
+}
 
 // A record with an array of structs after the root: hostile bytes give that array a lower bound.
-struct R2 { public int Mark; public int B; }
-class Rack { public int Id; [Transportable] public int[] Data; [Transportable] public R2[] Rows; [Transportable] public Rack Next; public string Label; }
+struct R2
+{
+    public int Mark;
+    public int B;
+}
+class Rack
+{
+    public int Id;
+    [Transportable]
+    public int[] Data;
+    [Transportable]
+    public R2[] Rows;
+    [Transportable]
+    public Rack Next;
+    public string Label;
+}
 
-class Link { public int V; [Transportable] public Link Next; [Transportable] public Link Skip; [Transportable] public int[] Data; public Link Cache; }
+class Link
+{
+    public int V;
+    [Transportable]
+    public Link Next;
+    [Transportable]
+    public Link Skip;
+    [Transportable]
+    public int[] Data;
+    public Link Cache;
+}
 
 static class SdtoReuseTest
 {
@@ -38,7 +70,8 @@ static class SdtoReuseTest
 
     static Cargo Make(int id, int length)
     {
-        var c = new Cargo { Id = id, Data = Enumerable.Range(id, length).ToArray(), Grid = new double[2, 3], Name = "c" + id,
+        var c = new Cargo { Id = id, Data = Enumerable.Range(id, length).ToArray(),
+                            Grid = new double[2, 3], Name = "c" + id,
                             Next = new Cargo { Id = id + 1, Data = new[] { id }, Name = "tail" } };
         c.Grid[1, 2] = id + 0.5;
         return c;
@@ -47,7 +80,11 @@ static class SdtoReuseTest
     static Cargo Exchange(Cargo send, Cargo into)
     {
         Cargo got = null;
-        Ring.Exchange(() => world.OSend(send, next, 1), () => { got = world.ORecvInto(into, prev, 1); return null; });
+        Ring.Exchange(() => world.OSend(send, next, 1), () =>
+                                                        {
+                                                            got = world.ORecvInto(into, prev, 1);
+                                                            return null;
+                                                        });
         return got;
     }
 
@@ -61,13 +98,17 @@ static class SdtoReuseTest
         Cargo tail = into.Next;
         string name = into.Name;
         Cargo got = Exchange(Make(rank * 10, 50), into);
-        Check.True(ReferenceEquals(got, into) && ReferenceEquals(got.Data, data) && ReferenceEquals(got.Grid, grid)
-                   && ReferenceEquals(got.Next, tail), "same shape: the root, its arrays and the next node are reused");
-        Check.True(got.Id == prev * 10 && got.Data.SequenceEqual(Enumerable.Range(prev * 10, 50)) && got.Grid[1, 2] == prev * 10 + 0.5
-                   && got.Next.Id == prev * 10 + 1 && got.Next.Data.Single() == prev * 10 && got.Name == "c" + prev * 10
-                   && got.Next.Name == "tail", "same shape: every value as sent");
+        Check.True(ReferenceEquals(got, into) && ReferenceEquals(got.Data, data) &&
+                       ReferenceEquals(got.Grid, grid) && ReferenceEquals(got.Next, tail),
+                   "same shape: the root, its arrays and the next node are reused");
+        Check.True(got.Id == prev * 10 && got.Data.SequenceEqual(Enumerable.Range(prev * 10, 50)) &&
+                       got.Grid[1, 2] == prev * 10 + 0.5 && got.Next.Id == prev * 10 + 1 &&
+                       got.Next.Data.Single() == prev * 10 && got.Name == "c" + prev * 10 &&
+                       got.Next.Name == "tail",
+                   "same shape: every value as sent");
         Check.True(!ReferenceEquals(got.Name, name), "strings are never overwritten");
-        Check.True(ReferenceEquals(got.Cache, cache), "a field that does not travel keeps its value");
+        Check.True(ReferenceEquals(got.Cache, cache),
+                   "a field that does not travel keeps its value");
         Check.True(got.Next.Next == null && got.Tags == null, "null references as sent");
     }
 
@@ -78,13 +119,16 @@ static class SdtoReuseTest
         double[,] grid = into.Grid;
         into.Next.Next = new Cargo { Id = 99 };   // the message's tail has no Next: cleared
         Cargo got = Exchange(Make(rank, 20), into);
-        Check.True(ReferenceEquals(got, into) && !ReferenceEquals(got.Data, data) && got.Data.Length == 20
-                   && ReferenceEquals(got.Grid, grid), "an array of another length is made new, the rest reused");
-        Check.True(got.Data.SequenceEqual(Enumerable.Range(prev, 20)) && got.Next.Next == null, "values as sent; a travelling reference cleared");
+        Check.True(ReferenceEquals(got, into) && !ReferenceEquals(got.Data, data) &&
+                       got.Data.Length == 20 && ReferenceEquals(got.Grid, grid),
+                   "an array of another length is made new, the rest reused");
+        Check.True(got.Data.SequenceEqual(Enumerable.Range(prev, 20)) && got.Next.Next == null,
+                   "values as sent; a travelling reference cleared");
 
         var sub = new SubCargo { Id = 7, Extra = 8, Data = new int[3] };
         Cargo got2 = Exchange(Make(rank, 3), sub);
-        Check.True(!ReferenceEquals(got2, sub) && got2.GetType() == typeof(Cargo) && sub.Id == 7 && sub.Extra == 8,
+        Check.True(!ReferenceEquals(got2, sub) && got2.GetType() == typeof(Cargo) && sub.Id == 7 &&
+                       sub.Extra == 8,
                    "a root of another class is made new; graph untouched");
         Check.True(got2.Data.SequenceEqual(Enumerable.Range(prev, 3)), "its values as sent");
 
@@ -93,25 +137,34 @@ static class SdtoReuseTest
         Cargo target = Make(-5, 4);
         int[] before = target.Data;
         Cargo got3 = Exchange(withList, target);
-        Check.True(!ReferenceEquals(got3, target) && ReferenceEquals(target.Data, before) && target.Id == -5
-                   && target.Data[0] == -5 && got3.Tags.SequenceEqual(new[] { 1, 2 }),
+        Check.True(!ReferenceEquals(got3, target) && ReferenceEquals(target.Data, before) &&
+                       target.Id == -5 && target.Data[0] == -5 &&
+                       got3.Tags.SequenceEqual(new[] { 1, 2 }),
                    "a message holding a collection reuses nothing");
     }
 
     static void FailuresLeaveTheGraph()
     {
         Cargo into = Make(-3, 8);
-        Ring.Exchange(() => world.OSend(new List<string> { "x" }, next, 2), () => {
-            Check.Throws<MPSerializationException>(() => world.ORecvInto(into, prev, 2), "a root that is not a Cargo");
-            return null;
-        });
-        Ring.Exchange(() => world.Send(new byte[] { 1, 2, 3 }, next, 3), () => {
-            Check.Throws<MPSerializationException>(() => world.ORecvInto(into, prev, 3), "bytes that are no graph");
-            return null;
-        });
-        Check.True(into.Id == -3 && into.Data.SequenceEqual(Enumerable.Range(-3, 8)) && into.Name == "c-3" && into.Next.Id == -2,
+        Ring.Exchange(() => world.OSend(new List<string> { "x" }, next, 2),
+                      () =>
+                      {
+                          Check.Throws<MPSerializationException>(
+                              () => world.ORecvInto(into, prev, 2), "a root that is not a Cargo");
+                          return null;
+                      });
+        Ring.Exchange(() => world.Send(new byte[] { 1, 2, 3 }, next, 3),
+                      () =>
+                      {
+                          Check.Throws<MPSerializationException>(
+                              () => world.ORecvInto(into, prev, 3), "bytes that are no graph");
+                          return null;
+                      });
+        Check.True(into.Id == -3 && into.Data.SequenceEqual(Enumerable.Range(-3, 8)) &&
+                       into.Name == "c-3" && into.Next.Id == -2,
                    "after failed receives the graph is as it was");
-        Check.Throws<ArgumentNullException>(() => world.ORecvInto<Cargo>(null, prev, 4), "a null graph");
+        Check.Throws<ArgumentNullException>(() => world.ORecvInto<Cargo>(null, prev, 4),
+                                            "a null graph");
         Cargo ok = Exchange(Make(rank, 8), into);
         Check.True(ReferenceEquals(ok, into) && ok.Id == prev, "usable afterwards");
     }
@@ -122,7 +175,9 @@ static class SdtoReuseTest
         Rack head = null;
         for (int k = n - 1; k >= 0; k--)
             head = new Rack { Id = id + k, Data = new[] { id, k }, Next = head, Label = "kept" + k,
-                              Rows = k == n - 1 ? new[] { new R2 { Mark = mark, B = id }, new R2 { Mark = mark + 1, B = -id } } : null };
+                              Rows = k == n - 1 ? new[] { new R2 { Mark = mark, B = id },
+                                                          new R2 { Mark = mark + 1, B = -id } }
+                                                : null };
         return head;
     }
 
@@ -132,9 +187,16 @@ static class SdtoReuseTest
         var text = new System.Text.StringBuilder();
         var objects = new List<object>();
         for (; r != null; r = r.Next) {
-            objects.Add(r); objects.Add(r.Data); objects.Add(r.Rows); objects.Add(r.Label);
-            text.Append($"{r.Id} {r.Label} [{(r.Data == null ? "null" : string.Join(",", r.Data))}] "
-                        + "[" + (r.Rows == null ? "null" : string.Join(",", r.Rows.Select(x => x.Mark + "/" + x.B))) + "];");
+            objects.Add(r);
+            objects.Add(r.Data);
+            objects.Add(r.Rows);
+            objects.Add(r.Label);
+            text.Append(
+                $"{r.Id} {r.Label} [{(r.Data == null ? "null" : string.Join(",", r.Data))}] " +
+                "[" +
+                (r.Rows == null ? "null"
+                                : string.Join(",", r.Rows.Select(x => x.Mark + "/" + x.B))) +
+                "];");
         }
         return Tuple.Create(text.ToString(), objects);
     }
@@ -151,30 +213,47 @@ static class SdtoReuseTest
             byte[] bytes = Serializer.Serialize(MakeRacks(n, 777, mark));
             int at = -1;
             for (int i = 32; i + 4 <= bytes.Length && at < 0; i++)
-                if (BitConverter.ToInt32(bytes, i) == mark) at = i;
-            Check.True(at > 40 && BitConverter.ToInt32(bytes, at - 8) == 2 && BitConverter.ToInt32(bytes, at - 4) == 0,
+                if (BitConverter.ToInt32(bytes, i) == mark)
+                    at = i;
+            Check.True(at > 40 && BitConverter.ToInt32(bytes, at - 8) == 2 &&
+                           BitConverter.ToInt32(bytes, at - 4) == 0,
                        "the R2[]'s length and lower bound precede its first element (FORMAT.md)");
             BitConverter.GetBytes(1).CopyTo(bytes, at - 4);
 
             Rack into = MakeRacks(n, 1, 5);
             var before = Snapshot(into);
             MPSerializationException e = null;
-            Ring.Exchange(() => world.Send(bytes, next, 7), () => {
-                e = Check.Throws<MPSerializationException>(() => world.ORecvInto(into, prev, 7), $"{n} racks: an R2[] with lower bound 1 is refused");
-                return null;
-            });
-            Check.True(e != null && e.Message.Contains("lower bound 1"), $"{n} racks: it says why: " + e?.Message);
+            Ring.Exchange(() => world.Send(bytes, next, 7),
+                          () =>
+                          {
+                              e = Check.Throws<MPSerializationException>(
+                                  () => world.ORecvInto(into, prev, 7),
+                                  $"{n} racks: an R2[] with lower bound 1 is refused");
+                              return null;
+                          });
+            Check.True(e != null && e.Message.Contains("lower bound 1"),
+                       $"{n} racks: it says why: " + e?.Message);
             var after = Snapshot(into);
             Check.Equal(before.Item1, after.Item1, $"{n} racks: every field as it was");
-            Check.True(before.Item2.Count == after.Item2.Count && before.Item2.Zip(after.Item2, ReferenceEquals).All(same => same),
+            Check.True(before.Item2.Count == after.Item2.Count &&
+                           before.Item2.Zip(after.Item2, ReferenceEquals).All(same => same),
                        $"{n} racks: every reference as it was");
 
             Rack ok = null;
-            Ring.Exchange(() => world.OSend(MakeRacks(n, rank * 100, 9), next, 8), () => { ok = world.ORecvInto(into, prev, 8); return null; });
+            Ring.Exchange(() => world.OSend(MakeRacks(n, rank * 100, 9), next, 8),
+                          () =>
+                          {
+                              ok = world.ORecvInto(into, prev, 8);
+                              return null;
+                          });
             var good = Snapshot(ok);
-            Check.True(ReferenceEquals(ok, into) && before.Item2.Zip(good.Item2, (x, y) => x is string || ReferenceEquals(x, y)).All(same => same)
-                       && good.Item1 == Snapshot(MakeRacks(n, prev * 100, 9)).Item1,
-                       $"{n} racks: a good message is received into the same objects afterwards: " + $"{good.Item1}");
+            Check.True(ReferenceEquals(ok, into) &&
+                           before.Item2
+                               .Zip(good.Item2, (x, y) => x is string || ReferenceEquals(x, y))
+                               .All(same => same) &&
+                           good.Item1 == Snapshot(MakeRacks(n, prev * 100, 9)).Item1,
+                       $"{n} racks: a good message is received into the same objects afterwards: " +
+                           $"{good.Item1}");
         }
     }
 
@@ -191,7 +270,8 @@ static class SdtoReuseTest
             mine.Data[i % 65536] = i;
             world.OSend(mine, next, 5);
             Cargo got = world.ORecvInto(into, prev, 5);
-            if (got.Id != i || got.Data[i % 65536] != i) bad++;
+            if (got.Id != i || got.Data[i % 65536] != i)
+                bad++;
         }
         Check.Equal(0, bad, "1200 graphs of 256 KiB sent and received into one graph");
     }
@@ -206,20 +286,32 @@ static class SdtoReuseTest
             into = new Link { V = -i, Next = into, Data = new[] { -i }, Cache = into };
             sent = new Link { V = rank * 1000 + i, Next = sent, Data = new[] { i } };
         }
-        for (Link p = into; p != null; p = p.Next) p.Skip = into;     // every node points at the head
+        for (Link p = into; p != null; p = p.Next)
+            p.Skip = into;   // every node points at the head
         var before = new List<Link>();
-        for (Link p = into; p != null; p = p.Next) before.Add(p);
+        for (Link p = into; p != null; p = p.Next)
+            before.Add(p);
         Link got = null;
-        Ring.Exchange(() => world.OSend(sent, next, 6), () => { got = world.ORecvInto(into, prev, 6); return null; });
+        Ring.Exchange(() => world.OSend(sent, next, 6), () =>
+                                                        {
+                                                            got = world.ORecvInto(into, prev, 6);
+                                                            return null;
+                                                        });
         int k = n - 1, wrong = 0;
         Link q = got;
         foreach (Link p in before) {
-            wrong += ReferenceEquals(p, q) && q.V == prev * 1000 + k && q.Skip == null && q.Data.Single() == k
-                     && ReferenceEquals(q.Cache, k > 0 ? before[n - k] : null) ? 0 : 1;
+            wrong += ReferenceEquals(p, q) && q.V == prev * 1000 + k && q.Skip == null &&
+                             q.Data.Single() == k &&
+                             ReferenceEquals(q.Cache, k > 0 ? before[n - k] : null)
+                         ? 0
+                         : 1;
             q = q?.Next;
             k--;
         }
-        Check.True(wrong == 0 && q == null, $"a 100-node list received into one: nodes reused, Skip cleared, Cache kept ({wrong} " + "wrong)");
+        Check.True(
+            wrong == 0 && q == null,
+            $"a 100-node list received into one: nodes reused, Skip cleared, Cache kept ({wrong} " +
+                "wrong)");
     }
 
     static int Main()

@@ -17,14 +17,16 @@ static class SpawnTest
     /// it got.</summary>
     static int Child(Intercomm parent, string[] args)
     {
-        var report = new[] { world.Rank, world.Size, args.Length > 1 && args[1] == "two words" ? 1 : 0 };
+        var report =
+            new[] { world.Rank, world.Size, args.Length > 1 && args[1] == "two words" ? 1 : 0 };
         if (parent.Rank < parent.Size)
             parent.Send(report, 0, 1);
         parent.Dispose();   // MP.Parent is System.MP's: Dispose does nothing
         return 0;
     }
 
-    static void SameEverywhere<TException>(Action call, string parameter, string what) where TException : Exception
+    static void SameEverywhere<TException>(Action call, string parameter, string what)
+        where TException : Exception
     {
         TException e = Check.Throws<TException>(call, what);
         if (e is ArgumentException a)
@@ -74,21 +76,26 @@ static class SpawnTest
         }
 
         // refusals at the root reach every rank before anyone enters MPI
-        SameEverywhere<ArgumentNullException>(() => world.Spawn(rank == 0 ? null : self, null, 1, 0), "program",
-                                              "a null program at the root");
-        SameEverywhere<ArgumentException>(() => world.Spawn("no-such-program.exe", null, 1, 0), "program",
-                                          "a program that does not exist");
-        SameEverywhere<ArgumentOutOfRangeException>(() => world.Spawn(self, null, 0, 0), "maxProcs", "maxProcs 0");
-        SameEverywhere<ArgumentNullException>(() => world.Spawn(self, new string[] { null }, 1, 0), "args",
-                                              "a null argument");
-        SameEverywhere<ArgumentOutOfRangeException>(() => world.Spawn(self, null, 1, size), "root", "root = Size");
+        SameEverywhere<ArgumentNullException>(() =>
+                                                  world.Spawn(rank == 0 ? null : self, null, 1, 0),
+                                              "program", "a null program at the root");
+        SameEverywhere<ArgumentException>(() => world.Spawn("no-such-program.exe", null, 1, 0),
+                                          "program", "a program that does not exist");
+        SameEverywhere<ArgumentOutOfRangeException>(() => world.Spawn(self, null, 0, 0), "maxProcs",
+                                                    "maxProcs 0");
+        SameEverywhere<ArgumentNullException>(() => world.Spawn(self, new string[] { null }, 1, 0),
+                                              "args", "a null argument");
+        SameEverywhere<ArgumentOutOfRangeException>(() => world.Spawn(self, null, 1, size), "root",
+                                                    "root = Size");
         // the arguments that matter at the root only are ignored elsewhere: no refusal off the root
         if (!supported)
-            Check.Throws<NotSupportedException>(() => world.Spawn(rank == 0 ? self : null, null, rank == 0 ? 1 : -5, 0),
-                                                "arguments off the root are not checked");
+            Check.Throws<NotSupportedException>(
+                () => world.Spawn(rank == 0 ? self : null, null, rank == 0 ? 1 : -5, 0),
+                "arguments off the root are not checked");
         Intracomm gone = world.Dup();
         gone.Dispose();
-        Check.Throws<ObjectDisposedException>(() => gone.Spawn(self, null, 1, 0), "Spawn on a disposed communicator");
+        Check.Throws<ObjectDisposedException>(() => gone.Spawn(self, null, 1, 0),
+                                              "Spawn on a disposed communicator");
 
         var mine = new[] { rank };
         var sum = new int[1];

@@ -13,7 +13,10 @@ static class Check
 
     public static void True(bool condition, string what)
     {
-        if (condition) { passed++; return; }
+        if (condition) {
+            passed++;
+            return;
+        }
         failed++;
         Console.Error.WriteLine($"FAIL rank {Rank}: {what}");
     }
@@ -25,7 +28,8 @@ static class Check
     }
 
     /// <summary>action must throw exactly TException (or a subclass); returns it.</summary>
-    public static TException Throws<TException>(Action action, string what) where TException : Exception
+    public static TException Throws<TException>(Action action, string what)
+        where TException : Exception
     {
         try {
             action();
@@ -33,7 +37,9 @@ static class Check
             passed++;
             return e;
         } catch (Exception e) {
-            True(false, $"{what}: expected {typeof(TException).Name}, got {e.GetType().Name}: {e.Message}");
+            True(
+                false,
+                $"{what}: expected {typeof(TException).Name}, got {e.GetType().Name}: {e.Message}");
             return null;
         }
         True(false, $"{what}: expected {typeof(TException).Name}, nothing thrown");
@@ -61,7 +67,8 @@ static class Check
                 totalPassed += counts[0];
                 totalFailed += counts[1];
             }
-            Console.WriteLine($"{name} ({world.Size} rank(s)): {totalPassed} passed, {totalFailed} failed");
+            Console.WriteLine(
+                $"{name} ({world.Size} rank(s)): {totalPassed} passed, {totalFailed} failed");
             return totalFailed == 0 && totalPassed > 0 ? 0 : 1;
         }
         world.Send(counts, 0, 30999);
@@ -80,12 +87,20 @@ static class Ring
     public static Status Exchange(Action send, Func<Status> recv)
     {
         Exception failure = null;
-        ThreadStart sendOnce = () => { try { send(); } catch (Exception e) { failure = e; } };
+        ThreadStart sendOnce = () =>
+        {
+            try {
+                send();
+            } catch (Exception e) {
+                failure = e;
+            }
+        };
         var t = new Thread(sendOnce);
         t.Start();
         Status st = recv();
         t.Join();
-        if (failure != null) throw new Exception("send thread failed", failure);
+        if (failure != null)
+            throw new Exception("send thread failed", failure);
         return st;
     }
 }
@@ -97,13 +112,14 @@ static class Ring
 /// every fullEvery rounds, otherwise a minor one every minorEvery rounds.</summary>
 sealed class HeapChurn
 {
-    readonly int seed, objectsPerRound, minBytes, maxBytes, keepOneIn, maxSurvivors, fullEvery, minorEvery,
-                 doublesOneIn, maxDoubles;
+    readonly int seed, objectsPerRound, minBytes, maxBytes, keepOneIn, maxSurvivors, fullEvery,
+        minorEvery, doublesOneIn, maxDoubles;
     volatile bool stop;
     Thread thread;
 
-    public HeapChurn(int seed, int objectsPerRound, int minBytes, int maxBytes, int keepOneIn, int maxSurvivors,
-                     int fullEvery, int minorEvery, int doublesOneIn = 0, int maxDoubles = 0)
+    public HeapChurn(int seed, int objectsPerRound, int minBytes, int maxBytes, int keepOneIn,
+                     int maxSurvivors, int fullEvery, int minorEvery, int doublesOneIn = 0,
+                     int maxDoubles = 0)
     {
         this.seed = seed;
         this.objectsPerRound = objectsPerRound;
@@ -128,14 +144,18 @@ sealed class HeapChurn
         for (int round = 1; !stop; round++) {
             for (int i = 0; i < objectsPerRound; i++) {
                 object o = doublesOneIn > 0 && random.Next(doublesOneIn) == 0
-                    ? (object)new double[random.Next(1, maxDoubles)]
-                    : new byte[random.Next(minBytes, maxBytes)];
-                if (random.Next(keepOneIn) == 0) survivors.Add(o);
+                               ? (object) new double[random.Next(1, maxDoubles)]
+                               : new byte[random.Next(minBytes, maxBytes)];
+                if (random.Next(keepOneIn) == 0)
+                    survivors.Add(o);
             }
             if (survivors.Count > maxSurvivors)
-                for (int i = survivors.Count - 1; i >= 0; i -= 2) survivors.RemoveAt(i);
-            if (round % fullEvery == 0) GC.Collect();
-            else if (round % minorEvery == 0) GC.Collect(0);
+                for (int i = survivors.Count - 1; i >= 0; i -= 2)
+                    survivors.RemoveAt(i);
+            if (round % fullEvery == 0)
+                GC.Collect();
+            else if (round % minorEvery == 0)
+                GC.Collect(0);
             Rounds = round;
         }
     }
@@ -152,7 +172,8 @@ sealed class HeapChurn
     public void Stop()
     {
         stop = true;
-        if (thread != null) thread.Join();
+        if (thread != null)
+            thread.Join();
     }
 }
 
@@ -166,11 +187,13 @@ sealed class Collector : IDisposable
 
     public Collector(int objectBytes = 200, int kept = 2000)
     {
-        ThreadStart collect = () => {
+        ThreadStart collect = () =>
+        {
             var keep = new List<byte[]>();
             while (!Volatile.Read(ref stop)) {
                 keep.Add(new byte[objectBytes]);
-                if (keep.Count > kept) keep.Clear();
+                if (keep.Count > kept)
+                    keep.Clear();
                 GC.Collect(keep.Count % 2);
             }
         };
@@ -194,7 +217,8 @@ static class Graphs
         byte[] bytes = Serializer.Serialize(graph);
         Check.Equal(bytes.Length, Serializer.Measure(graph), "Serialize returns Measure bytes");
         var padded = new byte[bytes.Length + 7];
-        Check.Equal(bytes.Length, Serializer.Serialize(graph, padded, 3), "Serialize into a buffer");
+        Check.Equal(bytes.Length, Serializer.Serialize(graph, padded, 3),
+                    "Serialize into a buffer");
         return Serializer.Deserialize<T>(padded, 3, bytes.Length);
     }
 }

@@ -34,8 +34,10 @@ static class UserOpStressTest
         var junk = new long[1 + (int)(seed & 15)];
         junk[0] = seed;
         kept[n & 63] = junk;
-        if (n % 20000 == 0) GC.Collect();
-        else if (n % 1000 == 0) GC.Collect(0);
+        if (n % 20000 == 0)
+            GC.Collect();
+        else if (n % 1000 == 0)
+            GC.Collect(0);
     }
 
     static long Element(int from, int it, int i) => from * 1000003L + it * 31L + i;
@@ -49,33 +51,52 @@ static class UserOpStressTest
         for (int it = 0; it < count; it++) {
             int n = lengths[it % lengths.Length];
             if (it % 3 != 2) {
-                Op sum = Op.Create<long>((a, b) => { Allocate(a); return a + b; });
+                Op sum = Op.Create<long>((a, b) =>
+                                         {
+                                             Allocate(a);
+                                             return a + b;
+                                         });
                 for (int use = 0; use < 1 + it % 2; use++) {
                     var send = new long[n];
-                    for (int i = 0; i < n; i++) send[i] = Element(rank, it + use, i);
+                    for (int i = 0; i < n; i++)
+                        send[i] = Element(rank, it + use, i);
                     var got = new long[n];
                     world.Allreduce(send, got, sum);
                     for (int i = 0; i < n; i++)
-                        if (got[i] != size * (Element(0, it + use, i)) + 1000003L * tri) { bad++; break; }
+                        if (got[i] != size * (Element(0, it + use, i)) + 1000003L * tri) {
+                            bad++;
+                            break;
+                        }
                 }
                 sum.Dispose();
             } else {
-                Op first = Op.Create<Best>((a, b) => { Allocate(b.Value); return b.Value > a.Value ? b : a; }, false);
+                Op first = Op.Create<Best>(
+                    (a, b) =>
+                    {
+                        Allocate(b.Value);
+                        return b.Value > a.Value ? b : a;
+                    },
+                    false);
                 var send = new Best[n];
-                for (int i = 0; i < n; i++) send[i] = new Best { Value = (i + it + rank) % size, Rank = rank };
+                for (int i = 0; i < n; i++)
+                    send[i] = new Best { Value = (i + it + rank) % size, Rank = rank };
                 var got = new Best[n];
                 world.Allreduce(send, got, first);
                 for (int i = 0; i < n; i++) {
                     // the maximum is size - 1; the lowest rank holding it wins
                     int winner = ((size - 1 - i - it) % size + size) % size;
-                    if (got[i].Value != size - 1 || got[i].Rank != winner) { bad++; break; }
+                    if (got[i].Value != size - 1 || got[i].Rank != winner) {
+                        bad++;
+                        break;
+                    }
                 }
                 first.Dispose();
             }
         }
     }
 
-    static double Value(int from, int thread, int round, int i) => from * 1e9 + thread * 1e8 + round * 1e3 + i;
+    static double Value(int from, int thread, int round,
+                        int i) => from * 1e9 + thread * 1e8 + round * 1e3 + i;
 
     // One point-to-point thread: a ring exchange per round on its own communicator, completed
     // five ways in turn. Buffers are fresh (nursery), long-lived (old) or large (LOS).
@@ -83,11 +104,13 @@ static class UserOpStressTest
     {
         var lengths = new[] { 1, 13, 200, 1100, 9000 };
         var old = new Dictionary<int, double[]>();
-        foreach (int n in lengths) old[n] = new double[n];
+        foreach (int n in lengths)
+            old[n] = new double[n];
         for (int round = 0; round < rounds; round++) {
             int n = lengths[round % lengths.Length], tag = round % 1000;
             var send = new double[n];
-            for (int i = 0; i < n; i++) send[i] = Value(rank, thread, round, i);
+            for (int i = 0; i < n; i++)
+                send[i] = Value(rank, thread, round, i);
             double[] recv = round % 2 == 0 ? new double[n] : old[n];
             Status st = null;
             switch (round % 5) {
@@ -115,18 +138,21 @@ static class UserOpStressTest
                 Request s = comm.Isend(send, next, tag);
                 Status probed;
                 while ((probed = comm.Iprobe(prev, tag)) == null) { }
-                if (probed.Bytes != 8L * n) bad++;
+                if (probed.Bytes != 8L * n)
+                    bad++;
                 st = comm.Recv(recv, prev, tag);
                 s.Wait();
                 break;
             }
-            default:
-                st = comm.Sendrecv(send, next, tag, recv, prev, tag);
-                break;
+            default: st = comm.Sendrecv(send, next, tag, recv, prev, tag); break;
             }
-            if (st.Count != n || st.Source != prev) bad++;
+            if (st.Count != n || st.Source != prev)
+                bad++;
             for (int i = 0; i < n; i++)
-                if (recv[i] != Value(prev, thread, round, i)) { bad++; break; }
+                if (recv[i] != Value(prev, thread, round, i)) {
+                    bad++;
+                    break;
+                }
         }
     }
 
@@ -140,15 +166,22 @@ static class UserOpStressTest
             var got = new int[2];
             comm.Recv(got, prev, round % 1000);
             s.Wait();
-            if (got[0] != prev || got[1] != round) bad++;
-            if (round % 4 != 3) op.Dispose();
+            if (got[0] != prev || got[1] != round)
+                bad++;
+            if (round % 4 != 3)
+                op.Dispose();
         }
     }
 
     static Thread Start(string name, Action body, Exception[] failures, int slot)
     {
-        ThreadStart run = () => {
-            try { body(); } catch (Exception e) { failures[slot] = e; }
+        ThreadStart run = () =>
+        {
+            try {
+                body();
+            } catch (Exception e) {
+                failures[slot] = e;
+            }
         };
         var t = new Thread(run) { Name = name };
         t.Start();
@@ -180,20 +213,25 @@ static class UserOpStressTest
         } catch (Exception e) {
             Check.True(false, "reductions: " + e);
         }
-        foreach (Thread t in workers) t.Join();
+        foreach (Thread t in workers)
+            t.Join();
         churn.Stop();
         churnThread.Join();
         for (int i = 0; i < failures.Length; i++)
             Check.True(failures[i] == null, $"thread {i} failed: {failures[i]}");
         Check.Equal(0, badReductions, "every reduction exact");
         Check.Equal(0, badMessages0 + badMessages1 + badMessages2, "every message intact");
-        foreach (Intracomm c in comms) c.Dispose();
+        foreach (Intracomm c in comms)
+            c.Dispose();
         GC.Collect();
         GC.WaitForPendingFinalizers();   // the operators left to the finalizer are freed
         MPStats after = MP.Stats;
         Check.True(after.Collections - before.Collections > 0, "collections happened");
         Check.True(world.Allreduce(opCalls, Op.Sum) > 0, "the operators ran");
-        Console.WriteLine($"rank {rank}: {reductions} reductions ({opCalls} operator calls), {2 * rounds} " + $"exchanges, {opsMade} operators made, {after.Collections - before.Collections} " + "collections");
+        Console.WriteLine(
+            $"rank {rank}: {reductions} reductions ({opCalls} operator calls), {2 * rounds} " +
+            $"exchanges, {opsMade} operators made, {after.Collections - before.Collections} " +
+            "collections");
         return Check.FinishWithNoPinLeft("UserOpStressTest");
     }
 }

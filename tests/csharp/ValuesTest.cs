@@ -34,25 +34,50 @@ static class ValuesTest
         int got = 0;
         Status st = null;
         Ring.Exchange(() => world.Send(new[] { 1000 + rank }, Ring.Next, 1),
-                      () => { got = world.Recv<int>(Ring.Prev, 1, out st); return st; });
+                      () =>
+                      {
+                          got = world.Recv<int>(Ring.Prev, 1, out st);
+                          return st;
+                      });
         Check.Equal(1000 + Ring.Prev, got, "Recv<int> from the previous rank");
         Check.Equal(1, st.Count, "Recv<int>: Count is one element");
         Check.Equal(4L, st.Bytes, "Recv<int>: Bytes");
         Check.Equal(Ring.Prev, st.Source, "Recv<int>: Source");
 
         Pair pair = default(Pair);
-        Ring.Exchange(() => world.Send(new[] { new Pair { Key = rank, Value = rank * 0.5 } }, Ring.Next, 2),
-                      () => { pair = world.Recv<Pair>(Ring.Prev, 2, out st); return st; });
-        Check.True(pair.Key == Ring.Prev && pair.Value == Ring.Prev * 0.5, $"Recv<Pair> from the previous rank: {pair}");
+        Ring.Exchange(() => world.Send(new[] { new Pair { Key = rank, Value = rank * 0.5 } },
+                                       Ring.Next, 2),
+                      () =>
+                      {
+                          pair = world.Recv<Pair>(Ring.Prev, 2, out st);
+                          return st;
+                      });
+        Check.True(pair.Key == Ring.Prev && pair.Value == Ring.Prev * 0.5,
+                   $"Recv<Pair> from the previous rank: {pair}");
 
         // two values where one is expected: truncation, and the communicator goes on
         Ring.Exchange(() => world.Send(new long[] { 1, 2 }, Ring.Next, 3),
-                      () => { Check.Throws<MPException>(() => world.Recv<long>(Ring.Prev, 3), "Recv<long> of two longs"); return null; });
+                      () =>
+                      {
+                          Check.Throws<MPException>(() => world.Recv<long>(Ring.Prev, 3),
+                                                    "Recv<long> of two longs");
+                          return null;
+                      });
         // an empty message: no value arrived
         Ring.Exchange(() => world.Send(new long[0], Ring.Next, 4),
-                      () => { Check.Throws<MPException>(() => world.Recv<long>(Ring.Prev, 4), "Recv<long> of nothing"); return null; });
+                      () =>
+                      {
+                          Check.Throws<MPException>(() => world.Recv<long>(Ring.Prev, 4),
+                                                    "Recv<long> of nothing");
+                          return null;
+                      });
         Ring.Exchange(() => world.Send(new[] { 7.25 }, Ring.Next, 5),
-                      () => { Check.Equal(7.25, world.Recv<double>(Ring.Prev, 5), "Recv<double> after the refusals"); return null; });
+                      () =>
+                      {
+                          Check.Equal(7.25, world.Recv<double>(Ring.Prev, 5),
+                                      "Recv<double> after the refusals");
+                          return null;
+                      });
     }
 
     static void ScalarCollectives()
@@ -63,22 +88,29 @@ static class ValuesTest
         Check.Equal(2.5, b, "Bcast(ref double)");
 
         int sum = world.Reduce(rank + 1, Op.Sum, root);
-        Check.Equal(rank == root ? size * (size + 1) / 2 : 0, sum, "Reduce<int> (default off root)");
-        Check.Equal(size * (size + 1) / 2L, world.Allreduce((long)rank + 1, Op.Sum), "Allreduce<long>");
+        Check.Equal(rank == root ? size * (size + 1) / 2 : 0, sum,
+                    "Reduce<int> (default off root)");
+        Check.Equal(size * (size + 1) / 2L, world.Allreduce((long)rank + 1, Op.Sum),
+                    "Allreduce<long>");
         Check.Equal((rank + 1) * (rank + 2) / 2, world.Scan(rank + 1, Op.Sum), "Scan<int>");
         Check.Equal(Math.Pow(2, rank + 1), world.Scan(2.0, Op.Prod), "Scan<double> Prod");
-        Check.Equal(rank * (rank + 1) / 2, world.Exscan(rank + 1, Op.Sum), "Exscan<int> (0 = default on rank 0)");
-        Check.Equal(rank == 0 ? 0.0 : Math.Pow(3, rank), world.Exscan(3.0, Op.Prod), "Exscan<double> Prod, default on rank 0");
+        Check.Equal(rank * (rank + 1) / 2, world.Exscan(rank + 1, Op.Sum),
+                    "Exscan<int> (0 = default on rank 0)");
+        Check.Equal(rank == 0 ? 0.0 : Math.Pow(3, rank), world.Exscan(3.0, Op.Prod),
+                    "Exscan<double> Prod, default on rank 0");
 
         // a non-commutative, associative user operator on a struct — digits written one after
         // the other (Key: the number, Value: 10^digits) — keeps rank order
-        Op keepFirst = Op.Create<Pair>((x, y) => new Pair { Key = x.Key * (int)y.Value + y.Key, Value = x.Value * y.Value }, false);
+        Op keepFirst = Op.Create<Pair>((x, y) => new Pair { Key = x.Key * (int)y.Value + y.Key,
+                                                            Value = x.Value * y.Value },
+                                       false);
         Pair folded = world.Reduce(new Pair { Key = rank + 1, Value = 10 }, keepFirst, 0);
         if (rank == 0) {
             int expected = 0;
             for (int r = 0; r < size; r++)
                 expected = r == 0 ? 1 : expected * 10 + r + 1;
-            Check.Equal(expected, folded.Key, "Reduce<Pair> with a non-commutative operator, in rank order");
+            Check.Equal(expected, folded.Key,
+                        "Reduce<Pair> with a non-commutative operator, in rank order");
             Check.Equal(Math.Pow(10, size), folded.Value, "Reduce<Pair> value");
         } else {
             Check.Equal(default(Pair).Key, folded.Key, "Reduce<Pair> off root is default");
@@ -110,12 +142,14 @@ static class ValuesTest
         }
         Check.Equal(100.0 + rank, world.Scatter(values, root), "Scatter<double>: values[rank]");
         // off the root the values are ignored, whatever they are
-        Check.Equal(100.0 + rank, world.Scatter(rank == root ? values : new double[1], root), "Scatter<double> ignores values off root");
+        Check.Equal(100.0 + rank, world.Scatter(rank == root ? values : new double[1], root),
+                    "Scatter<double> ignores values off root");
     }
 
     static void ExpectProcNull(Status st, string what)
     {
-        Check.True(st != null && st.Source == MP.ProcNull && st.Tag == MP.AnyTag && st.Count == 0 && st.Bytes == 0 && !st.Cancelled,
+        Check.True(st != null && st.Source == MP.ProcNull && st.Tag == MP.AnyTag && st.Count == 0 &&
+                       st.Bytes == 0 && !st.Cancelled,
                    $"{what}: status of ProcNull, got {st}");
     }
 
@@ -132,16 +166,20 @@ static class ValuesTest
         ExpectProcNull(world.Recv(into, MP.ProcNull, 1), "Recv from ProcNull");
         ExpectProcNull(world.Recv(into, MP.ProcNull, MP.AnyTag), "Recv from ProcNull, any tag");
         ExpectProcNull(world.Recv(into, 1, 2, MP.ProcNull, 1), "Recv range from ProcNull");
-        Check.True(into[0] == 1 && into[1] == 2 && into[2] == 3, "a receive from ProcNull writes nothing");
+        Check.True(into[0] == 1 && into[1] == 2 && into[2] == 3,
+                   "a receive from ProcNull writes nothing");
 
         Status st;
-        Check.Equal(0, world.Recv<int>(MP.ProcNull, 1, out st), "Recv<int> from ProcNull is default");
+        Check.Equal(0, world.Recv<int>(MP.ProcNull, 1, out st),
+                    "Recv<int> from ProcNull is default");
         ExpectProcNull(st, "Recv<int> from ProcNull");
         Pair p = world.Recv<Pair>(MP.ProcNull, 1);
         Check.True(p.Key == 0 && p.Value == 0, "Recv<Pair> from ProcNull is default");
 
-        ExpectProcNull(world.Sendrecv(data, MP.ProcNull, 1, into, MP.ProcNull, 1), "Sendrecv with ProcNull both ways");
-        Check.Equal(0, world.Sendrecv(data, 0, 2, MP.ProcNull, 1, into, 0, 2, MP.ProcNull, 1), "Sendrecv of ranges with ProcNull: 0 received");
+        ExpectProcNull(world.Sendrecv(data, MP.ProcNull, 1, into, MP.ProcNull, 1),
+                       "Sendrecv with ProcNull both ways");
+        Check.Equal(0, world.Sendrecv(data, 0, 2, MP.ProcNull, 1, into, 0, 2, MP.ProcNull, 1),
+                    "Sendrecv of ranges with ProcNull: 0 received");
         Check.True(into[0] == 1 && into[1] == 2, "Sendrecv from ProcNull writes nothing");
 
         ExpectProcNull(world.Probe(MP.ProcNull, 1), "Probe(ProcNull)");
@@ -155,11 +193,10 @@ static class ValuesTest
     static void ProcNullNonBlocking()
     {
         var data = new double[4];
-        var reqs = new[] {
-            world.Isend(data, MP.ProcNull, 1), world.Issend(data, MP.ProcNull, 1),
-            world.Isend(data, 1, 2, MP.ProcNull, 1), world.Irecv(data, MP.ProcNull, 1),
-            world.Irecv(data, 0, 3, MP.ProcNull, MP.AnyTag)
-        };
+        var reqs =
+            new[] { world.Isend(data, MP.ProcNull, 1), world.Issend(data, MP.ProcNull, 1),
+                    world.Isend(data, 1, 2, MP.ProcNull, 1), world.Irecv(data, MP.ProcNull, 1),
+                    world.Irecv(data, 0, 3, MP.ProcNull, MP.AnyTag) };
         for (int i = 0; i < reqs.Length; i++) {
             Status st;
             Check.True(reqs[i].Test(out st), $"request {i} with ProcNull completes at once");
@@ -171,7 +208,8 @@ static class ValuesTest
     class Node
     {
         public int Value;
-        [Transportable] public Node Next;
+        [Transportable]
+        public Node Next;
     }
 
     static void ProcNullObjectCalls()
@@ -182,12 +220,20 @@ static class ValuesTest
         Node n = world.ORecv<Node>(MP.ProcNull, 1, out st);
         Check.True(n == null, "ORecv from ProcNull returns null");
         ExpectProcNull(st, "ORecv from ProcNull");
-        Check.Equal(0, world.ORecv<int>(MP.ProcNull, MP.AnyTag), "ORecv<int> from ProcNull returns default");
+        Check.Equal(0, world.ORecv<int>(MP.ProcNull, MP.AnyTag),
+                    "ORecv<int> from ProcNull returns default");
         // a real graph after the no-ops: the communicator and the matching are untouched
         Node got = null;
-        Ring.Exchange(() => world.OSend(new Node { Value = rank, Next = new Node { Value = -rank } }, Ring.Next, 9),
-                      () => { got = world.ORecv<Node>(Ring.Prev, 9, out st); return st; });
-        Check.True(got != null && got.Value == Ring.Prev && got.Next != null && got.Next.Value == -Ring.Prev,
+        Ring.Exchange(() =>
+                          world.OSend(new Node { Value = rank, Next = new Node { Value = -rank } },
+                                      Ring.Next, 9),
+                      () =>
+                      {
+                          got = world.ORecv<Node>(Ring.Prev, 9, out st);
+                          return st;
+                      });
+        Check.True(got != null && got.Value == Ring.Prev && got.Next != null &&
+                       got.Next.Value == -Ring.Prev,
                    "a graph after ProcNull O-calls");
     }
 
@@ -195,13 +241,15 @@ static class ValuesTest
     /// the ends — the stencil boundary written with no special case.</summary>
     static void OpenChain()
     {
-        int left = rank > 0 ? rank - 1 : MP.ProcNull, right = rank < size - 1 ? rank + 1 : MP.ProcNull;
+        int left = rank > 0 ? rank - 1 : MP.ProcNull,
+            right = rank < size - 1 ? rank + 1 : MP.ProcNull;
         var cells = new double[] { -1, 10 * rank + 1, 10 * rank + 2, -1 };   // halo, interior, halo
         // to the right: my last interior cell into the right neighbour's left halo
         Status st = world.Sendrecv(new[] { cells[2] }, right, 11, new double[1], left, 11);
         int gotRight = world.Sendrecv(cells, 2, 1, right, 12, cells, 0, 1, left, 12);
         int gotLeft = world.Sendrecv(cells, 1, 1, left, 13, cells, 3, 1, right, 13);
-        Check.Equal(left == MP.ProcNull ? MP.ProcNull : left, st.Source, "chain: Source of the left neighbour");
+        Check.Equal(left == MP.ProcNull ? MP.ProcNull : left, st.Source,
+                    "chain: Source of the left neighbour");
         Check.Equal(left == MP.ProcNull ? 0 : 1, gotRight, "chain: elements from the left");
         Check.Equal(right == MP.ProcNull ? 0 : 1, gotLeft, "chain: elements from the right");
         Check.Equal(left == MP.ProcNull ? -1.0 : 10 * left + 2, cells[0], "chain: left halo");
@@ -213,30 +261,44 @@ static class ValuesTest
         var a = new int[2];
         // -1 (AnySource) and -2 stay invalid destinations; -2 and -4 invalid sources
         foreach (int dest in new[] { -1, -2, -4 }) {
-            var e = Check.Throws<ArgumentOutOfRangeException>(() => world.Send(a, dest, 1), $"Send to {dest}");
-            Check.True(e != null && e.ParamName == "dest" && e.Message.Contains(dest.ToString()) && e.Message.Contains("ProcNull"),
+            var e = Check.Throws<ArgumentOutOfRangeException>(() => world.Send(a, dest, 1),
+                                                              $"Send to {dest}");
+            Check.True(e != null && e.ParamName == "dest" && e.Message.Contains(dest.ToString()) &&
+                           e.Message.Contains("ProcNull"),
                        $"Send to {dest}: names dest, its value and ProcNull: {e?.Message}");
-            Check.Throws<ArgumentOutOfRangeException>(() => world.OSend(a, dest, 1), $"OSend to {dest}");
+            Check.Throws<ArgumentOutOfRangeException>(() => world.OSend(a, dest, 1),
+                                                      $"OSend to {dest}");
         }
         foreach (int source in new[] { -2, -4, size })
-            Check.Throws<ArgumentOutOfRangeException>(() => world.Recv<int>(source, 1), $"Recv<int> from {source}");
+            Check.Throws<ArgumentOutOfRangeException>(() => world.Recv<int>(source, 1),
+                                                      $"Recv<int> from {source}");
         // ProcNull does not excuse a bad tag or a bad buffer
-        Check.Throws<ArgumentOutOfRangeException>(() => world.Send(a, MP.ProcNull, -1), "Send to ProcNull with tag -1");
-        Check.Throws<ArgumentNullException>(() => world.Recv(null, MP.ProcNull, 1), "Recv(null) from ProcNull");
-        Check.Throws<ArgumentException>(() => world.Recv((object)5, MP.ProcNull, 1), "Recv into a boxed int from ProcNull");
-        Check.Throws<ArgumentException>(() => world.Recv<Node2>(MP.ProcNull, 1), "Recv<T> of a struct with a reference");
+        Check.Throws<ArgumentOutOfRangeException>(() => world.Send(a, MP.ProcNull, -1),
+                                                  "Send to ProcNull with tag -1");
+        Check.Throws<ArgumentNullException>(() => world.Recv(null, MP.ProcNull, 1),
+                                            "Recv(null) from ProcNull");
+        Check.Throws<ArgumentException>(() => world.Recv((object)5, MP.ProcNull, 1),
+                                        "Recv into a boxed int from ProcNull");
+        Check.Throws<ArgumentException>(() => world.Recv<Node2>(MP.ProcNull, 1),
+                                        "Recv<T> of a struct with a reference");
 
         // root-only checks, on Self (this rank is the root, so no other rank waits)
         Intracomm self = MP.Self;
-        var e2 = Check.Throws<ArgumentException>(() => self.Scatter(new int[2], 0), "Scatter<int>: 2 values for 1 rank");
-        Check.True(e2 != null && e2.ParamName == "values" && e2.Message.Contains("2") && e2.Message.Contains("Size = 1"),
+        var e2 = Check.Throws<ArgumentException>(() => self.Scatter(new int[2], 0),
+                                                 "Scatter<int>: 2 values for 1 rank");
+        Check.True(e2 != null && e2.ParamName == "values" && e2.Message.Contains("2") &&
+                       e2.Message.Contains("Size = 1"),
                    $"Scatter<int> names values and the counts: {e2?.Message}");
-        Check.Throws<ArgumentNullException>(() => self.Scatter<int>(null, 0), "Scatter<int>(null) at root");
-        Check.Throws<ArgumentOutOfRangeException>(() => world.Reduce(1, Op.Sum, size), "Reduce<int> root = Size");
+        Check.Throws<ArgumentNullException>(() => self.Scatter<int>(null, 0),
+                                            "Scatter<int>(null) at root");
+        Check.Throws<ArgumentOutOfRangeException>(() => world.Reduce(1, Op.Sum, size),
+                                                  "Reduce<int> root = Size");
         Check.Throws<ArgumentOutOfRangeException>(() => world.Gather(1, -1), "Gather<int> root -1");
         Check.Throws<ArgumentNullException>(() => world.Scan(1, null), "Scan<int> with a null op");
-        Check.Throws<ArgumentNullException>(() => world.Exscan(1, null), "Exscan<int> with a null op");
-        Check.Throws<ArgumentException>(() => world.Allreduce(true, Op.Sum), "Allreduce<bool> with Sum");
+        Check.Throws<ArgumentNullException>(() => world.Exscan(1, null),
+                                            "Exscan<int> with a null op");
+        Check.Throws<ArgumentException>(() => world.Allreduce(true, Op.Sum),
+                                        "Allreduce<bool> with Sum");
         // then everything still works
         Check.Equal(7, self.Scatter(new[] { 7 }, 0), "Self.Scatter after the refusals");
         Check.Equal(size, world.Allreduce(1, Op.Sum), "World.Allreduce after the refusals");

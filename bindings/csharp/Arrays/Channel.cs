@@ -12,10 +12,7 @@ namespace System.MP.Arrays
     {
         readonly Comm comm;   // its handle is read at each call: a disposed one is refused
 
-        internal Channel(Comm comm)
-        {
-            this.comm = comm;
-        }
+        internal Channel(Comm comm) { this.comm = comm; }
 
         /// <summary>Sends header's longs (null: none), then the graph, to dest; both are copied
         /// now. Never waits: a send that does not finish at once runs on in the core.</summary>
@@ -32,8 +29,8 @@ namespace System.MP.Arrays
         internal bool Take(int source, int tag, long[] header, ref StatusData st)
         {
             int found;
-            Errors.Check(MPDirect.OTake(comm.handle, comm.peers, source, tag, header, out found,
-                                        ref st));
+            Errors.Check(
+                MPDirect.OTake(comm.handle, comm.peers, source, tag, header, out found, ref st));
             return found != 0;
         }
 

@@ -11,7 +11,8 @@ namespace System.MP.Arrays
     /// System.MP can carry). Entry methods are addressed by name, so two entry methods of one
     /// element class may not share a name.</summary>
     [AttributeUsage(AttributeTargets.Method)]
-    public sealed class EntryMethodAttribute : Attribute { }
+    public sealed class EntryMethodAttribute : Attribute
+    { }
 
     /// <summary>Where the elements of a new array start.</summary>
     public enum Placement
@@ -35,13 +36,14 @@ namespace System.MP.Arrays
     /// Equals and GetHashCode)</typeparam>
     public abstract class Element<TIndex>
     {
-        internal ElementArray<TIndex> host;       // unmarked references: never transported
+        internal ElementArray<TIndex> host;   // unmarked references: never transported
         internal Record<TIndex> record;
 
         Record<TIndex> Placed()
         {
             if (record == null)
-                throw new InvalidOperationException("System.MP.Arrays: this element is not (or no longer) in an array");
+                throw new InvalidOperationException(
+                    "System.MP.Arrays: this element is not (or no longer) in an array");
             return record;
         }
 
@@ -73,15 +75,18 @@ namespace System.MP.Arrays
         /// a one-dimensional array of a primitive type or of a struct without references, or an
         /// object whose fields hold no references. It is handed over and must not be changed
         /// afterwards.</summary>
-        protected void SendZeroCopy(TIndex to, string entry, object message) => Placed().Array.SendZeroCopyFrom(record, to, entry, message);
+        protected void SendZeroCopy(TIndex to, string entry, object message) =>
+            Placed().Array.SendZeroCopyFrom(record, to, entry, message);
 
         /// <summary>Invokes the parameterless entry method named entry of the element
         /// at to.</summary>
-        protected void Send(TIndex to, string entry) => Placed().Array.SendFrom(record, to, entry, null, false);
+        protected void Send(TIndex to, string entry) => Placed().Array.SendFrom(record, to, entry,
+                                                                                null, false);
 
         /// <summary>Sends message to the entry method named entry of every element of this array
         /// (this one included), each exactly once, even while elements migrate.</summary>
-        protected void Broadcast<TMessage>(string entry, TMessage message) => Placed().Array.BroadcastFrom(entry, message, true);
+        protected void Broadcast<TMessage>(string entry, TMessage message) =>
+            Placed().Array.BroadcastFrom(entry, message, true);
 
         /// <summary>Invokes the parameterless entry method named entry of every element of
         /// this array.</summary>
@@ -93,7 +98,8 @@ namespace System.MP.Arrays
         /// share the numbering, so every element contributes to them in the same order (a number
         /// given to different reductions fails for all of them, on every rank). A value that
         /// cannot be serialized raises ArgumentException here, and counts for nothing.</summary>
-        protected void Contribute<T>(Reduction<T> reduction, T value) => Placed().Array.Contribute(record, reduction, value);
+        protected void Contribute<T>(Reduction<T> reduction, T value) =>
+            Placed().Array.Contribute(record, reduction, value);
 
         /// <summary>Moves this element to rank once the current entry method returns:
         /// <see cref="OnMigrating"/> runs here, the element travels as a graph, and
@@ -129,7 +135,8 @@ namespace System.MP.Arrays
     public sealed class ElementLoad<TIndex>
     {
         /// <summary>The element's index.</summary>
-        [Transportable] public TIndex Index;
+        [Transportable]
+        public TIndex Index;
         /// <summary>Seconds spent in its entry methods since the last balance took
         /// the loads.</summary>
         public double Load;
@@ -155,7 +162,9 @@ namespace System.MP.Arrays
         /// <summary>The entry method (or hook) that threw.</summary>
         public string Entry { get; }
         internal ElementException(object index, string entry, Exception inner)
-            : base($"System.MP.Arrays: element {index}: {entry} threw {inner.GetType().Name}: " + $"{inner.Message}", inner)
+            : base($"System.MP.Arrays: element {index}: {entry} threw {inner.GetType().Name}: " +
+                       $"{inner.Message}",
+                   inner)
         {
             ElementIndex = index;
             Entry = entry;
@@ -193,9 +202,11 @@ namespace System.MP.Arrays
         /// <summary>The entry for key, made with value initial when there is none.</summary>
         internal Seq Get(TKey key, long initial)
         {
-            if (last != null && eq.Equals(lastKey, key)) return last;
+            if (last != null && eq.Equals(lastKey, key))
+                return last;
             Seq found;
-            if (!table.TryGetValue(key, out found)) table[key] = found = new Seq(initial);
+            if (!table.TryGetValue(key, out found))
+                table[key] = found = new Seq(initial);
             lastKey = key;
             last = found;
             return found;
@@ -211,20 +222,22 @@ namespace System.MP.Arrays
         internal ElementArray<TIndex> Array;
         internal Element<TIndex> Element;
         internal TIndex Index;
-        internal long Uid;               // unique over the job's life: the sender id of its messages
-        internal long Epoch;             // location version: grows at each move, never reused
-        internal long LastBroadcast;     // broadcasts delivered: 1..LastBroadcast
-        internal long Reductions;        // the next reduction number it contributes to
+        internal long Uid;             // unique over the job's life: the sender id of its messages
+        internal long Epoch;           // location version: grows at each move, never reused
+        internal long LastBroadcast;   // broadcasts delivered: 1..LastBroadcast
+        internal long Reductions;      // the next reduction number it contributes to
         internal double Load;
-        internal bool Ready;             // false while its insertion is being registered
+        internal bool Ready;   // false while its insertion is being registered
         internal int MoveTo = -1;
         internal bool Destroying;
         // by sender: the number expected next
-        internal readonly SeqTable<long> NextSeq = new SeqTable<long>(EqualityComparer<long>.Default);
+        internal readonly SeqTable<long> NextSeq =
+            new SeqTable<long>(EqualityComparer<long>.Default);
         internal readonly Dictionary<long, SortedDictionary<long, Header<TIndex>>> OutOfOrder =
             new Dictionary<long, SortedDictionary<long, Header<TIndex>>>();
         // by target: the number sent last
-        internal readonly SeqTable<TIndex> SendSeq = new SeqTable<TIndex>(IndexRules<TIndex>.Equality);
+        internal readonly SeqTable<TIndex> SendSeq =
+            new SeqTable<TIndex>(IndexRules<TIndex>.Equality);
         internal List<Header<TIndex>> Parked;   // messages that came before Ready
     }
 }

@@ -13,32 +13,41 @@ namespace System.MP.Arrays
     public abstract class ElementArray<TIndex> : IScheduledArray
     {
         internal ElementArray() { }
-        void IScheduledArray.Dispatch(int source, int kind, int tag, int bytes) => Dispatch(source, kind, tag, bytes);
+        void IScheduledArray.Dispatch(int source, int kind, int tag,
+                                      int bytes) => Dispatch(source, kind, tag, bytes);
         void IScheduledArray.Quiesced() => Quiesced();
         internal abstract void Dispatch(int source, int kind, int tag, int bytes);
         internal abstract void Quiesced();
         internal abstract int Rank { get; }
         // messages come boxed: a generic virtual method costs Mono a lookup per call
-        internal abstract void SendFrom(Record<TIndex> from, TIndex to, string entry, object message, bool hasMessage);
+        internal abstract void SendFrom(Record<TIndex> from, TIndex to, string entry,
+                                        object message, bool hasMessage);
         internal abstract void BroadcastFrom(string entry, object message, bool hasMessage);
         internal abstract void Contribute<T>(Record<TIndex> from, Reduction<T> reduction, T value);
         internal abstract void RequestMigration(Record<TIndex> from, int rank);
-        internal abstract void InsertFrom(Record<TIndex> from, TIndex index, Element<TIndex> element, int rank);
+        internal abstract void InsertFrom(Record<TIndex> from, TIndex index,
+                                          Element<TIndex> element, int rank);
         internal abstract void DeleteFrom(Record<TIndex> from, TIndex index);
-        internal abstract void SendZeroCopyFrom(Record<TIndex> from, TIndex to, string entry, object message);
+        internal abstract void SendZeroCopyFrom(Record<TIndex> from, TIndex to, string entry,
+                                                object message);
     }
 
     /// <summary>A parallel array of elements of type TElement addressed by TIndex, spread over the
     /// ranks of a <see cref="Scheduler"/>: elements receive messages (entry-method calls) from any
     /// rank or element, migrate between ranks, are inserted and deleted at any time, take part in
     /// broadcasts and reductions, and are moved by a load balancer between phases.</summary>
-    public sealed class ObjectArray<TIndex, TElement> : ElementArray<TIndex> where TElement : Element<TIndex>
+    public sealed class ObjectArray<TIndex, TElement> : ElementArray<TIndex>
+        where TElement : Element<TIndex>
     {
         struct Location
         {
-            internal int Rank;      // −1: deleted
+            internal int Rank;   // −1: deleted
             internal long Epoch;
-            internal Location(int rank, long epoch) { Rank = rank; Epoch = epoch; }
+            internal Location(int rank, long epoch)
+            {
+                Rank = rank;
+                Epoch = epoch;
+            }
         }
 
         readonly Scheduler s;
@@ -81,7 +90,8 @@ namespace System.MP.Arrays
         // carries it (each rank reports a failed number once, from its result)
         readonly Dictionary<long, Exception> causes = new Dictionary<long, Exception>();
         long frontier, known = -1, rootNext, initialCount;
-        readonly Dictionary<long, Slot> slots = new Dictionary<long, Slot>(), rootSlots = new Dictionary<long, Slot>();
+        readonly Dictionary<long, Slot> slots = new Dictionary<long, Slot>(),
+                                        rootSlots = new Dictionary<long, Slot>();
         readonly SortedDictionary<long, int> owing = new SortedDictionary<long, int>();
         readonly SortedDictionary<long, long> rootDeltas = new SortedDictionary<long, long>();
         readonly List<long> deltaAt = new List<long>(), delta = new List<long>();
@@ -98,7 +108,8 @@ namespace System.MP.Arrays
             children = Tree.Children(rank, size);
             childReported = new long[children.Count];
             childStarted = new long[children.Count];
-            for (int i = 0; i < children.Count; i++) childStarted[i] = -1;
+            for (int i = 0; i < children.Count; i++)
+                childStarted[i] = -1;
             local = new Dictionary<TIndex, Record<TIndex>>(eq);
             pending = new Dictionary<TIndex, Record<TIndex>>(eq);
             cache = new Dictionary<TIndex, Location>(eq);
@@ -115,32 +126,41 @@ namespace System.MP.Arrays
         /// indices (no duplicates); placement decides where each starts; make creates the
         /// elements this rank holds. A disagreement between ranks, a duplicate index or a make
         /// that fails raises ArgumentException on every rank, and nothing is created.</summary>
-        public static ObjectArray<TIndex, TElement> Create(Scheduler scheduler, IEnumerable<TIndex> indices,
-                                                          Func<TIndex, TElement> make, Placement placement = Placement.Block)
+        public static ObjectArray<TIndex, TElement> Create(
+            Scheduler scheduler, IEnumerable<TIndex> indices, Func<TIndex, TElement> make,
+            Placement placement = Placement.Block)
         {
             if (placement != Placement.Block && placement != Placement.RoundRobin)
-                throw new ArgumentOutOfRangeException(nameof(placement), placement, "System.MP.Arrays: not a placement");
+                throw new ArgumentOutOfRangeException(nameof(placement), placement,
+                                                      "System.MP.Arrays: not a placement");
             return Create(scheduler, indices, make, placement, null);
         }
 
         /// <summary>Creates the array collectively, element at index i starting on rank
         /// rankOf(i) (which must give the same answer on every rank).</summary>
-        public static ObjectArray<TIndex, TElement> Create(Scheduler scheduler, IEnumerable<TIndex> indices,
-                                                          Func<TIndex, TElement> make, Func<TIndex, int> rankOf)
+        public static ObjectArray<TIndex, TElement> Create(
+            Scheduler scheduler, IEnumerable<TIndex> indices, Func<TIndex, TElement> make,
+            Func<TIndex, int> rankOf)
         {
-            if (rankOf == null) throw new ArgumentNullException(nameof(rankOf));
+            if (rankOf == null)
+                throw new ArgumentNullException(nameof(rankOf));
             return Create(scheduler, indices, make, Placement.Block, rankOf);
         }
 
-        static ObjectArray<TIndex, TElement> Create(Scheduler s, IEnumerable<TIndex> indices, Func<TIndex, TElement> make,
+        static ObjectArray<TIndex, TElement> Create(Scheduler s, IEnumerable<TIndex> indices,
+                                                    Func<TIndex, TElement> make,
                                                     Placement placement, Func<TIndex, int> rankOf)
         {
-            if (s == null) throw new ArgumentNullException("scheduler");
-            if (indices == null) throw new ArgumentNullException(nameof(indices));
-            if (make == null) throw new ArgumentNullException(nameof(make));
+            if (s == null)
+                throw new ArgumentNullException("scheduler");
+            if (indices == null)
+                throw new ArgumentNullException(nameof(indices));
+            if (make == null)
+                throw new ArgumentNullException(nameof(make));
             s.CheckIdle(nameof(Create));
             IndexRules<TIndex>.CheckType();
-            if (EntryTable<TIndex, TElement>.Refusal != null) throw EntryTable<TIndex, TElement>.Refusal;
+            if (EntryTable<TIndex, TElement>.Refusal != null)
+                throw EntryTable<TIndex, TElement>.Refusal;
 
             // everything that can fail happens before the ranks agree, so all throw or none does
             var list = new List<TIndex>(indices);
@@ -154,21 +174,36 @@ namespace System.MP.Arrays
             try {
                 for (int i = 0; i < list.Count; i++) {
                     TIndex index = list[i];
-                    if (index == null) throw new ArgumentException($"System.MP.Arrays: index at position {i} is null");
-                    if (!seen.Add(index)) throw new ArgumentException($"System.MP.Arrays: index {index} appears twice in the list");
-                    int r = rankOf != null ? rankOf(index)
-                            : placement == Placement.Block ? (int)((long)i * s.Size / list.Count) : i % s.Size;
+                    if (index == null)
+                        throw new ArgumentException(
+                            $"System.MP.Arrays: index at position {i} is null");
+                    if (!seen.Add(index))
+                        throw new ArgumentException(
+                            $"System.MP.Arrays: index {index} appears twice in the list");
+                    int r = rankOf != null                 ? rankOf(index)
+                            : placement == Placement.Block ? (int)((long)i * s.Size / list.Count)
+                                                           : i % s.Size;
                     if (r < 0 || r >= s.Size)
-                        throw new ArgumentException($"System.MP.Arrays: index {index} is placed on rank {r}, outside " + $"0..{s.Size - 1}");
+                        throw new ArgumentException(
+                            $"System.MP.Arrays: index {index} is placed on rank {r}, outside " +
+                            $"0..{s.Size - 1}");
                     hash = hash * 1000003 + IndexRules<TIndex>.StableHash(index) * 31 + r;
                     a.cache[index] = new Location(r, 1);
-                    if (a.HomeOf(index) == s.Rank) a.homeTable[index] = new Location(r, 1);
+                    if (a.HomeOf(index) == s.Rank)
+                        a.homeTable[index] = new Location(r, 1);
                     a.moves++;
-                    if (r != s.Rank) continue;
+                    if (r != s.Rank)
+                        continue;
                     TElement e = make(index);
-                    if (e == null) throw new ArgumentException($"System.MP.Arrays: make returned null for index {index}");
-                    if (e.record != null) throw new ArgumentException($"System.MP.Arrays: make returned, for index {index}, an element " + "already in an array");
-                    made.Add(new Record<TIndex> { Element = e, Index = index, Uid = i + 1, Epoch = 1, Ready = true });
+                    if (e == null)
+                        throw new ArgumentException(
+                            $"System.MP.Arrays: make returned null for index {index}");
+                    if (e.record != null)
+                        throw new ArgumentException(
+                            $"System.MP.Arrays: make returned, for index {index}, an element " +
+                            "already in an array");
+                    made.Add(new Record<TIndex> { Element = e, Index = index, Uid = i + 1,
+                                                  Epoch = 1, Ready = true });
                 }
             } catch (Exception e) {
                 error = e.Message;
@@ -178,12 +213,19 @@ namespace System.MP.Arrays
             var high = new long[2];
             s.Comm.Allreduce(mine, low, Op.Min);
             s.Comm.Allreduce(mine, high, Op.Max);
-            if (error != null) throw new ArgumentException(error);
-            if (high[0] != 0) throw new ArgumentException("System.MP.Arrays: creating the array failed on another rank (its exception " + "says why)");
+            if (error != null)
+                throw new ArgumentException(error);
+            if (high[0] != 0)
+                throw new ArgumentException(
+                    "System.MP.Arrays: creating the array failed on another rank (its exception " +
+                    "says why)");
             if (low[1] != high[1])
-                throw new ArgumentException("System.MP.Arrays: the ranks gave different index lists or placements (every " + "rank passes the same)");
+                throw new ArgumentException(
+                    "System.MP.Arrays: the ranks gave different index lists or placements (every " +
+                    "rank passes the same)");
 
-            foreach (Record<TIndex> r in made) a.Attach(r);
+            foreach (Record<TIndex> r in made)
+                a.Attach(r);
             s.Add(a);
             return a;
         }
@@ -222,8 +264,10 @@ namespace System.MP.Arrays
         {
             get {
                 var list = new List<TElement>(local.Count + pending.Count);
-                foreach (Record<TIndex> r in local.Values) list.Add((TElement)r.Element);
-                foreach (Record<TIndex> r in pending.Values) list.Add((TElement)r.Element);
+                foreach (Record<TIndex> r in local.Values)
+                    list.Add((TElement)r.Element);
+                foreach (Record<TIndex> r in pending.Values)
+                    list.Add((TElement)r.Element);
                 return list;
             }
         }
@@ -232,7 +276,10 @@ namespace System.MP.Arrays
         public bool TryGetLocal(TIndex index, out TElement element)
         {
             Record<TIndex> r;
-            element = index != null && (local.TryGetValue(index, out r) || pending.TryGetValue(index, out r)) ? (TElement)r.Element : null;
+            element = index != null &&
+                              (local.TryGetValue(index, out r) || pending.TryGetValue(index, out r))
+                          ? (TElement)r.Element
+                          : null;
             return element != null;
         }
 
@@ -251,7 +298,8 @@ namespace System.MP.Arrays
         /// one rank's code to one element arrive in the order sent, exactly once. A message the
         /// serializer cannot carry raises ArgumentException and is neither sent
         /// nor numbered.</summary>
-        public void Send<TMessage>(TIndex index, string entry, TMessage message) => SendFrom(null, index, entry, message, true);
+        public void Send<TMessage>(TIndex index, string entry,
+                                   TMessage message) => SendFrom(null, index, entry, message, true);
 
         /// <summary>Invokes the parameterless entry method entry of the element at index.</summary>
         public void Send(TIndex index, string entry) => SendFrom(null, index, entry, null, false);
@@ -262,25 +310,37 @@ namespace System.MP.Arrays
         /// entry's parameter type). It is handed over: the sender must not change it afterwards
         /// (a local receiver gets this very object; a remote one gets the bytes MPI moves straight
         /// from it, perhaps after the sender's next change).</summary>
-        public void SendZeroCopy(TIndex index, string entry, object message) => SendZeroCopyFrom(null, index, entry, message);
+        public void SendZeroCopy(TIndex index, string entry,
+                                 object message) => SendZeroCopyFrom(null, index, entry, message);
 
-        internal override void SendZeroCopyFrom(Record<TIndex> from, TIndex to, string entry, object message)
+        internal override void SendZeroCopyFrom(Record<TIndex> from, TIndex to, string entry,
+                                                object message)
         {
             s.CheckThread();
-            if (to == null) throw new ArgumentNullException(nameof(to));
-            if (message == null) throw new ArgumentNullException(nameof(message));
+            if (to == null)
+                throw new ArgumentNullException(nameof(to));
+            if (message == null)
+                throw new ArgumentNullException(nameof(message));
             Type type = message.GetType();
             if (!ZeroCopyRules.Accepts(type))
-                throw new ArgumentException($"System.MP.Arrays: a {type} cannot travel without a copy: only a " + "one-dimensional array of a primitive type or of a struct without " + "references, or an object whose fields hold no references, can", nameof(message));
+                throw new ArgumentException(
+                    $"System.MP.Arrays: a {type} cannot travel without a copy: only a " +
+                        "one-dimensional array of a primitive type or of a struct without " +
+                        "references, or an object whose fields hold no references, can",
+                    nameof(message));
             Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.Find(entry, type, true);
             if (!type.IsArray && type != e.MessageType)
-                throw new ArgumentException($"System.MP.Arrays: entry method {entry} takes a {e.MessageType}; an object " + $"sent without a copy must be exactly that type, not a {type}", nameof(message));
+                throw new ArgumentException(
+                    $"System.MP.Arrays: entry method {entry} takes a {e.MessageType}; an object " +
+                        $"sent without a copy must be exactly that type, not a {type}",
+                    nameof(message));
             SendMessage(from, from == null ? rankSendSeq : from.SendSeq, to, e, message, true);
         }
 
         /// <summary>Sends message to entry method entry of every element, each
         /// exactly once.</summary>
-        public void Broadcast<TMessage>(string entry, TMessage message) => BroadcastFrom(entry, message, true);
+        public void Broadcast<TMessage>(string entry,
+                                        TMessage message) => BroadcastFrom(entry, message, true);
 
         /// <summary>Invokes the parameterless entry method entry of every element, each
         /// exactly once.</summary>
@@ -293,7 +353,8 @@ namespace System.MP.Arrays
 
         /// <summary>Inserts element at index on rank toRank (it travels there as
         /// a graph).</summary>
-        public void Insert(TIndex index, TElement element, int toRank) => Insert(null, index, element, toRank);
+        public void Insert(TIndex index, TElement element,
+                           int toRank) => Insert(null, index, element, toRank);
 
         /// <summary>An insertion by from (null: by this rank's code). The new element starts where
         /// its inserter is, wherever it lands: it gets the broadcasts after the last one the
@@ -303,18 +364,26 @@ namespace System.MP.Arrays
         void Insert(Record<TIndex> from, TIndex index, TElement element, int toRank)
         {
             s.CheckThread();
-            if (index == null) throw new ArgumentNullException(nameof(index));
-            if (element == null) throw new ArgumentNullException(nameof(element));
+            if (index == null)
+                throw new ArgumentNullException(nameof(index));
+            if (element == null)
+                throw new ArgumentNullException(nameof(element));
             CheckRank(toRank, nameof(toRank));
-            if (element.record != null) throw new ArgumentException("System.MP.Arrays: the element is already in an array", nameof(element));
-            long lastBroadcast = from?.LastBroadcast ?? broadcasts, reductions = Math.Max(frontier, from?.Reductions ?? frontier);
+            if (element.record != null)
+                throw new ArgumentException("System.MP.Arrays: the element is already in an array",
+                                            nameof(element));
+            long lastBroadcast = from?.LastBroadcast ?? broadcasts,
+                 reductions = Math.Max(frontier, from?.Reductions ?? frontier);
             if (toRank != rank) {
-                s.Post(toRank, Tags.Of(id, Tags.Migrate), new Passport<TIndex, TElement> { Element = element, Index = index,
-                                                                                            LastBroadcast = lastBroadcast, Reductions = reductions });
+                s.Post(toRank, Tags.Of(id, Tags.Migrate),
+                       new Passport<TIndex, TElement> { Element = element, Index = index,
+                                                        LastBroadcast = lastBroadcast,
+                                                        Reductions = reductions });
                 return;
             }
             if (local.ContainsKey(index) || pending.ContainsKey(index))
-                throw new ArgumentException($"System.MP.Arrays: index {index} already lives on this rank", nameof(index));
+                throw new ArgumentException(
+                    $"System.MP.Arrays: index {index} already lives on this rank", nameof(index));
             InsertHere(index, element, lastBroadcast, reductions);
         }
 
@@ -325,11 +394,15 @@ namespace System.MP.Arrays
         internal override void DeleteFrom(Record<TIndex> from, TIndex index) =>
             SendMessage(from, from == null ? rankSendSeq : from.SendSeq, index, DeleteEntry, null);
 
-        internal override void InsertFrom(Record<TIndex> from, TIndex index, Element<TIndex> element, int toRank)
+        internal override void InsertFrom(Record<TIndex> from, TIndex index,
+                                          Element<TIndex> element, int toRank)
         {
             var typed = element as TElement;
             if (element != null && typed == null)
-                throw new ArgumentException($"System.MP.Arrays: this array holds {typeof(TElement)}, not " + $"{element.GetType()}", nameof(element));
+                throw new ArgumentException(
+                    $"System.MP.Arrays: this array holds {typeof(TElement)}, not " +
+                        $"{element.GetType()}",
+                    nameof(element));
             Insert(from, index, typed, toRank);
         }
 
@@ -340,23 +413,30 @@ namespace System.MP.Arrays
             CheckRank(toRank, nameof(toRank));
             Record<TIndex> r;
             if (index == null || !local.TryGetValue(index, out r) || !r.Ready)
-                throw new ArgumentException($"System.MP.Arrays: element {index} does not live on rank {rank}; an element " + "migrates itself with MigrateTo", nameof(index));
-            if (toRank != rank) MigrateNow(r, toRank);
+                throw new ArgumentException(
+                    $"System.MP.Arrays: element {index} does not live on rank {rank}; an element " +
+                        "migrates itself with MigrateTo",
+                    nameof(index));
+            if (toRank != rank)
+                MigrateNow(r, toRank);
         }
 
         /// <summary>Defines, collectively (same order on every rank), a reduction combining values
         /// with a built-in operator (Sum, Prod, Min, Max over int, long, float, double; BAnd, BOr,
         /// BXor over int, long; LAnd, LOr over bool). With resultEntry, each result is also
         /// broadcast to that entry method of every element.</summary>
-        public Reduction<T> DefineReduction<T>(Op op, string resultEntry = null) => DefineReduction(BuiltinCombine<T>.Of(op), resultEntry);
+        public Reduction<T> DefineReduction<T>(Op op, string resultEntry = null) =>
+            DefineReduction(BuiltinCombine<T>.Of(op), resultEntry);
 
         /// <summary>Defines, collectively, a reduction combining values with combine (associative
         /// and commutative: the order of combination is not fixed).</summary>
         public Reduction<T> DefineReduction<T>(Func<T, T, T> combine, string resultEntry = null)
         {
-            if (combine == null) throw new ArgumentNullException(nameof(combine));
+            if (combine == null)
+                throw new ArgumentNullException(nameof(combine));
             s.CheckIdle(nameof(DefineReduction));
-            if (resultEntry != null) EntryTable<TIndex, TElement>.Find(resultEntry, typeof(T), true);
+            if (resultEntry != null)
+                EntryTable<TIndex, TElement>.Find(resultEntry, typeof(T), true);
             // clang-format off
             var r = new Reduction<T>(combine) { Array = this, Id = reductions.Count,
                                                 ResultEntry = resultEntry };
@@ -379,41 +459,55 @@ namespace System.MP.Arrays
         /// loads are kept.</summary>
         public void Balance(Func<IList<ElementLoad<TIndex>>, int, int[]> balancer)
         {
-            if (balancer == null) throw new ArgumentNullException(nameof(balancer));
+            if (balancer == null)
+                throw new ArgumentNullException(nameof(balancer));
             s.CheckIdle(nameof(Balance));
             var mine = new List<Record<TIndex>>(local.Values);
             var loads = new ElementLoad<TIndex>[mine.Count];
-            for (int i = 0; i < mine.Count; i++) loads[i] = new ElementLoad<TIndex> { Index = mine[i].Index, Load = mine[i].Load, Rank = rank };
+            for (int i = 0; i < mine.Count; i++)
+                loads[i] = new ElementLoad<TIndex> { Index = mine[i].Index, Load = mine[i].Load,
+                                                     Rank = rank };
             ElementLoad<TIndex>[] all = s.Comm.OGather(loads, 0);
             var plan = new BalancePlan();
             if (rank == 0) {
                 try {
                     plan.Ranks = balancer(all, size);
                     if (plan.Ranks == null || plan.Ranks.Length != all.Length)
-                        throw new ArgumentException("the balancer returned " + $"{(plan.Ranks == null ? "null" : plan.Ranks.Length + " ranks")} " + $"for {all.Length} elements");
+                        throw new ArgumentException(
+                            "the balancer returned " +
+                            $"{(plan.Ranks == null ? "null" : plan.Ranks.Length + " ranks")} " +
+                            $"for {all.Length} elements");
                     foreach (int r in plan.Ranks)
-                        if (r < 0 || r >= size) throw new ArgumentException($"the balancer placed an element on rank {r}, outside " + $"0..{size - 1}");
+                        if (r < 0 || r >= size)
+                            throw new ArgumentException(
+                                $"the balancer placed an element on rank {r}, outside " +
+                                $"0..{size - 1}");
                 } catch (Exception e) {
                     plan = new BalancePlan { Error = "System.MP.Arrays: Balance: " + e.Message };
                 }
             }
             plan = s.Comm.OBcast(plan, 0);
-            if (plan.Error != null) throw new ArgumentException(plan.Error);
+            if (plan.Error != null)
+                throw new ArgumentException(plan.Error);
             int offset = s.Comm.Exscan(mine.Count, Op.Sum);
-            if (rank == 0) offset = 0;
+            if (rank == 0)
+                offset = 0;
             // the loads are reset as they are taken, before the moves: what runs from here on is
             // the next balance's to weigh
             for (int i = 0; i < mine.Count; i++) {
                 mine[i].Load = 0;
-                if (plan.Ranks[offset + i] != rank) MigrateNow(mine[i], plan.Ranks[offset + i]);
+                if (plan.Ranks[offset + i] != rank)
+                    MigrateNow(mine[i], plan.Ranks[offset + i]);
             }
             s.Run();
         }
 
         sealed class BalancePlan
         {
-            [Transportable] public int[] Ranks;
-            [Transportable] public string Error;
+            [Transportable]
+            public int[] Ranks;
+            [Transportable]
+            public string Error;
         }
 
         /// <summary>The greedy balancer: heaviest first, each element stays on its rank while that
@@ -421,12 +515,20 @@ namespace System.MP.Arrays
         /// (so a balanced array is left as it is).</summary>
         public static int[] Greedy(IList<ElementLoad<TIndex>> loads, int ranks)
         {
-            if (loads == null) throw new ArgumentNullException(nameof(loads));
-            if (ranks < 1) throw new ArgumentOutOfRangeException(nameof(ranks), ranks, "System.MP.Arrays: at least one rank");
+            if (loads == null)
+                throw new ArgumentNullException(nameof(loads));
+            if (ranks < 1)
+                throw new ArgumentOutOfRangeException(nameof(ranks), ranks,
+                                                      "System.MP.Arrays: at least one rank");
             var order = new int[loads.Count];
             double sum = 0;
-            for (int i = 0; i < order.Length; i++) { order[i] = i; sum += loads[i].Load; }
-            Array.Sort(order, (a, b) => loads[b].Load.CompareTo(loads[a].Load) != 0 ? loads[b].Load.CompareTo(loads[a].Load) : a.CompareTo(b));
+            for (int i = 0; i < order.Length; i++) {
+                order[i] = i;
+                sum += loads[i].Load;
+            }
+            Array.Sort(order, (a, b) => loads[b].Load.CompareTo(loads[a].Load) != 0
+                                            ? loads[b].Load.CompareTo(loads[a].Load)
+                                            : a.CompareTo(b));
             double limit = sum / ranks * 1.05;
             var total = new double[ranks];
             var result = new int[loads.Count];
@@ -436,7 +538,8 @@ namespace System.MP.Arrays
                     best = here;
                 } else {
                     for (int r = 1; r < ranks; r++)
-                        if (total[r] < total[best]) best = r;
+                        if (total[r] < total[best])
+                            best = r;
                 }
                 result[i] = best;
                 total[best] += loads[i].Load;
@@ -446,7 +549,9 @@ namespace System.MP.Arrays
 
         void CheckRank(int r, string name)
         {
-            if (r < 0 || r >= size) throw new ArgumentOutOfRangeException(name, r, $"System.MP.Arrays: rank {r} is outside 0..{size - 1}");
+            if (r < 0 || r >= size)
+                throw new ArgumentOutOfRangeException(
+                    name, r, $"System.MP.Arrays: rank {r} is outside 0..{size - 1}");
         }
 
         // ---------------------------------------------------------------- sending and routing
@@ -456,20 +561,29 @@ namespace System.MP.Arrays
         /// <summary>A pseudo entry: delete the element (numbered after the real ones).</summary>
         sealed class DeleteMarker : Entry<TIndex, TElement>
         {
-            internal DeleteMarker() { Number = EntryTable<TIndex, TElement>.All.Length; Name = "(delete)"; }
-            internal override Header<TIndex> Make(object message) => new Envelope<TIndex, NoMessage> { Entry = Number };
+            internal DeleteMarker()
+            {
+                Number = EntryTable<TIndex, TElement>.All.Length;
+                Name = "(delete)";
+            }
+            internal override Header<TIndex> Make(object message) =>
+                new Envelope<TIndex, NoMessage> { Entry = Number };
             internal override object MessageOf(Header<TIndex> m) => null;
-            internal override object Graph(Header<TIndex> m) => IndexCodec<TIndex>.Fits ? null : new Keyed<TIndex, NoMessage> { Index = m.Index };
+            internal override object Graph(Header<TIndex> m) =>
+                IndexCodec<TIndex>.Fits ? null : new Keyed<TIndex, NoMessage> { Index = m.Index };
             internal override Header<TIndex> Receive(long[] header)
             {
                 var m = new Envelope<TIndex, NoMessage> { Entry = Number };
                 if (!IndexCodec<TIndex>.Fits) {
-                    var k = (Keyed<TIndex, NoMessage>)Channel.ReadIncomingAfter(
-                        header, typeof(Keyed<TIndex, NoMessage>));
-                    if (k == null) throw new MPSerializationException("System.MP.Arrays: a delete message without an index");
+                    var k = (Keyed<TIndex, NoMessage>)
+                                Channel.ReadIncomingAfter(header, typeof(Keyed<TIndex, NoMessage>));
+                    if (k == null)
+                        throw new MPSerializationException(
+                            "System.MP.Arrays: a delete message without an index");
                     m.Index = k.Index;
                 } else if (Channel.ReadIncomingAfter(header, typeof(NoMessage)) != null) {
-                    throw new MPSerializationException("System.MP.Arrays: a delete message with a message");
+                    throw new MPSerializationException(
+                        "System.MP.Arrays: a delete message with a message");
                 }
                 Wire.Read(header, m);
                 return m;
@@ -478,29 +592,36 @@ namespace System.MP.Arrays
             internal override Header<TIndex> Decode(byte[] bytes)
             {
                 var m = Serializer.Deserialize<Envelope<TIndex, NoMessage>>(bytes, 0, bytes.Length);
-                if (m == null) throw new MPSerializationException("System.MP.Arrays: a null delete message");
+                if (m == null)
+                    throw new MPSerializationException("System.MP.Arrays: a null delete message");
                 m.Entry = Number;
                 return m;
             }
-            internal override void Invoke(TElement element, Header<TIndex> m) => element.record.Destroying = true;
+            internal override void Invoke(TElement element,
+                                          Header<TIndex> m) => element.record.Destroying = true;
             internal override void InvokeBroadcast(TElement element, byte[] message) { }
         }
 
-        Entry<TIndex, TElement> EntryNumbered(int n) => n == entries.Length ? DeleteEntry : entries[n];
+        Entry<TIndex, TElement> EntryNumbered(int n) => n == entries.Length ? DeleteEntry
+                                                                            : entries[n];
 
-        internal override void SendFrom(Record<TIndex> from, TIndex to, string entry, object message, bool hasMessage)
+        internal override void SendFrom(Record<TIndex> from, TIndex to, string entry,
+                                        object message, bool hasMessage)
         {
             s.CheckThread();
-            if (to == null) throw new ArgumentNullException(nameof(to));
-            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.FindFor(entry, message, hasMessage);
+            if (to == null)
+                throw new ArgumentNullException(nameof(to));
+            Entry<TIndex, TElement> e =
+                EntryTable<TIndex, TElement>.FindFor(entry, message, hasMessage);
             SendMessage(from, from == null ? rankSendSeq : from.SendSeq, to, e, message);
         }
 
-        void SendMessage(Record<TIndex> from, SeqTable<TIndex> seqs, TIndex to, Entry<TIndex, TElement> e, object message,
-                         bool zeroCopy = false)
+        void SendMessage(Record<TIndex> from, SeqTable<TIndex> seqs, TIndex to,
+                         Entry<TIndex, TElement> e, object message, bool zeroCopy = false)
         {
             s.CheckThread();
-            if (to == null) throw new ArgumentNullException(nameof(to));
+            if (to == null)
+                throw new ArgumentNullException(nameof(to));
             // the number is the sender's next, but it is taken only once the message is copied
             // or posted: a message refused on the way (the serializer cannot carry it) must leave
             // no gap, or the element would wait for that number for ever and hold every later one
@@ -530,8 +651,12 @@ namespace System.MP.Arrays
             Location c, h;
             bool hasC = cache.TryGetValue(index, out c);
             // the home table holds only indices homed here: no hash needed to consult it
-            if (homeTable.TryGetValue(index, out h) && (!hasC || h.Epoch >= c.Epoch)) { c = h; hasC = true; }
-            if (hasC && c.Rank >= 0 && c.Rank != rank) return c.Rank;
+            if (homeTable.TryGetValue(index, out h) && (!hasC || h.Epoch >= c.Epoch)) {
+                c = h;
+                hasC = true;
+            }
+            if (hasC && c.Rank >= 0 && c.Rank != rank)
+                return c.Rank;
             return HomeOf(index);
         }
 
@@ -542,9 +667,9 @@ namespace System.MP.Arrays
         sealed class Whereabouts
         {
             internal TIndex Index;
-            internal Record<TIndex> Local;   // the element, when it is on this rank
-            internal Record<TIndex> Pending; // else its insertion here, not registered yet
-            internal int Hop;                // else NextHop (this rank for a pending insertion)
+            internal Record<TIndex> Local;     // the element, when it is on this rank
+            internal Record<TIndex> Pending;   // else its insertion here, not registered yet
+            internal int Hop;                  // else NextHop (this rank for a pending insertion)
             internal long Moves = -1;
         }
         readonly Whereabouts sending = new Whereabouts(), arriving = new Whereabouts();
@@ -552,12 +677,16 @@ namespace System.MP.Arrays
 
         Whereabouts Locate(Whereabouts w, TIndex index)
         {
-            if (w.Moves == moves && eq.Equals(w.Index, index)) return w;
+            if (w.Moves == moves && eq.Equals(w.Index, index))
+                return w;
             w.Index = index;
             w.Moves = moves;
             w.Pending = null;
-            if (local.TryGetValue(index, out w.Local) || (pending.Count > 0 && pending.TryGetValue(index, out w.Pending))) w.Hop = rank;
-            else w.Hop = NextHop(index);
+            if (local.TryGetValue(index, out w.Local) ||
+                (pending.Count > 0 && pending.TryGetValue(index, out w.Pending)))
+                w.Hop = rank;
+            else
+                w.Hop = NextHop(index);
             return w;
         }
 
@@ -569,14 +698,16 @@ namespace System.MP.Arrays
             }
             if (!h.ZeroCopy) {
                 Wire.Write(wireOut, h);
-                s.Post(dest, Tags.Of(id, Tags.Entries + h.Entry), wireOut, EntryNumbered(h.Entry).Graph(h));
+                s.Post(dest, Tags.Of(id, Tags.Entries + h.Entry), wireOut,
+                       EntryNumbered(h.Entry).Graph(h));
                 return;
             }
             object message = EntryNumbered(h.Entry).MessageOf(h);
             var array = message as Array;
-            s.Post(dest, Tags.Of(id, Tags.ZeroCopy), new ZeroCopyNote<TIndex> {
-                Index = h.Index, Sender = h.Sender, Seq = h.Seq, Origin = h.Origin, Hops = h.Hops, Entry = h.Entry,
-                Length = array == null ? -1 : array.Length });
+            s.Post(dest, Tags.Of(id, Tags.ZeroCopy),
+                   new ZeroCopyNote<TIndex> { Index = h.Index, Sender = h.Sender, Seq = h.Seq,
+                                              Origin = h.Origin, Hops = h.Hops, Entry = h.Entry,
+                                              Length = array == null ? -1 : array.Length });
             s.PostData(dest, Tags.Of(id, Tags.ZeroCopyData), message);
         }
 
@@ -588,23 +719,33 @@ namespace System.MP.Arrays
         void ReceiveZeroCopy(Comm c, int source, int tag, int bytes)
         {
             var note = Channel.ReadIncoming<ZeroCopyNote<TIndex>>(bytes);
-            Type type = note != null && note.Entry >= 0 && note.Entry < entries.Length ? entries[note.Entry].MessageType : null;
-            if (note == null || note.Index == null || !ZeroCopyRules.Accepts(type) || note.Length < -1 || (note.Length < 0) != !type.IsArray)
-                throw new MPSerializationException($"System.MP.Arrays: a malformed zero-copy message from rank {source}" +
-                                                   (note == null ? "" : $" (entry {note.Entry}, length {note.Length})"));
+            Type type = note != null && note.Entry >= 0 && note.Entry < entries.Length
+                            ? entries[note.Entry].MessageType
+                            : null;
+            if (note == null || note.Index == null || !ZeroCopyRules.Accepts(type) ||
+                note.Length < -1 || (note.Length < 0) != !type.IsArray)
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: a malformed zero-copy message from rank {source}" +
+                    (note == null ? "" : $" (entry {note.Entry}, length {note.Length})"));
             // the sender's phase
             int dataTag = Tags.Of(id, Tags.ZeroCopyData) | (tag & (1 << Tags.KindBits));
             Status data = c.Probe(source, dataTag);   // sent right after its envelope
             s.ReceivedDirectly();
             if (note.Length > data.Bytes) {
                 c.Recv(new byte[data.Count], source, dataTag);
-                throw new MPSerializationException($"System.MP.Arrays: a zero-copy message from rank {source} announced " + $"{note.Length} elements in {data.Bytes} bytes");
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: a zero-copy message from rank {source} announced " +
+                    $"{note.Length} elements in {data.Bytes} bytes");
             }
-            object message = type.IsArray ? Array.CreateInstance(type.GetElementType(), note.Length)
-                             : System.Runtime.Serialization.FormatterServices.GetUninitializedObject(type);
+            object message =
+                type.IsArray
+                    ? Array.CreateInstance(type.GetElementType(), note.Length)
+                    : System.Runtime.Serialization.FormatterServices.GetUninitializedObject(type);
             Status got = c.Recv(message, source, dataTag);
             if (got.Count != (type.IsArray ? note.Length : 1))
-                throw new MPSerializationException($"System.MP.Arrays: a zero-copy message from rank {source} announced " + $"{note.Length} elements and brought {got.Count}");
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: a zero-copy message from rank {source} announced " +
+                    $"{note.Length} elements and brought {got.Count}");
             Header<TIndex> h = entries[note.Entry].Make(message);
             h.Index = note.Index;
             h.Sender = note.Sender;
@@ -618,7 +759,8 @@ namespace System.MP.Arrays
         void Hold(Header<TIndex> h)
         {
             List<Header<TIndex>> list;
-            if (!held.TryGetValue(h.Index, out list)) held[h.Index] = list = new List<Header<TIndex>>();
+            if (!held.TryGetValue(h.Index, out list))
+                held[h.Index] = list = new List<Header<TIndex>>();
             list.Add(h);
             heldCount++;
         }
@@ -626,10 +768,12 @@ namespace System.MP.Arrays
         void Release(TIndex index)
         {
             List<Header<TIndex>> list;
-            if (!held.TryGetValue(index, out list)) return;
+            if (!held.TryGetValue(index, out list))
+                return;
             held.Remove(index);
             heldCount -= list.Count;
-            foreach (Header<TIndex> h in list) Arrive(h);
+            foreach (Header<TIndex> h in list)
+                Arrive(h);
         }
 
         /// <summary>A message for an element reached this rank: delivered if the element is here,
@@ -647,7 +791,10 @@ namespace System.MP.Arrays
                 return;
             }
             int dest = w.Hop;
-            if (dest != rank) { h.Hops++; forwarded++; }
+            if (dest != rank) {
+                h.Hops++;
+                forwarded++;
+            }
             Route(h, false, dest);
         }
 
@@ -655,21 +802,28 @@ namespace System.MP.Arrays
         /// the element's back reference in step with the local table.</summary>
         static bool IsHere(Record<TIndex> r) => r.Element != null && r.Element.record == r;
 
-        /// <summary>Delivers h if it is the next from its sender, then any held successors; keeps it otherwise.</summary>
+        /// <summary>Delivers h if it is the next from its sender, then any held successors; keeps
+        /// it otherwise.</summary>
         void Accept(Record<TIndex> r, Header<TIndex> h)
         {
             Seq expected = r.NextSeq.Get(h.Sender, 1);
             long next = expected.Value;
             if (h.Seq != next) {
                 if (h.Seq < next) {
-                    s.Fault(new MPSerializationException($"System.MP.Arrays: element {r.Index} got message {h.Seq} from sender " + $"{h.Sender} twice"));
+                    s.Fault(new MPSerializationException(
+                        $"System.MP.Arrays: element {r.Index} got message {h.Seq} from sender " +
+                        $"{h.Sender} twice"));
                     return;
                 }
                 SortedDictionary<long, Header<TIndex>> waiting;
-                if (!r.OutOfOrder.TryGetValue(h.Sender, out waiting)) r.OutOfOrder[h.Sender] = waiting = new SortedDictionary<long, Header<TIndex>>();
+                if (!r.OutOfOrder.TryGetValue(h.Sender, out waiting))
+                    r.OutOfOrder[h.Sender] = waiting = new SortedDictionary<long, Header<TIndex>>();
                 if (waiting.ContainsKey(h.Seq))
-                    s.Fault(new MPSerializationException($"System.MP.Arrays: element {r.Index} got message {h.Seq} from sender " + $"{h.Sender} twice"));
-                else waiting[h.Seq] = h;
+                    s.Fault(new MPSerializationException(
+                        $"System.MP.Arrays: element {r.Index} got message {h.Seq} from sender " +
+                        $"{h.Sender} twice"));
+                else
+                    waiting[h.Seq] = h;
                 return;
             }
             while (true) {
@@ -677,10 +831,13 @@ namespace System.MP.Arrays
                 Invoke(r, h);
                 SortedDictionary<long, Header<TIndex>> waiting;
                 Header<TIndex> following;
-                if (r.OutOfOrder.Count == 0 || !IsHere(r) || !r.OutOfOrder.TryGetValue(h.Sender, out waiting)
-                    || !waiting.TryGetValue(h.Seq + 1, out following)) return;
+                if (r.OutOfOrder.Count == 0 || !IsHere(r) ||
+                    !r.OutOfOrder.TryGetValue(h.Sender, out waiting) ||
+                    !waiting.TryGetValue(h.Seq + 1, out following))
+                    return;
                 waiting.Remove(h.Seq + 1);
-                if (waiting.Count == 0) r.OutOfOrder.Remove(h.Sender);
+                if (waiting.Count == 0)
+                    r.OutOfOrder.Remove(h.Sender);
                 h = following;
             }
         }
@@ -689,7 +846,8 @@ namespace System.MP.Arrays
         {
             // correct the sender's cache
             if (h.Hops > 0 && h.Origin != rank && h.Origin >= 0 && h.Origin < size)
-                s.Post(h.Origin, Tags.Of(id, Tags.Location), new LocationNote<TIndex> { Index = r.Index, Rank = rank, Epoch = r.Epoch });
+                s.Post(h.Origin, Tags.Of(id, Tags.Location),
+                       new LocationNote<TIndex> { Index = r.Index, Rank = rank, Epoch = r.Epoch });
             Entry<TIndex, TElement> e = EntryNumbered(h.Entry);
             long t0 = s.LoadClock();
             try {
@@ -704,11 +862,13 @@ namespace System.MP.Arrays
         /// <summary>After an entry method: the deletion or the move it asked for.</summary>
         void Settle(Record<TIndex> r)
         {
-            if (r.Destroying) DestroyNow(r);
+            if (r.Destroying)
+                DestroyNow(r);
             else if (r.MoveTo >= 0) {
                 int to = r.MoveTo;
                 r.MoveTo = -1;
-                if (to != rank) MigrateNow(r, to);
+                if (to != rank)
+                    MigrateNow(r, to);
             }
         }
 
@@ -730,26 +890,42 @@ namespace System.MP.Arrays
                 s.Fault(new ElementException(r.Index, nameof(Element<TIndex>.OnMigrating), x));
             }
             var p = new Passport<TIndex, TElement> {
-                Element = (TElement)r.Element, Index = r.Index, Uid = r.Uid, Epoch = r.Epoch + 1, LastBroadcast = r.LastBroadcast,
-                Reductions = r.Reductions, Load = r.Load,
-                SeqSenders = new long[r.NextSeq.Count], SeqNext = new long[r.NextSeq.Count],
-                SendTargets = new TIndex[r.SendSeq.Count], SendNext = new long[r.SendSeq.Count],
+                Element = (TElement)r.Element,
+                Index = r.Index,
+                Uid = r.Uid,
+                Epoch = r.Epoch + 1,
+                LastBroadcast = r.LastBroadcast,
+                Reductions = r.Reductions,
+                Load = r.Load,
+                SeqSenders = new long[r.NextSeq.Count],
+                SeqNext = new long[r.NextSeq.Count],
+                SendTargets = new TIndex[r.SendSeq.Count],
+                SendNext = new long[r.SendSeq.Count],
             };
             int i = 0;
-            foreach (var kv in r.NextSeq) { p.SeqSenders[i] = kv.Key; p.SeqNext[i++] = kv.Value.Value; }
+            foreach (var kv in r.NextSeq) {
+                p.SeqSenders[i] = kv.Key;
+                p.SeqNext[i++] = kv.Value.Value;
+            }
             i = 0;
-            foreach (var kv in r.SendSeq) { p.SendTargets[i] = kv.Key; p.SendNext[i++] = kv.Value.Value; }
+            foreach (var kv in r.SendSeq) {
+                p.SendTargets[i] = kv.Key;
+                p.SendNext[i++] = kv.Value.Value;
+            }
             // serialized (and sent) before anything changes here: an element that cannot travel
             // (a [Transportable] field holding what no graph can carry) stays, and the loop that
             // delivered the message asking for the move goes on with the messages after it
             try {
                 var heldBytes = new List<HeldMessage>();
                 foreach (var waiting in r.OutOfOrder.Values)
-                    foreach (Header<TIndex> h in waiting.Values) heldBytes.Add(new HeldMessage { Entry = h.Entry, Bytes = Serializer.Serialize(h) });
+                    foreach (Header<TIndex> h in waiting.Values)
+                        heldBytes.Add(
+                            new HeldMessage { Entry = h.Entry, Bytes = Serializer.Serialize(h) });
                 p.Held = heldBytes.ToArray();
                 s.Post(to, Tags.Of(id, Tags.Migrate), p);
             } catch (Exception x) {
-                s.Fault(new ElementException(r.Index, $"its migration to rank {to} (it stays on rank {rank})", x));
+                s.Fault(new ElementException(
+                    r.Index, $"its migration to rank {to} (it stays on rank {rank})", x));
                 try {
                     r.Element.OnMigrated();
                 } catch (Exception y) {
@@ -760,7 +936,8 @@ namespace System.MP.Arrays
             r.Epoch++;
             Detach(r);
             cache[r.Index] = new Location(to, r.Epoch);
-            if (HomeOf(r.Index) == rank) homeTable[r.Index] = new Location(to, r.Epoch);
+            if (HomeOf(r.Index) == rank)
+                homeTable[r.Index] = new Location(to, r.Epoch);
             moves++;
             Advance();
         }
@@ -768,28 +945,50 @@ namespace System.MP.Arrays
         void Arrived(Passport<TIndex, TElement> p, int source)
         {
             if (p == null || p.Element == null || p.Index == null)
-                throw new MPSerializationException($"System.MP.Arrays: an element from rank {source} arrived without its " + "element or index");
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: an element from rank {source} arrived without its " +
+                    "element or index");
             if (p.Uid == 0) {   // a remote Insert
                 if (local.ContainsKey(p.Index) || pending.ContainsKey(p.Index))
-                    throw new InvalidOperationException($"System.MP.Arrays: Insert of index {p.Index}: it already lives on rank " + $"{rank}");
+                    throw new InvalidOperationException(
+                        $"System.MP.Arrays: Insert of index {p.Index}: it already lives on rank " +
+                        $"{rank}");
                 if (p.LastBroadcast < 0 || p.Reductions < 0)
-                    throw new MPSerializationException($"System.MP.Arrays: an insertion of index {p.Index} from rank {source} " + "with negative counts");
+                    throw new MPSerializationException(
+                        $"System.MP.Arrays: an insertion of index {p.Index} from rank {source} " +
+                        "with negative counts");
                 InsertHere(p.Index, p.Element, p.LastBroadcast, Math.Max(frontier, p.Reductions));
                 return;
             }
             int senders = p.SeqSenders?.Length ?? -1, targets = p.SendTargets?.Length ?? -1;
-            if (senders < 0 || p.SeqNext?.Length != senders || targets < 0 || p.SendNext?.Length != targets || p.Held == null)
-                throw new MPSerializationException($"System.MP.Arrays: element {p.Index} from rank {source} arrived with " + "inconsistent tables");
+            if (senders < 0 || p.SeqNext?.Length != senders || targets < 0 ||
+                p.SendNext?.Length != targets || p.Held == null)
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: element {p.Index} from rank {source} arrived with " +
+                    "inconsistent tables");
             if (local.ContainsKey(p.Index))
-                throw new MPSerializationException($"System.MP.Arrays: element {p.Index} arrived from rank {source} but already " + "lives here");
-            var r = new Record<TIndex> { Element = p.Element, Index = p.Index, Uid = p.Uid, Epoch = p.Epoch, LastBroadcast = p.LastBroadcast,
-                                         Reductions = p.Reductions, Load = p.Load, Ready = true };
-            for (int i = 0; i < senders; i++) r.NextSeq.Set(p.SeqSenders[i], p.SeqNext[i]);
-            for (int i = 0; i < targets; i++) if (p.SendTargets[i] != null) r.SendSeq.Set(p.SendTargets[i], p.SendNext[i]);
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: element {p.Index} arrived from rank {source} but already " +
+                    "lives here");
+            var r = new Record<TIndex> { Element = p.Element,
+                                         Index = p.Index,
+                                         Uid = p.Uid,
+                                         Epoch = p.Epoch,
+                                         LastBroadcast = p.LastBroadcast,
+                                         Reductions = p.Reductions,
+                                         Load = p.Load,
+                                         Ready = true };
+            for (int i = 0; i < senders; i++)
+                r.NextSeq.Set(p.SeqSenders[i], p.SeqNext[i]);
+            for (int i = 0; i < targets; i++)
+                if (p.SendTargets[i] != null)
+                    r.SendSeq.Set(p.SendTargets[i], p.SendNext[i]);
             var restored = new List<Header<TIndex>>();
             foreach (HeldMessage m in p.Held) {
                 if (m == null || m.Bytes == null || m.Entry < 0 || m.Entry > entries.Length) {
-                    s.Fault(new MPSerializationException($"System.MP.Arrays: element {p.Index} arrived with a malformed held " + "message"));
+                    s.Fault(new MPSerializationException(
+                        $"System.MP.Arrays: element {p.Index} arrived with a malformed held " +
+                        "message"));
                     continue;
                 }
                 try {
@@ -809,21 +1008,27 @@ namespace System.MP.Arrays
             }
             // still waiting for earlier ones, unless it moved on
             foreach (Header<TIndex> h in restored) {
-                if (IsHere(r)) Accept(r, h);
-                else Arrive(h);
+                if (IsHere(r))
+                    Accept(r, h);
+                else
+                    Arrive(h);
             }
             s.Later(() => CatchUp(r));
             Advance();
         }
 
-        /// <summary>This rank now holds index at epoch: its cache, and the home's table (here, or by a note).</summary>
+        /// <summary>This rank now holds index at epoch: its cache, and the home's table (here, or
+        /// by a note).</summary>
         void Located(TIndex index, int at, long epoch)
         {
             cache[index] = new Location(at, epoch);
             moves++;
             int home = HomeOf(index);
-            if (home == rank) SetHome(index, at, epoch);
-            else s.Post(home, Tags.Of(id, Tags.Location), new LocationNote<TIndex> { Index = index, Rank = at, Epoch = epoch });
+            if (home == rank)
+                SetHome(index, at, epoch);
+            else
+                s.Post(home, Tags.Of(id, Tags.Location),
+                       new LocationNote<TIndex> { Index = index, Rank = at, Epoch = epoch });
         }
 
         /// <summary>Index was at rank `at` at epoch: kept unless this rank knows a newer epoch. A
@@ -833,7 +1038,8 @@ namespace System.MP.Arrays
         void Learn(TIndex index, int at, long epoch)
         {
             Location old;
-            if (at < 0 || at >= size || (cache.TryGetValue(index, out old) && old.Epoch >= epoch)) return;
+            if (at < 0 || at >= size || (cache.TryGetValue(index, out old) && old.Epoch >= epoch))
+                return;
             cache[index] = new Location(at, epoch);
             moves++;
         }
@@ -841,22 +1047,30 @@ namespace System.MP.Arrays
         void SetHome(TIndex index, int at, long epoch)
         {
             Location old;
-            if (homeTable.TryGetValue(index, out old) && old.Epoch >= epoch) return;
+            if (homeTable.TryGetValue(index, out old) && old.Epoch >= epoch)
+                return;
             homeTable[index] = new Location(at, epoch);
             moves++;
-            if (at >= 0) Release(index);
+            if (at >= 0)
+                Release(index);
         }
 
         void InsertHere(TIndex index, TElement element, long lastBroadcast, long reductions)
         {
-            var r = new Record<TIndex> { Element = element, Index = index, Uid = ((long)(rank + 1) << 40) + (++inserted),
-                                         LastBroadcast = lastBroadcast, Reductions = reductions, Ready = false };
+            var r = new Record<TIndex> { Element = element,
+                                         Index = index,
+                                         Uid = ((long)(rank + 1) << 40) + (++inserted),
+                                         LastBroadcast = lastBroadcast,
+                                         Reductions = reductions,
+                                         Ready = false };
             Attach(r);
             AddDelta(r.Reductions, +1);
             var note = new LocationNote<TIndex> { Index = index, Rank = rank };
             int home = HomeOf(index);
-            if (home == rank) Register(note);
-            else s.Post(home, Tags.Of(id, Tags.Register), note);
+            if (home == rank)
+                Register(note);
+            else
+                s.Post(home, Tags.Of(id, Tags.Register), note);
         }
 
         /// <summary>At the home: an insertion asks for index.</summary>
@@ -865,7 +1079,9 @@ namespace System.MP.Arrays
             Location loc;
             bool exists = homeTable.TryGetValue(note.Index, out loc);
             if (exists && loc.Rank >= 0) {
-                Reply(note.Rank, Tags.Duplicate, new LocationNote<TIndex> { Index = note.Index, Rank = loc.Rank, Epoch = loc.Epoch });
+                Reply(note.Rank, Tags.Duplicate,
+                      new LocationNote<TIndex> { Index = note.Index, Rank = loc.Rank,
+                                                 Epoch = loc.Epoch });
                 return;
             }
             LocationNote<TIndex> tomb;
@@ -874,16 +1090,20 @@ namespace System.MP.Arrays
             long epoch = (exists ? loc.Epoch : 0) + 1;
             homeTable[note.Index] = new Location(note.Rank, epoch);
             moves++;
-            Reply(note.Rank, Tags.Registered, new LocationNote<TIndex> { Index = note.Index, Rank = note.Rank, Epoch = epoch,
-                                                                          SeqSenders = tomb?.SeqSenders, SeqNext = tomb?.SeqNext });
+            Reply(note.Rank, Tags.Registered,
+                  new LocationNote<TIndex> { Index = note.Index, Rank = note.Rank, Epoch = epoch,
+                                             SeqSenders = tomb?.SeqSenders,
+                                             SeqNext = tomb?.SeqNext });
             Release(note.Index);
         }
 
         void Reply(int to, int kind, LocationNote<TIndex> note)
         {
             if (to == rank) {
-                if (kind == Tags.Duplicate) Duplicate(note);
-                else Registered(note);
+                if (kind == Tags.Duplicate)
+                    Duplicate(note);
+                else
+                    Registered(note);
             } else {
                 s.Post(to, Tags.Of(id, kind), note);
             }
@@ -893,11 +1113,16 @@ namespace System.MP.Arrays
         {
             Record<TIndex> r;
             if (!pending.TryGetValue(note.Index, out r) || local.ContainsKey(note.Index))
-                throw new MPSerializationException($"System.MP.Arrays: a registration of index {note.Index} that no insertion " + "here waits for");
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: a registration of index {note.Index} that no insertion " +
+                    "here waits for");
             int n = note.SeqSenders?.Length ?? 0;
             if ((note.SeqNext?.Length ?? 0) != n)
-                throw new MPSerializationException($"System.MP.Arrays: the registration of index {note.Index} has inconsistent " + "tables");
-            for (int i = 0; i < n; i++) r.NextSeq.Set(note.SeqSenders[i], note.SeqNext[i]);
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: the registration of index {note.Index} has inconsistent " +
+                    "tables");
+            for (int i = 0; i < n; i++)
+                r.NextSeq.Set(note.SeqSenders[i], note.SeqNext[i]);
             r.Epoch = note.Epoch;
             pending.Remove(r.Index);
             r.Ready = true;
@@ -908,8 +1133,10 @@ namespace System.MP.Arrays
             r.Parked = null;
             if (parked != null)
                 foreach (Header<TIndex> h in parked) {
-                    if (IsHere(r)) Accept(r, h);
-                    else Arrive(h);
+                    if (IsHere(r))
+                        Accept(r, h);
+                    else
+                        Arrive(h);
                 }
             s.Later(() => CatchUp(r));
         }
@@ -918,13 +1145,19 @@ namespace System.MP.Arrays
         {
             Record<TIndex> r;
             if (!pending.TryGetValue(note.Index, out r))
-                throw new MPSerializationException($"System.MP.Arrays: a refusal of index {note.Index} that no insertion here " + "waits for");
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: a refusal of index {note.Index} that no insertion here " +
+                    "waits for");
             Detach(r);
             AddDelta(r.Reductions, -1);
             // this rank may know a newer place than the home did
             Learn(note.Index, note.Rank, note.Epoch);
-            if (r.Parked != null) foreach (Header<TIndex> h in r.Parked) Arrive(h);
-            s.Fault(new InvalidOperationException($"System.MP.Arrays: Insert of index {note.Index} on rank {rank}: it already " + $"lives on rank {note.Rank}; the new element was dropped"));
+            if (r.Parked != null)
+                foreach (Header<TIndex> h in r.Parked)
+                    Arrive(h);
+            s.Fault(new InvalidOperationException(
+                $"System.MP.Arrays: Insert of index {note.Index} on rank {rank}: it already " +
+                $"lives on rank {note.Rank}; the new element was dropped"));
             Advance();
         }
 
@@ -938,21 +1171,29 @@ namespace System.MP.Arrays
             cache[r.Index] = new Location(-1, r.Epoch + 1);
             moves++;
             var tomb = new LocationNote<TIndex> { Index = r.Index, Rank = -1, Epoch = r.Epoch + 1,
-                                                  SeqSenders = new long[r.NextSeq.Count], SeqNext = new long[r.NextSeq.Count] };
+                                                  SeqSenders = new long[r.NextSeq.Count],
+                                                  SeqNext = new long[r.NextSeq.Count] };
             int i = 0;
-            foreach (var kv in r.NextSeq) { tomb.SeqSenders[i] = kv.Key; tomb.SeqNext[i++] = kv.Value.Value; }
+            foreach (var kv in r.NextSeq) {
+                tomb.SeqSenders[i] = kv.Key;
+                tomb.SeqNext[i++] = kv.Value.Value;
+            }
             int home = HomeOf(r.Index);
-            if (home == rank) Bury(tomb);
-            else s.Post(home, Tags.Of(id, Tags.Tombstone), tomb);
+            if (home == rank)
+                Bury(tomb);
+            else
+                s.Post(home, Tags.Of(id, Tags.Tombstone), tomb);
             foreach (var waiting in r.OutOfOrder.Values)
-                foreach (Header<TIndex> h in waiting.Values) Arrive(h);
+                foreach (Header<TIndex> h in waiting.Values)
+                    Arrive(h);
             Advance();
         }
 
         void Bury(LocationNote<TIndex> tomb)
         {
             Location old;
-            if (homeTable.TryGetValue(tomb.Index, out old) && old.Epoch >= tomb.Epoch) return;
+            if (homeTable.TryGetValue(tomb.Index, out old) && old.Epoch >= tomb.Epoch)
+                return;
             homeTable[tomb.Index] = new Location(-1, tomb.Epoch);
             moves++;
             tombstones[tomb.Index] = tomb;
@@ -963,10 +1204,15 @@ namespace System.MP.Arrays
         internal override void BroadcastFrom(string entry, object message, bool hasMessage)
         {
             s.CheckThread();
-            Entry<TIndex, TElement> e = EntryTable<TIndex, TElement>.FindFor(entry, message, hasMessage);
-            var note = new BroadcastNote { Entry = e.Number, Message = message == null ? null : Serializer.Serialize(message) };
-            if (rank == 0) Number(note);
-            else s.Post(0, Tags.Of(id, Tags.BroadcastRequest), note);
+            Entry<TIndex, TElement> e =
+                EntryTable<TIndex, TElement>.FindFor(entry, message, hasMessage);
+            var note = new BroadcastNote {
+                Entry = e.Number, Message = message == null ? null : Serializer.Serialize(message)
+            };
+            if (rank == 0)
+                Number(note);
+            else
+                s.Post(0, Tags.Of(id, Tags.BroadcastRequest), note);
         }
 
         void Number(BroadcastNote note)
@@ -978,11 +1224,17 @@ namespace System.MP.Arrays
         void Broadcasted(BroadcastNote note)
         {
             if (note.Number != broadcasts + 1)
-                throw new MPSerializationException($"System.MP.Arrays: broadcast {note.Number} arrived after {broadcasts}");
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: broadcast {note.Number} arrived after {broadcasts}");
             broadcasts++;
             log.Add(note);
-            foreach (int child in children) s.Post(child, Tags.Of(id, Tags.Broadcast), note);
-            s.Later(() => { foreach (Record<TIndex> r in new List<Record<TIndex>>(local.Values)) CatchUp(r); });
+            foreach (int child in children)
+                s.Post(child, Tags.Of(id, Tags.Broadcast), note);
+            s.Later(() =>
+                    {
+                        foreach (Record<TIndex> r in new List<Record<TIndex>>(local.Values))
+                            CatchUp(r);
+                    });
         }
 
         /// <summary>Delivers to r the broadcasts this rank has seen and r has not.</summary>
@@ -990,7 +1242,8 @@ namespace System.MP.Arrays
         {
             while (IsHere(r) && r.Ready && r.LastBroadcast < broadcasts) {
                 long b = ++r.LastBroadcast;
-                if (b <= logBase) continue;
+                if (b <= logBase)
+                    continue;
                 BroadcastNote note = log[(int)(b - logBase - 1)];
                 Entry<TIndex, TElement> e = entries[note.Entry];
                 long t0 = s.LoadClock();
@@ -1018,15 +1271,18 @@ namespace System.MP.Arrays
         {
             int n;
             owing.TryGetValue(k, out n);
-            if (n + d == 0) owing.Remove(k);
-            else owing[k] = n + d;
+            if (n + d == 0)
+                owing.Remove(k);
+            else
+                owing[k] = n + d;
         }
 
         long OwedAt(long k)
         {
             long n = 0;
             foreach (var kv in owing) {
-                if (kv.Key > k) break;
+                if (kv.Key > k)
+                    break;
                 n += kv.Value;
             }
             return n;
@@ -1035,21 +1291,26 @@ namespace System.MP.Arrays
         Slot SlotAt(Dictionary<long, Slot> table, long k)
         {
             Slot slot;
-            if (!table.TryGetValue(k, out slot)) table[k] = slot = new Slot();
+            if (!table.TryGetValue(k, out slot))
+                table[k] = slot = new Slot();
             return slot;
         }
 
-        const string Mixed = "elements contributed to this number with different reductions: every element must " + "contribute to the array's reductions in the same order (they share one numbering)";
+        const string Mixed =
+            "elements contributed to this number with different reductions: every element must " +
+            "contribute to the array's reductions in the same order (they share one numbering)";
 
         /// <summary>Adds count contributions (value, or failure: a part that could not be
         /// combined; others: reductions it met besides its own) to slot. A combine function that
         /// throws, or a contribution of another reduction, fails the slot's result, which every
         /// rank then gets as a failure: the counts go on, so later reductions
         /// still complete.</summary>
-        void Combine(Slot slot, int reduction, object value, long count, string failure = null, int[] others = null)
+        void Combine(Slot slot, int reduction, object value, long count, string failure = null,
+                     int[] others = null)
         {
             slot.Count += count;
-            if (reduction < 0) return;
+            if (reduction < 0)
+                return;
             if (slot.Reduction < 0) {
                 slot.Reduction = reduction;
                 slot.Value = value;
@@ -1063,7 +1324,9 @@ namespace System.MP.Arrays
                     failure = Failed(slot, "its combine function threw", x);
                 }
             }
-            if (others != null) foreach (int other in others) AddOther(slot, other);
+            if (others != null)
+                foreach (int other in others)
+                    AddOther(slot, other);
             if (failure != null && slot.Failure == null) {
                 slot.Failure = failure;
                 slot.Value = null;
@@ -1072,9 +1335,12 @@ namespace System.MP.Arrays
 
         static void AddOther(Slot slot, int reduction)
         {
-            if (reduction == slot.Reduction) return;
-            if (slot.Others == null) slot.Others = new List<int>();
-            if (!slot.Others.Contains(reduction)) slot.Others.Add(reduction);
+            if (reduction == slot.Reduction)
+                return;
+            if (slot.Others == null)
+                slot.Others = new List<int>();
+            if (!slot.Others.Contains(reduction))
+                slot.Others.Add(reduction);
         }
 
         /// <summary>A partial's value on the wire; a value that cannot be encoded fails the
@@ -1089,31 +1355,44 @@ namespace System.MP.Arrays
                     slot.Failure = Failed(slot, "its combined value could not be sent:", x);
                 }
             }
-            if (slot.Cause != null && !causes.ContainsKey(number)) causes[number] = slot.Cause;
-            return new ReductionNote { Number = number, Count = slot.Count, Reduction = slot.Reduction, Failure = slot.Failure,
-                                       Value = value, Others = slot.Others?.ToArray() };
+            if (slot.Cause != null && !causes.ContainsKey(number))
+                causes[number] = slot.Cause;
+            return new ReductionNote {
+                Number = number,        Count = slot.Count, Reduction = slot.Reduction,
+                Failure = slot.Failure, Value = value,      Others = slot.Others?.ToArray()
+            };
         }
 
         /// <summary>A partial or late contribution from another rank, added to slot.</summary>
-        void CombineNote(Slot slot, ReductionNote note) =>
-            Combine(slot, note.Reduction, note.Reduction >= 0 && note.Failure == null ? reductions[note.Reduction].Decode(note.Value) : null,
-                    note.Count, note.Failure, note.Others);
+        void CombineNote(Slot slot, ReductionNote note) => Combine(
+            slot, note.Reduction,
+            note.Reduction >= 0 && note.Failure == null
+                ? reductions[note.Reduction].Decode(note.Value)
+                : null,
+            note.Count, note.Failure, note.Others);
 
         /// <summary>User code failed slot's value: why, for the note. Not reported here: every
         /// rank reports the failed number once, when its result comes
         /// (<see cref="Result"/>).</summary>
         static string Failed(Slot slot, string what, Exception x)
         {
-            if (slot.Cause == null) slot.Cause = x;
+            if (slot.Cause == null)
+                slot.Cause = x;
             return $"{what} {x.GetType().Name}: {x.Message}";
         }
 
         internal override void Contribute<T>(Record<TIndex> from, Reduction<T> reduction, T value)
         {
             s.CheckThread();
-            if (reduction == null) throw new ArgumentNullException(nameof(reduction));
-            if (reduction.Array != this) throw new ArgumentException("System.MP.Arrays: the reduction was defined on another array", nameof(reduction));
-            if (!from.Ready) throw new InvalidOperationException("System.MP.Arrays: an element contributes once its insertion is registered");
+            if (reduction == null)
+                throw new ArgumentNullException(nameof(reduction));
+            if (reduction.Array != this)
+                throw new ArgumentException(
+                    "System.MP.Arrays: the reduction was defined on another array",
+                    nameof(reduction));
+            if (!from.Ready)
+                throw new InvalidOperationException(
+                    "System.MP.Arrays: an element contributes once its insertion is registered");
             // a value that cannot travel is refused here, before anything counts it
             byte[] encoded = reduction.Encode(value);
             long k = from.Reductions++;
@@ -1121,12 +1400,16 @@ namespace System.MP.Arrays
             Owe(k + 1, +1);
             if (k >= frontier) {
                 Combine(SlotAt(slots, k), reduction.Id, value, 1);
-                if (k > known) known = k;
+                if (k > known)
+                    known = k;
             } else {
-                var late = new ReductionNote { Number = k, Count = 1, Reduction = reduction.Id, Value = encoded };
+                var late = new ReductionNote { Number = k, Count = 1, Reduction = reduction.Id,
+                                               Value = encoded };
                 TakeDeltas(late);
-                if (rank == 0) AtRoot(late, false);
-                else s.Post(0, Tags.Of(id, Tags.ReductionLate), late);
+                if (rank == 0)
+                    AtRoot(late, false);
+                else
+                    s.Post(0, Tags.Of(id, Tags.ReductionLate), late);
             }
             Advance();
         }
@@ -1162,7 +1445,8 @@ namespace System.MP.Arrays
         {
             while (frontier <= known) {
                 Slot slot = SlotAt(slots, frontier);
-                if (OwedAt(frontier) > 0) return;
+                if (OwedAt(frontier) > 0)
+                    return;
                 if (slot.ChildrenIn < children.Count) {
                     // a child that has not reported may not know the reduction started (a subtree
                     // without contributing elements): tell it, once, now that only children
@@ -1170,7 +1454,8 @@ namespace System.MP.Arrays
                     for (int i = 0; i < children.Count; i++)
                         if (childReported[i] <= frontier && childStarted[i] < known) {
                             childStarted[i] = known;
-                            s.Post(children[i], Tags.Of(id, Tags.ReductionStarted), new ReductionNote { Number = known });
+                            s.Post(children[i], Tags.Of(id, Tags.ReductionStarted),
+                                   new ReductionNote { Number = known });
                         }
                     return;
                 }
@@ -1178,18 +1463,24 @@ namespace System.MP.Arrays
                 ReductionNote note = Partial(frontier, slot);
                 TakeDeltas(note);
                 frontier++;
-                if (rank == 0) AtRoot(note, true);
-                else s.Post(parent, Tags.Of(id, Tags.ReductionPartial), note);
+                if (rank == 0)
+                    AtRoot(note, true);
+                else
+                    s.Post(parent, Tags.Of(id, Tags.ReductionPartial), note);
             }
         }
 
         void CheckNote(ReductionNote note, int source)
         {
-            if (note == null || note.Number < 0 || note.Count < 0 || note.Reduction < -1 || note.Reduction >= reductions.Count
-                || (note.DeltaAt?.Length ?? 0) != (note.Delta?.Length ?? 0)
-                || (note.Reduction >= 0 && note.Failure == null) != (note.Value != null)
-                || (note.Others != null && (note.Failure == null || note.Reduction < 0 || Array.Exists(note.Others, r => r < 0 || r >= reductions.Count))))
-                throw new MPSerializationException($"System.MP.Arrays: a malformed reduction message from rank {source}");
+            if (note == null || note.Number < 0 || note.Count < 0 || note.Reduction < -1 ||
+                note.Reduction >= reductions.Count ||
+                (note.DeltaAt?.Length ?? 0) != (note.Delta?.Length ?? 0) ||
+                (note.Reduction >= 0 && note.Failure == null) != (note.Value != null) ||
+                (note.Others != null &&
+                 (note.Failure == null || note.Reduction < 0 ||
+                  Array.Exists(note.Others, r => r < 0 || r >= reductions.Count))))
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: a malformed reduction message from rank {source}");
         }
 
         void AtRoot(ReductionNote note, bool main)
@@ -1202,10 +1493,13 @@ namespace System.MP.Arrays
             }
             if (note.Number < rootNext) {
                 if (note.Count > 0)
-                    s.Fault(new InvalidOperationException($"System.MP.Arrays: a contribution to reduction {note.Number} came after " + "its result"));
+                    s.Fault(new InvalidOperationException(
+                        $"System.MP.Arrays: a contribution to reduction {note.Number} came after " +
+                        "its result"));
             } else {
                 Slot slot = SlotAt(rootSlots, note.Number);
-                if (main) slot.ChildrenIn = 1;
+                if (main)
+                    slot.ChildrenIn = 1;
                 CombineNote(slot, note);
             }
             Complete();
@@ -1217,13 +1511,16 @@ namespace System.MP.Arrays
         {
             while (true) {
                 Slot slot;
-                if (!rootSlots.TryGetValue(rootNext, out slot) || slot.ChildrenIn == 0) return;
+                if (!rootSlots.TryGetValue(rootNext, out slot) || slot.ChildrenIn == 0)
+                    return;
                 long expected = initialCount;
                 foreach (var kv in rootDeltas) {
-                    if (kv.Key > rootNext) break;
+                    if (kv.Key > rootNext)
+                        break;
                     expected += kv.Value;
                 }
-                if (slot.Count != expected) return;
+                if (slot.Count != expected)
+                    return;
                 rootSlots.Remove(rootNext);
                 Result(Partial(rootNext++, slot));
             }
@@ -1231,8 +1528,10 @@ namespace System.MP.Arrays
 
         void Result(ReductionNote note)
         {
-            foreach (int child in children) s.Post(child, Tags.Of(id, Tags.ReductionResult), note);
-            if (note.Reduction < 0) return;
+            foreach (int child in children)
+                s.Post(child, Tags.Of(id, Tags.ReductionResult), note);
+            if (note.Reduction < 0)
+                return;
             Reduction reduction = reductions[note.Reduction];
             if (note.Failure != null) {
                 Failure(note);
@@ -1246,8 +1545,10 @@ namespace System.MP.Arrays
                 s.Fault(x);
             }
             if (rank == 0 && reduction.ResultEntry != null)   // the result, as a broadcast of it
-                Number(new BroadcastNote { Entry = EntryTable<TIndex, TElement>.ByName[reduction.ResultEntry].Number,
-                                           Message = value == null ? null : Serializer.Serialize(value) });
+                Number(new BroadcastNote {
+                    Entry = EntryTable<TIndex, TElement>.ByName[reduction.ResultEntry].Number,
+                    Message = value == null ? null : Serializer.Serialize(value)
+                });
         }
 
         /// <summary>A number that has no result: every rank learns it here, once. The Result
@@ -1256,14 +1557,23 @@ namespace System.MP.Arrays
         void Failure(ReductionNote note)
         {
             var involved = new List<int> { note.Reduction };
-            if (note.Others != null) foreach (int other in note.Others) if (!involved.Contains(other)) involved.Add(other);
+            if (note.Others != null)
+                foreach (int other in note.Others)
+                    if (!involved.Contains(other))
+                        involved.Add(other);
             involved.Sort();
             Exception cause;
-            if (causes.TryGetValue(note.Number, out cause)) causes.Remove(note.Number);
-            string which = involved.Count == 1 ? $"reduction {involved[0]} of array {id}, number {note.Number}, has"
-                           : $"reductions {string.Join(" and ", involved)} of array {id}, number " + $"{note.Number}, have";
-            var failed = new InvalidOperationException($"System.MP.Arrays: {which} no result: {note.Failure}", cause);
-            foreach (int r in involved) reductions[r].Fail(note.Number, failed);
+            if (causes.TryGetValue(note.Number, out cause))
+                causes.Remove(note.Number);
+            string which =
+                involved.Count == 1
+                    ? $"reduction {involved[0]} of array {id}, number {note.Number}, has"
+                    : $"reductions {string.Join(" and ", involved)} of array {id}, number " +
+                          $"{note.Number}, have";
+            var failed = new InvalidOperationException(
+                $"System.MP.Arrays: {which} no result: {note.Failure}", cause);
+            foreach (int r in involved)
+                reductions[r].Fail(note.Number, failed);
             s.Fault(failed);
         }
 
@@ -1275,46 +1585,54 @@ namespace System.MP.Arrays
             if (kind >= Tags.Entries) {
                 int number = kind - Tags.Entries;
                 if (number > entries.Length)
-                    throw new MPSerializationException($"System.MP.Arrays: a message from rank {source} for entry method " + $"{number}, which {typeof(TElement)} does not have");
+                    throw new MPSerializationException(
+                        $"System.MP.Arrays: a message from rank {source} for entry method " +
+                        $"{number}, which {typeof(TElement)} does not have");
                 long[] header = s.Incoming;
-                if (IndexCodec<TIndex>.Fits && PassedOn(header, number)) return;
+                if (IndexCodec<TIndex>.Fits && PassedOn(header, number))
+                    return;
                 Header<TIndex> h = EntryNumbered(number).Receive(header);
-                if (h.Index == null) throw new MPSerializationException($"System.MP.Arrays: a message from rank {source} without an index");
+                if (h.Index == null)
+                    throw new MPSerializationException(
+                        $"System.MP.Arrays: a message from rank {source} without an index");
                 Arrive(h);
                 return;
             }
             switch (kind) {
-            case Tags.ZeroCopy:
-                ReceiveZeroCopy(c, source, tag, bytes);
-                return;
+            case Tags.ZeroCopy: ReceiveZeroCopy(c, source, tag, bytes); return;
             case Tags.ZeroCopyData:   // (taken whole by the loop: nothing is left queued)
-                throw new MPSerializationException($"System.MP.Arrays: zero-copy data from rank {source} ({bytes} bytes) after " + "an envelope that could not be read");
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: zero-copy data from rank {source} ({bytes} bytes) after " +
+                    "an envelope that could not be read");
             case Tags.Migrate:
                 Arrived(Channel.ReadIncoming<Passport<TIndex, TElement>>(bytes), source);
                 return;
             case Tags.Location: {
                 LocationNote<TIndex> note = Note(source, bytes);
                 Learn(note.Index, note.Rank, note.Epoch);
-                if (HomeOf(note.Index) == rank && note.Rank >= 0 && note.Rank < size) SetHome(note.Index, note.Rank, note.Epoch);
+                if (HomeOf(note.Index) == rank && note.Rank >= 0 && note.Rank < size)
+                    SetHome(note.Index, note.Rank, note.Epoch);
                 return;
             }
             case Tags.Register: {
                 LocationNote<TIndex> note = Note(source, bytes);
                 note.Rank = source;
-                if (HomeOf(note.Index) != rank) throw new MPSerializationException($"System.MP.Arrays: rank {source} registered index {note.Index} at rank " + $"{rank}, which is not its home");
+                if (HomeOf(note.Index) != rank)
+                    throw new MPSerializationException(
+                        $"System.MP.Arrays: rank {source} registered index {note.Index} at rank " +
+                        $"{rank}, which is not its home");
                 Register(note);
                 return;
             }
-            case Tags.Registered:
-                Registered(Note(source, bytes));
-                return;
-            case Tags.Duplicate:
-                Duplicate(Note(source, bytes));
-                return;
+            case Tags.Registered: Registered(Note(source, bytes)); return;
+            case Tags.Duplicate: Duplicate(Note(source, bytes)); return;
             case Tags.Tombstone: {
                 LocationNote<TIndex> note = Note(source, bytes);
-                if (HomeOf(note.Index) != rank || (note.SeqSenders?.Length ?? 0) != (note.SeqNext?.Length ?? 0))
-                    throw new MPSerializationException($"System.MP.Arrays: a malformed deletion of index {note.Index} from rank " + $"{source}");
+                if (HomeOf(note.Index) != rank ||
+                    (note.SeqSenders?.Length ?? 0) != (note.SeqNext?.Length ?? 0))
+                    throw new MPSerializationException(
+                        $"System.MP.Arrays: a malformed deletion of index {note.Index} from rank " +
+                        $"{source}");
                 Bury(note);
                 return;
             }
@@ -1322,12 +1640,19 @@ namespace System.MP.Arrays
             case Tags.Broadcast: {
                 var note = Channel.ReadIncoming<BroadcastNote>(bytes);
                 if (note == null || note.Entry < 0 || note.Entry >= entries.Length)
-                    throw new MPSerializationException($"System.MP.Arrays: a malformed broadcast from rank {source}");
+                    throw new MPSerializationException(
+                        $"System.MP.Arrays: a malformed broadcast from rank {source}");
                 if (kind == Tags.BroadcastRequest) {
-                    if (rank != 0) throw new MPSerializationException($"System.MP.Arrays: a broadcast request from rank {source} reached " + $"rank {rank}");
+                    if (rank != 0)
+                        throw new MPSerializationException(
+                            $"System.MP.Arrays: a broadcast request from rank {source} reached " +
+                            $"rank {rank}");
                     Number(note);
                 } else {
-                    if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a broadcast from rank {source}, not from this " + "rank's parent");
+                    if (source != parent)
+                        throw new MPSerializationException(
+                            $"System.MP.Arrays: a broadcast from rank {source}, not from this " +
+                            "rank's parent");
                     Broadcasted(note);
                 }
                 return;
@@ -1335,8 +1660,12 @@ namespace System.MP.Arrays
             case Tags.ReductionStarted: {
                 var note = Channel.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
-                if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a reduction start from rank {source}, not from this " + "rank's parent");
-                if (note.Number > known) known = note.Number;
+                if (source != parent)
+                    throw new MPSerializationException(
+                        $"System.MP.Arrays: a reduction start from rank {source}, not from this " +
+                        "rank's parent");
+                if (note.Number > known)
+                    known = note.Number;
                 Advance();
                 return;
             }
@@ -1345,31 +1674,44 @@ namespace System.MP.Arrays
                 var note = Channel.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
                 if (kind == Tags.ReductionLate) {
-                    if (rank != 0) throw new MPSerializationException($"System.MP.Arrays: a late contribution from rank {source} reached " + $"rank {rank}");
+                    if (rank != 0)
+                        throw new MPSerializationException(
+                            $"System.MP.Arrays: a late contribution from rank {source} reached " +
+                            $"rank {rank}");
                     AtRoot(note, false);
                     return;
                 }
                 int child = children.IndexOf(source);
                 if (child < 0 || note.Number != childReported[child] || note.Number < frontier)
-                    throw new MPSerializationException($"System.MP.Arrays: an unexpected partial of reduction {note.Number} " + $"from rank {source}");
+                    throw new MPSerializationException(
+                        $"System.MP.Arrays: an unexpected partial of reduction {note.Number} " +
+                        $"from rank {source}");
                 childReported[child]++;
                 Slot slot = SlotAt(slots, note.Number);
                 slot.ChildrenIn++;
-                for (int i = 0; i < (note.DeltaAt?.Length ?? 0); i++) { deltaAt.Add(note.DeltaAt[i]); delta.Add(note.Delta[i]); }
+                for (int i = 0; i < (note.DeltaAt?.Length ?? 0); i++) {
+                    deltaAt.Add(note.DeltaAt[i]);
+                    delta.Add(note.Delta[i]);
+                }
                 CombineNote(slot, note);
-                if (note.Number > known) known = note.Number;
+                if (note.Number > known)
+                    known = note.Number;
                 Advance();
                 return;
             }
             case Tags.ReductionResult: {
                 var note = Channel.ReadIncoming<ReductionNote>(bytes);
                 CheckNote(note, source);
-                if (source != parent) throw new MPSerializationException($"System.MP.Arrays: a reduction result from rank {source}, not from this " + "rank's parent");
+                if (source != parent)
+                    throw new MPSerializationException(
+                        $"System.MP.Arrays: a reduction result from rank {source}, not from this " +
+                        "rank's parent");
                 Result(note);
                 return;
             }
             default:
-                throw new MPSerializationException($"System.MP.Arrays: a message of unknown kind {kind} from rank {source}");
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: a message of unknown kind {kind} from rank {source}");
             }
         }
 
@@ -1378,7 +1720,8 @@ namespace System.MP.Arrays
         bool PassedOn(long[] header, int entry)
         {
             Whereabouts w = Locate(arriving, IndexCodec<TIndex>.Decode(header[Wire.Index]));
-            if (w.Local != null || w.Hop == rank) return false;
+            if (w.Local != null || w.Hop == rank)
+                return false;
             Wire.AddHop(header);
             forwarded++;
             s.Forward(w.Hop, Tags.Of(id, Tags.Entries + entry), header);
@@ -1389,14 +1732,16 @@ namespace System.MP.Arrays
         {
             var note = Channel.ReadIncoming<LocationNote<TIndex>>(bytes);
             if (note == null || note.Index == null)
-                throw new MPSerializationException($"System.MP.Arrays: a malformed location message from rank {source}");
+                throw new MPSerializationException(
+                    $"System.MP.Arrays: a malformed location message from rank {source}");
             return note;
         }
 
         internal override void Quiesced()
         {
             foreach (Record<TIndex> r in local.Values)
-                if (r.LastBroadcast < broadcasts) return;   // keep the log: someone still needs it
+                if (r.LastBroadcast < broadcasts)
+                    return;   // keep the log: someone still needs it
             logBase = broadcasts;
             log.Clear();
         }

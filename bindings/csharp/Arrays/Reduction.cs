@@ -15,7 +15,7 @@ namespace System.MP.Arrays
     {
         internal object Array;
         internal int Id;
-        internal string ResultEntry;    // null: the result goes to Completed and Result only
+        internal string ResultEntry;   // null: the result goes to Completed and Result only
 
         /// <summary>How many results of this reduction this rank has received.</summary>
         public long CompletedCount { get; protected set; }
@@ -31,11 +31,16 @@ namespace System.MP.Arrays
     public sealed class Reduction<T> : Reduction
     {
         // the value travels in a holder class: the root of a graph is an object, never a bare T
-        internal sealed class Holder { [Transportable] public T Value; }
+        internal sealed class Holder
+        {
+            [Transportable]
+            public T Value;
+        }
 
         readonly Func<T, T, T> combine;
         const int Kept = 1024;
-        readonly Dictionary<long, TaskCompletionSource<T>> results = new Dictionary<long, TaskCompletionSource<T>>();
+        readonly Dictionary<long, TaskCompletionSource<T>> results =
+            new Dictionary<long, TaskCompletionSource<T>>();
         readonly Queue<long> kept = new Queue<long>();
         long lastNumber = -1;
 
@@ -56,24 +61,34 @@ namespace System.MP.Arrays
         /// them fail).</summary>
         public Task<T> Result(long number)
         {
-            if (number < 0) throw new ArgumentOutOfRangeException(nameof(number), number, "System.MP.Arrays: reduction numbers start at 0");
+            if (number < 0)
+                throw new ArgumentOutOfRangeException(
+                    nameof(number), number, "System.MP.Arrays: reduction numbers start at 0");
             TaskCompletionSource<T> tcs;
-            if (results.TryGetValue(number, out tcs)) return tcs.Task;
+            if (results.TryGetValue(number, out tcs))
+                return tcs.Task;
             if (number <= lastNumber)
-                throw new InvalidOperationException($"System.MP.Arrays: reduction {number} is not kept: it was another " + $"reduction's, or older than the last {Kept} results");
-            results[number] = tcs = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
+                throw new InvalidOperationException(
+                    $"System.MP.Arrays: reduction {number} is not kept: it was another " +
+                    $"reduction's, or older than the last {Kept} results");
+            results[number] = tcs =
+                new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
             return tcs.Task;
         }
 
         internal override object Combine(object a, object b) => combine((T)a, (T)b);
 
-        internal override byte[] Encode(object value) => Serializer.Serialize(new Holder { Value = (T)value });
+        internal override byte[] Encode(object value) =>
+            Serializer.Serialize(new Holder { Value = (T)value });
 
         internal override object Decode(byte[] bytes)
         {
-            if (bytes == null) throw new MPSerializationException("System.MP.Arrays: a reduction value is missing");
+            if (bytes == null)
+                throw new MPSerializationException(
+                    "System.MP.Arrays: a reduction value is missing");
             Holder h = Serializer.Deserialize<Holder>(bytes, 0, bytes.Length);
-            if (h == null) throw new MPSerializationException("System.MP.Arrays: a reduction value is null");
+            if (h == null)
+                throw new MPSerializationException("System.MP.Arrays: a reduction value is null");
             return h.Value;
         }
 
@@ -85,7 +100,8 @@ namespace System.MP.Arrays
 
         /// <summary>Reduction number has no result (see <see cref="Result"/>): its task fails,
         /// and Completed is not raised for it.</summary>
-        internal override void Fail(long number, Exception failure) => Settle(number).TrySetException(failure);
+        internal override void Fail(long number,
+                                    Exception failure) => Settle(number).TrySetException(failure);
 
         TaskCompletionSource<T> Settle(long number)
         {
@@ -93,9 +109,11 @@ namespace System.MP.Arrays
             lastNumber = number;
             TaskCompletionSource<T> tcs;
             if (!results.TryGetValue(number, out tcs))
-                results[number] = tcs = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
+                results[number] = tcs =
+                    new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
             kept.Enqueue(number);
-            if (kept.Count > Kept) results.Remove(kept.Dequeue());
+            if (kept.Count > Kept)
+                results.Remove(kept.Dequeue());
             return tcs;
         }
     }
@@ -106,25 +124,33 @@ namespace System.MP.Arrays
     {
         internal static Func<T, T, T> Of(Op op)
         {
-            if (op == null) throw new ArgumentNullException(nameof(op));
+            if (op == null)
+                throw new ArgumentNullException(nameof(op));
             Type t = typeof(T);
-            bool integer = t == typeof(int) || t == typeof(long), number = integer || t == typeof(float) || t == typeof(double);
+            bool integer = t == typeof(int) || t == typeof(long),
+                 number = integer || t == typeof(float) || t == typeof(double);
             ParameterExpression a = Expression.Parameter(t, "a"), b = Expression.Parameter(t, "b");
             int code = op.Code;
             Expression body =
-                !number && t != typeof(bool) ? null
-                : code == Op.Sum.Code && number ? Expression.Add(a, b)
+                !number && t != typeof(bool)     ? null
+                : code == Op.Sum.Code && number  ? Expression.Add(a, b)
                 : code == Op.Prod.Code && number ? Expression.Multiply(a, b)
                 : (code == Op.Min.Code || code == Op.Max.Code) && number
-                    ? Expression.Call(typeof(Math).GetMethod(code == Op.Min.Code ? "Min" : "Max", new[] { t, t }), a, b)
+                    ? Expression.Call(typeof(Math).GetMethod(code == Op.Min.Code ? "Min" : "Max",
+                                                             new[] { t, t }),
+                                      a, b)
                 : code == Op.LAnd.Code && t == typeof(bool) ? Expression.AndAlso(a, b)
-                : code == Op.LOr.Code && t == typeof(bool) ? Expression.OrElse(a, b)
-                : code == Op.BAnd.Code && integer ? Expression.And(a, b)
-                : code == Op.BOr.Code && integer ? Expression.Or(a, b)
+                : code == Op.LOr.Code && t == typeof(bool)  ? Expression.OrElse(a, b)
+                : code == Op.BAnd.Code && integer           ? Expression.And(a, b)
+                : code == Op.BOr.Code && integer            ? Expression.Or(a, b)
                 : code == Op.BXor.Code && integer ? (Expression)Expression.ExclusiveOr(a, b)
-                : null;
+                                                  : null;
             if (body == null)
-                throw new ArgumentException($"System.MP.Arrays: a built-in Op reduction over {t} is not available here " + "(int, long, float, double with Sum/Prod/Min/Max; int and long with " + "BAnd/BOr/BXor; bool with LAnd/LOr); pass a Func<T,T,T>", nameof(op));
+                throw new ArgumentException(
+                    $"System.MP.Arrays: a built-in Op reduction over {t} is not available here " +
+                        "(int, long, float, double with Sum/Prod/Min/Max; int and long with " +
+                        "BAnd/BOr/BXor; bool with LAnd/LOr); pass a Func<T,T,T>",
+                    nameof(op));
             return Expression.Lambda<Func<T, T, T>>(body, a, b).Compile();
         }
     }

@@ -16,7 +16,7 @@ namespace System.MP.Arrays
     {
         // a duplicate: the arrays' messages never meet the user's
         internal readonly Intracomm Comm;
-        readonly Channel channel;               // the arrays' messages on Comm
+        readonly Channel channel;   // the arrays' messages on Comm
         readonly Thread owner;
         readonly List<IScheduledArray> arrays = new List<IScheduledArray>();
         readonly Queue<Action> work = new Queue<Action>();
@@ -24,7 +24,8 @@ namespace System.MP.Arrays
         // kept: a dropped send's buffer waits for a collection
         readonly List<Request> sends = new List<Request>();
         // 10 µs, 20 µs
-        static readonly long WaveAfter = Stopwatch.Frequency / 100000, YieldAfter = Stopwatch.Frequency / 50000,
+        static readonly long WaveAfter = Stopwatch.Frequency / 100000,
+                             YieldAfter = Stopwatch.Frequency / 50000,
                              NapAfter = Stopwatch.Frequency / 2000;   // 0.5 ms
         long idleSince;
         int reapAt = 256, spins;
@@ -40,9 +41,9 @@ namespace System.MP.Arrays
 
         /// <summary>True when this host runs more of the job's ranks than the cores they may run
         /// on (<see cref="MP.RanksOnHost"/> &gt; <see cref="MP.CoresOnHost"/>): then loads are
-        /// measured in CPU time, and under the wait policy this chooses (<see cref="MP.WaitPolicy"/>,
-        /// MOTOR_WAIT) a rank idle for more than half a millisecond naps 50 µs at a time instead of
-        /// spinning, so the ranks with work get the cores.</summary>
+        /// measured in CPU time, and under the wait policy this chooses (<see
+        /// cref="MP.WaitPolicy"/>, MOTOR_WAIT) a rank idle for more than half a millisecond naps 50
+        /// µs at a time instead of spinning, so the ranks with work get the cores.</summary>
         public bool Oversubscribed { get; }
         readonly bool naps;   // MP.WaitPolicy == Yield
 
@@ -60,7 +61,8 @@ namespace System.MP.Arrays
         /// <summary>A scheduler over comm (collective: every rank of comm calls it).</summary>
         public Scheduler(Intracomm comm)
         {
-            if (comm == null) throw new ArgumentNullException(nameof(comm));
+            if (comm == null)
+                throw new ArgumentNullException(nameof(comm));
             Comm = comm.Dup();
             channel = new Channel(Comm);
             Rank = Comm.Rank;
@@ -76,13 +78,17 @@ namespace System.MP.Arrays
 
         readonly double secondsPerTick;
 
-        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+        [System.Runtime.CompilerServices.MethodImpl(
+            System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
         static double TickSeconds() => MPDirect.TickSeconds();
 
         [System.Runtime.InteropServices.DllImport("libc", SetLastError = false)]
         static extern int usleep(uint microseconds);
 
-        struct TimeSpec { public long Seconds, Nanoseconds; }
+        struct TimeSpec
+        {
+            public long Seconds, Nanoseconds;
+        }
         [System.Runtime.InteropServices.DllImport("libc", SetLastError = false)]
         static extern int clock_gettime(int clock, out TimeSpec time);
         const int ThreadCpuTime = 3;   // CLOCK_THREAD_CPUTIME_ID
@@ -91,10 +97,12 @@ namespace System.MP.Arrays
         /// ticks of wall time, or where ranks share cores the thread's CPU time in ns (wall time
         /// would count the time others held the core, and the balancer would chase that noise).
         /// <see cref="LoadSeconds"/> converts a difference.</summary>
-        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+        [System.Runtime.CompilerServices.MethodImpl(
+            System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
         internal long LoadClock()
         {
-            if (!Oversubscribed) return MPDirect.Ticks();
+            if (!Oversubscribed)
+                return MPDirect.Ticks();
             TimeSpec t;
             clock_gettime(ThreadCpuTime, out t);
             return t.Seconds * 1000000000 + t.Nanoseconds;
@@ -104,15 +112,20 @@ namespace System.MP.Arrays
 
         internal void CheckThread()
         {
-            if (disposed) throw new ObjectDisposedException(nameof(Scheduler));
+            if (disposed)
+                throw new ObjectDisposedException(nameof(Scheduler));
             if (Thread.CurrentThread != owner)
-                throw new InvalidOperationException("System.MP.Arrays: a scheduler and its arrays are used from the thread that " + "created the scheduler");
+                throw new InvalidOperationException(
+                    "System.MP.Arrays: a scheduler and its arrays are used from the thread that " +
+                    "created the scheduler");
         }
 
         internal void CheckIdle(string what)
         {
             CheckThread();
-            if (running) throw new InvalidOperationException($"System.MP.Arrays: {what} is collective: call it outside Run, on every rank");
+            if (running)
+                throw new InvalidOperationException(
+                    $"System.MP.Arrays: {what} is collective: call it outside Run, on every rank");
         }
 
         /// <summary>The id the next array created will have (its place in the tags).</summary>
@@ -120,7 +133,9 @@ namespace System.MP.Arrays
         {
             int id = arrays.Count;
             if (id >= (MP.TagUpperBound >> Tags.ArrayShift))
-                throw new InvalidOperationException($"System.MP.Arrays: at most {MP.TagUpperBound >> Tags.ArrayShift} arrays per " + "scheduler (MPI's tag range)");
+                throw new InvalidOperationException(
+                    $"System.MP.Arrays: at most {MP.TagUpperBound >> Tags.ArrayShift} arrays per " +
+                    "scheduler (MPI's tag range)");
             return id;
         }
 
@@ -166,9 +181,11 @@ namespace System.MP.Arrays
 
         void Keep(Request r)
         {
-            if (r.IsCompleted) return;
+            if (r.IsCompleted)
+                return;
             sends.Add(r);
-            if (sends.Count < reapAt) return;
+            if (sends.Count < reapAt)
+                return;
             Status unused;
             sends.RemoveAll(x => x.Test(out unused));
             // sends stuck on slow receivers are not rescanned each time
@@ -181,7 +198,8 @@ namespace System.MP.Arrays
         {
             Status unused;
             int done = 0;
-            while (done < sends.Count && sends[done].Test(out unused)) done++;
+            while (done < sends.Count && sends[done].Test(out unused))
+                done++;
             sends.RemoveRange(0, done);
         }
 
@@ -225,12 +243,15 @@ namespace System.MP.Arrays
                         wave.Wait();
                         wave = null;
                         if (totals[0] != totals[1])
-                            throw new InvalidOperationException("System.MP.Arrays: a peer left Run but the last wave counted " + $"{totals[0]} sent, {totals[1]} received");
+                            throw new InvalidOperationException(
+                                "System.MP.Arrays: a peer left Run but the last wave counted " +
+                                $"{totals[0]} sent, {totals[1]} received");
                         break;
                     }
                     int got = Poll();
                     if (work.Count > 0 || got > 0) {
-                        for (int i = 0; i < 64 && work.Count > 0; i++) Execute(work.Dequeue());
+                        for (int i = 0; i < 64 && work.Count > 0; i++)
+                            Execute(work.Dequeue());
                         idleSince = 0;
                         spins = 0;
                         continue;
@@ -239,15 +260,22 @@ namespace System.MP.Arrays
                     // rank that is only waiting for a reply polls a while before either; between
                     // two probes it looks at nothing else most of the time, not even the clock
                     // (~30 ns: a reply found a probe later waits for whatever ran in between)
-                    if (wave == null && (++spins & 15) != 0) continue;
+                    if (wave == null && (++spins & 15) != 0)
+                        continue;
                     long now = Stopwatch.GetTimestamp();
-                    if (idleSince == 0) idleSince = now;
+                    if (idleSince == 0)
+                        idleSince = now;
                     long idle = now - idleSince;
-                    if (sends.Count > 0) ReapSends();
-                    if (wave == null && idle < WaveAfter) continue;
-                    if (Quiescent()) break;
-                    // sched_yield barely yields under CFS; Sleep(1) would add a millisecond to every hop of a chain
-                    if (idle > NapAfter && naps) usleep(50);
+                    if (sends.Count > 0)
+                        ReapSends();
+                    if (wave == null && idle < WaveAfter)
+                        continue;
+                    if (Quiescent())
+                        break;
+                    // sched_yield barely yields under CFS; Sleep(1) would add a millisecond to
+                    // every hop of a chain
+                    if (idle > NapAfter && naps)
+                        usleep(50);
                     else if (idle > YieldAfter)   // others are still busy: give them the core
                         Thread.Yield();
                 }
@@ -255,7 +283,8 @@ namespace System.MP.Arrays
                     Request.WaitAll(sends.ToArray());
                     sends.Clear();
                 }
-                foreach (IScheduledArray a in arrays) a.Quiesced();
+                foreach (IScheduledArray a in arrays)
+                    a.Quiesced();
             } finally {
                 System.MP.Comm.ReleaseIncoming();   // the last message taken
                 running = false;
@@ -287,22 +316,27 @@ namespace System.MP.Arrays
                 // a message of the next phase can come only while a wave runs (Run): only then is
                 // its tag looked at before it is taken, so that it can be left queued
                 if (wave == null) {
-                    if (!channel.Take(MP.AnySource, MP.AnyTag, Incoming, ref st)) break;
+                    if (!channel.Take(MP.AnySource, MP.AnyTag, Incoming, ref st))
+                        break;
                 } else {
-                    if (!Comm.Iprobe(MP.AnySource, MP.AnyTag, ref st)) break;
+                    if (!Comm.Iprobe(MP.AnySource, MP.AnyTag, ref st))
+                        break;
                     if (((st.Tag >> Tags.KindBits) & 1) != (phase & 1)) {
                         peerAhead = true;
                         break;
                     }
                     // the message probed is still there: one thread probes
-                    if (!channel.Take(st.Source, st.Tag, Incoming, ref st)) break;
+                    if (!channel.Take(st.Source, st.Tag, Incoming, ref st))
+                        break;
                 }
                 got++;
                 received++;
                 int array = st.Tag >> Tags.ArrayShift, kind = st.Tag & ((1 << Tags.KindBits) - 1);
                 try {
                     if (array >= arrays.Count)
-                        throw new MPSerializationException($"System.MP.Arrays: a message from rank {st.Source} for array " + $"{array}, which does not exist (tag {st.Tag})");
+                        throw new MPSerializationException(
+                            $"System.MP.Arrays: a message from rank {st.Source} for array " +
+                            $"{array}, which does not exist (tag {st.Tag})");
                     arrays[array].Dispatch(st.Source, kind, st.Tag, st.Count);
                 } catch (Exception e) {
                     Fault(e);
@@ -323,9 +357,11 @@ namespace System.MP.Arrays
                 return false;
             }
             Status unused;
-            if (!wave.Test(out unused)) return false;
+            if (!wave.Test(out unused))
+                return false;
             wave = null;
-            bool done = totals[0] == totals[1] && totals[0] == lastSent && totals[1] == lastReceived;
+            bool done =
+                totals[0] == totals[1] && totals[0] == lastSent && totals[1] == lastReceived;
             lastSent = totals[0];
             lastReceived = totals[1];
             return done;
@@ -335,7 +371,8 @@ namespace System.MP.Arrays
         /// stop working.</summary>
         public void Dispose()
         {
-            if (disposed) return;
+            if (disposed)
+                return;
             disposed = true;
             Comm.Dispose();
         }

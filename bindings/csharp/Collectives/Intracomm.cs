@@ -39,7 +39,8 @@ namespace System.MP
         }
 
         /// <summary>The root's value replaces value on every rank.</summary>
-        public void Bcast<T>(ref T value, int root) where T : struct
+        public void Bcast<T>(ref T value, int root)
+            where T : struct
         {
             T[] one = Scalars<T>.Recv;
             one[0] = value;
@@ -59,7 +60,8 @@ namespace System.MP
         public void Scatter(Array sendArray, Array recvArray, int root) =>
             Errors.Check(MPDirect.Scatter(handle, Size, Rank, sendArray, recvArray, root));
 
-        /// <summary>Every rank's sendArray lands, in rank order, in the root's recvArray (Size times as long).</summary>
+        /// <summary>Every rank's sendArray lands, in rank order, in the root's recvArray (Size
+        /// times as long).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Gather(Array sendArray, Array recvArray, int root) =>
             Errors.Check(MPDirect.Gather(handle, Size, Rank, sendArray, recvArray, root));
@@ -97,7 +99,8 @@ namespace System.MP
         }
 
         /// <summary>The reduction of one value over all ranks.</summary>
-        public T Allreduce<T>(T value, Op op) where T : struct
+        public T Allreduce<T>(T value, Op op)
+            where T : struct
         {
             T[] one = Scalars<T>.Send, result = Scalars<T>.Recv;
             one[0] = value;
@@ -107,7 +110,8 @@ namespace System.MP
 
         /// <summary>The reduction of one value over all ranks, returned at the root;
         /// default(T) on the other ranks.</summary>
-        public T Reduce<T>(T value, Op op, int root) where T : struct
+        public T Reduce<T>(T value, Op op, int root)
+            where T : struct
         {
             T[] one = Scalars<T>.Send, result = Scalars<T>.Recv;
             one[0] = value;
@@ -118,7 +122,8 @@ namespace System.MP
 
         /// <summary>Inclusive prefix reduction of one value: rank i gets
         /// x0 ∘ … ∘ xi.</summary>
-        public T Scan<T>(T value, Op op) where T : struct
+        public T Scan<T>(T value, Op op)
+            where T : struct
         {
             T[] one = Scalars<T>.Send, result = Scalars<T>.Recv;
             one[0] = value;
@@ -128,7 +133,8 @@ namespace System.MP
 
         /// <summary>Exclusive prefix reduction of one value: rank i gets x0 ∘ … ∘ x(i-1);
         /// rank 0 gets default(T).</summary>
-        public T Exscan<T>(T value, Op op) where T : struct
+        public T Exscan<T>(T value, Op op)
+            where T : struct
         {
             T[] one = Scalars<T>.Send, result = Scalars<T>.Recv;
             one[0] = value;
@@ -139,7 +145,8 @@ namespace System.MP
 
         /// <summary>Every rank's value, in rank order, at the root (an array of Size values);
         /// null on the other ranks.</summary>
-        public T[] Gather<T>(T value, int root) where T : struct
+        public T[] Gather<T>(T value, int root)
+            where T : struct
         {
             T[] one = Scalars<T>.Send;
             one[0] = value;
@@ -149,7 +156,8 @@ namespace System.MP
         }
 
         /// <summary>Every rank's value, in rank order, on every rank.</summary>
-        public T[] Allgather<T>(T value) where T : struct
+        public T[] Allgather<T>(T value)
+            where T : struct
         {
             T[] one = Scalars<T>.Send;
             one[0] = value;
@@ -160,14 +168,19 @@ namespace System.MP
 
         /// <summary>Rank i gets the root's values[i]; values (Size of them) is read at the root
         /// only and may be null elsewhere.</summary>
-        public T Scatter<T>(T[] values, int root) where T : struct
+        public T Scatter<T>(T[] values, int root)
+            where T : struct
         {
             if (Rank == root) {
                 if (values == null)
-                    throw new ArgumentNullException(nameof(values), "System.MP: Scatter<" + typeof(T).Name + ">: the root's values are null");
+                    throw new ArgumentNullException(nameof(values),
+                                                    "System.MP: Scatter<" + typeof(T).Name +
+                                                        ">: the root's values are null");
                 if (values.Length != Size)
-                    throw new ArgumentException("System.MP: Scatter<" + typeof(T).Name + ">: the root's values hold " +
-                                                values.Length + " values; one per rank (Size = " + Size + ") were expected",
+                    throw new ArgumentException("System.MP: Scatter<" + typeof(T).Name +
+                                                    ">: the root's values hold " + values.Length +
+                                                    " values; one per rank (Size = " + Size +
+                                                    ") were expected",
                                                 nameof(values));
             }
             T[] one = Scalars<T>.Recv;
@@ -204,9 +217,13 @@ namespace System.MP
             if (failed != null)
                 throw failed;
             if (thrown != null)
-                throw new MPException("System.MP: the user reduction operator threw: " + thrown.Message, -1, thrown);
+                throw new MPException(
+                    "System.MP: the user reduction operator threw: " + thrown.Message, -1, thrown);
             if (thrownAnywhere)
-                throw new MPException("System.MP: the user reduction operator threw on another rank; the result of " + "this collective is not valid on any rank", -1);
+                throw new MPException(
+                    "System.MP: the user reduction operator threw on another rank; the result of " +
+                        "this collective is not valid on any rank",
+                    -1);
         }
 
         /// <summary>true on every rank when failed was true on any.</summary>
@@ -223,7 +240,8 @@ namespace System.MP
         /// holds those).</summary>
         static class FailureFlags
         {
-            [ThreadStatic] static int[] mine, any;
+            [ThreadStatic]
+            static int[] mine, any;
             internal static int[] Mine => mine ?? (mine = new int[1]);
             internal static int[] Any => any ?? (any = new int[1]);
         }
@@ -319,7 +337,5 @@ namespace System.MP
                              : MPDirect.OGather(handle, Size, Rank, piece, root, sizes));
             return all || Rank == root;
         }
-
-
     }
 }

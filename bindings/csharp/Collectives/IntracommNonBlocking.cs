@@ -43,11 +43,12 @@ namespace System.MP
         }
 
         /// <summary>Starts an element-wise reduction whose result every rank receives in
-        /// recvArray (the same array as sendArray reduces in place). Built-in operators only.</summary>
-        /// <exception cref="ArgumentNullException">an array or op is null.</exception>
-        /// <exception cref="ArgumentException">the arrays differ in length or element type, the
-        /// operator is not defined for the element type, or op is a C# operator (Op.Create): it
-        /// would run inside whichever thread's MPI call makes progress — use Allreduce for it.</exception>
+        /// recvArray (the same array as sendArray reduces in place). Built-in operators
+        /// only.</summary> <exception cref="ArgumentNullException">an array or op is
+        /// null.</exception> <exception cref="ArgumentException">the arrays differ in length or
+        /// element type, the operator is not defined for the element type, or op is a C# operator
+        /// (Op.Create): it would run inside whichever thread's MPI call makes progress — use
+        /// Allreduce for it.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Iallreduce(Array sendArray, Array recvArray, Op op)
         {
@@ -55,7 +56,8 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Iallreduce(handle, Size, sendArray, recvArray, op.Code, request, out id, ref st));
+            Errors.Check(MPDirect.Iallreduce(handle, Size, sendArray, recvArray, op.Code, request,
+                                             out id, ref st));
             return request.Started(id, ref st);
         }
 
@@ -72,7 +74,8 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Ireduce(handle, Size, Rank, sendArray, recvArray, op.Code, root, request, out id, ref st));
+            Errors.Check(MPDirect.Ireduce(handle, Size, Rank, sendArray, recvArray, op.Code, root,
+                                          request, out id, ref st));
             return request.Started(id, ref st);
         }
 
@@ -87,7 +90,8 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Iallgather(handle, Size, sendArray, recvArray, request, out id, ref st));
+            Errors.Check(
+                MPDirect.Iallgather(handle, Size, sendArray, recvArray, request, out id, ref st));
             return request.Started(id, ref st);
         }
 
@@ -102,7 +106,8 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Ialltoall(handle, Size, sendArray, recvArray, request, out id, ref st));
+            Errors.Check(
+                MPDirect.Ialltoall(handle, Size, sendArray, recvArray, request, out id, ref st));
             return request.Started(id, ref st);
         }
     }

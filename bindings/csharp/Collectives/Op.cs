@@ -6,8 +6,8 @@ namespace System.MP
 {
     /// <summary>A reduction operator: one of MPI's built-ins, or a C# function made with
     /// <see cref="Create{T}"/>. Taken by Reduce, Allreduce, Scan, Exscan and ReduceScatterBlock
-    /// (arrays), by Reduce&lt;T&gt;, Allreduce&lt;T&gt;, Scan&lt;T&gt; and Exscan&lt;T&gt; (one value
-    /// per rank), and, built-ins only, by Ireduce and Iallreduce.</summary>
+    /// (arrays), by Reduce&lt;T&gt;, Allreduce&lt;T&gt;, Scan&lt;T&gt; and Exscan&lt;T&gt; (one
+    /// value per rank), and, built-ins only, by Ireduce and Iallreduce.</summary>
     public sealed class Op : IDisposable
     {
         // Codes 0..8 are MPI's built-ins, in the order of OPI_BUILTIN_OPS (opi/opi_internal.h;
@@ -41,7 +41,8 @@ namespace System.MP
         {
             Combiner = combiner;
             int code;
-            Errors.Check(MPDirect.OpCreate(combiner.ElementType, combiner, commutative ? 1 : 0, out code));
+            Errors.Check(
+                MPDirect.OpCreate(combiner.ElementType, combiner, commutative ? 1 : 0, out code));
             Code = code;
         }
 
@@ -52,7 +53,8 @@ namespace System.MP
         /// allocated per call. If it throws on any rank, the collective raises an MPException on
         /// every rank (the one that threw carries the exception as InnerException). One Op may be
         /// used by several threads at once.</summary>
-        public static Op Create<T>(Func<T, T, T> combine, bool commutative = true) where T : struct
+        public static Op Create<T>(Func<T, T, T> combine, bool commutative = true)
+            where T : struct
         {
             if (combine == null)
                 throw new ArgumentNullException(nameof(combine));
@@ -84,7 +86,6 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         static void Free(int code) => MPDirect.OpFree(code);
 
-
         internal void CheckUsable()
         {
             if (Code < 0)
@@ -98,7 +99,8 @@ namespace System.MP
         // What the operator threw, per thread: a blocking collective applies its operator on the
         // calling thread, so each thread sees only its own collectives' failures even when
         // threads share one Op.
-        [ThreadStatic] static Exception failure;
+        [ThreadStatic]
+        static Exception failure;
 
         internal abstract Type ElementType { get; }
 
@@ -122,14 +124,16 @@ namespace System.MP
         }
     }
 
-    internal sealed unsafe class Combiner<T> : Combiner where T : struct
+    internal sealed unsafe class Combiner<T> : Combiner
+        where T : struct
     {
         readonly Func<T, T, T> combine;
         static readonly int elementSize = ElementSize();
 
         // Scratch vectors per thread (per T): threads sharing one Op never share or free each
         // other's buffers, and no call allocates once they are big enough.
-        [ThreadStatic] static Scratch scratch;
+        [ThreadStatic]
+        static Scratch scratch;
 
         internal Combiner(Func<T, T, T> combine) { this.combine = combine; }
 
@@ -142,7 +146,7 @@ namespace System.MP
                 if (s == null || s.A.Length < len)
                     scratch = s = Scratch.Grow(s, len);
                 long bytes = (long)len * elementSize;
-                void* pa = (void*)s.AddressA, pb = (void*)s.AddressB;
+                void *pa = (void*)s.AddressA, pb = (void*)s.AddressB;
                 Buffer.MemoryCopy((void*)invec, pa, bytes, bytes);
                 Buffer.MemoryCopy((void*)inout, pb, bytes, bytes);
                 T[] x = s.A, y = s.B;
@@ -185,8 +189,10 @@ namespace System.MP
 
             void Unpin()
             {
-                if (pinA.IsAllocated) pinA.Free();
-                if (pinB.IsAllocated) pinB.Free();
+                if (pinA.IsAllocated)
+                    pinA.Free();
+                if (pinB.IsAllocated)
+                    pinB.Free();
             }
 
             ~Scratch() { Unpin(); }
@@ -199,7 +205,8 @@ namespace System.MP
             var two = new T[2];
             GCHandle h = GCHandle.Alloc(two, GCHandleType.Pinned);
             try {
-                return (int)((long)Marshal.UnsafeAddrOfPinnedArrayElement(two, 1) - (long)Marshal.UnsafeAddrOfPinnedArrayElement(two, 0));
+                return (int)((long)Marshal.UnsafeAddrOfPinnedArrayElement(two, 1) -
+                             (long)Marshal.UnsafeAddrOfPinnedArrayElement(two, 0));
             } finally {
                 h.Free();
             }

@@ -14,13 +14,14 @@ namespace System.MP
         // Keep in step with mpc_backoff_pause in mpc/mpc.c (BACKOFF_*), where the steps
         // were measured.
         static readonly long SpinTicks = Stopwatch.Frequency / 50000,   // 20 µs
-                             YieldTicks = Stopwatch.Frequency / 10000;  // 100 µs
+            YieldTicks = Stopwatch.Frequency / 10000;                   // 100 µs
         const uint NapMinMicroseconds = 1, NapMaxMicroseconds = 100;
 
         static int yields = -1;   // -1: not read yet (the core starts MPI when it is)
 
         /// <summary>Whether waits yield: read from the core once.</summary>
-        internal static bool Yields {
+        internal static bool Yields
+        {
             get {
                 int y = Volatile.Read(ref yields);
                 if (y < 0)

@@ -8,8 +8,8 @@ namespace System.MP
     /// serialized). Ranks, tags, offsets and counts are checked before anything is sent.</summary>
     public partial class Comm : IDisposable
     {
-        internal int handle;        // the MPI_Comm; MPI_COMM_NULL once disposed
-        readonly bool owned;        // false for World and Self, which are never freed
+        internal int handle;   // the MPI_Comm; MPI_COMM_NULL once disposed
+        readonly bool owned;   // false for World and Self, which are never freed
         readonly int rank, size;
         // The ranks point-to-point and the O-calls address, for the rank checks: this group
         // (Size) in an intracommunicator, the remote group in an intercommunicator.
@@ -41,8 +41,8 @@ namespace System.MP
 
         /// <summary>Sends array[offset .. offset+count) of a one-dimensional array.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        public void Send(Array array, int offset, int count, int dest, int tag) =>
-            Errors.Check(MPDirect.SendRange(handle, peers, array, offset, count, dest, tag, Standard));
+        public void Send(Array array, int offset, int count, int dest, int tag) => Errors.Check(
+            MPDirect.SendRange(handle, peers, array, offset, count, dest, tag, Standard));
 
         /// <summary>Synchronous send: returns once the receiver has started receiving.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
@@ -51,8 +51,8 @@ namespace System.MP
 
         /// <summary>Synchronous send of array[offset .. offset+count).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        public void Ssend(Array array, int offset, int count, int dest, int tag) =>
-            Errors.Check(MPDirect.SendRange(handle, peers, array, offset, count, dest, tag, Synchronous));
+        public void Ssend(Array array, int offset, int count, int dest, int tag) => Errors.Check(
+            MPDirect.SendRange(handle, peers, array, offset, count, dest, tag, Synchronous));
 
         /// <summary>Receives into the object's data in place. A longer message raises MPException
         /// (truncation) and nothing outside the object is written; so does a message that is not
@@ -74,7 +74,8 @@ namespace System.MP
         public Status Recv(Array array, int offset, int count, int source, int tag)
         {
             var st = new StatusData();
-            Errors.Check(MPDirect.RecvRange(handle, peers, array, offset, count, source, tag, ref st));
+            Errors.Check(
+                MPDirect.RecvRange(handle, peers, array, offset, count, source, tag, ref st));
             return Status.Of(ref st);
         }
 
@@ -83,11 +84,13 @@ namespace System.MP
         /// elements (only a message that is not a whole number of them
         /// raises MPException).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        public Status Sendrecv(object sendObj, int dest, int sendTag, object recvObj, int source, int recvTag)
+        public Status Sendrecv(object sendObj, int dest, int sendTag, object recvObj, int source,
+                               int recvTag)
         {
             RefuseBoxed(recvObj, nameof(recvObj));
             var st = new StatusData();
-            Errors.Check(MPDirect.Sendrecv(handle, peers, sendObj, dest, sendTag, recvObj, source, recvTag, ref st));
+            Errors.Check(MPDirect.Sendrecv(handle, peers, sendObj, dest, sendTag, recvObj, source,
+                                           recvTag, ref st));
             return Status.Of(ref st);
         }
 
@@ -106,8 +109,9 @@ namespace System.MP
                             Array recvArray, int recvOffset, int recvCount, int source, int recvTag)
         {
             var st = new StatusData();
-            Errors.Check(MPDirect.SendrecvRange(handle, peers, sendArray, sendOffset, sendCount, dest, sendTag,
-                                                recvArray, recvOffset, recvCount, source, recvTag, ref st));
+            Errors.Check(MPDirect.SendrecvRange(handle, peers, sendArray, sendOffset, sendCount,
+                                                dest, sendTag, recvArray, recvOffset, recvCount,
+                                                source, recvTag, ref st));
             return st.Count;
         }
 
@@ -124,7 +128,8 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Isend(handle, peers, obj, dest, tag, Standard, request, out id, ref st));
+            Errors.Check(
+                MPDirect.Isend(handle, peers, obj, dest, tag, Standard, request, out id, ref st));
             return request.Started(id, ref st);
         }
 
@@ -136,7 +141,8 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.IsendRange(handle, peers, array, offset, count, dest, tag, Standard, request, out id, ref st));
+            Errors.Check(MPDirect.IsendRange(handle, peers, array, offset, count, dest, tag,
+                                             Standard, request, out id, ref st));
             return request.Started(id, ref st);
         }
 
@@ -148,7 +154,8 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.Isend(handle, peers, obj, dest, tag, Synchronous, request, out id, ref st));
+            Errors.Check(MPDirect.Isend(handle, peers, obj, dest, tag, Synchronous, request, out id,
+                                        ref st));
             return request.Started(id, ref st);
         }
 
@@ -172,14 +179,16 @@ namespace System.MP
             var request = new Request();
             var st = new StatusData();
             long id;
-            Errors.Check(MPDirect.IrecvRange(handle, peers, array, offset, count, source, tag, request, out id, ref st));
+            Errors.Check(MPDirect.IrecvRange(handle, peers, array, offset, count, source, tag,
+                                             request, out id, ref st));
             return request.Started(id, ref st);
         }
 
         /// <summary>Receives one value of a primitive type or a struct without references: the
         /// message must hold exactly one T (Status.Count is 1); a longer or empty one raises
         /// MPException. From <see cref="MP.ProcNull"/> it returns default(T) at once.</summary>
-        public T Recv<T>(int source, int tag) where T : struct
+        public T Recv<T>(int source, int tag)
+            where T : struct
         {
             Status unused;
             return Recv<T>(source, tag, out unused);
@@ -187,7 +196,8 @@ namespace System.MP
 
         /// <summary>Receives one value, with its status (from <see cref="MP.ProcNull"/>:
         /// default(T), Source ProcNull, Count 0).</summary>
-        public T Recv<T>(int source, int tag, out Status status) where T : struct
+        public T Recv<T>(int source, int tag, out Status status)
+            where T : struct
         {
             T[] one = Scalars<T>.Recv;
             one[0] = default(T);
@@ -195,8 +205,10 @@ namespace System.MP
             if (status.Source == MP.ProcNull)
                 return default(T);
             if (status.Count != 1)   // an empty message: no value arrived
-                throw new MPException("System.MP: Recv<" + typeof(T).Name + "> received a message of " + status.Bytes +
-                                      " bytes, not one " + typeof(T).Name, Errors.PartialElement);
+                throw new MPException("System.MP: Recv<" + typeof(T).Name +
+                                          "> received a message of " + status.Bytes +
+                                          " bytes, not one " + typeof(T).Name,
+                                      Errors.PartialElement);
             return one[0];
         }
 
@@ -205,8 +217,11 @@ namespace System.MP
         internal static void RefuseBoxed(object obj, string parameter)
         {
             if (obj is ValueType)
-                throw new ArgumentException("System.MP: a boxed value (" + obj.GetType() + ") cannot be received into: the data would land in a temporary " + "copy; use Recv<T>/Bcast(ref T), or an array",
-                                            parameter);
+                throw new ArgumentException(
+                    "System.MP: a boxed value (" + obj.GetType() +
+                        ") cannot be received into: the data would land in a temporary " +
+                        "copy; use Recv<T>/Bcast(ref T), or an array",
+                    parameter);
         }
 
         /// <summary>Waits for a matching message without receiving it. Count and Bytes are the
@@ -258,7 +273,8 @@ namespace System.MP
         /// <summary>Sends the graph under graph (reference fields travel when [Transportable];
         /// arrays of objects with their elements; shared references and cycles kept).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        public void OSend(object graph, int dest, int tag) => Errors.Check(MPDirect.OSend(handle, peers, graph, dest, tag));
+        public void OSend(object graph, int dest,
+                          int tag) => Errors.Check(MPDirect.OSend(handle, peers, graph, dest, tag));
 
         /// <summary>Receives the next matching graph; its root must be a T. Only types reachable
         /// from T (API.md, "Allowed types on receipt") are ever created.</summary>
@@ -298,17 +314,20 @@ namespace System.MP
         /// not travel keep their values. Every check that can fail runs before the first object
         /// of graph is written: after an exception graph is as it was. Do not use graph
         /// elsewhere while this runs.</summary>
-        public T ORecvInto<T>(T graph, int source, int tag) where T : class
+        public T ORecvInto<T>(T graph, int source, int tag)
+            where T : class
         {
             Status unused;
             return ORecvInto(graph, source, tag, out unused);
         }
 
         /// <summary>ORecvInto, with the message's status.</summary>
-        public T ORecvInto<T>(T graph, int source, int tag, out Status status) where T : class
+        public T ORecvInto<T>(T graph, int source, int tag, out Status status)
+            where T : class
         {
             if (graph == null)
-                throw new ArgumentNullException(nameof(graph), "graph is null: use ORecv to receive into new objects");
+                throw new ArgumentNullException(
+                    nameof(graph), "graph is null: use ORecv to receive into new objects");
             var st = new StatusData();
             object result = ReceiveGraphInto(source, tag, typeof(T), graph, ref st);
             status = Status.Of(ref st);
@@ -319,7 +338,8 @@ namespace System.MP
         object ReceiveGraphInto(int source, int tag, Type expected, object reuse, ref StatusData st)
         {
             object result;
-            Errors.Check(MPDirect.ORecvInto(handle, peers, source, tag, expected, reuse, out result, ref st));
+            Errors.Check(MPDirect.ORecvInto(handle, peers, source, tag, expected, reuse, out result,
+                                            ref st));
             return result;
         }
 
@@ -334,7 +354,8 @@ namespace System.MP
         {
             var request = new Request();
             var st = new StatusData();
-            Errors.Check(MPDirect.OIsend(handle, peers, graph, dest, tag, request, out long id, ref st));
+            Errors.Check(
+                MPDirect.OIsend(handle, peers, graph, dest, tag, request, out long id, ref st));
             return request.Started(id, ref st);
         }
 
@@ -345,8 +366,8 @@ namespace System.MP
         /// of reserved address space of which only what the message fills becomes memory (a
         /// larger graph fails the request: receive it with ORecv). Argument errors are thrown
         /// here.</summary>
-        public ORequest<T> OIrecv<T>(int source, int tag) => new ORequest<T>(this, source, tag).Start();
-
+        public ORequest<T> OIrecv<T>(int source,
+                                     int tag) => new ORequest<T>(this, source, tag).Start();
 
         // ---- communicator management ----
 
@@ -357,8 +378,9 @@ namespace System.MP
         public Intracomm Dup()
         {
             if (this is Intercomm)
-                throw new NotSupportedException("System.MP: Dup of an intercommunicator is not supported " +
-                                                "(it would not be an Intracomm); Merge it first");
+                throw new NotSupportedException(
+                    "System.MP: Dup of an intercommunicator is not supported " +
+                    "(it would not be an Intracomm); Merge it first");
             int newComm;
             Errors.Check(MPDirect.CommDup(handle, out newComm));
             return new Intracomm(newComm, true);
@@ -387,7 +409,8 @@ namespace System.MP
     /// call.</summary>
     internal static class Scalars<T>
     {
-        [ThreadStatic] static T[] send, recv;
+        [ThreadStatic]
+        static T[] send, recv;
         internal static T[] Send => send ?? (send = new T[1]);
         internal static T[] Recv => recv ?? (recv = new T[1]);
     }

@@ -15,8 +15,20 @@ namespace System.MP
         static volatile bool ready;
         static Intracomm world, self;
 
-        internal static Intracomm World { get { Ensure(); return world; } }
-        internal static Intracomm Self { get { Ensure(); return self; } }
+        internal static Intracomm World
+        {
+            get {
+                Ensure();
+                return world;
+            }
+        }
+        internal static Intracomm Self
+        {
+            get {
+                Ensure();
+                return self;
+            }
+        }
 
         /// <summary>true when a host (motor) installed the core; false under stock mono.</summary>
         internal static bool Hosted { get; private set; }
@@ -30,7 +42,8 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         static void Start()
         {
-            lock (gate) {
+            lock (gate)
+            {
                 if (ready)
                     return;
                 RefuseUnsafeSuspendMode();
@@ -41,7 +54,8 @@ namespace System.MP
                     Environment.SetEnvironmentVariable("UCX_HANDLE_ERRORS", "none");
                 int rc = InstallNative();
                 if (rc != 0 && rc != 1)
-                    throw new MPException("System.MP: cannot start the Motor core (code " + rc + ")", rc);
+                    throw new MPException(
+                        "System.MP: cannot start the Motor core (code " + rc + ")", rc);
                 Hosted = rc == 1;
                 CreateCommunicators();
                 worldSize = world.Size;
@@ -52,8 +66,10 @@ namespace System.MP
                 AppDomain.CurrentDomain.ProcessExit += processExit;
                 if (!Hosted) {
                     // motor has its own hook for exceptions no code catches.
-                    AppDomain.CurrentDomain.UnhandledException += (s, e) => {
-                        Console.Error.WriteLine("System.MP: rank {0}: unhandled exception: {1}", world.Rank, e.ExceptionObject);
+                    AppDomain.CurrentDomain.UnhandledException += (s, e) =>
+                    {
+                        Console.Error.WriteLine("System.MP: rank {0}: unhandled exception: {1}",
+                                                world.Rank, e.ExceptionObject);
                         Console.Error.Flush();
                         // MPI_Abort makes the launcher kill every process at once, and hydra was
                         // seen to drop this process's last output then (under load): an error path
@@ -73,8 +89,8 @@ namespace System.MP
         {
             var assembly = typeof(Core).Assembly.GetName();
             return string.Format("System.MP {0} on {1}, {2}-bit, {3}-endian", assembly.Version,
-                RuntimeInformation.ProcessArchitecture, IntPtr.Size * 8,
-                BitConverter.IsLittleEndian ? "little" : "big");
+                                 RuntimeInformation.ProcessArchitecture, IntPtr.Size * 8,
+                                 BitConverter.IsLittleEndian ? "little" : "big");
         }
 
         /// <summary>Every rank compares what it runs with the others' (one Allgather at start)
@@ -88,16 +104,22 @@ namespace System.MP
             Array.Copy(text, mine, Math.Min(text.Length, width));
             var all = new byte[width * worldSize];
             world.Allgather(mine, all);
-            Func<int, string> Identity = rank => Encoding.UTF8.GetString(all, rank * width, width).TrimEnd('\0');
+            Func<int, string> Identity = rank =>
+                Encoding.UTF8.GetString(all, rank * width, width).TrimEnd('\0');
             string first = Identity(0);
             var differing = new List<string>();
             for (int rank = 1; rank < worldSize; rank++)
                 if (Identity(rank) != first)
                     differing.Add(string.Format("rank {0} runs {1}", rank, Identity(rank)));
             if (differing.Count > 0)
-                throw new StartupRefusal(string.Format("System.MP: the ranks of this job differ: rank 0 runs {0}; {1}. Every rank " + "must run the same System.MP version on the same architecture and byte " + "order.",
-                    first, string.Join("; ", differing.Count > 4 ? differing.GetRange(0, 4) : differing) +
-                    (differing.Count > 4 ? string.Format("; and {0} more", differing.Count - 4) : "")));
+                throw new StartupRefusal(string.Format(
+                    "System.MP: the ranks of this job differ: rank 0 runs {0}; {1}. Every rank " +
+                        "must run the same System.MP version on the same architecture and byte " +
+                        "order.",
+                    first,
+                    string.Join("; ", differing.Count > 4 ? differing.GetRange(0, 4) : differing) +
+                        (differing.Count > 4 ? string.Format("; and {0} more", differing.Count - 4)
+                                             : "")));
         }
 
         /// <summary>Under preemptive suspend a thread is stopped by a signal anywhere, also inside
@@ -106,7 +128,8 @@ namespace System.MP
         static void RefuseUnsafeSuspendMode()
         {
             if (Environment.GetEnvironmentVariable("MONO_THREADS_SUSPEND") == "preemptive")
-                throw new StartupRefusal("System.MP: MONO_THREADS_SUSPEND=preemptive is not supported " +
+                throw new StartupRefusal(
+                    "System.MP: MONO_THREADS_SUSPEND=preemptive is not supported " +
                     "(raw internal calls must not be preempted); use hybrid (the default) or coop");
         }
 
@@ -128,7 +151,8 @@ namespace System.MP
                 if (worldSize == 1)
                     Libc.Exit(code);
                 int rc = MPDirect.Abort(MPDirect.WorldHandle(), code);   // returns only on failure
-                Console.Error.WriteLine("System.MP: MPI_Abort failed (code {0}); finalizing instead", rc);
+                Console.Error.WriteLine(
+                    "System.MP: MPI_Abort failed (code {0}); finalizing instead", rc);
             }
             MPDirect.Finalize();
         }
@@ -140,7 +164,8 @@ namespace System.MP
         /// field ProcessExit).</summary>
         static void RunLaterProcessExitHandlers(object sender, EventArgs args)
         {
-            var field = typeof(AppDomain).GetField("ProcessExit", BindingFlags.Instance | BindingFlags.NonPublic);
+            var field = typeof(AppDomain).GetField("ProcessExit",
+                                                   BindingFlags.Instance | BindingFlags.NonPublic);
             if (!(field?.GetValue(AppDomain.CurrentDomain) is EventHandler all))
                 return;
             bool after = false;
@@ -149,7 +174,8 @@ namespace System.MP
                     try {
                         handler(sender, args);
                     } catch (Exception e) {
-                        Console.Error.WriteLine("System.MP: a ProcessExit handler failed: {0}", e.Message);
+                        Console.Error.WriteLine("System.MP: a ProcessExit handler failed: {0}",
+                                                e.Message);
                     }
                 } else {
                     after = handler == processExit;
@@ -165,7 +191,8 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         static void CreateCommunicators()
         {
-            Errors.Check(MPDirect.SdInit(typeof(TransportableAttribute), SdtoFactories.Maker.ToInt64()));
+            Errors.Check(
+                MPDirect.SdInit(typeof(TransportableAttribute), SdtoFactories.Maker.ToInt64()));
             world = new Intracomm(MPDirect.WorldHandle(), false);
             self = new Intracomm(MPDirect.SelfHandle(), false);
         }
@@ -185,10 +212,11 @@ namespace System.MP
 
         /// <summary>Finds libmotorcore.so, loads it and calls motor_core_ensure. Under a host
         /// the library is already loaded. Otherwise, in this order: beside System.MP.dll, one
-        /// directory up (the installed layout: System.MP.dll in &lt;libdir&gt;/motor), $MOTOR_CORE (the library or its directory), beside the first `motor` on PATH (and
-        /// behind its symbolic link) and in its ../lib, then <see cref="InstallLibDir"/>. The
-        /// library is loaded with dlopen and its entry point called through dlsym, so no
-        /// DllImport search path is involved.</summary>
+        /// directory up (the installed layout: System.MP.dll in &lt;libdir&gt;/motor), $MOTOR_CORE
+        /// (the library or its directory), beside the first `motor` on PATH (and behind its
+        /// symbolic link) and in its ../lib, then <see cref="InstallLibDir"/>. The library is
+        /// loaded with dlopen and its entry point called through dlsym, so no DllImport search path
+        /// is involved.</summary>
         static class NativeCore
         {
             internal const string LibraryName = "libmotorcore.so";
@@ -196,8 +224,9 @@ namespace System.MP
             /// <summary>Where the library lands when installed with CMake's
             /// default prefix.</summary>
             internal const string InstallLibDir = "/usr/local/lib";
-            const string Hint = "set MOTOR_CORE to libmotorcore.so or its directory (it is built into the build " +
-                                "directory beside motor), or run the program under motor";
+            const string Hint =
+                "set MOTOR_CORE to libmotorcore.so or its directory (it is built into the build " +
+                "directory beside motor), or run the program under motor";
 
             // <dlfcn.h> on glibc/Linux.
             const int RTLD_NOW = 2, RTLD_NOLOAD = 4, RTLD_GLOBAL = 0x100;
@@ -210,8 +239,12 @@ namespace System.MP
                 IntPtr library = Load();
                 IntPtr entry = Dl.dlsym(library, "motor_core_ensure");
                 if (entry == IntPtr.Zero)
-                    throw new CoreNotFound("System.MP: " + LibraryName + " has no motor_core_ensure (" + Dl.Error() + "); " + Hint);
-                var ensure = (EnsureFunction)Marshal.GetDelegateForFunctionPointer(entry, typeof(EnsureFunction));
+                    throw new CoreNotFound(
+                        "System.MP: " + LibraryName + " has no motor_core_ensure (" + Dl.Error() +
+                        "); " + Hint);
+                var ensure =
+                    (EnsureFunction)Marshal.GetDelegateForFunctionPointer(entry,
+                                                                          typeof(EnsureFunction));
                 return ensure();
             }
 
@@ -224,8 +257,9 @@ namespace System.MP
                 var looked = new List<string>();
                 string found = Find(looked);
                 if (found == null)
-                    throw new CoreNotFound("System.MP: cannot find " + LibraryName + " (looked in " +
-                                           string.Join(", ", looked) + "); " + Hint);
+                    throw new CoreNotFound(
+                        "System.MP: cannot find " + LibraryName + " (looked in " +
+                        string.Join(", ", looked) + "); " + Hint);
                 // GLOBAL: the core's symbols serve every later lookup of the same library.
                 library = Dl.dlopen(found, RTLD_NOW | RTLD_GLOBAL);
                 if (library == IntPtr.Zero)
@@ -238,21 +272,25 @@ namespace System.MP
             static string Find(List<string> looked)
             {
                 string own = typeof(Core).Assembly.Location;
-                if (!string.IsNullOrEmpty(own) && Exists(Path.GetDirectoryName(own), looked, out string beside))
+                if (!string.IsNullOrEmpty(own) &&
+                    Exists(Path.GetDirectoryName(own), looked, out string beside))
                     return beside;
                 // installed: System.MP.dll in <libdir>/motor, the library in <libdir>
-                if (!string.IsNullOrEmpty(own) && Exists(Path.GetDirectoryName(Path.GetDirectoryName(own)), looked, out string up))
+                if (!string.IsNullOrEmpty(own) &&
+                    Exists(Path.GetDirectoryName(Path.GetDirectoryName(own)), looked,
+                           out string up))
                     return up;
 
                 string variable = Environment.GetEnvironmentVariable(PathVariable);
                 if (!string.IsNullOrEmpty(variable)) {
-                    string path = Directory.Exists(variable) ? Path.Combine(variable, LibraryName) : variable;
+                    string path =
+                        Directory.Exists(variable) ? Path.Combine(variable, LibraryName) : variable;
                     if (File.Exists(path))
                         return path;
                     // An explicit choice that names nothing is an error, not a reason to pick
                     // some other copy silently.
-                    throw new CoreNotFound("System.MP: " + PathVariable + "=" + variable + " names no " +
-                                           LibraryName + "; " + Hint);
+                    throw new CoreNotFound("System.MP: " + PathVariable + "=" + variable +
+                                           " names no " + LibraryName + "; " + Hint);
                 }
                 looked.Add("$" + PathVariable + " (unset)");
 
@@ -266,7 +304,8 @@ namespace System.MP
                         dirs.Add(Path.GetDirectoryName(target));
                     foreach (string dir in dirs) {
                         if (Exists(dir, looked, out string path) ||
-                            Exists(Path.GetFullPath(Path.Combine(dir, "..", "lib")), looked, out path))
+                            Exists(Path.GetFullPath(Path.Combine(dir, "..", "lib")), looked,
+                                   out path))
                             return path;
                     }
                 }
@@ -297,24 +336,31 @@ namespace System.MP
         /// <summary>libc's _exit: ends the process at once, without runtime shutdown.</summary>
         static class Libc
         {
-            [DllImport("libc", EntryPoint = "_exit")] internal static extern void Exit(int status);
+            [DllImport("libc", EntryPoint = "_exit")]
+            internal static extern void Exit(int status);
         }
 
         /// <summary>The dynamic loader. libdl.so.2 resolves dlopen on every glibc (since 2.34
         /// the functions live in libc, which libdl.so.2 depends on).</summary>
         static class Dl
         {
-            [DllImport("libdl.so.2")] internal static extern IntPtr dlopen(string file, int mode);
-            [DllImport("libdl.so.2")] internal static extern IntPtr dlsym(IntPtr handle, string name);
-            [DllImport("libdl.so.2")] static extern IntPtr dlerror();
-            [DllImport("libc", EntryPoint = "realpath")] static extern IntPtr realpath(string path, IntPtr resolved);
-            [DllImport("libc", EntryPoint = "free")] static extern void free(IntPtr memory);
+            [DllImport("libdl.so.2")]
+            internal static extern IntPtr dlopen(string file, int mode);
+            [DllImport("libdl.so.2")]
+            internal static extern IntPtr dlsym(IntPtr handle, string name);
+            [DllImport("libdl.so.2")]
+            static extern IntPtr dlerror();
+            [DllImport("libc", EntryPoint = "realpath")]
+            static extern IntPtr realpath(string path, IntPtr resolved);
+            [DllImport("libc", EntryPoint = "free")]
+            static extern void free(IntPtr memory);
 
             /// <summary>dlerror's text on one line.</summary>
             internal static string Error()
             {
                 IntPtr text = dlerror();
-                return text == IntPtr.Zero ? "unknown error" : Marshal.PtrToStringAnsi(text).Replace('\n', ' ');
+                return text == IntPtr.Zero ? "unknown error"
+                                           : Marshal.PtrToStringAnsi(text).Replace('\n', ' ');
             }
 
             /// <summary>The canonical path (symbolic links resolved), or null.</summary>

@@ -10,10 +10,16 @@ namespace System.MP
         public int ErrorClass { get; }
 
         /// <summary>An MPI error with its class.</summary>
-        public MPException(string message, int errorClass) : base(message) { ErrorClass = errorClass; }
+        public MPException(string message, int errorClass) : base(message)
+        {
+            ErrorClass = errorClass;
+        }
         /// <summary>An MPI error caused by another exception (e.g. one a user
         /// operator threw).</summary>
-        public MPException(string message, int errorClass, Exception inner) : base(message, inner) { ErrorClass = errorClass; }
+        public MPException(string message, int errorClass, Exception inner) : base(message, inner)
+        {
+            ErrorClass = errorClass;
+        }
     }
 
     /// <summary>Corrupt, hostile or mismatched serialized bytes.</summary>
@@ -22,7 +28,8 @@ namespace System.MP
         /// <summary>Bytes that are not a valid graph of the expected type.</summary>
         public MPSerializationException(string message) : base(message, 0) { }
         /// <summary>The same, caused by another exception.</summary>
-        public MPSerializationException(string message, Exception inner) : base(message, 0, inner) { }
+        public MPSerializationException(string message, Exception inner) : base(message, 0, inner)
+        { }
     }
 
     internal static class Errors
@@ -31,25 +38,24 @@ namespace System.MP
         // range, named alike (OPI_ERR_NOT_1D_ARRAY is Not1dArray); ContractTest checks every name
         // and value.
         // mpc (mpc/mpc_errors.h): MPI's vocabulary
-        internal const int NotInitialized = -1, Dest = -2, Source = -3, Tag = -4, Root = -5, CommNull = -6,
-                  TooLarge = -7, NoMemory = -8, Request = -9;
+        internal const int NotInitialized = -1, Dest = -2, Source = -3, Tag = -4, Root = -5,
+                           CommNull = -6, TooLarge = -7, NoMemory = -8, Request = -9;
         // the managed runtime (runtime/rt_errors.h)
         internal const int Runtime = -100;
         // the serializer (serializer/sd_errors.h)
         internal const int Serialization = -200, Graph = -201;
         // OPI (opi/opi_errors.h): objects and arrays
         // PartialElement: an MPException (the message's element type differs): the default case
-        internal const int NullArgument = -300, Offset = -301, Count = -302, NotTransportable = -303,
-                  Not1dArray = -304, SameObject = -305, Op = -306, TypeMismatch = -307, Length = -308,
-                  Alias = -309,
-                  PartialElement = -310;
+        internal const int NullArgument = -300, Offset = -301, Count = -302,
+                           NotTransportable = -303, Not1dArray = -304, SameObject = -305, Op = -306,
+                           TypeMismatch = -307, Length = -308, Alias = -309, PartialElement = -310;
         // receive blocks that overlap (ArgumentException); a block whose size the sender and
         // the receiver disagree on, found as it arrives (MPException: the default case)
         internal const int BlocksOverlap = -311, BlockMismatch = -312;
 
         // OPI: groups, topologies, intercommunicators, spawn (opi/opi_comms.c)
-        internal const int NotSupported = -319, GroupRank = -320, DuplicateRank = -321, OutOfRange = -322,
-                  Dims = -323, BadArgument = -324;
+        internal const int NotSupported = -319, GroupRank = -320, DuplicateRank = -321,
+                           OutOfRange = -322, Dims = -323, BadArgument = -324;
 
         /// <param name="code">what an internal call returned (0: success, nothing thrown)</param>
         /// <remarks>Inlined at every call: the success test costs a compare, the throw stays

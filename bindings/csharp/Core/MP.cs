@@ -28,7 +28,8 @@ namespace System.MP
         static int tagUpperBound = -1;
         /// <summary>The largest tag a message may carry (MPI_TAG_UB; at least 32767). Tags run
         /// from 0 to this value.</summary>
-        public static int TagUpperBound {
+        public static int TagUpperBound
+        {
             get {
                 if (tagUpperBound < 0) {
                     Core.Ensure();
@@ -47,7 +48,8 @@ namespace System.MP
         }
 
         /// <summary>The name of the node this rank runs on (MPI_Get_processor_name).</summary>
-        public static string ProcessorName {
+        public static string ProcessorName
+        {
             get {
                 Core.Ensure();
                 return Core.Text(ReadProcessorName);
@@ -62,7 +64,8 @@ namespace System.MP
         }
 
         /// <summary>A snapshot of the core's counters.</summary>
-        public static MPStats Stats {
+        public static MPStats Stats
+        {
             get {
                 Core.Ensure();
                 return ReadStats();
@@ -71,7 +74,8 @@ namespace System.MP
 
         /// <summary>Thread support MPI granted (MPI_THREAD_SINGLE=0
         /// … MPI_THREAD_MULTIPLE=3).</summary>
-        public static int ThreadLevel {
+        public static int ThreadLevel
+        {
             get {
                 Core.Ensure();
                 return ReadThreadLevel();
@@ -81,7 +85,8 @@ namespace System.MP
         /// <summary>Whether the pinning policy treats small old-generation objects as movable
         /// (false when the runtime runs with evacuation-threshold=0, as under the
         /// motor host).</summary>
-        public static bool OldGenerationMoves {
+        public static bool OldGenerationMoves
+        {
             get {
                 Core.Ensure();
                 return ReadOldGenerationMoves();
@@ -94,7 +99,8 @@ namespace System.MP
         /// host whose ranks outnumber its cores (<see cref="RanksOnHost"/> &gt;
         /// <see cref="CoresOnHost"/>), where a spinning rank holds the core the rank it waits
         /// for needs. Chosen once when MPI starts.</summary>
-        public static WaitPolicy WaitPolicy {
+        public static WaitPolicy WaitPolicy
+        {
             get {
                 Core.Ensure();
                 return (WaitPolicy)ReadWaitPolicy(out int unused1, out int unused2);
@@ -103,7 +109,8 @@ namespace System.MP
 
         /// <summary>The ranks of World on this host (those sharing its memory); 0 when MPI was
         /// started by someone other than System.MP (then it was not measured).</summary>
-        public static int RanksOnHost {
+        public static int RanksOnHost
+        {
             get {
                 Core.Ensure();
                 ReadWaitPolicy(out int ranks, out int unused);
@@ -113,7 +120,8 @@ namespace System.MP
 
         /// <summary>The cores World's ranks on this host may run on together (the union of
         /// their CPU affinity masks, at most the CPUs online); 0 when not measured.</summary>
-        public static int CoresOnHost {
+        public static int CoresOnHost
+        {
             get {
                 Core.Ensure();
                 ReadWaitPolicy(out int unused, out int cores);
@@ -127,12 +135,19 @@ namespace System.MP
             MPDirect.WaitPolicy(out ranks, out cores);
         // clang-format on
 
-        [MethodImpl(MethodImplOptions.NoInlining)] static int ReadTagUpperBound() => MPDirect.TagUpperBound();
-        [MethodImpl(MethodImplOptions.NoInlining)] static double ReadWtime() => MPDirect.Wtime();
-        [MethodImpl(MethodImplOptions.NoInlining)] static int ReadProcessorName(byte[] b) => MPDirect.ProcessorName(b);
-        [MethodImpl(MethodImplOptions.NoInlining)] static void AbortWorld(int code) => Errors.Check(MPDirect.Abort(MPDirect.WorldHandle(), code));
-        [MethodImpl(MethodImplOptions.NoInlining)] static int ReadThreadLevel() => MPDirect.ThreadLevel();
-        [MethodImpl(MethodImplOptions.NoInlining)] static bool ReadOldGenerationMoves() => MPDirect.OldGenerationMoves() != 0;
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static int ReadTagUpperBound() => MPDirect.TagUpperBound();
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static double ReadWtime() => MPDirect.Wtime();
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static int ReadProcessorName(byte[] b) => MPDirect.ProcessorName(b);
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void AbortWorld(int code) => Errors.Check(MPDirect.Abort(MPDirect.WorldHandle(),
+                                                                        code));
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static int ReadThreadLevel() => MPDirect.ThreadLevel();
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static bool ReadOldGenerationMoves() => MPDirect.OldGenerationMoves() != 0;
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         static MPStats ReadStats()
@@ -169,7 +184,8 @@ namespace System.MP
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        static void FillDims(int nodes, int[] dims) => Errors.Check(MPDirect.DimsCreate(nodes, dims));
+        static void FillDims(int nodes,
+                             int[] dims) => Errors.Check(MPDirect.DimsCreate(nodes, dims));
 
         static Intercomm parent;
         static bool parentRead;
@@ -178,11 +194,13 @@ namespace System.MP
         /// <summary>In a program started by <see cref="Intracomm.Spawn"/>: the intercommunicator to
         /// the processes that started it (its remote group; MPI_Comm_get_parent). null in a program
         /// that was not spawned. It belongs to System.MP: Dispose on it does nothing.</summary>
-        public static Intercomm Parent {
+        public static Intercomm Parent
+        {
             get {
                 if (!parentRead) {
                     Core.Ensure();
-                    lock (parentGate) {
+                    lock (parentGate)
+                    {
                         if (!parentRead) {
                             parent = ReadParent();
                             parentRead = true;
@@ -223,17 +241,24 @@ namespace System.MP
         /// ContractTest checks that the names and positions agree).</summary>
         internal static class Index
         {
-            internal const int Operations = 0, PinsTaken = 1, PinsAvoided = 2, PinsReleasedByWait = 3,
-                               PinsReleasedByGC = 4, PinsLive = 5, Collections = 6, PooledBuffers = 7,
-                               PooledBuffersFreedByGC = 8, PendingRequests = 9, Count = 10;
+            internal const int Operations = 0, PinsTaken = 1, PinsAvoided = 2,
+                               PinsReleasedByWait = 3, PinsReleasedByGC = 4, PinsLive = 5,
+                               Collections = 6, PooledBuffers = 7, PooledBuffersFreedByGC = 8,
+                               PendingRequests = 9, Count = 10;
         }
 
         internal MPStats(long[] v)
         {
-            Operations = v[Index.Operations]; PinsTaken = v[Index.PinsTaken]; PinsAvoided = v[Index.PinsAvoided];
-            PinsReleasedByWait = v[Index.PinsReleasedByWait]; PinsReleasedByGC = v[Index.PinsReleasedByGC];
-            PinsLive = v[Index.PinsLive]; Collections = v[Index.Collections]; PooledBuffers = v[Index.PooledBuffers];
-            PooledBuffersFreedByGC = v[Index.PooledBuffersFreedByGC]; PendingRequests = v[Index.PendingRequests];
+            Operations = v[Index.Operations];
+            PinsTaken = v[Index.PinsTaken];
+            PinsAvoided = v[Index.PinsAvoided];
+            PinsReleasedByWait = v[Index.PinsReleasedByWait];
+            PinsReleasedByGC = v[Index.PinsReleasedByGC];
+            PinsLive = v[Index.PinsLive];
+            Collections = v[Index.Collections];
+            PooledBuffers = v[Index.PooledBuffers];
+            PooledBuffersFreedByGC = v[Index.PooledBuffersFreedByGC];
+            PendingRequests = v[Index.PendingRequests];
         }
 
         /// <summary>Zero-copy transfers and collectives started.</summary>
@@ -265,7 +290,10 @@ namespace System.MP
 
         /// <summary>Every counter as name=value pairs on one line.</summary>
         public override string ToString() =>
-            $"operations={Operations} pinsTaken={PinsTaken} pinsAvoided={PinsAvoided} " + $"releasedByWait={PinsReleasedByWait} releasedByGC={PinsReleasedByGC} " + $"pinsLive={PinsLive} collections={Collections} pooledBuffers={PooledBuffers} " + $"pooledFreedByGC={PooledBuffersFreedByGC} pendingRequests={PendingRequests}";
+            $"operations={Operations} pinsTaken={PinsTaken} pinsAvoided={PinsAvoided} " +
+            $"releasedByWait={PinsReleasedByWait} releasedByGC={PinsReleasedByGC} " +
+            $"pinsLive={PinsLive} collections={Collections} pooledBuffers={PooledBuffers} " +
+            $"pooledFreedByGC={PooledBuffersFreedByGC} pendingRequests={PendingRequests}";
     }
 
     /// <summary>The outcome of a receive or probe. Immutable: calls that end with equal outcomes
@@ -274,7 +302,11 @@ namespace System.MP
     {
         Status(ref StatusData d)
         {
-            Source = d.Source; Tag = d.Tag; Count = d.Count; Bytes = d.Bytes; Cancelled = d.Cancelled != 0;
+            Source = d.Source;
+            Tag = d.Tag;
+            Count = d.Count;
+            Bytes = d.Bytes;
+            Cancelled = d.Cancelled != 0;
         }
 
         // The last Status made, on any thread. A loop that receives the same kind of message
@@ -288,8 +320,8 @@ namespace System.MP
         internal static Status Of(ref StatusData d)
         {
             Status s = Volatile.Read(ref last);
-            if (s != null && s.Source == d.Source && s.Tag == d.Tag && s.Count == d.Count && s.Bytes == d.Bytes &&
-                s.Cancelled == (d.Cancelled != 0))
+            if (s != null && s.Source == d.Source && s.Tag == d.Tag && s.Count == d.Count &&
+                s.Bytes == d.Bytes && s.Cancelled == (d.Cancelled != 0))
                 return s;
             s = new Status(ref d);
             Volatile.Write(ref last, s);
@@ -323,5 +355,6 @@ namespace System.MP
     /// <summary>On a field: the reference travels with the graph (structured transport). On a
     /// class: instances may be received polymorphically in slots of a base type.</summary>
     [AttributeUsage(AttributeTargets.Field | AttributeTargets.Class)]
-    public sealed class TransportableAttribute : Attribute { }
+    public sealed class TransportableAttribute : Attribute
+    { }
 }

@@ -12,11 +12,11 @@ namespace System.MP
     /// by the core.</summary>
     public sealed partial class Request
     {
-        long id;             // pin-registry id while running; -1 once completed (written last, Volatile)
-        Status status;       // set on completion
+        long id;   // pin-registry id while running; -1 once completed (written last, Volatile)
+        Status status;   // set on completion
         // the transfer failed: raised by every Wait and Test, as a faulted task is
         Exception failure;
-        bool observed;       // a Wait or Test has reported completion (MPI: the request is inactive)
+        bool observed;   // a Wait or Test has reported completion (MPI: the request is inactive)
 
         internal Request() { id = -1; }
 
@@ -47,7 +47,7 @@ namespace System.MP
                 int rc = MPDirect.RequestWait(id, ref st);
                 if (rc == Errors.Request) {   // the registry refused: not the transfer's failure
                     Exception refused = Errors.Make(rc);   // (consumes this thread's error record)
-                    if (awaited != null)   // awaited meanwhile: the engine has it
+                    if (awaited != null)                   // awaited meanwhile: the engine has it
                         return WaitAwaited();
                     throw refused;   // another thread completes it (one thread per request)
                 }
@@ -97,7 +97,8 @@ namespace System.MP
         /// <summary>true once the transfer completed (a Test that discards the status). The
         /// call that finds a failed transfer complete raises its MPException; afterwards
         /// IsCompleted is true.</summary>
-        public bool IsCompleted {
+        public bool IsCompleted
+        {
             get {
                 // reported (observed) and failed: a Wait or Test has raised the failure already
                 if (observed && (failure != null || (awaited != null && awaited.Task.IsFaulted)))

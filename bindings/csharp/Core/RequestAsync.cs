@@ -108,7 +108,8 @@ namespace System.MP
             bool running = id >= 0;
             if (running)
                 ProgressEngine.RequireThreadMultiple("request");
-            source = new TaskCompletionSource<Status>(TaskCreationOptions.RunContinuationsAsynchronously);
+            source = new TaskCompletionSource<Status>(
+                TaskCreationOptions.RunContinuationsAsynchronously);
             if (Interlocked.CompareExchange(ref awaited, source, null) != null)
                 return awaited.Task;
             if (!running) {
@@ -222,9 +223,10 @@ namespace System.MP
         internal static void RequireThreadMultiple(string what)
         {
             if (MP.ThreadLevel < 3)
-                throw new NotSupportedException("System.MP: awaiting a running " + what + " needs MPI_THREAD_MULTIPLE " +
-                                                "(MP.ThreadLevel is " + MP.ThreadLevel + "): the progress engine " +
-                                                "tests it from its own thread; use Wait or Test");
+                throw new NotSupportedException(
+                    "System.MP: awaiting a running " + what + " needs MPI_THREAD_MULTIPLE " +
+                    "(MP.ThreadLevel is " + MP.ThreadLevel + "): the progress engine " +
+                    "tests it from its own thread; use Wait or Test");
         }
 
         internal static void Add(Request r) => Add(r, null);
@@ -233,13 +235,15 @@ namespace System.MP
 
         static void Add(Request r, IPolled p)
         {
-            lock (gate) {
+            lock (gate)
+            {
                 if (r != null)
                     incoming.Add(r);
                 else
                     incomingPolled.Add(p);
                 if (thread == null) {
-                    thread = new Thread(Run) { IsBackground = true, Name = "System.MP progress engine" };
+                    thread =
+                        new Thread(Run) { IsBackground = true, Name = "System.MP progress engine" };
                     thread.Start();
                 }
             }
@@ -255,7 +259,8 @@ namespace System.MP
             var polled = new List<IPolled>();
             int quietPasses = 0;
             while (true) {
-                lock (gate) {
+                lock (gate)
+                {
                     active.AddRange(incoming);
                     incoming.Clear();
                     polled.AddRange(incomingPolled);
@@ -274,7 +279,10 @@ namespace System.MP
                     // not a transfer's failure (those complete their own task): the engine
                     // cannot test these requests, so their tasks fail rather than hang
                     foreach (Request r in active)
-                        r.CompleteAwaited(null, new MPException("System.MP: the progress engine failed: " + e.Message, -1, e));
+                        r.CompleteAwaited(
+                            null,
+                            new MPException("System.MP: the progress engine failed: " + e.Message,
+                                            -1, e));
                     active.Clear();
                 }
                 // each polled operation settles its own task, failures included
@@ -292,7 +300,8 @@ namespace System.MP
         }
 
         /// <summary>One pass over the awaited requests; true when some completed.</summary>
-        static bool Pass(List<Request> active, ref long[] ids, ref StatusData[] statuses, ref Exception[] failures)
+        static bool Pass(List<Request> active, ref long[] ids, ref StatusData[] statuses,
+                         ref Exception[] failures)
         {
             if (ids.Length < active.Count) {
                 int n = Math.Max(active.Count, 2 * ids.Length);

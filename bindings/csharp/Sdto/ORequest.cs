@@ -17,10 +17,10 @@ namespace System.MP
     {
         readonly Comm comm;
         readonly int source, tag;
-        long id = -1;             // the registry's id while receiving
+        long id = -1;   // the registry's id while receiving
         volatile bool complete;
-        Status status;            // set once complete
-        Exception failure;        // the receive failed: raised by every Wait and Test
+        Status status;       // set once complete
+        Exception failure;   // the receive failed: raised by every Wait and Test
         T graph;
         readonly object gate = new object();   // one call on the request at a time
         // Set once by AsTask; from then on the progress engine completes the receive and Wait,
@@ -40,7 +40,8 @@ namespace System.MP
         internal ORequest<T> Start()
         {
             var st = new StatusData();
-            Errors.Check(MPDirect.OIrecvPost(comm.handle, comm.peers, source, tag, this, out id, ref st));
+            Errors.Check(
+                MPDirect.OIrecvPost(comm.handle, comm.peers, source, tag, this, out id, ref st));
             if (id < 0) {   // MP.ProcNull: complete at once, no graph
                 status = Status.Of(ref st);
                 complete = true;
@@ -68,7 +69,8 @@ namespace System.MP
                 status = this.status;
                 return result;
             }
-            lock (gate) {
+            lock (gate)
+            {
                 // (awaited meanwhile: the engine completes it, not this thread)
                 if (awaited == null) {
                     if (!complete)
@@ -90,7 +92,8 @@ namespace System.MP
                 graph = done ? task.Task.GetAwaiter().GetResult() : default(T);
                 return done;
             }
-            lock (gate) {
+            lock (gate)
+            {
                 graph = default(T);
                 if (!Advance())
                     return false;
@@ -102,7 +105,8 @@ namespace System.MP
 
         /// <summary>true once the graph has arrived (a Test that keeps the graph
         /// for Wait).</summary>
-        public bool IsCompleted {
+        public bool IsCompleted
+        {
             get {
                 TaskCompletionSource<T> task = awaited;
                 if (task != null)
@@ -114,8 +118,8 @@ namespace System.MP
             }
         }
 
-        /// <summary>Makes the receive awaitable: `T graph = await world.OIrecv&lt;T&gt;(source, tag);`.
-        /// See AsTask.</summary>
+        /// <summary>Makes the receive awaitable: `T graph = await world.OIrecv&lt;T&gt;(source,
+        /// tag);`. See AsTask.</summary>
         public TaskAwaiter<T> GetAwaiter() => AsTask().GetAwaiter();
 
         /// <summary>A task that completes with the graph once it has arrived (default(T) after a
@@ -128,12 +132,14 @@ namespace System.MP
         /// less than MPI_THREAD_MULTIPLE (MP.ThreadLevel &lt; 3).</exception>
         public Task<T> AsTask()
         {
-            lock (gate) {
+            lock (gate)
+            {
                 if (awaited != null)
                     return awaited.Task;
                 if (!complete)
                     ProgressEngine.RequireThreadMultiple("receive");
-                awaited = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
+                awaited =
+                    new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
                 if (complete) {
                     Settle();
                     return awaited.Task;
@@ -180,7 +186,8 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Cancel()
         {
-            lock (gate) {   // the engine tests an awaited receive under the gate too
+            lock (gate)
+            {   // the engine tests an awaited receive under the gate too
                 if (!complete)
                     Errors.Check(MPDirect.RequestCancel(id));
             }
@@ -192,7 +199,8 @@ namespace System.MP
         bool Finish(bool block)
         {
             var st = new StatusData();
-            int rc = MPDirect.OIrecvComplete(id, block ? 1 : 0, typeof(T), out object result, out int completed, ref st);
+            int rc = MPDirect.OIrecvComplete(id, block ? 1 : 0, typeof(T), out object result,
+                                             out int completed, ref st);
             if (completed == 0) {
                 Errors.Check(rc);
                 return false;

@@ -20,8 +20,8 @@ namespace System.MP
                 return null;
             Type definition = collection.GetGenericTypeDefinition();
             Type[] arguments = collection.GetGenericArguments();
-            if (definition == typeof(List<>) || definition == typeof(Queue<>) || definition == typeof(Stack<>) ||
-                definition == typeof(HashSet<>))
+            if (definition == typeof(List<>) || definition == typeof(Queue<>) ||
+                definition == typeof(Stack<>) || definition == typeof(HashSet<>))
                 return arguments[0];
             // clang-format off
             if (definition == typeof(Dictionary<,>))
@@ -51,16 +51,19 @@ namespace System.MP
             {
                 lock (builders)
                 {
-                    if (!builders.TryGetValue(collection, out Builder b))
-                    {
+                    if (!builders.TryGetValue(collection, out Builder b)) {
                         Type definition = collection.GetGenericTypeDefinition();
-                        string factory = definition == typeof(List<>) ? nameof(ForList)
-                                       : definition == typeof(Queue<>) ? nameof(ForQueue)
-                                       : definition == typeof(Stack<>) ? nameof(ForStack)
-                                       : definition == typeof(HashSet<>) ? nameof(ForHashSet)
-                                       : nameof(ForDictionary);
-                        MethodInfo make = typeof(Builder).GetMethod(factory, BindingFlags.NonPublic | BindingFlags.Static);
-                        b = (Builder)make.MakeGenericMethod(collection.GetGenericArguments()).Invoke(null, null);
+                        string factory =
+                            definition == typeof(List<>)      ? nameof(ForList)
+                            : definition == typeof(Queue<>)   ? nameof(ForQueue)
+                            : definition == typeof(Stack<>)   ? nameof(ForStack)
+                            : definition == typeof(HashSet<>) ? nameof(ForHashSet)
+                                                              : nameof(ForDictionary);
+                        MethodInfo make =
+                            typeof(Builder).GetMethod(factory,
+                                                      BindingFlags.NonPublic | BindingFlags.Static);
+                        b = (Builder)make.MakeGenericMethod(collection.GetGenericArguments())
+                                .Invoke(null, null);
                         builders.Add(collection, b);
                     }
                     return b;
@@ -68,23 +71,30 @@ namespace System.MP
             }
 
             static Builder ForList<T>() => new ListBuilder<T>();
-            static Builder ForQueue<T>() => new AddingBuilder<Queue<T>, T>((q, e, i, n) => q.Enqueue(e));
+            static Builder ForQueue<T>() => new AddingBuilder<Queue<T>, T>((q, e, i,
+                                                                            n) => q.Enqueue(e));
             // bottom first
-            static Builder ForStack<T>() => new AddingBuilder<Stack<T>, T>((s, e, i, n) => s.Push(e));
-            static Builder ForHashSet<T>() => new AddingBuilder<HashSet<T>, T>((set, e, i, n) => {
-                if (!set.Add(e))
-                    throw new ArgumentException($"element {i} of a {typeof(HashSet<T>)} of {n} equals an earlier one");
-            });
+            static Builder ForStack<T>() => new AddingBuilder<Stack<T>, T>((s, e, i,
+                                                                            n) => s.Push(e));
+            static Builder ForHashSet<T>() => new AddingBuilder<HashSet<T>, T>(
+                (set, e, i, n) =>
+                {
+                    if (!set.Add(e))
+                        throw new ArgumentException(
+                            $"element {i} of a {typeof(HashSet<T>)} of {n} equals an earlier one");
+                });
             static Builder ForDictionary<K, V>() =>   // Add throws on a null or duplicate key
-                new AddingBuilder<Dictionary<K, V>, KeyValuePair<K, V>>((d, pair, i, n) => d.Add(pair.Key, pair.Value));
+                new AddingBuilder<Dictionary<K, V>, KeyValuePair<K, V>>(
+                    (d, pair, i, n) => d.Add(pair.Key, pair.Value));
 
             /// <summary>A call of the collection's (int capacity) constructor on an object the
             /// serializer created without one, so it starts as `new` would make it.</summary>
             protected static Action<object, int> Constructor(Type collection)
             {
                 ConstructorInfo ctor = collection.GetConstructor(new[] { typeof(int) });
-                var method = new DynamicMethod("Construct", null, new[] { typeof(object), typeof(int) },
-                                               typeof(SdtoCollections).Module, true);
+                var method =
+                    new DynamicMethod("Construct", null, new[] { typeof(object), typeof(int) },
+                                      typeof(SdtoCollections).Module, true);
                 ILGenerator il = method.GetILGenerator();
                 il.Emit(OpCodes.Ldarg_0);
                 il.Emit(OpCodes.Castclass, collection);
@@ -112,7 +122,8 @@ namespace System.MP
 
         /// <summary>The others: element by element through their public Add
         /// (Enqueue, Push).</summary>
-        sealed class AddingBuilder<C, E> : Builder where C : class
+        sealed class AddingBuilder<C, E> : Builder
+            where C : class
         {
             readonly Action<object, int> construct = Constructor(typeof(C));
             readonly Action<C, E, int, int> add;   // (collection, element, its index, count)

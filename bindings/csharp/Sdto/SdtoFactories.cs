@@ -22,18 +22,25 @@ namespace System.MP
     {
         // Items the reader names by number (a factory, a linker), one per class, made once; 0
         // names none. The array is replaced whole when it grows, so Create reads it unlocked.
-        sealed class Numbered<T> where T : class
+        sealed class Numbered<T>
+            where T : class
         {
             readonly Dictionary<Type, int> numbers = new Dictionary<Type, int>();
             T[] items = new T[16];
             int next = 1;
 
-            internal T[] Items { get { return Volatile.Read(ref items); } }
+            internal T[] Items
+            {
+                get {
+                    return Volatile.Read(ref items);
+                }
+            }
 
             // t's number: make's item for t, made the first time (0 when make gives none)
             internal int NumberOf(Type t, Func<T> make)
             {
-                lock (numbers) {
+                lock (numbers)
+                {
                     int number;
                     if (numbers.TryGetValue(t, out number))
                         return number;
@@ -63,10 +70,7 @@ namespace System.MP
 
         // Called by the reader once per class (it remembers the answer in the class plan): the
         // number of t's factory, or 0 when `new` cannot make a t exactly as the reader would.
-        static int Register(Type t)
-        {
-            return factories.NumberOf(t, () => Factory(t));
-        }
+        static int Register(Type t) { return factories.NumberOf(t, () => Factory(t)); }
 
         // Called by the reader once per class with reference slots: the number of t's linker, or
         // 0. fields: t's travelling fields in the order of a record's references, null for an
@@ -76,19 +80,27 @@ namespace System.MP
             return linkers.NumberOf(t, () => MakeLinker(t, fields));
         }
 
-        delegate int MakeFunction(IntPtr holder, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs, int count);
-        static readonly MakeFunction make = Make; // kept: the reader holds a pointer to it
+        delegate int MakeFunction(IntPtr holder, IntPtr numbers, IntPtr lengths, IntPtr links,
+                                  IntPtr refs, int count);
+        static readonly MakeFunction make = Make;   // kept: the reader holds a pointer to it
 
         // Make as a function pointer for the reader, which calls it like C
         // (no mono_runtime_invoke).
-        internal static IntPtr Maker { get { return Marshal.GetFunctionPointerForDelegate(make); } }
+        internal static IntPtr Maker
+        {
+            get {
+                return Marshal.GetFunctionPointerForDelegate(make);
+            }
+        }
 
         // Called by the reader through Maker: Create on the object[] held by the GC handle holder.
         // No exception may cross into C: a failure (out of memory) returns -1.
-        static int Make(IntPtr holder, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs, int count)
+        static int Make(IntPtr holder, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs,
+                        int count)
         {
             try {
-                Create((object[])GCHandle.FromIntPtr(holder).Target, numbers, lengths, links, refs, count);
+                Create((object[])GCHandle.FromIntPtr(holder).Target, numbers, lengths, links, refs,
+                       count);
                 return 0;
             } catch (Exception) {
                 return -1;
@@ -100,10 +112,11 @@ namespace System.MP
         // numbers is zero: the objects exist (a graph reused) — then, for every record with a
         // linker (links[i], from RegisterLinker; 0: the reader links it), its references from
         // refs[i]. All five are the reader's native arrays.
-        static unsafe void Create(object[] objs, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs, int count)
+        static unsafe void Create(object[] objs, IntPtr numbers, IntPtr lengths, IntPtr links,
+                                  IntPtr refs, int count)
         {
             Func<int, object>[] all = factories.Items;
-            int* number = (int*)numbers, length = (int*)lengths, link = (int*)links;
+            int *number = (int*)numbers, length = (int*)lengths, link = (int*)links;
             for (int i = 0; number != null && i < count; i++)
                 objs[i] = all[number[i]](length[i]);
             Linker[] linker = linkers.Items;
@@ -119,17 +132,21 @@ namespace System.MP
                 Type e = t.IsArray ? t.GetElementType() : null;
                 if (e == null || t != e.MakeArrayType() || e.IsValueType || e.IsPointer)
                     return null;
-                MethodInfo link = typeof(SdtoFactories).GetMethod("LinkArray", BindingFlags.NonPublic | BindingFlags.Static);
+                MethodInfo link =
+                    typeof(SdtoFactories)
+                        .GetMethod("LinkArray", BindingFlags.NonPublic | BindingFlags.Static);
                 return (Linker)Delegate.CreateDelegate(typeof(Linker), link.MakeGenericMethod(e));
             }
             if (!t.IsClass || t.IsArray || fields.Length == 0)
                 return null;
             foreach (FieldInfo f in fields)
-                if (f == null || f.IsStatic || f.FieldType.IsValueType || !f.DeclaringType.IsAssignableFrom(t))
+                if (f == null || f.IsStatic || f.FieldType.IsValueType ||
+                    !f.DeclaringType.IsAssignableFrom(t))
                     return null;
             // o.f_k = refs[k] < 0 ? null : objs[refs[k]] for each field. No type checks: the
             // reader checked that each record it names is assignable to the field's type.
-            var method = new DynamicMethod("SdtoLink", null, new[] { typeof(object), typeof(object[]), typeof(int*) },
+            var method = new DynamicMethod("SdtoLink", null,
+                                           new[] { typeof(object), typeof(object[]), typeof(int*) },
                                            typeof(SdtoFactories).Module, true);
             ILGenerator il = method.GetILGenerator();
             LocalBuilder index = il.DeclareLocal(typeof(int));
@@ -159,7 +176,8 @@ namespace System.MP
             return (Linker)method.CreateDelegate(typeof(Linker));
         }
 
-        unsafe static void LinkArray<T>(object o, object[] objs, int* refs) where T : class
+        unsafe static void LinkArray<T>(object o, object[] objs, int* refs)
+            where T : class
         {
             T[] a = (T[])o;
             for (int e = 0; e < a.Length; e++)
@@ -173,14 +191,18 @@ namespace System.MP
             if (t.IsArray) {
                 Type e = t.GetElementType();
                 if (t != e.MakeArrayType() || e.IsPointer)
-                    return null; // T[] only: not T[*] (bounds) nor T[,]
-                MethodInfo make = typeof(SdtoFactories).GetMethod("NewArray", BindingFlags.NonPublic | BindingFlags.Static);
-                return (Func<int, object>)Delegate.CreateDelegate(typeof(Func<int, object>), make.MakeGenericMethod(e));
+                    return null;   // T[] only: not T[*] (bounds) nor T[,]
+                MethodInfo make =
+                    typeof(SdtoFactories)
+                        .GetMethod("NewArray", BindingFlags.NonPublic | BindingFlags.Static);
+                return (Func<int, object>)Delegate.CreateDelegate(typeof(Func<int, object>),
+                                                                  make.MakeGenericMethod(e));
             }
-            if (!t.IsClass || t.IsAbstract || t.ContainsGenericParameters || typeof(MarshalByRefObject).IsAssignableFrom(t)
-                || !ConstructorsDoNothing(t))
+            if (!t.IsClass || t.IsAbstract || t.ContainsGenericParameters ||
+                typeof(MarshalByRefObject).IsAssignableFrom(t) || !ConstructorsDoNothing(t))
                 return null;
-            var method = new DynamicMethod("SdtoNew", typeof(object), new[] { typeof(int) }, typeof(SdtoFactories).Module, true);
+            var method = new DynamicMethod("SdtoNew", typeof(object), new[] { typeof(int) },
+                                           typeof(SdtoFactories).Module, true);
             ILGenerator il = method.GetILGenerator();
             il.Emit(OpCodes.Newobj, Parameterless(t));
             il.Emit(OpCodes.Ret);
@@ -191,7 +213,9 @@ namespace System.MP
 
         static ConstructorInfo Parameterless(Type t)
         {
-            return t.GetConstructor(BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic, null, Type.EmptyTypes, null);
+            return t.GetConstructor(BindingFlags.Instance | BindingFlags.Public |
+                                        BindingFlags.NonPublic,
+                                    null, Type.EmptyTypes, null);
         }
 
         // Does `new t()` only allocate? Each class from t up to object must have the compiler's
@@ -208,26 +232,30 @@ namespace System.MP
                 if (il == null)
                     return false;
                 int k = Skip(il, 0);
-                if (k >= il.Length || il[k] != 0x02) // ldarg.0
+                if (k >= il.Length || il[k] != 0x02)   // ldarg.0
                     return false;
                 k = Skip(il, k + 1);
-                if (k + 5 > il.Length || il[k] != 0x28) // call, and its token
+                if (k + 5 > il.Length || il[k] != 0x28)   // call, and its token
                     return false;
                 int token = BitConverter.ToInt32(il, k + 1);
                 k = Skip(il, k + 5);
-                if (k != il.Length - 1 || il[k] != 0x2A) // ret, and nothing after it
+                if (k != il.Length - 1 || il[k] != 0x2A)   // ret, and nothing after it
                     return false;
                 MethodBase callee;
                 try {
-                    callee = t.Module.ResolveMethod(token, t.IsGenericType ? t.GetGenericArguments() : null, null);
+                    callee = t.Module.ResolveMethod(
+                        token, t.IsGenericType ? t.GetGenericArguments() : null, null);
                 } catch (ArgumentException) {
                     return false;
                 }
                 Type declaring = callee.DeclaringType;
                 Type baseType = t.BaseType;
-                bool baseCall = declaring == baseType || (baseType.IsGenericType && declaring.IsGenericType
-                                                         && declaring.GetGenericTypeDefinition() == baseType.GetGenericTypeDefinition());
-                if (!(callee is ConstructorInfo) || callee.IsStatic || callee.GetParameters().Length != 0 || !baseCall)
+                bool baseCall =
+                    declaring == baseType ||
+                    (baseType.IsGenericType && declaring.IsGenericType &&
+                     declaring.GetGenericTypeDefinition() == baseType.GetGenericTypeDefinition());
+                if (!(callee is ConstructorInfo) || callee.IsStatic ||
+                    callee.GetParameters().Length != 0 || !baseCall)
                     return false;
             }
             return true;
@@ -235,7 +263,7 @@ namespace System.MP
 
         static int Skip(byte[] il, int k)
         {
-            while (k < il.Length && il[k] == 0x00) // nop
+            while (k < il.Length && il[k] == 0x00)   // nop
                 k++;
             return k;
         }

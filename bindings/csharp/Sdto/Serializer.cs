@@ -29,7 +29,10 @@ namespace System.MP
             Core.Ensure();
             int size = Write(graph, true);
             if (size > buffer.Length - offset)
-                throw new ArgumentException($"the graph needs {size} bytes; {buffer.Length - offset} are left in the " + "buffer", nameof(buffer));
+                throw new ArgumentException(
+                    $"the graph needs {size} bytes; {buffer.Length - offset} are left in the " +
+                        "buffer",
+                    nameof(buffer));
             CopyTo(buffer, offset);
             return size;
         }

@@ -49,10 +49,10 @@ namespace System.MP
         /// coordinate on a periodic dimension wraps around (-1 is the last position); on any other
         /// dimension it must lie inside the grid.</summary>
         /// <exception cref="ArgumentNullException">coords is null.</exception>
-        /// <exception cref="ArgumentException">coords does not hold one entry per dimension.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">a coordinate of a non-periodic dimension lies
-        /// outside the grid.</exception>
-        /// <exception cref="ObjectDisposedException">the communicator has been disposed.</exception>
+        /// <exception cref="ArgumentException">coords does not hold one entry per
+        /// dimension.</exception> <exception cref="ArgumentOutOfRangeException">a coordinate of a
+        /// non-periodic dimension lies outside the grid.</exception> <exception
+        /// cref="ObjectDisposedException">the communicator has been disposed.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public int RankOf(int[] coords)
         {
@@ -65,10 +65,11 @@ namespace System.MP
         /// distance <paramref name="displacement"/> (MPI_Cart_shift): <paramref name="dest"/> is
         /// the rank displacement steps forward from this one, <paramref name="source"/> the rank
         /// as many steps back — the pair a shift sends to and receives from. Past an open edge of
-        /// a non-periodic dimension the neighbour is <see cref="MP.ProcNull"/>, which point-to-point calls
-        /// take as "no process", so edge ranks need no special case.</summary>
-        /// <exception cref="ArgumentOutOfRangeException">direction lies outside 0..Dims.Length-1.</exception>
-        /// <exception cref="ObjectDisposedException">the communicator has been disposed.</exception>
+        /// a non-periodic dimension the neighbour is <see cref="MP.ProcNull"/>, which
+        /// point-to-point calls take as "no process", so edge ranks need no special case.</summary>
+        /// <exception cref="ArgumentOutOfRangeException">direction lies outside
+        /// 0..Dims.Length-1.</exception> <exception cref="ObjectDisposedException">the communicator
+        /// has been disposed.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Shift(int direction, int displacement, out int source, out int dest) =>
             Errors.Check(MPDirect.CartShift(handle, direction, displacement, out source, out dest));
@@ -78,8 +79,9 @@ namespace System.MP
         /// their coordinates in the others form one new grid. Collective: every process calls it
         /// and gets its own sub-grid. Dispose it when done.</summary>
         /// <exception cref="ArgumentNullException">remainDims is null.</exception>
-        /// <exception cref="ArgumentException">remainDims does not hold one entry per dimension.</exception>
-        /// <exception cref="ObjectDisposedException">the communicator has been disposed.</exception>
+        /// <exception cref="ArgumentException">remainDims does not hold one entry per
+        /// dimension.</exception> <exception cref="ObjectDisposedException">the communicator has
+        /// been disposed.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public CartComm Sub(bool[] remainDims)
         {

@@ -78,8 +78,8 @@ namespace System.MP
         /// (MPI_Group_intersection).</summary> <exception cref="ArgumentNullException">a or b is
         /// null.</exception> <exception cref="ObjectDisposedException">a or b has
         /// been disposed.</exception>
-        public static Group Intersection(Group a, Group b) =>
-            Combine(a, b, Combination.Intersection);
+        public static Group Intersection(Group a,
+                                         Group b) => Combine(a, b, Combination.Intersection);
 
         /// <summary>The processes of a that are not in b, in a's order
         /// (MPI_Group_difference).</summary> <exception cref="ArgumentNullException">a or b is
@@ -88,7 +88,10 @@ namespace System.MP
         public static Group Difference(Group a, Group b) => Combine(a, b, Combination.Difference);
 
         // GroupCombine's kinds: OPI_GROUP_COMBINES (opi/opi_constants.h), checked by ContractTest.
-        static class Combination { internal const int Union = 0, Intersection = 1, Difference = 2; }
+        static class Combination
+        {
+            internal const int Union = 0, Intersection = 1, Difference = 2;
+        }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         static Group Combine(Group a, Group b, int kind)
@@ -157,16 +160,19 @@ namespace System.MP
         }
 
         /// <summary>The MPI handle; ObjectDisposedException after Dispose.</summary>
-        internal int Handle {
+        internal int Handle
+        {
             get {
                 if (disposed)
-                    throw new ObjectDisposedException(nameof(Group), "System.MP: the group has been disposed");
+                    throw new ObjectDisposedException(nameof(Group),
+                                                      "System.MP: the group has been disposed");
                 return handle;
             }
         }
 
         /// <summary>Size and rank on one line.</summary>
-        public override string ToString() => $"Group(size={size}, rank={(rank == MP.Undefined ? "undefined" : rank.ToString())})";
+        public override string ToString() =>
+            $"Group(size={size}, rank={(rank == MP.Undefined ? "undefined" : rank.ToString())})";
     }
 
     public partial class Comm
@@ -176,9 +182,11 @@ namespace System.MP
         /// done.</summary>
         /// <exception cref="ObjectDisposedException">the communicator has
         /// been disposed.</exception>
-        public Group Group {
+        public Group Group
+        {
             [MethodImpl(MethodImplOptions.NoInlining)]
-            get {
+            get
+            {
                 Group.FreeOrphans();
                 int group;
                 Errors.Check(MPDirect.CommGroup(handle, out group));

@@ -38,12 +38,14 @@ namespace System.MP
         /// <exception cref="ArgumentException">dims and periods differ in length, or dims multiply
         /// to more than Size.</exception>
         /// <exception cref="ArgumentOutOfRangeException">an entry of dims is below 1.</exception>
-        /// <exception cref="ObjectDisposedException">the communicator has been disposed.</exception>
+        /// <exception cref="ObjectDisposedException">the communicator has been
+        /// disposed.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public CartComm CreateCart(int[] dims, bool[] periods, bool reorder)
         {
             int newComm;
-            Errors.Check(MPDirect.CartCreate(handle, Size, dims, periods, reorder ? 1 : 0, out newComm));
+            Errors.Check(
+                MPDirect.CartCreate(handle, Size, dims, periods, reorder ? 1 : 0, out newComm));
             return newComm == NullHandle ? null : new CartComm(newComm);
         }
 
@@ -58,7 +60,8 @@ namespace System.MP
         /// <exception cref="ArgumentOutOfRangeException">localLeader lies outside 0..Size-1,
         /// remoteLeader outside peer, or is the local leader itself; tag is negative or above
         /// MP.TagUpperBound.</exception>
-        /// <exception cref="ObjectDisposedException">this communicator or peer has been disposed.</exception>
+        /// <exception cref="ObjectDisposedException">this communicator or peer has been
+        /// disposed.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Intercomm CreateIntercomm(int localLeader, Intracomm peer, int remoteLeader, int tag)
         {
@@ -71,8 +74,9 @@ namespace System.MP
                 peerRank = peer.Rank;
             }
             int newComm;
-            Errors.Check(MPDirect.IntercommCreate(handle, Size, Rank, localLeader, peerHandle, peerSize, peerRank,
-                                                  remoteLeader, tag, out newComm));
+            Errors.Check(
+                MPDirect.IntercommCreate(handle, Size, Rank, localLeader, peerHandle, peerSize,
+                                         peerRank, remoteLeader, tag, out newComm));
             return new Intercomm(newComm, true);
         }
 
@@ -90,11 +94,13 @@ namespace System.MP
         /// that limitation: the root learns it and tells the others before anyone enters MPI, so no
         /// process waits. An argument refused at the root is reported on every process the same
         /// way.</remarks>
-        /// <exception cref="NotSupportedException">this MPI library cannot start processes.</exception>
-        /// <exception cref="ArgumentNullException">program is null at the root, or an element of args.</exception>
-        /// <exception cref="ArgumentException">program names no file at the root.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">root lies outside 0..Size-1, or maxProcs is below 1.</exception>
-        /// <exception cref="ObjectDisposedException">the communicator has been disposed.</exception>
+        /// <exception cref="NotSupportedException">this MPI library cannot start
+        /// processes.</exception> <exception cref="ArgumentNullException">program is null at the
+        /// root, or an element of args.</exception> <exception cref="ArgumentException">program
+        /// names no file at the root.</exception> <exception
+        /// cref="ArgumentOutOfRangeException">root lies outside 0..Size-1, or maxProcs is
+        /// below 1.</exception> <exception cref="ObjectDisposedException">the communicator has been
+        /// disposed.</exception>
         public Intercomm Spawn(string program, string[] args, int maxProcs, int root)
         {
             int refusal = 0;
@@ -108,7 +114,8 @@ namespace System.MP
                 } else if (program.Length == 0 || !File.Exists(program)) {
                     refusal = Errors.BadArgument;
                     argument = nameof(program);
-                    why = "program '" + program + "' names no file (looked in " + Environment.CurrentDirectory + ")";
+                    why = "program '" + program + "' names no file (looked in " +
+                          Environment.CurrentDirectory + ")";
                 } else if (maxProcs < 1) {
                     refusal = Errors.OutOfRange;
                     argument = nameof(maxProcs);
@@ -139,10 +146,12 @@ namespace System.MP
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        Intercomm SpawnCollective(int root, int refusal, byte[] refusalText, byte[] command, int maxProcs)
+        Intercomm SpawnCollective(int root, int refusal, byte[] refusalText, byte[] command,
+                                  int maxProcs)
         {
             int newComm;
-            Errors.Check(MPDirect.CommSpawn(handle, Size, Rank, root, refusal, refusalText, command, maxProcs, out newComm));
+            Errors.Check(MPDirect.CommSpawn(handle, Size, Rank, root, refusal, refusalText, command,
+                                            maxProcs, out newComm));
             return new Intercomm(newComm, true);
         }
 
@@ -167,7 +176,8 @@ namespace System.MP
             var buffer = new byte[4096];
             long n = readlink("/proc/self/exe", buffer, buffer.Length - 1);
             if (n <= 0)
-                throw new NotSupportedException("Spawn cannot find this process's executable (/proc/self/exe)");
+                throw new NotSupportedException(
+                    "Spawn cannot find this process's executable (/proc/self/exe)");
             return Encoding.UTF8.GetString(buffer, 0, (int)n);
         }
 
