@@ -52,7 +52,8 @@ int32_t opi_sd_init(MonoReflectionType *attribute, int64_t maker)
     if (!k)
         return error_record(OPI_ERR_NULL_ARGUMENT, "transportableAttribute",
                             "transportableAttribute is null");
-    sd_install(k, (sd_maker)(intptr_t)maker);
+    sd_install(k);
+    sd_set_maker((sd_maker)(intptr_t)maker);
     return MPC_OK;
 }
 
