@@ -437,8 +437,8 @@ static int find_collection(MonoClass *k, collection_found *found)
             uint32_t eoff, esize, koff = 0, ksize = items->data_size;
             if (struct_field(entry, names[part], &eoff, &etype, &esize))
                 return 0;
-            if (kc->entry_key &&
-                struct_field(e, kvp[part], &koff, &ktype, &ksize)) /* E is KeyValuePair */
+            /* E is KeyValuePair */
+            if (kc->entry_key && struct_field(e, kvp[part], &koff, &ktype, &ksize))
                 return 0;
             if (kc->entry_key ? ktype != etype || ksize != esize : etype != e || esize != ksize)
                 return 0;
