@@ -6,6 +6,7 @@
 
 #include <mono/metadata/profiler.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -94,9 +95,11 @@ uint64_t gch_epoch(void) { return atomic_load_explicit(&gc_epoch, memory_order_a
 
 /* Each thread owns one block; only the owner writes it, so a relaxed load+store is enough
  * and readers summing the blocks see each value whole. A block outlives its thread (its
- * counts stay in the totals) and is adopted by the next new thread. */
+ * counts stay in the totals) and is adopted by the next new thread. The block also carries the
+ * thread's word (gch_thread_word). */
 struct counter_block {
     _Atomic int64_t value[GCH_COUNTER_COUNT];
+    atomic_int word;
     atomic_int owned;
     struct counter_block *next;
 };
@@ -130,6 +133,16 @@ static struct counter_block *claim_block(void)
     pthread_setspecific(release_key, b);
     my_block = b;
     return b;
+}
+
+atomic_int *gch_thread_word(void) { return &(my_block ? my_block : claim_block())->word; }
+
+void gch_wait_other_words_clear(void)
+{
+    struct counter_block *mine = my_block;
+    for (struct counter_block *b = atomic_load(&all_blocks); b; b = b->next)
+        while (b != mine && atomic_load_explicit(&b->word, memory_order_acquire))
+            sched_yield();
 }
 
 void gch_count(gch_counter c, int64_t n)

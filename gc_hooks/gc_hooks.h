@@ -6,6 +6,7 @@
 #define GC_HOOKS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,6 +52,13 @@ void gch_lock_gc_safe(pthread_mutex_t *m);
 
 /* Adds n to a counter. Per-thread storage: no atomic read-modify-write on the hot path. */
 void gch_count(gch_counter c, int64_t n);
+
+/* The calling thread's word: one int per thread that the layer above keeps and any thread may
+ * read (transfer/'s "inside an MPI call made GC-unsafe"); it lives in the thread's counter block,
+ * which outlives the thread and is adopted, word cleared by its last owner, by a new one. */
+atomic_int *gch_thread_word(void);
+/* Returns once every other thread's word has been seen 0 (each once, in turn). */
+void gch_wait_other_words_clear(void);
 
 /* Sums every thread's counters. Counters only grow. */
 void gch_snapshot(int64_t out[GCH_COUNTER_COUNT]);

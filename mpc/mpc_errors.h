@@ -2,7 +2,7 @@
  *
  * Dependency-free (no <mpi.h>), so that every layer may use the shared codes (MPC_OK,
  * MPC_ERR_NO_MEMORY) without compiling against MPI. Each layer owns its own list in a header
- * like this one, in a range of its own (mpc: -1 … -99; runtime/rt_errors.h: -100 …;
+ * like this one, in a range of its own (mpc: -1 … -99; object_model/rt_errors.h: -100 …;
  * serializer/sd_errors.h: -200 …; opi/opi_errors.h: -300 …); opi_errors.h joins them into the
  * one error list the C# binding mirrors. Positive values are MPI error codes, passed through. */
 #ifndef MPC_ERRORS_H

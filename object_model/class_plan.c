@@ -437,8 +437,8 @@ static int find_collection(MonoClass *k, collection_found *found)
             uint32_t eoff, esize, koff = 0, ksize = items->data_size;
             if (struct_field(entry, names[part], &eoff, &etype, &esize))
                 return 0;
-            if (kc->entry_key &&
-                struct_field(e, kvp[part], &koff, &ktype, &ksize)) /* E is KeyValuePair */
+            /* E is KeyValuePair */
+            if (kc->entry_key && struct_field(e, kvp[part], &koff, &ktype, &ksize))
                 return 0;
             if (kc->entry_key ? ktype != etype || ksize != esize : etype != e || esize != ksize)
                 return 0;
@@ -447,6 +447,77 @@ static int find_collection(MonoClass *k, collection_found *found)
     }
     found->items = items;
     return 1;
+}
+
+/* The plan of a carried collection class k (p: what build found of k itself): its elements are
+ * planned as E[]'s are (found->items), the rest is k's own. NULL when out of memory (p freed). */
+static rt_class_plan *build_collection(rt_class_plan *p, MonoClass *k,
+                                       const collection_found *found)
+{
+    rt_collection *c = malloc(sizeof *c);
+    p->qualified_name = qualified_name(k, &p->qualified_name_len);
+    if (!c || !p->qualified_name) {
+        free(c);
+        free(p->qualified_name);
+        free(p);
+        return NULL;
+    }
+    *c = found->layout;
+    /* E[]'s element fields (element, data_size, elem_class, slots, runs, hidden...), then what is
+     * k's own */
+    rt_class_plan own = *p;
+    *p = *found->items;
+    p->klass = own.klass;
+    p->vtable = own.vtable;
+    p->polymorphic = own.polymorphic;
+    p->framework = own.framework;
+    p->denied = own.denied;
+    p->value_type = own.value_type;
+    p->abstract = own.abstract;
+    p->qualified_name = own.qualified_name;
+    p->qualified_name_len = own.qualified_name_len;
+    atomic_init(&p->type_initialized, 0);
+    p->shape = RT_COLLECTION;
+    p->collection = c;
+    p->items = found->items;
+    p->raw_refusal = refuse(k, "%s",
+                            "it is a framework collection; send its contents as an array "
+                            "(ToArray()), or the collection itself with OSend");
+    return p;
+}
+
+/* The shape of k (a string, an array or another object) and the reference slots its fields
+ * hold, into l; 0, or non-zero when out of memory. */
+static int plan_shape(rt_class_plan *p, MonoClass *k, slot_lists *l)
+{
+    if (k == mono_get_string_class()) {
+        p->shape = RT_STRING;
+        p->data_size = 2;
+        p->elem_type = element_type(k);
+        return 0;
+    }
+    if (mono_class_get_rank(k) == 0) {
+        p->shape = RT_OBJECT;
+        p->data_size = (uint32_t)(mono_class_instance_size(k) - (int32_t)sizeof(MonoObject));
+        p->elem_type = element_type(k);
+        return collect(k, 0, NULL, l);
+    }
+    MonoClass *e = mono_class_get_element_class(k);
+    p->shape = RT_ARRAY;
+    p->rank = (uint8_t)mono_class_get_rank(k);
+    p->vector = mono_type_get_type(mono_class_get_type(k)) == MONO_TYPE_SZARRAY;
+    p->elem_class = e;
+    p->elem_type = element_type(e);
+    p->data_size = (uint32_t)mono_array_element_size(k);
+    if (mono_type_is_reference(mono_class_get_type(e))) {
+        /* arrays of objects travel with their elements */
+        p->element = RT_ELEM_REFS;
+        return add_slot(l, 0, e, 1, "", NULL, 0, NULL);
+    }
+    int rc = collect(e, 0, NULL, l);
+    /* structs with travelling references, else raw (their reference slots read null) */
+    p->element = l->nslots ? RT_ELEM_STRUCTS : RT_ELEM_RAW;
+    return rc;
 }
 
 static void *build(const void *key, void *ctx)
@@ -465,67 +536,9 @@ static void *build(const void *key, void *ctx)
     p->abstract =
         (mono_class_get_flags(k) & (MONO_TYPE_ATTR_ABSTRACT | MONO_TYPE_ATTR_INTERFACE)) != 0;
     p->vtable = p->abstract ? NULL : mono_class_vtable(mono_domain_get(), k);
-    int rc = 0;
-    if (found) { /* a carried collection: its elements are planned as E[]'s are */
-        rt_collection *c = malloc(sizeof *c);
-        p->qualified_name = qualified_name(k, &p->qualified_name_len);
-        if (!c || !p->qualified_name) {
-            free(c);
-            free(p->qualified_name);
-            free(p);
-            return NULL;
-        }
-        *c = found->layout;
-        /* E[]'s element fields (element, data_size, elem_class, slots, runs, hidden...), then
-         * what is k's own */
-        rt_class_plan own = *p;
-        *p = *found->items;
-        p->klass = own.klass;
-        p->vtable = own.vtable;
-        p->polymorphic = own.polymorphic;
-        p->framework = own.framework;
-        p->denied = own.denied;
-        p->value_type = own.value_type;
-        p->abstract = own.abstract;
-        p->qualified_name = own.qualified_name;
-        p->qualified_name_len = own.qualified_name_len;
-        atomic_init(&p->type_initialized, 0);
-        p->shape = RT_COLLECTION;
-        p->collection = c;
-        p->items = found->items;
-        p->raw_refusal =
-            refuse(k, "%s",
-                   "it is a framework collection; send its contents as an array (ToArray()), "
-                   "or the collection itself with OSend");
-        return p;
-    }
-    if (k == mono_get_string_class()) {
-        p->shape = RT_STRING;
-        p->data_size = 2;
-        p->elem_type = element_type(k);
-    } else if (mono_class_get_rank(k) > 0) {
-        MonoClass *e = mono_class_get_element_class(k);
-        p->shape = RT_ARRAY;
-        p->rank = (uint8_t)mono_class_get_rank(k);
-        p->vector = mono_type_get_type(mono_class_get_type(k)) == MONO_TYPE_SZARRAY;
-        p->elem_class = e;
-        p->elem_type = element_type(e);
-        p->data_size = (uint32_t)mono_array_element_size(k);
-        if (mono_type_is_reference(mono_class_get_type(e))) {
-            p->element = RT_ELEM_REFS;
-            rc = add_slot(&l, 0, e, 1, "", NULL, 0,
-                          NULL); /* arrays of objects travel with their elements */
-        } else {
-            rc = collect(e, 0, NULL, &l);
-            /* structs with travelling references, else raw (their reference slots read null) */
-            p->element = l.nslots ? RT_ELEM_STRUCTS : RT_ELEM_RAW;
-        }
-    } else {
-        p->shape = RT_OBJECT;
-        p->data_size = (uint32_t)(mono_class_instance_size(k) - (int32_t)sizeof(MonoObject));
-        p->elem_type = element_type(k);
-        rc = collect(k, 0, NULL, &l);
-    }
+    if (found)
+        return build_collection(p, k, found);
+    int rc = plan_shape(p, k, &l);
     p->qualified_name = qualified_name(k, &p->qualified_name_len);
     if (!rc && p->shape != RT_STRING)
         rc = data_runs(p->data_size, l.all, l.nall, &p->runs, &p->nruns);

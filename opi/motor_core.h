@@ -1,8 +1,9 @@
 /* motor_core.h — install Motor's message-passing core into a Mono runtime.
  *
- * libmotorcore.so holds the core (mpc, opi, gc_hooks). It links MPICH but not the Mono
- * runtime, so it binds to whichever runtime loaded it: the `motor` host, another embedding
- * host, or stock `mono` (System.MP.dll then installs it itself through P/Invoke). */
+ * libmotorcore.so holds the core (mpc, object_model, gc_hooks, transfer, serializer, opi). It
+ * links MPICH but not the Mono runtime, so it binds to whichever runtime loaded it: the `motor`
+ * host, another embedding host, or stock `mono` (System.MP.dll then installs it itself through
+ * P/Invoke). */
 #ifndef MOTOR_CORE_H
 #define MOTOR_CORE_H
 

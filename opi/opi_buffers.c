@@ -1,6 +1,6 @@
 /* opi_buffers.c — where an OPI transfer's bytes are: a whole object or array, or a range of a
- * one-dimensional array, as the class plan (runtime/class_plan.h) allows. A refused argument is
- * recorded with the C# parameter it came from. */
+ * one-dimensional array, as the class plan (object_model/class_plan.h) allows. A refused argument
+ * is recorded with the C# parameter it came from. */
 #include "opi_internal.h"
 
 #include "layout.h"

@@ -701,9 +701,83 @@ RT_HOLDS_STACK_MARK static int probe_dynamic_processes(void)
     return probed_rc;
 }
 
-/* command: at the root, UTF-8 strings each ended by NUL: the working directory, the executable,
- * then its arguments. refusal and refusal_text ("argument\nmessage"): at the root, the code and
- * account of an argument System.MP refused there (0: none); they reach every rank. */
+/* The command line of a spawn, copied out of b (UTF-8 strings each ended by NUL: the working
+ * directory, the executable, then its arguments): *strings holds the copy, argv points into it. */
+typedef struct spawn_command {
+    char *strings, **argv;
+    const char *wdir, *exe;
+} spawn_command;
+
+static int copy_command(const opi_buffer *b, spawn_command *c)
+{
+    int n = 0;
+    for (size_t i = 0; i < b->bytes; i++)
+        n += b->data[i] == '\0';
+    c->strings = malloc(b->bytes + 1);
+    c->argv = calloc((size_t)n + 1, sizeof *c->argv);
+    if (!c->strings || !c->argv || n < 2)
+        return n < 2 ? error_record(OPI_ERR_NULL_ARGUMENT, "program", "no program to start")
+                     : error_record(MPC_ERR_NO_MEMORY, NULL,
+                                    "out of memory for spawn's command line");
+    memcpy(c->strings, b->data, b->bytes);
+    c->strings[b->bytes] = '\0';
+    char *at = c->strings;
+    c->wdir = at;
+    at += strlen(at) + 1;
+    c->exe = at;
+    at += strlen(at) + 1;
+    for (int i = 0; i < n - 2; i++, at += strlen(at) + 1)
+        c->argv[i] = at;
+    return MPC_OK;
+}
+
+/* At the root: the verdict every rank learns (v: a refusal of the arguments, or no dynamic
+ * processes in this MPI library), and the command line to start (c). A failure returned here is
+ * the root's alone (System.MP always passes the command at the root). */
+static int root_verdict(int32_t refusal, MonoObject *refusal_text, MonoObject *command,
+                        int32_t max_procs, struct spawn_verdict *v, spawn_command *c)
+{
+    opi_buffer b;
+    int rc;
+    if (refusal) {
+        v->refusal = refusal;
+        if (refusal_text && opi_buffer_whole_as(refusal_text, "refusalText", &b) == MPC_OK) {
+            size_t cut = 0;
+            while (cut < b.bytes && b.data[cut] != '\n')
+                cut++;
+            snprintf(v->argument, sizeof v->argument, "%.*s", (int)cut, b.data);
+            if (cut < b.bytes)
+                snprintf(v->text, sizeof v->text, "%.*s", (int)(b.bytes - cut - 1),
+                         b.data + cut + 1);
+        }
+        return MPC_OK;
+    }
+    if (max_procs < 1) {
+        v->refusal = OPI_ERR_OUT_OF_RANGE;
+        snprintf(v->argument, sizeof v->argument, "maxProcs");
+        snprintf(v->text, sizeof v->text, "maxProcs %d: Spawn starts 1 process or more", max_procs);
+        return MPC_OK;
+    }
+    if ((rc = opi_buffer_whole_as(command, "program", &b)) != MPC_OK ||
+        (rc = copy_command(&b, c)) != MPC_OK)
+        return rc;
+    int prc = probe_dynamic_processes();
+    if (prc != MPC_OK) {
+        v->unsupported = prc;
+        snprintf(
+            v->text, sizeof v->text,
+            "Spawn is not supported by this MPI library (MPICH %s): it cannot start processes: "
+            "MPI_Open_port, which MPI_Comm_spawn needs to connect new processes, fails (as "
+            "with Debian 12's MPICH 4.0.2 and its ch4:ucx device, whose MPI_Comm_spawn "
+            "reports \"Error in spawn call\"). MPI: %s",
+            MPICH_VERSION, probed_why);
+    }
+    return MPC_OK;
+}
+
+/* command: at the root, the command line (copy_command). refusal and refusal_text
+ * ("argument\nmessage"): at the root, the code and account of an argument System.MP refused
+ * there (0: none); they reach every rank. */
 RT_HOLDS_STACK_MARK int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t rank, int32_t root,
                                            int32_t refusal, MonoObject *refusal_text,
                                            MonoObject *command, int32_t max_procs, int32_t *out)
@@ -713,66 +787,10 @@ RT_HOLDS_STACK_MARK int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t r
         return rc;
     struct spawn_verdict v;
     memset(&v, 0, sizeof v);
-    char *strings = NULL, **argv = NULL;
-    const char *wdir = NULL, *exe = NULL;
-    if (rank == root) {
-        opi_buffer b;
-        if (refusal) {
-            v.refusal = refusal;
-            if (refusal_text && opi_buffer_whole_as(refusal_text, "refusalText", &b) == MPC_OK) {
-                size_t cut = 0;
-                while (cut < b.bytes && b.data[cut] != '\n')
-                    cut++;
-                snprintf(v.argument, sizeof v.argument, "%.*s", (int)cut, b.data);
-                if (cut < b.bytes)
-                    snprintf(v.text, sizeof v.text, "%.*s", (int)(b.bytes - cut - 1),
-                             b.data + cut + 1);
-            }
-        } else if (max_procs < 1) {
-            v.refusal = OPI_ERR_OUT_OF_RANGE;
-            snprintf(v.argument, sizeof v.argument, "maxProcs");
-            snprintf(v.text, sizeof v.text, "maxProcs %d: Spawn starts 1 process or more",
-                     max_procs);
-        } else if ((rc = opi_buffer_whole_as(command, "program", &b)) != MPC_OK) {
-            return rc; /* System.MP always passes it at the root */
-        } else {
-            /* copy the strings out of the managed array, and point argv into the copy */
-            int n = 0;
-            for (size_t i = 0; i < b.bytes; i++)
-                n += b.data[i] == '\0';
-            strings = malloc(b.bytes + 1);
-            argv = calloc((size_t)n + 1, sizeof *argv);
-            if (!strings || !argv || n < 2) {
-                free(strings);
-                free(argv);
-                return n < 2 ? error_record(OPI_ERR_NULL_ARGUMENT, "program", "no program to start")
-                             : error_record(MPC_ERR_NO_MEMORY, NULL,
-                                            "out of memory for spawn's command line");
-            }
-            memcpy(strings, b.data, b.bytes);
-            strings[b.bytes] = '\0';
-            char *at = strings;
-            wdir = at;
-            at += strlen(at) + 1;
-            exe = at;
-            at += strlen(at) + 1;
-            for (int i = 0; i < n - 2; i++, at += strlen(at) + 1)
-                argv[i] = at;
-            int prc = probe_dynamic_processes();
-            if (prc != MPC_OK) {
-                v.unsupported = prc;
-                snprintf(v.text, sizeof v.text,
-                         "Spawn is not supported by this MPI library (MPICH %s): it cannot start "
-                         "processes: "
-                         "MPI_Open_port, which MPI_Comm_spawn needs to connect new processes, "
-                         "fails (as with "
-                         "Debian 12's MPICH 4.0.2 and its ch4:ucx device, whose MPI_Comm_spawn "
-                         "reports \"Error in "
-                         "spawn call\"). MPI: %s",
-                         MPICH_VERSION, probed_why);
-            }
-        }
-    }
+    spawn_command c = {NULL, NULL, NULL, NULL};
+    if (rank == root &&
+        (rc = root_verdict(refusal, refusal_text, command, max_procs, &v, &c)) != MPC_OK)
+        goto done;
     /* every rank learns the verdict before anyone enters MPI_Comm_spawn */
     if ((rc = opi_native_bcast(&v, sizeof v, root, comm)) != MPC_OK)
         goto done;
@@ -792,12 +810,13 @@ RT_HOLDS_STACK_MARK int32_t opi_comm_spawn(int32_t comm, int32_t size, int32_t r
     }
     MPI_Comm made = MPI_COMM_NULL;
     XFER_BLOCKING_BEGIN();
-    rc = mpc_comm_spawn(exe, argv, max_procs, wdir && *wdir ? wdir : NULL, root, comm, &made);
+    rc = mpc_comm_spawn(c.exe, c.argv, max_procs, c.wdir && *c.wdir ? c.wdir : NULL, root, comm,
+                        &made);
     XFER_BLOCKING_END;
     if (rc == MPC_OK)
         *out = made;
 done:
-    free(strings);
-    free(argv);
+    free(c.strings);
+    free(c.argv);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* opi_icalls.c — the internal calls behind System.MP.MPDirect, and the table that registers
  * them. Each returns MPC_OK or an error code; System.MP turns codes into exceptions in one
- * place (Errors.Check). Raw registration: these run GC-unsafe and never block here — waits go
+ * place (Errors.Make). Raw registration: these run GC-unsafe and never block here — waits go
  * through xfer_complete / xfer_probe_wait, and every MPI call is made in a bracket
  * (XFER_MPI_BEGIN or XFER_BLOCKING_BEGIN, transfer.h). */
 #include "opi_icalls.h"

@@ -156,11 +156,19 @@ int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_
 
 /* The counters MP.Stats returns, in the order of its array (MPStats.Index on the C# side; the
  * contract test checks names and positions). */
-#define OPI_STATS(X)                                                                            \
-    X(OPERATIONS)                                                                               \
-    X(PINS_TAKEN)                                                                               \
-    X(PINS_AVOIDED) X(PINS_RELEASED_BY_WAIT) X(PINS_RELEASED_BY_GC) X(PINS_LIVE) X(COLLECTIONS) \
-        X(POOLED_BUFFERS) X(POOLED_BUFFERS_FREED_BY_GC) X(PENDING_REQUESTS)
+/* clang-format off */
+#define OPI_STATS(X)                \
+    X(OPERATIONS)                   \
+    X(PINS_TAKEN)                   \
+    X(PINS_AVOIDED)                 \
+    X(PINS_RELEASED_BY_WAIT)        \
+    X(PINS_RELEASED_BY_GC)          \
+    X(PINS_LIVE)                    \
+    X(COLLECTIONS)                  \
+    X(POOLED_BUFFERS)               \
+    X(POOLED_BUFFERS_FREED_BY_GC)   \
+    X(PENDING_REQUESTS)
+/* clang-format on */
 
 #define OPI_STAT_ENUM(name) STAT_##name,
 enum { OPI_STATS(OPI_STAT_ENUM) STAT_COUNT };

@@ -152,6 +152,83 @@ static void discard(user_op *u)
     free(u);
 }
 
+/* The MPI datatype of an operator's elements, of class k: a primitive's, or MPI_DATATYPE_NULL
+ * and *struct_bytes for a struct without references; anything else is refused. */
+static int element_datatype(MonoClass *k, const rt_class_plan *plan, MPI_Datatype *dt,
+                            uint32_t *struct_bytes)
+{
+    *struct_bytes = 0;
+    if ((*dt = primitive_datatype(plan->elem_type)) != MPI_DATATYPE_NULL)
+        return MPC_OK;
+    const char *field = plan->first_reference;
+    if (field || !plan->value_type) {
+        char *name = rt_class_name(k);
+        error_record(OPI_ERR_NOT_TRANSPORTABLE, NULL,
+                     "%s %s%s: a reduction operator works on primitive types and structs without "
+                     "references",
+                     name ? name : "?",
+                     field ? "holds a reference in field " : "is not a value type",
+                     field ? field : "");
+        free(name);
+        return OPI_ERR_NOT_TRANSPORTABLE;
+    }
+    uint32_t align;
+    *struct_bytes = (uint32_t)mono_class_value_size(k, &align);
+    return MPC_OK;
+}
+
+/* The operator's record, with the libffi closure MPI calls (*code_ptr) into combiner's
+ * Combiner<T>.Apply; the combiner is not held yet. */
+static int make_closure(MonoObject *combiner, MonoClass *k, MPI_Datatype dt, uint32_t struct_bytes,
+                        user_op **out, void **code_ptr)
+{
+    MonoMethod *apply =
+        mono_class_get_method_from_name(mono_object_get_class(combiner), "Apply", 3);
+    if (!apply)
+        return error_record(RT_ERR_RUNTIME, NULL, "the operator's class has no Apply method");
+    user_op *u = calloc(1, sizeof *u);
+    if (!u || !(u->closure = ffi_closure_alloc(sizeof(ffi_closure), code_ptr))) {
+        free(u);
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a user operator's closure");
+    }
+    u->thunk = (apply_thunk)mono_method_get_unmanaged_thunk(apply);
+    u->elem_class = k;
+    u->datatype = dt;
+    u->struct_bytes = struct_bytes;
+    if (!u->thunk ||
+        ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, *code_ptr) != FFI_OK) {
+        discard(u);
+        return error_record(RT_ERR_RUNTIME, NULL,
+                            "libffi could not prepare the operator's closure");
+    }
+    *out = u;
+    return MPC_OK;
+}
+
+/* Puts u in the first free entry of the table of operators: its index, or -1 when out of memory. */
+static int32_t table_add(user_op *u)
+{
+    pthread_mutex_lock(&ops_lock);
+    int32_t i = 0;
+    while (i < user_op_capacity && user_ops[i])
+        i++;
+    if (i == user_op_capacity) {
+        int32_t grown = user_op_capacity ? user_op_capacity * 2 : 16;
+        user_op **g = realloc(user_ops, (size_t)grown * sizeof *g);
+        if (!g) {
+            pthread_mutex_unlock(&ops_lock);
+            return -1;
+        }
+        for (int32_t j = user_op_capacity; j < grown; j++)
+            g[j] = NULL;
+        user_ops = g;
+        user_op_capacity = grown;
+    }
+    user_ops[i] = u;
+    pthread_mutex_unlock(&ops_lock);
+    return i;
+}
+
 RT_HOLDS_STACK_MARK int32_t opi_op_create(MonoReflectionType *element, MonoObject *combiner,
                                           int32_t commutative, int32_t *code)
 {
@@ -166,84 +243,35 @@ RT_HOLDS_STACK_MARK int32_t opi_op_create(MonoReflectionType *element, MonoObjec
     const rt_class_plan *plan = rt_plan_for_class(k);
     if (!plan)
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a class plan");
-    MPI_Datatype dt = primitive_datatype(plan->elem_type);
-    uint32_t struct_bytes = 0;
-    if (dt == MPI_DATATYPE_NULL) {
-        const char *field = plan->first_reference;
-        if (field || !plan->value_type) {
-            char *name = rt_class_name(k);
-            error_record(
-                OPI_ERR_NOT_TRANSPORTABLE, NULL,
-                "%s %s%s: a reduction operator works on primitive types and structs without "
-                "references",
-                name ? name : "?", field ? "holds a reference in field " : "is not a value type",
-                field ? field : "");
-            free(name);
-            return OPI_ERR_NOT_TRANSPORTABLE;
-        }
-        uint32_t align;
-        struct_bytes = (uint32_t)mono_class_value_size(k, &align);
-    }
-    /* the trampoline: the concrete Combiner<T>.Apply of this combiner */
-    MonoClass *ck = mono_object_get_class(combiner);
-    MonoMethod *apply = mono_class_get_method_from_name(ck, "Apply", 3);
-    if (!apply)
-        return error_record(RT_ERR_RUNTIME, NULL, "the operator's class has no Apply method");
-    user_op *u = calloc(1, sizeof *u);
+    MPI_Datatype dt;
+    uint32_t struct_bytes;
+    user_op *u = NULL;
     void *code_ptr = NULL;
-    if (!u || !(u->closure = ffi_closure_alloc(sizeof(ffi_closure), &code_ptr))) {
-        free(u);
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a user operator's closure");
-    }
-    u->thunk = (apply_thunk)mono_method_get_unmanaged_thunk(apply);
-    u->elem_class = k;
-    u->datatype = dt;
-    u->struct_bytes = struct_bytes;
-    if (!u->thunk ||
-        ffi_prep_closure_loc(u->closure, &apply_cif, user_op_entry, u, code_ptr) != FFI_OK) {
-        discard(u);
-        return error_record(RT_ERR_RUNTIME, NULL,
-                            "libffi could not prepare the operator's closure");
-    }
+    int rc;
+    if ((rc = element_datatype(k, plan, &dt, &struct_bytes)) != MPC_OK ||
+        (rc = make_closure(combiner, k, dt, struct_bytes, &u, &code_ptr)) != MPC_OK)
+        return rc;
     /* pinned: user_op_entry reads its address in a GC-safe region, where a collection by
      * another thread could otherwise move it before the thunk enters managed code */
     u->combiner = mono_gchandle_new(combiner, 1);
     /* From here on a C# operator exists as far as the rule is concerned (transfer.h): MPI is
      * called GC-safe everywhere before this one can be used. No object is needed after. */
     xfer_user_op_add();
-    int rc;
     XFER_MPI_BEGIN();
     rc = create_handles(u, (MPI_User_function *)code_ptr, commutative != 0);
     XFER_MPI_END;
+    int32_t i = rc == MPC_OK ? table_add(u) : -1;
+    if (rc == MPC_OK && i < 0) {
+        XFER_MPI_BEGIN();
+        (void)free_handles(u); /* out of memory is the error to report */
+        XFER_MPI_END;
+        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the table of user operators");
+    }
     if (rc != MPC_OK) {
         xfer_user_op_remove();
         discard(u);
         return rc;
     }
-    pthread_mutex_lock(&ops_lock);
-    int32_t i = 0;
-    while (i < user_op_capacity && user_ops[i])
-        i++;
-    if (i == user_op_capacity) {
-        int32_t grown = user_op_capacity ? user_op_capacity * 2 : 16;
-        user_op **g = realloc(user_ops, (size_t)grown * sizeof *g);
-        if (!g) {
-            pthread_mutex_unlock(&ops_lock);
-            XFER_MPI_BEGIN();
-            (void)free_handles(u); /* out of memory is the error to report */
-            XFER_MPI_END;
-            xfer_user_op_remove();
-            discard(u);
-            return error_record(MPC_ERR_NO_MEMORY, NULL,
-                                "out of memory for the table of user operators");
-        }
-        for (int32_t j = user_op_capacity; j < grown; j++)
-            g[j] = NULL;
-        user_ops = g;
-        user_op_capacity = grown;
-    }
-    user_ops[i] = u;
-    pthread_mutex_unlock(&ops_lock);
     *code = USER_OP_BASE + i;
     return MPC_OK;
 }

@@ -52,7 +52,8 @@ int32_t opi_sd_init(MonoReflectionType *attribute, int64_t maker)
     if (!k)
         return error_record(OPI_ERR_NULL_ARGUMENT, "transportableAttribute",
                             "transportableAttribute is null");
-    sd_install(k, (sd_maker)(intptr_t)maker);
+    sd_install(k);
+    sd_set_maker((sd_maker)(intptr_t)maker);
     return MPC_OK;
 }
 
@@ -551,9 +552,8 @@ RT_HOLDS_STACK_MARK int32_t opi_otake(int32_t comm, int32_t size, int32_t source
     XFER_MPI_BEGIN();
     rc = mpc_test(&t.req, &t.done, &t.st);
     XFER_MPI_END;
-    if (rc == MPC_OK && !t.done)
-        rc = xfer_complete(&t.req, 1, NULL, 0,
-                           &t.st); /* a large message: native buffer, nothing to pin */
+    if (rc == MPC_OK && !t.done) /* a large message: native buffer, nothing to pin */
+        rc = xfer_complete(&t.req, 1, NULL, 0, &t.st);
     if (rc == MPC_OK)
         rc = opi_fill_status(status, &t.st, 1);
     if (rc != MPC_OK) {
@@ -614,9 +614,9 @@ int32_t opi_obcast(int32_t comm, int32_t size, int32_t rank, MonoObject *graph, 
                           (unsigned long long)bytes);
         goto done;
     }
+    /* every rank returns its own copy */
     if ((rc = opi_native_bcast(b->data, (size_t)bytes, root, comm)) == MPC_OK)
-        rc = read_graph(b->data, (size_t)bytes, expected,
-                        result); /* every rank returns its own copy */
+        rc = read_graph(b->data, (size_t)bytes, expected, result);
 done:
     xfer_buffer_give(b);
     return rc;

@@ -59,9 +59,8 @@ static MonoClass *carried_element(MonoClass *k)
                : NULL;
 }
 
-void sd_install(MonoClass *attribute, sd_maker maker)
+void sd_install(MonoClass *attribute)
 {
     transportable_attribute = attribute;
     rt_set_binding(attribute, carried_element);
-    sd_set_maker(maker);
 }

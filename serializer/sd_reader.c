@@ -196,8 +196,8 @@ static int run_type_initializers(const rt_class_plan *p)
         mono_free(utf8);
         return SD_ERR_SERIALIZATION;
     }
-    atomic_store_explicit(&((rt_class_plan *)p)->type_initialized, 1,
-                          memory_order_release); /* a cache bit */
+    /* a cache bit */
+    atomic_store_explicit(&((rt_class_plan *)p)->type_initialized, 1, memory_order_release);
     return MPC_OK;
 }
 
@@ -648,8 +648,8 @@ static int refuse_type(const message *m, uint32_t type, const rt_class_plan *p)
             "yet received where a base class is declared (reference.md, Known issues); %s %.*s",
             want, path, found_len, t->name, where,
             at_root ? "receive it as a" : "declare the field as a", found_len, t->name);
-    int image_len =
-        found_len + 2 <= (int)t->name_len ? (int)t->name_len - found_len - 2 : 0; /* after ", " */
+    /* after ", " */
+    int image_len = found_len + 2 <= (int)t->name_len ? (int)t->name_len - found_len - 2 : 0;
     if (!k)
         return error_record(SD_ERR_SERIALIZATION, NULL,
                             "receiving a %s: %s holds a %.*s%s, which is not allowed: no class of "

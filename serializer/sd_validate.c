@@ -145,8 +145,8 @@ int sd_parse_record(sd_cursor *cur, const sd_type *types, uint32_t type_count, s
         if (n > left(cur) / per)
             return fail(cur, "array elements truncated");
         r->data = cur->p;
-        if (t->element ==
-            SD_ELEM_STRUCTS) /* interleaved: data, refs, data, refs ... (none: no refs) */
+        /* interleaved: data, refs, data, refs ... (none: no refs) */
+        if (t->element == SD_ELEM_STRUCTS)
             r->refs = n ? cur->p + t->data_size : NULL;
         else if (t->element == SD_ELEM_REFS)
             r->refs = cur->p;

@@ -1,4 +1,4 @@
-/* sd_wire.h — how a class plan (runtime/class_plan.h) is described in a message's type table
+/* sd_wire.h — how a class plan (object_model/class_plan.h) is described in a message's type table
  * (FORMAT.md): the writer writes these, the reader compares them. Internal to serializer/. */
 #ifndef SD_WIRE_H
 #define SD_WIRE_H

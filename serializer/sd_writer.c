@@ -435,8 +435,8 @@ static int hidden_value(const graph *g, uint32_t i, size_t *elem, const rt_hidde
  * Enum-, Nullable-...EqualityComparer`1, ByteEqualityComparer)? A collection with another would
  * be rebuilt unlike the original by the receiver, which uses the default. Judged once per class
  * with Mono calls, which are safepoints when a collection is pending: hence the cache. */
-static ptr_map comparer_verdicts =
-    PTR_MAP_INIT; /* comparer class -> DEFAULT_COMPARER or CUSTOM_COMPARER */
+/* comparer class -> DEFAULT_COMPARER or CUSTOM_COMPARER */
+static ptr_map comparer_verdicts = PTR_MAP_INIT;
 static char default_comparer_mark, custom_comparer_mark;
 #define DEFAULT_COMPARER ((void *)&default_comparer_mark)
 #define CUSTOM_COMPARER ((void *)&custom_comparer_mark)
@@ -531,8 +531,8 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
                      path, short_len(vp), vp->qualified_name, vp->denied);
         return 0;
     }
-    if (vp->shape == RT_COLLECTION &&
-        admit_collection(g, r) != MPC_OK) /* (counts its elements first) */
+    /* (admit_collection counts its elements first) */
+    if (vp->shape == RT_COLLECTION && admit_collection(g, r) != MPC_OK)
         return 0;
     if (hidden_value(g, r, &elem, &h)) {
         path_to(g, r, path, sizeof path);

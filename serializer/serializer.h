@@ -72,8 +72,8 @@ typedef int32_t (*sd_maker)(intptr_t holder, intptr_t numbers, intptr_t lengths,
 void sd_set_maker(sd_maker maker);
 
 /* Binds the serializer to System.MP (once, from C#): attribute is its TransportableAttribute
- * class, which also finds the assembly of the managed methods below; maker as sd_set_maker. */
-void sd_install(MonoClass *attribute, sd_maker maker);
+ * class, which also finds the assembly of the managed methods below. */
+void sd_install(MonoClass *attribute);
 
 /* The managed methods of System.MP the serializer calls: class, method, parameter count. The one
  * list: opi_contract reports it and ContractTest checks each against System.MP. */

@@ -1,5 +1,5 @@
 /* mpi_rule.c — the rule for calling MPI while a C# reduction operator may run inside it
- * (transfer.h), and the flag each thread raises while it is inside an MPI call made GC-unsafe.
+ * (transfer.h), with the word each thread sets while it is inside an MPI call made GC-unsafe.
  *   Internal calls: "may run" means a user operator exists. Each MPI call is bracketed by
  * xfer_unsafe_mpi_begin/end, or made in a GC-safe region when begin refuses (XFER_MPI_BEGIN
  * does both; blocking calls always go GC-safe). Creating an operator raises the count first,
@@ -8,6 +8,8 @@
  *   The GC event: "may run" means a reduction with a user operator is in flight; the sweep
  * brackets its MPI calls with xfer_hook_mpi_begin/end, which keep such reductions out. */
 #include "transfer_internal.h"
+
+#include "gc_hooks.h"
 
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -18,44 +20,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Each thread owns one flag block, which outlives it and is adopted by the next new thread;
- * xfer_user_op_add reads every block's flag. */
-struct flag_block {
-    atomic_int unsafe_mpi; /* inside an MPI call made GC-unsafe */
-    atomic_int owned;
-    struct flag_block *next;
-};
-
-static struct flag_block *_Atomic all_blocks;
-static __thread struct flag_block *my_block __attribute__((tls_model("initial-exec")));
-static pthread_key_t release_key;
-static pthread_once_t release_key_once = PTHREAD_ONCE_INIT;
-
-static void release_block(void *block) { atomic_store(&((struct flag_block *)block)->owned, 0); }
-static void make_release_key(void) { pthread_key_create(&release_key, release_block); }
-
-static struct flag_block *claim_block(void)
-{
-    struct flag_block *b;
-    for (b = atomic_load(&all_blocks); b; b = b->next) {
-        int expected = 0;
-        if (atomic_compare_exchange_strong(&b->owned, &expected, 1))
-            break;
-    }
-    if (!b) {
-        b = calloc(1, sizeof *b);
-        if (!b)
-            abort(); /* a few bytes per thread; nothing sensible remains if this fails */
-        atomic_store(&b->owned, 1);
-        b->next = atomic_load(&all_blocks);
-        while (!atomic_compare_exchange_weak(&all_blocks, &b->next, b))
-            ;
-    }
-    pthread_once(&release_key_once, make_release_key);
-    pthread_setspecific(release_key, b);
-    my_block = b;
-    return b;
-}
+/* The calling thread's word (gch_thread_word): set while it is inside an MPI call made GC-unsafe;
+ * xfer_user_op_add reads every thread's. */
+static __thread atomic_int *my_word __attribute__((tls_model("initial-exec")));
 
 static atomic_int user_ops;           /* user operators that exist (or are being created) */
 static atomic_int user_op_reductions; /* reductions with a user operator in flight */
@@ -103,21 +70,18 @@ static void process_wide_barrier(void)
 
 bool xfer_unsafe_mpi_begin(void)
 {
-    struct flag_block *b = my_block ? my_block : claim_block();
-    atomic_store_explicit(&b->unsafe_mpi, 1, memory_order_relaxed);
+    atomic_int *w = my_word ? my_word : (my_word = gch_thread_word());
+    atomic_store_explicit(w, 1, memory_order_relaxed);
     /* Only the compiler is kept from swapping the store and the load: xfer_user_op_add's
      * process-wide barrier orders them against its increment and scan. */
     atomic_signal_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&user_ops, memory_order_relaxed) == 0)
         return true;
-    atomic_store_explicit(&b->unsafe_mpi, 0, memory_order_relaxed);
+    atomic_store_explicit(w, 0, memory_order_relaxed);
     return false;
 }
 
-void xfer_unsafe_mpi_end(void)
-{
-    atomic_store_explicit(&my_block->unsafe_mpi, 0, memory_order_release);
-}
+void xfer_unsafe_mpi_end(void) { atomic_store_explicit(my_word, 0, memory_order_release); }
 
 /* Once the count is raised and the barrier passed, a thread that enters a bracket sees the
  * count and refuses; one that entered before has its flag visible here. So, after every flag
@@ -126,13 +90,10 @@ RT_HOLDS_STACK_MARK void xfer_user_op_add(void)
 {
     atomic_fetch_add(&user_ops, 1);
     process_wide_barrier();
-    struct flag_block *mine = my_block;
     void *mark = NULL;
     /* GC-safe: a thread in its MPI call may wait for a collection (coop) */
     void *cookie = mono_threads_enter_gc_safe_region_unbalanced(&mark);
-    for (struct flag_block *b = atomic_load(&all_blocks); b; b = b->next)
-        while (b != mine && atomic_load_explicit(&b->unsafe_mpi, memory_order_acquire))
-            sched_yield();
+    gch_wait_other_words_clear();
     mono_threads_exit_gc_safe_region_unbalanced(cookie, &mark);
 }
 

@@ -79,8 +79,8 @@ static MonoObject **spare_chunk; /* registered, not yet in use (a grow that coul
 static int32_t capacity, first_free = -1;
 static int64_t live;
 static int64_t unowned_bytes; /* bytes of the buffers of transfers with no owner (buffered sends) */
-static int32_t oldest_unowned = -1,
-               newest_unowned = -1; /* their FIFO: they finish about in order */
+/* their FIFO: they finish about in order */
+static int32_t oldest_unowned = -1, newest_unowned = -1;
 static __thread int in_registry __attribute__((tls_model("initial-exec")));
 
 static void enter(void)
@@ -195,8 +195,8 @@ static int grow(void)
     int32_t added = capacity ? capacity : CHUNK_RECORDS;
     if (capacity > INT32_MAX / 2)
         return MPC_ERR_NO_MEMORY;
-    MonoObject **chunk =
-        spare_chunk; /* registered by a grow that failed after it, for this capacity */
+    /* registered by a grow that failed after it, for this capacity */
+    MonoObject **chunk = spare_chunk;
     if (!chunk) {
         size_t bytes = (size_t)added * XFER_MAX_OBJECTS * sizeof *chunk;
         chunk = calloc(1, bytes);
@@ -408,8 +408,8 @@ void xfer_close(void)
         if (r->state != ACTIVE && r->state != ABANDONED)
             continue; /* free, or another thread waits on it */
         int done = finished(r);
-        if (!done &&
-            !r->info.is_send) { /* a receive waiting; one already matched is not cancelled */
+        /* a receive waiting; one already matched is not cancelled */
+        if (!done && !r->info.is_send) {
             int cancelled = 0;
             if (mpc_cancel(&r->req) == MPC_OK && mpc_test(&r->req, &cancelled, NULL) == MPC_OK)
                 done = cancelled;
