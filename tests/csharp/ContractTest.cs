@@ -2,7 +2,7 @@
 // calls (opi/icall_table.h) and the C# externs of System.MP.MPDirect agree name by name and
 // parameter by parameter, error codes (mpc.h) match Errors' constants, stats positions match
 // MPStats.Index, built-in operator codes match Op's, the managed methods the core calls
-// (RT_MANAGED_METHODS) exist, and opi_status's layout matches StatusData's. The constants C# writes
+// (SD_MANAGED_METHODS) exist, and opi_status's layout matches StatusData's. The constants C# writes
 // too (sentinels, send modes, group kinds, wait policies: opi/opi_constants.h) match its literal
 // fields, and Errors.Make throws for each error code the exception that file's table names.
 // Every extern is callable, and every System.MP method that calls an internal

@@ -1,7 +1,7 @@
 // Backoff — how System.MP's own polling loops (Request.WaitAny and WaitSome, the object arrays'
 // scheduler) pause between polls that found nothing when waits yield (MP.WaitPolicy == Yield:
 // the host's ranks outnumber its cores, or MOTOR_WAIT=yield). The same steps as the core's wait
-// loop (opi/opi_wait.c): poll without pause for a short while, then Thread.Yield for a while, then
+// loop (transfer/wait.c): poll without pause for a short while, then Thread.Yield for a while, then
 // naps that double up to a cap. With the Spin policy the loops keep their own behaviour.
 using System.Diagnostics;
 using System.Runtime.InteropServices;
@@ -11,7 +11,7 @@ namespace System.MP
 {
     internal struct Backoff
     {
-        // Keep in step with mpc_backoff_pause in mpc/mpc.c (BACKOFF_*), where the steps
+        // Keep in step with mpc_backoff_pause in mpc/wait_policy.c (BACKOFF_*), where the steps
         // were measured.
         static readonly long SpinTicks = Stopwatch.Frequency / 50000,   // 20 µs
             YieldTicks = Stopwatch.Frequency / 10000;                   // 100 µs

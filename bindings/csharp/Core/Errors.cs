@@ -40,7 +40,7 @@ namespace System.MP
         // mpc (mpc/mpc_errors.h): MPI's vocabulary
         internal const int NotInitialized = -1, Dest = -2, Source = -3, Tag = -4, Root = -5,
                            CommNull = -6, TooLarge = -7, NoMemory = -8, Request = -9;
-        // the managed runtime (runtime/rt_errors.h)
+        // the managed runtime (object_model/rt_errors.h)
         internal const int Runtime = -100;
         // the serializer (serializer/sd_errors.h)
         internal const int Serialization = -200, Graph = -201;
