@@ -18,7 +18,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Ibarrier()
         {
-            var request = new Request();
+            var request = new Request(nameof(Ibarrier));
             var st = new StatusData();
             long id;
             Errors.Check(MPDirect.Ibarrier(handle, request, out id, ref st));
@@ -35,7 +35,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Ibcast(Array array, int root)
         {
-            var request = new Request();
+            var request = new Request(nameof(Ibcast));
             var st = new StatusData();
             long id;
             Errors.Check(MPDirect.Ibcast(handle, Size, array, root, request, out id, ref st));
@@ -53,7 +53,7 @@ namespace System.MP
         public Request Iallreduce(Array sendArray, Array recvArray, Op op)
         {
             Usable(op);
-            var request = new Request();
+            var request = new Request(nameof(Iallreduce));
             var st = new StatusData();
             long id;
             Errors.Check(MPDirect.Iallreduce(handle, Size, sendArray, recvArray, op.Code, request,
@@ -71,7 +71,7 @@ namespace System.MP
         public Request Ireduce(Array sendArray, Array recvArray, Op op, int root)
         {
             Usable(op);
-            var request = new Request();
+            var request = new Request(nameof(Ireduce));
             var st = new StatusData();
             long id;
             Errors.Check(MPDirect.Ireduce(handle, Size, Rank, sendArray, recvArray, op.Code, root,
@@ -87,7 +87,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Iallgather(Array sendArray, Array recvArray)
         {
-            var request = new Request();
+            var request = new Request(nameof(Iallgather));
             var st = new StatusData();
             long id;
             Errors.Check(
@@ -103,7 +103,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public Request Ialltoall(Array sendArray, Array recvArray)
         {
-            var request = new Request();
+            var request = new Request(nameof(Ialltoall));
             var st = new StatusData();
             long id;
             Errors.Check(

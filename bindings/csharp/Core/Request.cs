@@ -18,7 +18,14 @@ namespace System.MP
         Exception failure;
         bool observed;   // a Wait or Test has reported completion (MPI: the request is inactive)
 
+        // the collective that started it (Ibarrier, Iallreduce, ...), or null: MPI forbids
+        // cancelling those
+        readonly string collective;
+
         internal Request() { id = -1; }
+
+        /// <summary>A request of the non-blocking collective named collective.</summary>
+        internal Request(string collective) : this() { this.collective = collective; }
 
         /// <summary>What the start call reported: a registry id, or completion at once. An
         /// error of a transfer that finished at once is made into its exception here, while the
@@ -111,9 +118,17 @@ namespace System.MP
         /// <summary>Asks MPI to cancel the transfer; Wait or Test still completes the request,
         /// and its Status tells whether the cancel took effect (Cancelled, with
         /// nothing moved).</summary>
+        /// <exception cref="NotSupportedException">The request is a non-blocking collective's
+        /// (Ibarrier, Iallreduce, ...), which MPI does not let anyone cancel; the request is left
+        /// as it was, to be completed with Wait or Test.</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Cancel()
         {
+            if (collective != null)
+                throw new NotSupportedException(
+                    $"System.MP: {collective}'s request cannot be cancelled: MPI forbids " +
+                    "cancelling a non-blocking collective (every rank must complete it); " +
+                    "complete it with Wait or Test");
             while (id >= 0) {
                 int rc = MPDirect.RequestCancel(id);
                 if (rc == Errors.Request && awaited != null) {
