@@ -155,6 +155,17 @@ export MONO_PATH=$build
 run 60 "$mpiexec" -n 2 mono "$probe" ring
 check "stock mono: ring" [ $rc -eq 0 ] && [ "$(grep -c 'ring ok' "$out")" -eq 2 ]
 leaves_objects "stock mono" "$mpiexec" -n 2 mono "$probe"
+# preemptive suspend, refused as motor refuses it: one line, status 2 (it was Mono's "FATAL
+# UNHANDLED EXCEPTION", twice, status 1)
+run 60 "$mpiexec" -n 1 -genv MONO_THREADS_SUSPEND preemptive mono "$probe" ring
+check "stock mono: preemptive suspend: status 2" [ $rc -eq 2 ]
+check "stock mono: preemptive suspend: one line says why" lines 1 "$err"
+check "stock mono: preemptive suspend: the line names the setting" \
+      has "^System.MP: MONO_THREADS_SUSPEND=preemptive is not supported" "$err"
+run 60 "$mpiexec" -n 2 -genv MONO_THREADS_SUSPEND preemptive mono "$probe" ring
+check "stock mono: preemptive suspend under mpiexec: job fails without hanging" ended
+check "stock mono: preemptive suspend under mpiexec: only the reason on stderr" \
+      only "^System.MP: MONO_THREADS_SUSPEND=preemptive is not supported" "$err"
 run 60 "$mpiexec" -n 2 mono "$probe" nullref
 check "stock mono: NullReferenceException is catchable (UCX handlers off)" [ "$(grep -c 'nullref caught' "$out")" -eq 2 ]
 run 60 "$mpiexec" -n 3 mono "$probe" throw 2

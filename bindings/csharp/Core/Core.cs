@@ -124,13 +124,20 @@ namespace System.MP
 
         /// <summary>Under preemptive suspend a thread is stopped by a signal anywhere, also inside
         /// a raw (GC-unsafe) internal call holding object pointers in native frames, and objects
-        /// may move under it. Mono 6.8 reads the mode from MONO_THREADS_SUSPEND only.</summary>
+        /// may move under it. Mono 6.8 reads the mode from MONO_THREADS_SUSPEND only. motor
+        /// refuses the setting before Mono starts; under stock mono the process ends here as
+        /// motor's does, with one line and status 2, before MPI or the core is touched (an
+        /// exception would reach the user as Mono's "FATAL UNHANDLED EXCEPTION", twice, with
+        /// status 1).</summary>
         static void RefuseUnsafeSuspendMode()
         {
-            if (Environment.GetEnvironmentVariable("MONO_THREADS_SUSPEND") == "preemptive")
-                throw new StartupRefusal(
-                    "System.MP: MONO_THREADS_SUSPEND=preemptive is not supported " +
-                    "(raw internal calls must not be preempted); use hybrid (the default) or coop");
+            if (Environment.GetEnvironmentVariable("MONO_THREADS_SUSPEND") != "preemptive")
+                return;
+            Console.Error.WriteLine(
+                "System.MP: MONO_THREADS_SUSPEND=preemptive is not supported (raw internal " +
+                "calls must not be preempted); use hybrid (the default) or coop");
+            Console.Error.Flush();
+            Environment.Exit(2);
         }
 
         /// <summary>ProcessExit: Environment.Exit, or (under stock mono) the end of Main. A
