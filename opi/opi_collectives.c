@@ -177,7 +177,9 @@ RT_HOLDS_STACK_MARK static int run_yielding(const struct collective *c, MPI_Comm
     return xfer_complete(&s.req, 1, (MonoObject *const[]){a, b}, 2, &s.st);
 }
 
-RT_HOLDS_STACK_MARK int opi_barrier_wait(MPI_Comm comm)
+/* MPI_Barrier on comm, waited for as the wait policy says (mpc_wait_mode(): yielding, a barrier
+ * started non-blocking and completed by xfer_complete; otherwise MPI's own, GC-safe). */
+RT_HOLDS_STACK_MARK static int barrier_wait(MPI_Comm comm)
 {
     if (mpc_wait_mode() == MPC_WAIT_YIELD)
         return run_yielding(NULL, comm, NULL, NULL);
@@ -191,7 +193,7 @@ RT_HOLDS_STACK_MARK int opi_barrier_wait(MPI_Comm comm)
 int32_t opi_barrier(int32_t comm)
 {
     int rc = check_comm(comm);
-    return rc ? rc : opi_barrier_wait(comm);
+    return rc ? rc : barrier_wait(comm);
 }
 
 /* Runs a validated collective whose buffers lie in arrays a and b (either may be NULL); with

@@ -55,10 +55,6 @@ static inline int opi_buffer_range(MonoObject *array, int32_t offset, int32_t co
                                out);
 }
 
-/* MPI_Barrier on comm, waited for as the wait policy says (mpc_wait_mode(): yielding, a barrier
- * started non-blocking and completed by xfer_complete; otherwise MPI's own, GC-safe). */
-int opi_barrier_wait(MPI_Comm comm);
-
 /* ---- argument checks shared by the internal calls ---- */
 
 /* System.MP's wildcards (MP.AnySource, MP.AnyTag) and MP.ProcNull, the rank that makes a

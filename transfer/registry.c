@@ -458,6 +458,19 @@ int xfer_install(void)
 
 /* ---- starting to track a transfer ---- */
 
+/* xfer_registry_add with owner (NULL: none) held through a weak handle, which goes again when
+ * the registry cannot take the transfer. */
+static int add_owned(mpc_request req, MonoObject *const *objs, const uint32_t *early,
+                     const int *pinned, int nobjs, MonoObject *owner, const xfer_info *info,
+                     int64_t *id)
+{
+    uint32_t owner_handle = owner ? mono_gchandle_new_weakref(owner, 0) : 0;
+    int rc = xfer_registry_add(req, objs, early, pinned, nobjs, owner_handle, info, id);
+    if (rc != MPC_OK && owner_handle)
+        mono_gchandle_free(owner_handle);
+    return rc;
+}
+
 void xfer_early_pins(MonoObject *const *objs, int nobjs, uint32_t *pins)
 {
     for (int i = 0; i < nobjs; i++) {
@@ -506,9 +519,8 @@ void xfer_track(const xfer_started *s, MonoObject *const *objs, int nobjs,
         if (!early[i])
             gch_count(pinned[i] ? GCH_PINS_TAKEN : GCH_PINS_AVOIDED, 1);
     }
-    uint32_t owner_handle = owner ? mono_gchandle_new_weakref(owner, 0) : 0;
     *rc = MPC_OK;
-    if (xfer_registry_add(s->req, objs, early, pinned, nobjs, owner_handle, info, id) == MPC_OK)
+    if (add_owned(s->req, objs, early, pinned, nobjs, owner, info, id) == MPC_OK)
         return;
     /* cannot track it: finish it here, the objects held by this call's stack */
     mpc_request req = s->req;
@@ -517,16 +529,9 @@ void xfer_track(const xfer_started *s, MonoObject *const *objs, int nobjs,
         if (pinned[i] && !early[i])
             gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
     xfer_early_unpin(early, nobjs);
-    if (owner_handle)
-        mono_gchandle_free(owner_handle);
-    *id = -1;
 }
 
 int xfer_track_native(mpc_request req, MonoObject *owner, const xfer_info *info, int64_t *id)
 {
-    uint32_t owner_handle = owner ? mono_gchandle_new_weakref(owner, 0) : 0;
-    int rc = xfer_registry_add(req, NULL, NULL, NULL, 0, owner_handle, info, id);
-    if (rc != MPC_OK && owner_handle)
-        mono_gchandle_free(owner_handle);
-    return rc;
+    return add_owned(req, NULL, NULL, NULL, 0, owner, info, id);
 }
