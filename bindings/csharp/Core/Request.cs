@@ -10,7 +10,7 @@ namespace System.MP
     /// collective. Do not touch its objects until the request completes (Wait, Test,
     /// IsCompleted, WaitAll, WaitAny, WaitSome, TestAll, await). A request you drop is finished
     /// by the core.</summary>
-    public sealed partial class Request
+    public partial class Request
     {
         long id;   // pin-registry id while running; -1 once completed (written last, Volatile)
         Status status;   // set on completion

@@ -8,7 +8,7 @@ using System.Threading.Tasks;
 
 namespace System.MP
 {
-    public sealed partial class Request
+    public partial class Request
     {
         // Set once by AsTask; from then on the progress engine completes the request and Wait,
         // Test and IsCompleted read the task.
