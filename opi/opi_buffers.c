@@ -92,6 +92,8 @@ int opi_buffer_whole_as(MonoObject *obj, const char *name, opi_buffer *out)
         out->bytes = p->data_size;
     }
     out->elem_size = p->data_size;
+    out->count = (MPI_Count)out->bytes;
+    out->type = MPI_BYTE;
     return MPC_OK;
 }
 
@@ -126,5 +128,17 @@ int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count,
     out->data = (char *)rt_array_data(array) + (size_t)offset * p->data_size;
     out->bytes = (size_t)count * p->data_size;
     out->elem_size = p->data_size;
+    out->count = (MPI_Count)out->bytes;
+    out->type = MPI_BYTE;
     return MPC_OK;
+}
+
+int opi_buffer_region_as(MonoObject *array, MonoObject *region, const opi_region_names *names,
+                         opi_buffer *out)
+{
+    (void)array;
+    (void)region;
+    (void)out;
+    /* built by part A of issue 34 (mpc/datatypes.c) */
+    return error_record(OPI_ERR_NOT_SUPPORTED, names->region, "regions are not built yet");
 }

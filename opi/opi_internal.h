@@ -29,6 +29,11 @@ typedef struct opi_buffer {
     char *data;
     size_t bytes;
     uint32_t elem_size; /* for Status.Count */
+    /* What MPI is given: (data, count, type). Contiguous bytes (a whole object, a range):
+     * count = bytes of MPI_BYTE. A region: data is its first element, count 1 of the region's
+     * cached datatype (mpc/datatypes.c). */
+    MPI_Count count;
+    MPI_Datatype type;
 } opi_buffer;
 
 /* The C# parameters a range comes from: the array, its offset and its count. A failed check
@@ -43,6 +48,15 @@ int opi_buffer_whole_as(MonoObject *obj, const char *name, opi_buffer *out);
 /* [offset, offset+count) of a 1-D transportable array, bounds-checked. */
 int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count,
                         const opi_range_names *names, opi_buffer *out);
+/* The C# parameters a region comes from: the array and the Region. */
+typedef struct opi_region_names {
+    const char *array, *region;
+} opi_region_names;
+/* The elements of a 1-D or multi-dimensional transportable array that region (the int[] spec of
+ * System.MP.Region: [stride, ndims, starts[ndims], sizes[ndims]], a size -1 for a whole
+ * dimension) selects, checked against the array's rank and bounds before anything moves. */
+int opi_buffer_region_as(MonoObject *array, MonoObject *region, const opi_region_names *names,
+                         opi_buffer *out);
 /* The same for the usual parameter names: obj; array, offset, count. */
 static inline int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
 {
