@@ -120,4 +120,42 @@ int mpc_comm_spawn(const char *command, char **argv, int maxprocs, const char *w
                    mpc_comm comm, mpc_comm *out);
 int mpc_comm_get_parent(mpc_comm *parent); /* MPI_COMM_NULL unless spawned */
 
+/* ---- distributed graphs and neighbourhood collectives (neighbors.c) ----
+ * A graph is unweighted (MPI_UNWEIGHTED); its new communicator gets MPI_ERRORS_RETURN. */
+int mpc_dist_graph_create_adjacent(mpc_comm comm, int indegree, const int *sources, int outdegree,
+                                   const int *destinations, int reorder, mpc_comm *out);
+int mpc_topo_test(mpc_comm comm,
+                  int *kind); /* MPI_CART, MPI_DIST_GRAPH, MPI_GRAPH, MPI_UNDEFINED */
+int mpc_dist_graph_neighbors_count(mpc_comm comm, int *indegree, int *outdegree);
+int mpc_dist_graph_neighbors(mpc_comm comm, int indegree, int *sources, int outdegree,
+                             int *destinations);
+/* The collectives over comm's neighbours (a Cartesian or distributed-graph communicator), in
+ * bytes. req NULL: the blocking call; otherwise the non-blocking one is started, and its buffers
+ * and the arrays of counts, displacements and types stay MPI's until it completes. allgather and
+ * alltoall: blocks of `bytes`; alltoallv: per neighbour, counts and displacements in bytes from
+ * sendbuf / recvbuf; alltoallw: per neighbour, count elements of a type at an address. */
+int mpc_neighbor_allgather(const void *sendbuf, size_t bytes, void *recvbuf, mpc_comm comm,
+                           mpc_request *req);
+int mpc_neighbor_alltoall(const void *sendbuf, void *recvbuf, size_t bytes, mpc_comm comm,
+                          mpc_request *req);
+int mpc_neighbor_alltoallv(const void *sendbuf, const MPI_Count *sendcounts,
+                           const MPI_Aint *sdispls, void *recvbuf, const MPI_Count *recvcounts,
+                           const MPI_Aint *rdispls, mpc_comm comm, mpc_request *req);
+/* sdispls and rdispls hold each block's location, (MPI_Aint)(uintptr_t)pointer, on entry; they
+ * are replaced by its absolute address (MPI_Get_address), from MPI_BOTTOM. */
+int mpc_neighbor_alltoallw(int outdegree, const MPI_Count *sendcounts, MPI_Aint *sdispls,
+                           const MPI_Datatype *sendtypes, int indegree, const MPI_Count *recvcounts,
+                           MPI_Aint *rdispls, const MPI_Datatype *recvtypes, mpc_comm comm,
+                           mpc_request *req);
+/* Which of the forms above (MPC_NB_PAIRING_BIT(kind, nonblocking), for the blocking calls as
+ * they run under the wait policy in force) deliver, on a periodic Cartesian dimension of one or
+ * two processes, the block sent toward -1 into the receiver's -1 block (MPI-3.1's reading: its
+ * receives matched in list order) rather than its +1 block (MPI-4.0). Probed once per process
+ * on a one-process grid over MPI_COMM_SELF; allgather needs no answer (both blocks are the
+ * same). */
+enum { MPC_NB_ALLTOALL, MPC_NB_ALLTOALLV, MPC_NB_ALLTOALLW, MPC_NB_KINDS };
+#define MPC_NB_PAIRING_BITS (2 * MPC_NB_KINDS)
+#define MPC_NB_PAIRING_BIT(kind, nonblocking) (1u << (2 * (kind) + ((nonblocking) != 0)))
+int mpc_neighbor_pairing(unsigned *same_side);
+
 #endif
