@@ -147,15 +147,20 @@ int mpc_neighbor_alltoallw(int outdegree, const MPI_Count *sendcounts, MPI_Aint 
                            const MPI_Datatype *sendtypes, int indegree, const MPI_Count *recvcounts,
                            MPI_Aint *rdispls, const MPI_Datatype *recvtypes, mpc_comm comm,
                            mpc_request *req);
-/* Which of the forms above (MPC_NB_PAIRING_BIT(kind, nonblocking), for the blocking calls as
- * they run under the wait policy in force) deliver, on a periodic Cartesian dimension of one or
- * two processes, the block sent toward -1 into the receiver's -1 block (MPI-3.1's reading: its
- * receives matched in list order) rather than its +1 block (MPI-4.0). Probed once per process
- * on a one-process grid over MPI_COMM_SELF; allgather needs no answer (both blocks are the
- * same). */
+/* Where one process is a neighbour several times (a periodic grid dimension of one or two
+ * processes, a graph's repeated or self edges), the order in which this MPI posts a form's
+ * receives decides which block lands where: in list order, in reverse list order, in list order
+ * with each pair (2i, 2i+1) swapped, or in an order not known. Probed once per process on
+ * topologies over MPI_COMM_SELF, for each form (kind), blocking (as the blocking calls run under
+ * the wait policy in force) or not, on a grid (cart) or a graph. allgather needs no answer: every
+ * block it receives from one process is the same. */
 enum { MPC_NB_ALLTOALL, MPC_NB_ALLTOALLV, MPC_NB_ALLTOALLW, MPC_NB_KINDS };
-#define MPC_NB_PAIRING_BITS (2 * MPC_NB_KINDS)
-#define MPC_NB_PAIRING_BIT(kind, nonblocking) (1u << (2 * (kind) + ((nonblocking) != 0)))
-int mpc_neighbor_pairing(unsigned *same_side);
+typedef enum {
+    MPC_POSTING_LIST,
+    MPC_POSTING_REVERSED,
+    MPC_POSTING_PAIRS_SWAPPED,
+    MPC_POSTING_UNKNOWN
+} mpc_posting;
+int mpc_neighbor_posting(int kind, int nonblocking, int cart, mpc_posting *posting);
 
 #endif

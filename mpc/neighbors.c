@@ -116,82 +116,109 @@ int mpc_neighbor_alltoallw(int outdegree, const MPI_Count *sendcounts, MPI_Aint 
                                           recvcounts, rdispls, recvtypes, comm);
 }
 
-/* ---- the pairing of a periodic dimension of one or two processes ----
- * There both neighbours of a process along the dimension are one process (itself, or the
- * other), which gets two blocks from it. MPI-4.0 settled which is which (MPI-3.1 erratum,
- * mpi-forum/mpi-issues#153): the block sent toward -1 arrives in the receiver's +1 block and
- * the block sent toward +1 in its -1 block, as in a larger ring. MPICH 4.0.2 does so for
- * (I)neighbor_alltoall but not for the v and w forms, which post their receives in list order
- * and so deliver the -1 block into the -1 block (pmodels/mpich#5777 fixed them later). Rather
- * than trust a version number, each form is tried once on a one-process periodic grid over
- * MPI_COMM_SELF, where both blocks come back to the sender. */
+/* ---- how this MPI matches repeated edges ----
+ * Where one process is a neighbour several times (a periodic grid dimension of one or two
+ * processes; a graph's repeated or self edges), only the order in which MPI posts its receives
+ * decides which block lands where. MPI-4.0 fixes the outcome: on a grid the block sent toward -1
+ * arrives in the receiver's +1 block and the other way round (MPI-3.1 erratum,
+ * mpi-forum/mpi-issues#153); on a graph the k-th edge from a process carries its k-th block to
+ * that destination. MPICH 4.0.2 posts (I)neighbor_alltoall's receives in reverse list order, for
+ * every topology (right for a grid dimension of two blocks, wrong for a graph's repeated edges),
+ * and the v and w forms' in list order (wrong for grids, right for graphs); later MPICHs changed
+ * both (pmodels/mpich#5777, #7945). Rather than trust a version number, each form is tried once
+ * per process on MPI_COMM_SELF, on a grid of three periodic dimensions of one process and on a
+ * graph of four self edges: every block comes back to the sender, and where each one lands gives
+ * the order of posting. */
 
-enum { PROBED = 1u << MPC_NB_PAIRING_BITS };
-static atomic_uint pairing; /* PROBED | the bits of the forms that pair list order to order */
+enum { PROBE_BLOCKS = 6, PROBED = 1u << 31 };
+static atomic_uint postings; /* PROBED | a 2-bit mpc_posting per (kind, nonblocking, cart) */
 
-/* One form (kind, blocking or not) on cart, a periodic grid of one process: *same_side is 1 when
- * the block sent toward -1 came back into the -1 block. */
-static int probe_form(mpc_comm cart, int kind, int nonblocking, int *same_side)
+static unsigned posting_shift(int kind, int nonblocking, int cart)
 {
-    int send[2] = {10, 11}, recv[2] = {-1, -1};
-    MPI_Count counts[2] = {sizeof(int), sizeof(int)}, ones[2] = {1, 1};
-    MPI_Aint displs[2] = {0, sizeof(int)}, sa[2], ra[2];
-    MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+    return 2u * (unsigned)((kind * 2 + (nonblocking != 0)) * 2 + (cart != 0));
+}
+
+/* One form on topo (a topology over MPI_COMM_SELF with n self edges): the order it posts. */
+static int probe_form(mpc_comm topo, int n, int kind, int nonblocking, mpc_posting *posting)
+{
+    int send[PROBE_BLOCKS], recv[PROBE_BLOCKS];
+    MPI_Count bytes[PROBE_BLOCKS], ones[PROBE_BLOCKS];
+    MPI_Aint displs[PROBE_BLOCKS], sa[PROBE_BLOCKS], ra[PROBE_BLOCKS];
+    MPI_Datatype types[PROBE_BLOCKS];
+    for (int i = 0; i < n; i++) {
+        send[i] = i;
+        recv[i] = -1;
+        bytes[i] = sizeof(int);
+        ones[i] = 1;
+        displs[i] = (MPI_Aint)(i * sizeof(int));
+        sa[i] = (MPI_Aint)(uintptr_t)&send[i];
+        ra[i] = (MPI_Aint)(uintptr_t)&recv[i];
+        types[i] = MPI_INT;
+    }
     MPI_Request req = MPI_REQUEST_NULL;
     mpc_request *r = nonblocking ? &req : NULL;
     int rc;
     switch (kind) {
-    case MPC_NB_ALLTOALL: rc = mpc_neighbor_alltoall(send, recv, sizeof(int), cart, r); break;
+    case MPC_NB_ALLTOALL: rc = mpc_neighbor_alltoall(send, recv, sizeof(int), topo, r); break;
     case MPC_NB_ALLTOALLV:
-        rc = mpc_neighbor_alltoallv(send, counts, displs, recv, counts, displs, cart, r);
+        rc = mpc_neighbor_alltoallv(send, bytes, displs, recv, bytes, displs, topo, r);
         break;
-    default:
-        sa[0] = (MPI_Aint)(uintptr_t)&send[0];
-        sa[1] = (MPI_Aint)(uintptr_t)&send[1];
-        ra[0] = (MPI_Aint)(uintptr_t)&recv[0];
-        ra[1] = (MPI_Aint)(uintptr_t)&recv[1];
-        rc = mpc_neighbor_alltoallw(2, ones, sa, types, 2, ones, ra, types, cart, r);
-        break;
+    default: rc = mpc_neighbor_alltoallw(n, ones, sa, types, n, ones, ra, types, topo, r); break;
     }
     if (rc == MPI_SUCCESS && nonblocking)
         rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!((recv[0] == 10 && recv[1] == 11) || (recv[0] == 11 && recv[1] == 10)))
-        return error_record(MPI_ERR_INTERN, NULL,
-                            "a neighbourhood collective on a one-process periodic grid returned "
-                            "%d and %d for the blocks 10 and 11 it sent to itself",
-                            recv[0], recv[1]);
-    *same_side = recv[0] == 10;
+    int same = 1, reversed = 1, swapped = 1;
+    for (int i = 0; i < n; i++) {
+        same &= recv[i] == i;
+        reversed &= recv[i] == n - 1 - i;
+        swapped &= recv[i] == (i ^ 1);
+    }
+    *posting = same       ? MPC_POSTING_LIST
+               : reversed ? MPC_POSTING_REVERSED
+               : swapped  ? MPC_POSTING_PAIRS_SWAPPED
+                          : MPC_POSTING_UNKNOWN;
     return MPI_SUCCESS;
 }
 
-int mpc_neighbor_pairing(unsigned *same_side)
+/* Makes the two probe topologies over MPI_COMM_SELF: a grid of three periodic dimensions of one
+ * process (six self edges) and a graph of four self edges. */
+static int probe_topologies(mpc_comm *cart, mpc_comm *graph)
 {
-    unsigned known = atomic_load(&pairing);
-    if (known & PROBED) {
-        *same_side = known & ~(unsigned)PROBED;
-        return MPC_OK;
-    }
-    /* two threads may probe at once: each on its own grid, to the same answer */
-    MPI_Comm cart = MPI_COMM_NULL;
-    int dims[1] = {1}, periods[1] = {1};
-    int rc = MPI_Cart_create(MPI_COMM_SELF, 1, dims, periods, 0, &cart);
+    int dims[3] = {1, 1, 1}, periods[3] = {1, 1, 1}, self[4] = {0, 0, 0, 0};
+    int rc = MPI_Cart_create(MPI_COMM_SELF, 3, dims, periods, 0, cart);
     if (rc != MPI_SUCCESS)
         return rc;
-    unsigned bits = 0;
-    for (int kind = 0; kind < MPC_NB_KINDS && rc == MPI_SUCCESS; kind++)
-        for (int nonblocking = 0; nonblocking < 2 && rc == MPI_SUCCESS; nonblocking++) {
-            int same = 0;
-            if ((rc = probe_form(cart, kind, nonblocking, &same)) == MPI_SUCCESS && same)
-                bits |= MPC_NB_PAIRING_BIT(kind, nonblocking);
+    return MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 4, self, MPI_UNWEIGHTED, 4, self,
+                                          MPI_UNWEIGHTED, MPI_INFO_NULL, 0, graph);
+}
+
+int mpc_neighbor_posting(int kind, int nonblocking, int cart, mpc_posting *posting)
+{
+    unsigned known = atomic_load(&postings);
+    if (!(known & PROBED)) {
+        /* two threads may probe at once: each on its own communicators, to the same answer */
+        mpc_comm topo[2] = {MPI_COMM_NULL, MPI_COMM_NULL};
+        int rc = probe_topologies(&topo[1], &topo[0]);
+        unsigned bits = 0;
+        for (int k = 0; k < MPC_NB_KINDS && rc == MPI_SUCCESS; k++)
+            for (int nb = 0; nb < 2 && rc == MPI_SUCCESS; nb++)
+                for (int c = 0; c < 2 && rc == MPI_SUCCESS; c++) {
+                    mpc_posting p = MPC_POSTING_UNKNOWN;
+                    rc = probe_form(topo[c], c ? 6 : 4, k, nb, &p);
+                    bits |= (unsigned)p << posting_shift(k, nb, c);
+                }
+        for (int c = 0; c < 2; c++) {
+            int frc = topo[c] == MPI_COMM_NULL ? MPI_SUCCESS : MPI_Comm_free(&topo[c]);
+            if (rc == MPI_SUCCESS)
+                rc = frc;
         }
-    int frc = MPI_Comm_free(&cart);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (frc != MPI_SUCCESS)
-        return frc;
-    atomic_store(&pairing, bits | PROBED);
-    *same_side = bits;
+        if (rc != MPI_SUCCESS)
+            return rc;
+        known = bits | PROBED;
+        atomic_store(&postings, known);
+    }
+    *posting = (mpc_posting)((known >> posting_shift(kind, nonblocking, cart)) & 3u);
     return MPC_OK;
 }

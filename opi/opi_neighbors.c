@@ -3,11 +3,13 @@
  * NeighborAllgather, NeighborAlltoall, NeighborAlltoallv (blocking and I-prefixed, arrays or
  * regions) of CartComm and DistGraphComm.
  *
- * The C# side describes a topology communicator once, as an int[] `topo`: {indegree, outdegree,
- * n, d[0..n)}, the d being the periodic Cartesian dimensions of one or two processes (none for a
- * graph). Along such a dimension both neighbours are one process, which gets two blocks from this
- * one; MPI-4.0 says which is which (mpc_neighbor_pairing), and where this MPI pairs them the other
- * way this file swaps the two receive blocks of the dimension, so every form follows MPI-4.0.
+ * The C# side describes a topology communicator once, as an int[] `topo` (topo_arg): its degrees,
+ * whether it is a grid, and its sources when a process is one more than once (a periodic grid
+ * dimension of one or two processes, a graph's repeated or self edges). Then only the order in
+ * which MPI posts its receives decides which block lands where; MPI-4.0 fixes the outcome, and
+ * where this MPI's order gives another (mpc_neighbor_posting: MPICH 4.0.2 differs by form and by
+ * topology) the receive entries are permuted so that every form gives MPI-4.0's
+ * (receive_order).
  *
  * The array forms are MPI's own (blocks of bytes). The region forms are one
  * MPI_Neighbor_alltoallw: one (address, 1, region datatype) per neighbour, the addresses absolute
@@ -67,63 +69,144 @@ static int array_arg(MonoObject *a, const char *name, opi_buffer *b, MonoClass *
     return rc ? rc : element_class(a, name, elem);
 }
 
-/* The topology as C# describes it (see the top); *crossed: the number of dimensions whose receive
- * blocks may need swapping. */
+/* The topology as C# describes it: {indegree, outdegree, cart, n, sources[n]}; n is the
+ * indegree when a process is a source more than once (then the order of MPI's receives matters,
+ * receive_order), 0 otherwise. */
 typedef struct nb_topo {
-    int32_t in, out, crossed;
-    const int32_t *dims; /* into topo's data: valid while the call holds topo (an argument) */
+    int32_t in, out, cart, listed;
 } nb_topo;
 
 static int topo_arg(MonoObject *topo, nb_topo *t)
 {
     size_t n = topo ? rt_array_length(topo) : 0;
     const int32_t *v = topo ? (const int32_t *)rt_array_data(topo) : NULL;
-    if (n < 3 || v[0] < 0 || v[1] < 0 || v[2] < 0 || (size_t)v[2] > n - 3)
+    if (n < 4 || v[0] < 0 || v[1] < 0 || (v[3] != 0 && v[3] != v[0]) || (size_t)v[3] > n - 4)
         return error_record(OPI_ERR_BAD_ARGUMENT, NULL, "the topology description is malformed");
-    *t = (nb_topo){v[0], v[1], v[2], v + 3};
+    *t = (nb_topo){v[0], v[1], v[2] != 0, v[3]};
     return MPC_OK;
 }
 
-/* Does this MPI pair the two blocks of a crossed dimension list order to order for form kind,
- * blocking or not, so that their receive blocks must be swapped? Never for a graph. */
-RT_HOLDS_STACK_MARK static int must_swap(const nb_topo *t, int kind, int nonblocking, int *swap)
+/* How this MPI posts form kind's receives (mpc_neighbor_posting): probed the first time, with
+ * collectives over MPI_COMM_SELF that never wait for another process. */
+RT_HOLDS_STACK_MARK static int posting_of(int kind, int nonblocking, int cart, mpc_posting *out)
 {
-    *swap = 0;
-    if (t->crossed == 0)
-        return MPC_OK;
-    unsigned same_side = 0;
+    mpc_posting p = MPC_POSTING_UNKNOWN;
     int rc;
-    XFER_BLOCKING_BEGIN(); /* collectives over MPI_COMM_SELF the first time: they never wait */
-    rc = mpc_neighbor_pairing(&same_side);
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_neighbor_posting(kind, nonblocking, cart, &p);
     XFER_BLOCKING_END;
-    if (rc == MPC_OK)
-        *swap = (same_side & MPC_NB_PAIRING_BIT(kind, nonblocking)) != 0;
+    *out = p;
     return rc;
 }
 
-/* Swaps the receive entries 2d and 2d+1 of each crossed dimension d (8-byte entries). */
-static void swap_pairs(const nb_topo *t, int64_t *entries)
+typedef struct edge {
+    int32_t peer, at; /* a source and its position in the list */
+} edge;
+
+static int by_peer(const void *a, const void *b)
 {
-    for (int32_t k = 0; k < t->crossed; k++) {
-        int32_t d = t->dims[k];
-        if (d < 0 || 2 * (int64_t)d + 1 >= t->in)
-            continue;
-        int64_t x = entries[2 * d];
-        entries[2 * d] = entries[2 * d + 1];
-        entries[2 * d + 1] = x;
+    const edge *x = a, *y = b;
+    return x->peer != y->peer ? (x->peer < y->peer ? -1 : 1) : x->at - y->at;
+}
+
+/* The rank of position i in the order receives are posted (n positions). */
+static int32_t posted_rank(mpc_posting p, int32_t i, int32_t n)
+{
+    switch (p) {
+    case MPC_POSTING_REVERSED: return n - 1 - i;
+    case MPC_POSTING_PAIRS_SWAPPED: return (i ^ 1) < n ? i ^ 1 : i;
+    default: return i;
     }
 }
 
-static void swap_types(const nb_topo *t, MPI_Datatype *types)
+/* The receive entries of form kind so that this MPI's matching gives MPI-4.0's outcome where a
+ * process is a source more than once: *perm (NULL when every entry keeps its own block; else
+ * in entries, the caller frees it) says which block receive entry i carries. The o-th message
+ * from a process lands in the entry posted o-th among its entries; it must land in its o-th
+ * entry on a graph (the k-th edge carries the k-th block), and on a grid in the other entry of
+ * its dimension (the block sent toward -1 arrives in the +1 block). */
+static int receive_order(MonoObject *topo, const nb_topo *t, int kind, int nonblocking,
+                         int32_t **perm)
 {
-    for (int32_t k = 0; k < t->crossed; k++) {
-        int32_t d = t->dims[k];
-        if (d < 0 || 2 * (int64_t)d + 1 >= t->in)
-            continue;
-        MPI_Datatype x = types[2 * d];
-        types[2 * d] = types[2 * d + 1];
-        types[2 * d + 1] = x;
+    *perm = NULL;
+    if (t->listed == 0)
+        return MPC_OK;
+    mpc_posting posting;
+    int rc = posting_of(kind, nonblocking, t->cart, &posting);
+    if (rc != MPC_OK)
+        return rc;
+    if (posting == MPC_POSTING_UNKNOWN)
+        return error_record(OPI_ERR_NOT_SUPPORTED, NULL,
+                            "this MPI posts the receives of a neighbourhood collective in an order "
+                            "System.MP does not know, so where a process is a neighbour more than "
+                            "once the blocks cannot be paired as MPI-4.0 says");
+    int32_t n = t->in;
+    const int32_t *sources = (const int32_t *)rt_array_data(topo) + 4; /* read now: no Mono call
+                                                                        * from here on */
+    edge *edges = malloc(((size_t)n + 1) * sizeof *edges);
+    int32_t *order = malloc(((size_t)n + 1) * sizeof *order), *group = NULL;
+    if (!edges || !order || !(group = malloc(((size_t)n + 1) * sizeof *group))) {
+        free(edges);
+        free(order);
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory ordering %d sources", n);
     }
+    int32_t ne = 0;
+    for (int32_t i = 0; i < n; i++) {
+        order[i] = i;
+        if (sources[i] != OPI_PROC_NULL)
+            edges[ne++] = (edge){sources[i], i};
+    }
+    qsort(edges, (size_t)ne, sizeof *edges, by_peer);
+    int moved = 0;
+    for (int32_t g = 0; g < ne;) {
+        int32_t m = 1;
+        while (g + m < ne && edges[g + m].peer == edges[g].peer)
+            m++;
+        if (m > 1) {
+            /* the group's positions in the order they are posted (insertion sort: m is small) */
+            for (int32_t o = 0; o < m; o++) {
+                int32_t at = edges[g + o].at, r = posted_rank(posting, at, n), k = o;
+                while (k > 0 && posted_rank(posting, group[k - 1], n) > r) {
+                    group[k] = group[k - 1];
+                    k--;
+                }
+                group[k] = at;
+            }
+            for (int32_t o = 0; o < m; o++) {
+                int32_t want = edges[g + o].at;
+                if (t->cart) { /* the other entry of its dimension, when it is in the group */
+                    for (int32_t q = 0; q < m; q++)
+                        if (edges[g + q].at == (want ^ 1)) {
+                            want ^= 1;
+                            break;
+                        }
+                }
+                order[group[o]] = want;
+                moved |= group[o] != want;
+            }
+        }
+        g += m;
+    }
+    free(edges);
+    free(group);
+    if (!moved)
+        free(order);
+    else
+        *perm = order;
+    return MPC_OK;
+}
+
+/* entries (n of them, width bytes each) reordered by perm: entry i takes old entry perm[i]. */
+static int permute(void *entries, size_t width, const int32_t *perm, int32_t n)
+{
+    char *copy = malloc((size_t)n * width + 1), *e = entries;
+    if (!copy)
+        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory ordering %d entries", n);
+    memcpy(copy, e, (size_t)n * width);
+    for (int32_t i = 0; i < n; i++)
+        memcpy(e + (size_t)i * width, copy + (size_t)perm[i] * width, width);
+    free(copy);
+    return MPC_OK;
 }
 
 /* ---- running a prepared collective ---- */
@@ -215,7 +298,7 @@ static int call_arrays(nb_call *c, nb_scratch *s, int nonblocking, int with_type
 }
 
 _Static_assert(sizeof(MPI_Count) == 8 && sizeof(MPI_Aint) == 8,
-               "counts and displacements are swapped as 8-byte entries");
+               "counts and displacements are 8-byte entries");
 
 /* Runs c blocking: its buffers lie in objects a and b (either may be NULL; objects beyond them
  * are held by the caller). */
@@ -346,27 +429,18 @@ enum { NBA_ALLGATHER, NBA_ALLTOALL, NBA_ALLTOALLV }; /* C#'s kinds of the array 
 static const char *const array_form_names[] = {"NeighborAllgather", "NeighborAlltoall",
                                                "NeighborAlltoallv"};
 
-int32_t opi_neighbor_arrays(int32_t comm, int32_t kind, MonoObject *topo, MonoObject *send,
-                            MonoObject *send_counts, MonoObject *send_displs, MonoObject *recv,
-                            MonoObject *recv_counts, MonoObject *recv_displs, MonoObject *owner,
-                            int64_t *id, opi_status *status)
+/* The array forms' work once the receive order is known (perm: NULL or receive_order's for
+ * alltoallv; a2a_moved: alltoall's own order would move blocks, so it runs as an alltoallv). */
+static int neighbor_arrays(int32_t comm, int32_t kind, const nb_topo *t, const int32_t *perm,
+                           int a2a_moved, MonoObject *send, MonoObject *send_counts,
+                           MonoObject *send_displs, MonoObject *recv, MonoObject *recv_counts,
+                           MonoObject *recv_displs, MonoObject *owner, int64_t *id,
+                           opi_status *status)
 {
-    nb_topo t;
     opi_buffer sb, rb;
     MonoClass *se, *re;
     int nonblocking = owner != NULL;
     int rc;
-    if ((rc = check_comm(comm)) || (rc = topo_arg(topo, &t)))
-        return rc;
-    if (kind < NBA_ALLGATHER || kind > NBA_ALLTOALLV)
-        return error_record(OPI_ERR_BAD_ARGUMENT, NULL, "neighbourhood collective %d is unknown",
-                            kind);
-    /* first: the pairing's probe may let collections run (no address is held yet) */
-    int swap_a2a = 0, swap_v = 0;
-    if ((kind == NBA_ALLTOALL && (rc = must_swap(&t, MPC_NB_ALLTOALL, nonblocking, &swap_a2a))) ||
-        ((kind == NBA_ALLTOALLV || swap_a2a) &&
-         (rc = must_swap(&t, MPC_NB_ALLTOALLV, nonblocking, &swap_v))))
-        return rc;
     if ((rc = array_arg(send, "sendArray", &sb, &se)) ||
         (rc = array_arg(recv, "recvArray", &rb, &re)))
         return rc;
@@ -377,60 +451,59 @@ int32_t opi_neighbor_arrays(int32_t comm, int32_t kind, MonoObject *topo, MonoOb
                             "sendArray and recvArray are the same array: %s needs two (the region "
                             "forms take one array whose send and receive regions do not overlap)",
                             array_form_names[kind]);
-    nb_call c = {.comm = comm, .in = t.in, .out = t.out, .send = sb.data, .recv = rb.data};
+    nb_call c = {.comm = comm, .in = t->in, .out = t->out, .send = sb.data, .recv = rb.data};
     nb_scratch s = {NULL, NULL};
     if (kind == NBA_ALLGATHER) {
-        if (rb.bytes != sb.bytes * (size_t)t.in)
+        if (rb.bytes != sb.bytes * (size_t)t->in)
             return error_record(OPI_ERR_LENGTH, "recvArray",
                                 "recvArray has %zu elements; the indegree (%d, the sources) times "
                                 "sendArray's %zu = %zu were expected",
-                                elements(&rb), t.in, elements(&sb), elements(&sb) * (size_t)t.in);
+                                elements(&rb), t->in, elements(&sb), elements(&sb) * (size_t)t->in);
         c.op = NB_ALLGATHER;
         c.bytes = sb.bytes;
     } else if (kind == NBA_ALLTOALL) {
         size_t sblock, rblock;
-        if ((rc = equal_blocks(&sb, "sendArray", t.out, "the outdegree", &sblock)) ||
-            (rc = equal_blocks(&rb, "recvArray", t.in, "the indegree", &rblock)))
+        if ((rc = equal_blocks(&sb, "sendArray", t->out, "the outdegree", &sblock)) ||
+            (rc = equal_blocks(&rb, "recvArray", t->in, "the indegree", &rblock)))
             return rc;
-        if (t.out && t.in && sblock != rblock)
+        if (t->out && t->in && sblock != rblock)
             return error_record(OPI_ERR_LENGTH, "recvArray",
                                 "sendArray's blocks hold %zu elements (%zu for outdegree %d) and "
                                 "recvArray's %zu (%zu for indegree %d): they must be equal",
-                                sblock / sb.elem_size, elements(&sb), t.out, rblock / rb.elem_size,
-                                elements(&rb), t.in);
+                                sblock / sb.elem_size, elements(&sb), t->out, rblock / rb.elem_size,
+                                elements(&rb), t->in);
         c.op = NB_ALLTOALL;
-        c.bytes = t.out ? sblock : rblock;
-        if (swap_a2a) { /* this MPI's alltoall pairs them the other way: as a v with the blocks */
+        c.bytes = t->out ? sblock : rblock;
+        if (a2a_moved) { /* this MPI's alltoall would misplace blocks: an alltoallv of them */
             if ((rc = call_arrays(&c, &s, nonblocking, 0)))
                 return rc;
-            for (int32_t k = 0; k < t.out; k++) {
+            for (int32_t k = 0; k < t->out; k++) {
                 c.scounts[k] = (MPI_Count)c.bytes;
                 c.sdispls[k] = (MPI_Aint)(c.bytes * (size_t)k);
             }
-            for (int32_t k = 0; k < t.in; k++) {
+            for (int32_t k = 0; k < t->in; k++) {
                 c.rcounts[k] = (MPI_Count)c.bytes;
                 c.rdispls[k] = (MPI_Aint)(c.bytes * (size_t)k);
             }
-            if (swap_v)
-                swap_pairs(&t, (int64_t *)c.rdispls);
             c.op = NB_ALLTOALLV;
         }
     } else {
         if ((rc = call_arrays(&c, &s, nonblocking, 0)))
             return rc;
-        if ((rc = blocks_arg(send_counts, "sendCounts", send_displs, "sendDispls", t.out,
+        if ((rc = blocks_arg(send_counts, "sendCounts", send_displs, "sendDispls", t->out,
                              "destination (outdegree)", &sb, "sendArray", 0, c.scounts,
                              c.sdispls)) ||
-            (rc = blocks_arg(recv_counts, "recvCounts", recv_displs, "recvDispls", t.in,
+            (rc = blocks_arg(recv_counts, "recvCounts", recv_displs, "recvDispls", t->in,
                              "source (indegree)", &rb, "recvArray", 1, c.rcounts, c.rdispls))) {
             scratch_give(&s);
             return rc;
         }
-        if (swap_v) {
-            swap_pairs(&t, (int64_t *)c.rcounts);
-            swap_pairs(&t, (int64_t *)c.rdispls);
-        }
         c.op = NB_ALLTOALLV;
+    }
+    if (c.op == NB_ALLTOALLV && perm &&
+        ((rc = permute(c.rcounts, 8, perm, t->in)) || (rc = permute(c.rdispls, 8, perm, t->in)))) {
+        scratch_give(&s);
+        return rc;
     }
     if (!nonblocking) {
         rc = run_blocking(&c, send, recv);
@@ -442,6 +515,38 @@ int32_t opi_neighbor_arrays(int32_t comm, int32_t kind, MonoObject *topo, MonoOb
     uint32_t early[2];
     xfer_early_pins(objs, 2, early);
     return run_started(&c, objs, early, NULL, &s, rb.elem_size, rb.bytes, owner, id, status);
+}
+
+int32_t opi_neighbor_arrays(int32_t comm, int32_t kind, MonoObject *topo, MonoObject *send,
+                            MonoObject *send_counts, MonoObject *send_displs, MonoObject *recv,
+                            MonoObject *recv_counts, MonoObject *recv_displs, MonoObject *owner,
+                            int64_t *id, opi_status *status)
+{
+    nb_topo t;
+    int nonblocking = owner != NULL;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = topo_arg(topo, &t)))
+        return rc;
+    if (kind < NBA_ALLGATHER || kind > NBA_ALLTOALLV)
+        return error_record(OPI_ERR_BAD_ARGUMENT, NULL, "neighbourhood collective %d is unknown",
+                            kind);
+    /* first: the probe of the receive order may let collections run (no address is held yet) */
+    int32_t *perm = NULL;
+    int a2a_moved = 0;
+    if (kind == NBA_ALLTOALL) {
+        if ((rc = receive_order(topo, &t, MPC_NB_ALLTOALL, nonblocking, &perm)))
+            return rc;
+        a2a_moved = perm != NULL;
+        free(perm);
+        perm = NULL;
+    }
+    if ((kind == NBA_ALLTOALLV || a2a_moved) &&
+        (rc = receive_order(topo, &t, MPC_NB_ALLTOALLV, nonblocking, &perm)))
+        return rc;
+    rc = neighbor_arrays(comm, kind, &t, perm, a2a_moved, send, send_counts, send_displs, recv,
+                         recv_counts, recv_displs, owner, id, status);
+    free(perm);
+    return rc;
 }
 
 /* ---- the region forms ---- */
@@ -809,8 +914,20 @@ static int identity_pass(nb_regions *r, int *ndistinct, MonoObject **objs)
     return rc;
 }
 
+/* A w call's receive entries in the order perm (receive_order) says; nothing with NULL. */
+static int reorder_receives(nb_call *c, const int32_t *perm)
+{
+    if (!perm)
+        return MPC_OK;
+    int rc;
+    if ((rc = permute(c->rcounts, sizeof *c->rcounts, perm, c->in)) ||
+        (rc = permute(c->rdispls, sizeof *c->rdispls, perm, c->in)))
+        return rc;
+    return permute(c->rtypes, sizeof *c->rtypes, perm, c->in);
+}
+
 /* The addresses, last: the call's arguments read again, no Mono call until MPI runs. */
-static void address_pass(const nb_regions *r, const nb_topo *t, nb_call *c, int swap)
+static void address_pass(const nb_regions *r, const nb_topo *t, nb_call *c)
 {
     for (int32_t k = 0; k < t->out; k++) {
         int b = r->form & NB_SEND_ONE ? 0 : k;
@@ -825,11 +942,6 @@ static void address_pass(const nb_regions *r, const nb_topo *t, nb_call *c, int 
         c->rtypes[k] = bl->type;
         c->rdispls[k] =
             (MPI_Aint)(uintptr_t)((char *)block_array((void *)r, r->nsend + k) + bl->offset);
-    }
-    if (swap) {
-        swap_pairs(t, (int64_t *)c->rcounts);
-        swap_pairs(t, (int64_t *)c->rdispls);
-        swap_types(t, c->rtypes);
     }
 }
 
@@ -859,7 +971,8 @@ int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoO
         (rc = side_args(recv, form & NB_RECV_ARRAYS, r.recv_name, recv_specs, "recvRegions", t.in,
                         t.in, "source (indegree)")))
         return rc;
-    int nblocks = r.nsend + r.nrecv, swap = 0;
+    int nblocks = r.nsend + r.nrecv;
+    int32_t *perm = NULL;
     if (!(r.blocks = malloc(((size_t)nblocks + 1) * sizeof *r.blocks)))
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for %d regions", nblocks);
     MonoObject *objs[2] = {NULL, NULL};
@@ -868,7 +981,8 @@ int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoO
     nb_scratch s = {NULL, NULL};
     nb_call c = {.op = NB_ALLTOALLW, .comm = comm, .in = t.in, .out = t.out};
     if ((rc = validate_blocks(&r)) || (rc = identity_pass(&r, &distinct, objs)) ||
-        (!(form & NB_SEND_ONE) && (rc = must_swap(&t, MPC_NB_ALLTOALLW, nonblocking, &swap))) ||
+        (!(form & NB_SEND_ONE) &&
+         (rc = receive_order(topo, &t, MPC_NB_ALLTOALLW, nonblocking, &perm))) ||
         (rc = call_arrays(&c, &s, nonblocking, 1)))
         goto failed;
     size_t received = 0;
@@ -887,11 +1001,13 @@ int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoO
     if (!nonblocking) {
         if (distinct <= XFER_MAX_OBJECTS)
             number_arrays(&r, NULL, objs); /* read again: a collection may have moved them */
-        address_pass(&r, &t, &c, swap);
-        rc = run_blocking(&c, objs[0], objs[1]);
+        address_pass(&r, &t, &c);
+        if ((rc = reorder_receives(&c, perm)) == MPC_OK)
+            rc = run_blocking(&c, objs[0], objs[1]);
         xfer_hold_release(hold, GCH_PINS_RELEASED_BY_WAIT);
         scratch_give(&s);
         free(r.blocks);
+        free(perm);
         return opi_receive_failed(rc, NULL, "the receive region of a source", received, elem_size);
     }
     uint32_t early[2];
@@ -901,13 +1017,20 @@ int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoO
     } else {
         early[0] = early[1] = 0;
     }
-    address_pass(&r, &t, &c, swap);
+    address_pass(&r, &t, &c);
     free(r.blocks);
+    if ((rc = reorder_receives(&c, perm)) != MPC_OK) {
+        xfer_early_unpin(early, 2);
+        goto failed_late;
+    }
+    free(perm);
     return run_started(&c, objs, early, hold, &s, elem_size, received, owner, id, status);
 failed:
+    free(r.blocks);
+failed_late:
     xfer_hold_release(hold, GCH_PINS_RELEASED_BY_WAIT);
     scratch_give(&s);
-    free(r.blocks);
+    free(perm);
     return rc;
 }
 

@@ -22,7 +22,11 @@ namespace System.MP
             coords = new int[ndims];
             periods = new bool[ndims];
             Errors.Check(MPDirect.CartGet(handle, dims, periods, coords));
-            topology = Neighborhood.CartTopology(dims, periods);
+            neighbours = new int[2 * ndims];
+            for (int d = 0; d < ndims; d++)
+                Errors.Check(MPDirect.CartShift(handle, d, 1, out neighbours[2 * d],
+                                                out neighbours[2 * d + 1]));
+            topology = Neighborhood.Describe(neighbours, neighbours.Length, true);
         }
 
         /// <summary>The number of processes along each dimension (a new array each read).</summary>

@@ -4,32 +4,20 @@ namespace System.MP
 {
     public sealed partial class CartComm
     {
-        // the neighbours as the core reads them (Neighborhood.CartTopology), set by the
-        // constructor
-        readonly int[] topology;
-        int[] neighbours;   // Sources (= Destinations), at first use
+        // the neighbours as the core reads them (Neighborhood.Describe), and Sources
+        // (= Destinations): set by the constructor
+        readonly int[] topology, neighbours;
 
         /// <summary>The ranks this process receives from in the neighbourhood collectives: per
         /// dimension, the neighbour at -1 then the one at +1 (<see cref="Shift"/> by 1: source,
         /// dest), <see cref="MP.ProcNull"/> past an open edge (a new array each read). Along a
         /// periodic dimension of one or two processes both are the same process (this one, or the
         /// other).</summary>
-        public int[] Sources => (int[])Neighbours().Clone();
+        public int[] Sources => (int[])neighbours.Clone();
 
         /// <summary>The ranks this process sends to in the neighbourhood collectives: on a grid,
         /// the same list as <see cref="Sources"/> (a new array each read).</summary>
-        public int[] Destinations => (int[])Neighbours().Clone();
-
-        int[] Neighbours()
-        {
-            if (neighbours == null) {
-                var n = new int[2 * dims.Length];
-                for (int d = 0; d < dims.Length; d++)
-                    Shift(d, 1, out n[2 * d], out n[2 * d + 1]);
-                neighbours = n;
-            }
-            return neighbours;
-        }
+        public int[] Destinations => (int[])neighbours.Clone();
 
         // ---- neighbourhood collectives (MPI_Neighbor_*): a block to each of Destinations, a
         // block from each of Sources, in their orders ----

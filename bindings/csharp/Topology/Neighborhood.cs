@@ -10,26 +10,26 @@ namespace System.MP
         internal const int Allgather = 0, Alltoall = 1, Alltoallv = 2;
         internal const int SendArrays = 1, RecvArrays = 2, SendOne = 4;
 
-        /// <summary>What the core reads of a grid: {indegree, outdegree, n, d...}, the d being
-        /// the periodic dimensions of one or two processes, where both neighbours are one process
-        /// and the pairing of the two blocks is MPI-4.0's.</summary>
-        internal static int[] CartTopology(int[] dims, bool[] periods)
+        /// <summary>What the core reads of a topology: {indegree, outdegree, cart (1) or graph
+        /// (0), n, sources[n]}, the sources listed (n = indegree) only when a process is a source
+        /// more than once — a periodic grid dimension of one or two processes, a graph's repeated
+        /// or self edges — where the core must know which block is which.</summary>
+        internal static int[] Describe(int[] sources, int outdegree, bool cart)
         {
-            int crossed = 0;
-            for (int d = 0; d < dims.Length; d++)
-                if (periods[d] && dims[d] <= 2)
-                    crossed++;
-            var topo = new int[3 + crossed];
-            topo[0] = topo[1] = 2 * dims.Length;
-            topo[2] = crossed;
-            for (int d = 0, k = 3; d < dims.Length; d++)
-                if (periods[d] && dims[d] <= 2)
-                    topo[k++] = d;
+            bool repeated = false;
+            var seen = new System.Collections.Generic.HashSet<int>();
+            foreach (int s in sources)
+                if (s != MP.ProcNull && !seen.Add(s))
+                    repeated = true;
+            int listed = repeated ? sources.Length : 0;
+            var topo = new int[4 + listed];
+            topo[0] = sources.Length;
+            topo[1] = outdegree;
+            topo[2] = cart ? 1 : 0;
+            topo[3] = listed;
+            Array.Copy(sources, 0, topo, 4, listed);
             return topo;
         }
-
-        internal static int[] GraphTopology(int indegree,
-                                            int outdegree) => new[] { indegree, outdegree, 0 };
 
         /// <summary>The regions' specs for the core, refusing a null list and
         /// default(Region).</summary>
