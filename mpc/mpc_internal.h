@@ -162,5 +162,7 @@ typedef enum {
     MPC_POSTING_UNKNOWN
 } mpc_posting;
 int mpc_neighbor_posting(int kind, int nonblocking, int cart, mpc_posting *posting);
+/* The same once probed, with no MPI call (1); 0 before the first mpc_neighbor_posting. */
+int mpc_neighbor_posting_known(int kind, int nonblocking, int cart, mpc_posting *posting);
 
 #endif

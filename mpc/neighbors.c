@@ -194,6 +194,15 @@ static int probe_topologies(mpc_comm *cart, mpc_comm *graph)
                                           MPI_UNWEIGHTED, MPI_INFO_NULL, 0, graph);
 }
 
+int mpc_neighbor_posting_known(int kind, int nonblocking, int cart, mpc_posting *posting)
+{
+    unsigned known = atomic_load(&postings);
+    if (!(known & PROBED))
+        return 0;
+    *posting = (mpc_posting)((known >> posting_shift(kind, nonblocking, cart)) & 3u);
+    return 1;
+}
+
 int mpc_neighbor_posting(int kind, int nonblocking, int cart, mpc_posting *posting)
 {
     unsigned known = atomic_load(&postings);

@@ -91,6 +91,8 @@ static int topo_arg(MonoObject *topo, nb_topo *t)
 RT_HOLDS_STACK_MARK static int posting_of(int kind, int nonblocking, int cart, mpc_posting *out)
 {
     mpc_posting p = MPC_POSTING_UNKNOWN;
+    if (mpc_neighbor_posting_known(kind, nonblocking, cart, out))
+        return MPC_OK; /* every call after the first: no MPI */
     int rc;
     XFER_BLOCKING_BEGIN();
     rc = mpc_neighbor_posting(kind, nonblocking, cart, &p);
