@@ -246,9 +246,12 @@ static int nb_mpi(const nb_call *c, mpc_request *req)
 
 /* The arrays of counts, displacements and types of a v or w call: MPI's until the call
  * completes, so a non-blocking one's go with its registry record (xfer_info.buffer). */
+/* Neighbours up to which a blocking call's arrays fit in its frame. */
+#define NB_STACK_NEIGHBOURS 16
 typedef struct nb_scratch {
-    xfer_buffer *pooled; /* non-blocking */
-    void *heap;          /* blocking */
+    xfer_buffer *pooled;                        /* non-blocking */
+    void *heap;                                 /* blocking, past NB_STACK_NEIGHBOURS */
+    int64_t stack[NB_STACK_NEIGHBOURS * 5 / 2]; /* blocking: counts, displacements, types */
 } nb_scratch;
 
 static int scratch_take(nb_scratch *s, int nonblocking, size_t bytes, void **out)
@@ -256,6 +259,10 @@ static int scratch_take(nb_scratch *s, int nonblocking, size_t bytes, void **out
     s->pooled = NULL;
     s->heap = NULL;
     bytes = bytes ? bytes : 8;
+    if (!nonblocking && bytes <= sizeof s->stack) {
+        *out = s->stack;
+        return MPC_OK;
+    }
     if (nonblocking) {
         if ((s->pooled = xfer_buffer_take(bytes)))
             *out = s->pooled->data;
@@ -454,7 +461,7 @@ static int neighbor_arrays(int32_t comm, int32_t kind, const nb_topo *t, const i
                             "forms take one array whose send and receive regions do not overlap)",
                             array_form_names[kind]);
     nb_call c = {.comm = comm, .in = t->in, .out = t->out, .send = sb.data, .recv = rb.data};
-    nb_scratch s = {NULL, NULL};
+    nb_scratch s = {NULL, NULL, {0}};
     if (kind == NBA_ALLGATHER) {
         if (rb.bytes != sb.bytes * (size_t)t->in)
             return error_record(OPI_ERR_LENGTH, "recvArray",
@@ -879,14 +886,13 @@ static int number_arrays(nb_regions *r, MonoObject **seen, MonoObject **objs)
 static int identity_pass(nb_regions *r, int *ndistinct, MonoObject **objs)
 {
     int n = r->nsend + r->nrecv;
-    MonoObject **seen = malloc(((size_t)n + 1) * sizeof *seen);
+    MonoObject *stack_seen[NB_STACK_NEIGHBOURS],
+        **seen = n <= NB_STACK_NEIGHBOURS ? stack_seen : malloc((size_t)n * sizeof *seen);
     if (!seen)
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for %d regions", n);
     int distinct = number_arrays(r, seen, objs);
     int rc = MPC_OK;
-    region_geometry *g = malloc(2 * sizeof *g);
-    if (!g)
-        rc = error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory checking %d regions", n);
+    region_geometry g[2];
     for (int j = r->nsend; j < n && rc == MPC_OK; j++) { /* each receive region */
         for (int k = 0; k < j && rc == MPC_OK; k++) {    /* against every earlier region */
             if (r->blocks[k].obj != r->blocks[j].obj)
@@ -910,8 +916,8 @@ static int identity_pass(nb_regions *r, int *ndistinct, MonoObject **objs)
                                     kn, jn);
         }
     }
-    free(g);
-    free(seen);
+    if (seen != stack_seen)
+        free(seen);
     *ndistinct = distinct;
     return rc;
 }
@@ -975,12 +981,15 @@ int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoO
         return rc;
     int nblocks = r.nsend + r.nrecv;
     int32_t *perm = NULL;
-    if (!(r.blocks = malloc(((size_t)nblocks + 1) * sizeof *r.blocks)))
+    nb_block stack_blocks[NB_STACK_NEIGHBOURS];
+    r.blocks =
+        nblocks <= NB_STACK_NEIGHBOURS ? stack_blocks : malloc((size_t)nblocks * sizeof *r.blocks);
+    if (!r.blocks)
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for %d regions", nblocks);
     MonoObject *objs[2] = {NULL, NULL};
     int distinct = 0;
     xfer_hold *hold = NULL;
-    nb_scratch s = {NULL, NULL};
+    nb_scratch s = {NULL, NULL, {0}};
     nb_call c = {.op = NB_ALLTOALLW, .comm = comm, .in = t.in, .out = t.out};
     if ((rc = validate_blocks(&r)) || (rc = identity_pass(&r, &distinct, objs)) ||
         (!(form & NB_SEND_ONE) &&
@@ -1008,7 +1017,8 @@ int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoO
             rc = run_blocking(&c, objs[0], objs[1]);
         xfer_hold_release(hold, GCH_PINS_RELEASED_BY_WAIT);
         scratch_give(&s);
-        free(r.blocks);
+        if (r.blocks != stack_blocks)
+            free(r.blocks);
         free(perm);
         return opi_receive_failed(rc, NULL, "the receive region of a source", received, elem_size);
     }
@@ -1020,7 +1030,8 @@ int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoO
         early[0] = early[1] = 0;
     }
     address_pass(&r, &t, &c);
-    free(r.blocks);
+    if (r.blocks != stack_blocks)
+        free(r.blocks);
     if ((rc = reorder_receives(&c, perm)) != MPC_OK) {
         xfer_early_unpin(early, 2);
         goto failed_late;
@@ -1028,7 +1039,8 @@ int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoO
     free(perm);
     return run_started(&c, objs, early, hold, &s, elem_size, received, owner, id, status);
 failed:
-    free(r.blocks);
+    if (r.blocks != stack_blocks)
+        free(r.blocks);
 failed_late:
     xfer_hold_release(hold, GCH_PINS_RELEASED_BY_WAIT);
     scratch_give(&s);
