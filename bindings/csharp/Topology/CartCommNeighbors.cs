@@ -169,6 +169,14 @@ namespace System.MP
 
         /// <summary>Starts <see cref="NeighborAllgather(Array, Array)"/>; the same checks,
         /// before anything starts.</summary>
+        /// <exception cref="ArgumentNullException">an argument is null.</exception>
+        /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
+        /// do not fit the neighbours, different element types, overlapping blocks or
+        /// regions.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">as for the blocking form: a block or
+        /// region outside its array.</exception>
+        /// <exception cref="ObjectDisposedException">the communicator has been
+        /// disposed.</exception>
         public Request INeighborAllgather(Array sendArray, Array recvArray) =>
             Neighborhood.StartArrays(this, topology, Neighborhood.Allgather,
                                      nameof(INeighborAllgather), sendArray, null, null, recvArray,
@@ -176,6 +184,14 @@ namespace System.MP
 
         /// <summary>Starts <see cref="NeighborAlltoall(Array, Array)"/>; the same checks, before
         /// anything starts.</summary>
+        /// <exception cref="ArgumentNullException">an argument is null.</exception>
+        /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
+        /// do not fit the neighbours, different element types, overlapping blocks or
+        /// regions.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">as for the blocking form: a block or
+        /// region outside its array.</exception>
+        /// <exception cref="ObjectDisposedException">the communicator has been
+        /// disposed.</exception>
         public Request INeighborAlltoall(Array sendArray, Array recvArray) =>
             Neighborhood.StartArrays(this, topology, Neighborhood.Alltoall,
                                      nameof(INeighborAlltoall), sendArray, null, null, recvArray,
@@ -183,6 +199,14 @@ namespace System.MP
 
         /// <summary>Starts <see cref="NeighborAlltoallv(Array, int[], int[], Array, int[],
         /// int[])"/>; the same checks, before anything starts.</summary>
+        /// <exception cref="ArgumentNullException">an argument is null.</exception>
+        /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
+        /// do not fit the neighbours, different element types, overlapping blocks or
+        /// regions.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">as for the blocking form: a block or
+        /// region outside its array.</exception>
+        /// <exception cref="ObjectDisposedException">the communicator has been
+        /// disposed.</exception>
         public Request INeighborAlltoallv(Array sendArray, int[] sendCounts, int[] sendDispls,
                                           Array recvArray, int[] recvCounts, int[] recvDispls) =>
             Neighborhood.StartArrays(this, topology, Neighborhood.Alltoallv,
@@ -192,6 +216,14 @@ namespace System.MP
         /// <summary>Starts the halo exchange of <see cref="NeighborAlltoall(Array[], Region[],
         /// Array[], Region[])"/>; the same checks, before anything starts. Every array listed is
         /// MPI's until the request completes.</summary>
+        /// <exception cref="ArgumentNullException">an argument is null.</exception>
+        /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
+        /// do not fit the neighbours, different element types, overlapping blocks or
+        /// regions.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">as for the blocking form: a block or
+        /// region outside its array.</exception>
+        /// <exception cref="ObjectDisposedException">the communicator has been
+        /// disposed.</exception>
         public Request INeighborAlltoall(Array[] sendArrays, Region[] sendRegions,
                                          Array[] recvArrays, Region[] recvRegions) =>
             Neighborhood.RegionAlltoall(this, topology, nameof(INeighborAlltoall), sendArrays,
@@ -199,6 +231,14 @@ namespace System.MP
 
         /// <summary>Starts <see cref="NeighborAllgather(Array, Region, Array, Region[])"/>; the
         /// same checks, before anything starts.</summary>
+        /// <exception cref="ArgumentNullException">an argument is null.</exception>
+        /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
+        /// do not fit the neighbours, different element types, overlapping blocks or
+        /// regions.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">as for the blocking form: a block or
+        /// region outside its array.</exception>
+        /// <exception cref="ObjectDisposedException">the communicator has been
+        /// disposed.</exception>
         public Request INeighborAllgather(Array sendArray, Region sendRegion, Array recvArray,
                                           Region[] recvRegions) =>
             Neighborhood.RegionAllgather(this, topology, nameof(INeighborAllgather), sendArray,
@@ -206,6 +246,14 @@ namespace System.MP
 
         /// <summary>Starts <see cref="NeighborAlltoallv(Array, Region[], Array, Region[])"/>; the
         /// same checks, before anything starts.</summary>
+        /// <exception cref="ArgumentNullException">an argument is null.</exception>
+        /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
+        /// do not fit the neighbours, different element types, overlapping blocks or
+        /// regions.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">as for the blocking form: a block or
+        /// region outside its array.</exception>
+        /// <exception cref="ObjectDisposedException">the communicator has been
+        /// disposed.</exception>
         public Request INeighborAlltoallv(Array sendArray, Region[] sendRegions, Array recvArray,
                                           Region[] recvRegions) =>
             Neighborhood.RegionAlltoallv(this, topology, nameof(INeighborAlltoallv), sendArray,
