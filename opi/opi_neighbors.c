@@ -447,7 +447,7 @@ static int neighbor_arrays(int32_t comm, int32_t kind, const nb_topo *t, const i
                            opi_status *status)
 {
     opi_buffer sb, rb;
-    MonoClass *se, *re;
+    MonoClass *se = NULL, *re = NULL;
     int nonblocking = owner != NULL;
     int rc;
     if ((rc = array_arg(send, "sendArray", &sb, &se)) ||
@@ -471,7 +471,7 @@ static int neighbor_arrays(int32_t comm, int32_t kind, const nb_topo *t, const i
         c.op = NB_ALLGATHER;
         c.bytes = sb.bytes;
     } else if (kind == NBA_ALLTOALL) {
-        size_t sblock, rblock;
+        size_t sblock = 0, rblock = 0;
         if ((rc = equal_blocks(&sb, "sendArray", t->out, "the outdegree", &sblock)) ||
             (rc = equal_blocks(&rb, "recvArray", t->in, "the indegree", &rblock)))
             return rc;
