@@ -370,7 +370,38 @@ static class NeighborTest
         StillUsable(world, "inconsistent graphs refused");
         using (DistGraphComm ok =
                    world.CreateDistGraphAdjacent(new[] { left }, new[] { right }, false))
+        {
             Check.Equal(1, ok.Sources.Length, "a graph is made after the refusals");
+            // a block larger than its receive block: never a write outside that block. MPI's
+            // truncation error where MPI reports it; MPICH 4.0.2's neighbourhood collectives do
+            // not, and leave the receive block as it was (the block is lost)
+            var three = new[] { 1, 2, 3 };
+            for (int blocking = 0; blocking < 2; blocking++) {
+                var four = new[] { -1, -1, -1, -1 };
+                bool raised = false;
+                try {
+                    if (blocking == 1)
+                        ok.NeighborAlltoallv(three, new[] { 3 }, new[] { 0 }, four, new[] { 2 },
+                                             new[] { 1 });
+                    else
+                        ok.INeighborAlltoallv(three, new[] { 3 }, new[] { 0 }, four, new[] { 2 },
+                                              new[] { 1 })
+                            .Wait();
+                } catch (MPException) {
+                    raised = true;
+                }
+                string what = (blocking == 1 ? "" : "I") + "NeighborAlltoallv of a block longer " +
+                              "than its receive block";
+                Check.True(four[0] == -1 && four[3] == -1, what + ": nothing written outside it");
+                Check.True(raised || (four[1] == -1 && four[2] == -1) ||
+                               (four[1] == 1 && four[2] == 2),
+                           what + ": MPException, or the block left as it was or cut");
+            }
+            StillUsable(ok, "a truncated neighbourhood collective");
+            var got = new int[1];
+            ok.NeighborAllgather(new[] { rank }, got);
+            Check.Equal(left, got[0], "the graph works after the truncations");
+        }
     }
 
     static void ArrayRefusals(Topo t)

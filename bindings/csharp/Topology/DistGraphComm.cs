@@ -62,8 +62,7 @@ namespace System.MP
         /// array.</exception>
         /// <exception cref="ObjectDisposedException">the communicator has been
         /// disposed.</exception>
-        /// <exception cref="MPException">MPI failed (a larger block than recvArray's arrived: the
-        /// ranks disagree on the length).</exception>
+        /// <exception cref="MPException">MPI failed.</exception>
         public void NeighborAllgather(Array sendArray, Array recvArray) => Neighborhood.Arrays(
             this, topology, Neighborhood.Allgather, sendArray, null, null, recvArray, null, null);
 
@@ -84,8 +83,7 @@ namespace System.MP
         /// same array.</exception>
         /// <exception cref="ObjectDisposedException">the communicator has been
         /// disposed.</exception>
-        /// <exception cref="MPException">MPI failed (a larger block than recvArray's
-        /// arrived).</exception>
+        /// <exception cref="MPException">MPI failed.</exception>
         public void NeighborAlltoall(Array sendArray, Array recvArray) => Neighborhood.Arrays(
             this, topology, Neighborhood.Alltoall, sendArray, null, null, recvArray, null, null);
 
@@ -93,8 +91,9 @@ namespace System.MP
         /// receives from Sources[k] into recvArray[recvDispls[k] .. + recvCounts[k])
         /// (MPI_Neighbor_alltoallv). Counts and displacements are in elements, one per
         /// destination / source; the receive blocks must not overlap. A sender's count must not
-        /// exceed its receiver's (a shorter block fills the front of its receive
-        /// block).</summary>
+        /// exceed its receiver's: a shorter block fills the front of its receive block, and a
+        /// longer one is lost (MPICH 4.0.2 reports no truncation in neighbourhood collectives and
+        /// leaves that receive block as it was).</summary>
         /// <exception cref="ArgumentNullException">an argument is null.</exception>
         /// <exception cref="ArgumentException">a count or displacement list does not hold one
         /// entry per neighbour, the element types differ, receive blocks overlap, or both arrays
@@ -103,8 +102,7 @@ namespace System.MP
         /// a block passes the end of its array.</exception>
         /// <exception cref="ObjectDisposedException">the communicator has been
         /// disposed.</exception>
-        /// <exception cref="MPException">MPI failed (a larger block than its receive block
-        /// arrived).</exception>
+        /// <exception cref="MPException">MPI failed.</exception>
         public void NeighborAlltoallv(Array sendArray, int[] sendCounts, int[] sendDispls,
                                       Array recvArray, int[] recvCounts, int[] recvDispls) =>
             Neighborhood.Arrays(this, topology, Neighborhood.Alltoallv, sendArray, sendCounts,
@@ -117,8 +115,9 @@ namespace System.MP
         /// sides: an array may be in both lists as long as its send and receive regions do not
         /// overlap (a field's edges and its ghost cells). All arrays hold one element type; the
         /// elements of a region travel in its row-major order, and a sender's region must not
-        /// hold more elements than its receiver's (a smaller one fills the front). The pairing of
-        /// blocks is as for <see cref="NeighborAlltoall(Array, Array)"/>.</summary>
+        /// hold more elements than its receiver's (a smaller one fills the front; a larger one is
+        /// lost: MPICH 4.0.2 reports no truncation here). The pairing of blocks is as for
+        /// <see cref="NeighborAlltoall(Array, Array)"/>.</summary>
         /// <example><code>
         /// // field: double[rows + 2, cols + 2], one ghost row and column on each side; a 2-D grid
         /// // lists its neighbours as { up, down, left, right }
@@ -143,8 +142,7 @@ namespace System.MP
         /// array.</exception>
         /// <exception cref="ObjectDisposedException">the communicator has been
         /// disposed.</exception>
-        /// <exception cref="MPException">MPI failed (a larger region than its receive region
-        /// arrived).</exception>
+        /// <exception cref="MPException">MPI failed.</exception>
         public void NeighborAlltoall(Array[] sendArrays, Region[] sendRegions, Array[] recvArrays,
                                      Region[] recvRegions) =>
             Neighborhood.RegionAlltoall(this, topology, null, sendArrays, sendRegions, recvArrays,
