@@ -368,6 +368,16 @@ namespace System.MP
             return n > int.MaxValue ? int.MaxValue : (int)n;
         }
 
+        /// <summary>MPI's empty status: what WaitAll reports for an inactive request (Source
+        /// MP.AnySource, Tag MP.AnyTag, Count and Bytes 0).</summary>
+        internal static readonly Status Empty = MakeEmpty();
+
+        static Status MakeEmpty()
+        {
+            var d = new StatusData { Source = MP.AnySource, Tag = MP.AnyTag };
+            return new Status(ref d);
+        }
+
         /// <summary>Source, tag, count and bytes on one line.</summary>
         // clang-format off
         public override string ToString() =>
