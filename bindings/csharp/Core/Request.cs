@@ -8,8 +8,8 @@ namespace System.MP
 {
     /// <summary>A non-blocking transfer started by Isend, Issend, Irecv or a non-blocking
     /// collective. Do not touch its objects until the request completes (Wait, Test,
-    /// IsCompleted, WaitAll, WaitAny, WaitSome, TestAll, await). A request you drop is finished
-    /// by the core.</summary>
+    /// IsCompleted, WaitAll, WaitAny, TestAny, WaitSome, TestSome, TestAll, await). A request you
+    /// drop is finished by the core.</summary>
     public partial class Request
     {
         long id;   // pin-registry id while running; -1 once completed (written last, Volatile)
