@@ -14,7 +14,8 @@
  * finishes the rest before MPI_Finalize.
  *
  * The lock only orders the discarders (never taken by the recording side); the GC event and
- * the internal calls only try it: a discard already under way covers theirs. */
+ * the internal calls only try it: when it is taken, the discard under way (or the next safe
+ * point, for a message recorded meanwhile) covers theirs. */
 #include "transfer_internal.h"
 
 #include <pthread.h>
