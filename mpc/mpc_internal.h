@@ -43,6 +43,16 @@ void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);
  * zero-initialises the MPI_Status before probing (MPICH leaves the cancel bit untouched). */
 void mpc_status_from_probe(const MPI_Status *in, mpc_status *out);
 
+/* ---- matched receives of (data, count, type): a whole object or a range is count bytes of
+ * MPI_BYTE, a region one element of its derived datatype (counts past INT_MAX take MPI-4's large
+ * count calls). The message *msg (from mpc_improbe) is MPI's from the call on, a truncated one
+ * too, and *msg becomes MPI_MESSAGE_NULL; a failed receive's status is as mpc_recv's. mpc_mrecv
+ * and mpc_imrecv (mpc.h) are these with MPI_BYTE. ---- */
+int mpc_mrecv_typed(void *data, MPI_Count count, MPI_Datatype type, mpc_message *msg,
+                    mpc_status *status);
+int mpc_imrecv_typed(void *data, MPI_Count count, MPI_Datatype type, mpc_message *msg,
+                     mpc_request *req);
+
 /* ---- non-blocking collectives: as the blocking ones of mpc.h, starting a request that
  * mpc_test / mpc_wait complete. The buffers belong to MPI until then. ---- */
 int mpc_ibarrier(mpc_comm comm, mpc_request *req);

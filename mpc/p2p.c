@@ -194,19 +194,35 @@ int mpc_improbe(int source, int tag, mpc_comm comm, int *found, mpc_message *msg
 
 int mpc_mrecv(void *buf, size_t bytes, mpc_message *msg, mpc_status *status)
 {
+    return mpc_mrecv_typed(buf, (MPI_Count)bytes, MPI_BYTE, msg, status);
+}
+
+int mpc_imrecv(void *buf, size_t bytes, mpc_message *msg, mpc_request *req)
+{
+    return mpc_imrecv_typed(buf, (MPI_Count)bytes, MPI_BYTE, msg, req);
+}
+
+int mpc_mrecv_typed(void *data, MPI_Count count, MPI_Datatype type, mpc_message *msg,
+                    mpc_status *status)
+{
     MPI_Status st;
     st.MPI_ERROR = MPI_SUCCESS;
-    int rc = MPC_FITS_INT(bytes) ? MPI_Mrecv(buf, (int)bytes, MPI_BYTE, msg, &st)
-                                 : MPI_Mrecv_c(buf, (MPI_Count)bytes, MPI_BYTE, msg, &st);
-    if (rc != MPI_SUCCESS)
-        return request_error(rc, &st);
+    int rc = count <= INT_MAX ? MPI_Mrecv(data, (int)count, type, msg, &st)
+                              : MPI_Mrecv_c(data, count, type, msg, &st);
+    if (rc != MPI_SUCCESS) {
+        rc = request_error(rc, &st);
+        if (status)
+            failed_status(rc, &st, status);
+        return rc;
+    }
     if (status)
         mpc_status_from_mpi(&st, status);
     return MPC_OK;
 }
 
-int mpc_imrecv(void *buf, size_t bytes, mpc_message *msg, mpc_request *req)
+int mpc_imrecv_typed(void *data, MPI_Count count, MPI_Datatype type, mpc_message *msg,
+                     mpc_request *req)
 {
-    return MPC_FITS_INT(bytes) ? MPI_Imrecv(buf, (int)bytes, MPI_BYTE, msg, req)
-                               : MPI_Imrecv_c(buf, (MPI_Count)bytes, MPI_BYTE, msg, req);
+    return count <= INT_MAX ? MPI_Imrecv(data, (int)count, type, msg, req)
+                            : MPI_Imrecv_c(data, count, type, msg, req);
 }

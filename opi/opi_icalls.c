@@ -700,6 +700,7 @@ RT_HOLDS_STACK_MARK static int call_on_request(int64_t id, enum request_op op, i
                                                mpc_status *st, xfer_info *info, int *call_rc)
 {
     mpc_request req;
+    xfer_discard_dropped(); /* a safe point: a Test loop may wait for a dropped message's sender */
     int rc = xfer_acquire(id, &req, info);
     if (rc != MPC_OK)
         return rc;
@@ -758,6 +759,7 @@ RT_HOLDS_STACK_MARK int32_t opi_request_test_many(MonoObject *ids, int32_t start
                             "statuses holds %zu bytes; %d statuses need %zu", sb.bytes, n,
                             (size_t)n * sizeof(opi_status));
     *stopped = n;
+    xfer_discard_dropped(); /* once per pass of the progress engine */
     for (int32_t i = start < 0 ? 0 : start; i < n; i++) {
         /* the arrays' data, read again after each MPI call: one that went GC-safe (a C#
          * operator exists) pinned them only for its duration */

@@ -135,6 +135,58 @@ static void test_point_to_point(void)
           "ibarrier");
 }
 
+/* Matches the next message from source with tag (mpc_improbe, polled). */
+static int match(int source, int tag, mpc_message *msg, mpc_status *st)
+{
+    int found = 0, rc = MPC_OK;
+    while (rc == MPC_OK && !found)
+        rc = mpc_improbe(source, tag, mpc_comm_world(), &found, msg, st);
+    return rc;
+}
+
+/* The matched receives of (data, count, type): a vector datatype takes every other element
+ * (the shape a region has), blocking and not; a truncation reports the envelope. */
+static void test_matched_typed(void)
+{
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    int out[4] = {rank, rank + 1, rank + 2, rank + 3}, in[8];
+    mpc_request sreq, rreq;
+    mpc_status st;
+    mpc_message msg;
+    MPI_Datatype every_other;
+    CHECK(MPI_Type_vector(4, 1, 2, MPI_INT, &every_other) == MPI_SUCCESS &&
+              MPI_Type_commit(&every_other) == MPI_SUCCESS,
+          "a vector datatype");
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 8; i++)
+            in[i] = -1;
+        CHECK(mpc_isend(out, sizeof out, next, 20 + round, mpc_comm_world(), &sreq) == MPC_OK,
+              "isend to match");
+        CHECK(match(prev, 20 + round, &msg, &st) == MPC_OK && st.bytes == (int64_t)sizeof out,
+              "improbe matches it, with its size");
+        int rc = round == 0 ? mpc_mrecv_typed(in, 1, every_other, &msg, &st)
+                            : mpc_imrecv_typed(in, 1, every_other, &msg, &rreq);
+        if (round == 1 && rc == MPC_OK)
+            rc = mpc_wait(&rreq, &st);
+        CHECK(rc == MPC_OK && msg == MPI_MESSAGE_NULL,
+              round == 0 ? "mrecv_typed consumes the message" : "imrecv_typed consumes it");
+        CHECK(in[0] == prev && in[1] == -1 && in[2] == prev + 1 && in[4] == prev + 2 &&
+                  in[6] == prev + 3 && in[7] == -1,
+              "every other element, nothing between");
+        CHECK(st.source == prev && st.tag == 20 + round && st.bytes == (int64_t)sizeof out,
+              "the status counts bytes");
+        CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "the send completes");
+    }
+    CHECK(mpc_isend(out, sizeof out, next, 22, mpc_comm_world(), &sreq) == MPC_OK, "isend 4 ints");
+    CHECK(match(prev, 22, &msg, &st) == MPC_OK, "improbe the longer message");
+    int rc = mpc_mrecv_typed(in, 2, MPI_INT, &msg, &st);
+    CHECK(mpc_error_class(rc) == MPI_ERR_TRUNCATE && st.source == prev && st.tag == 22 &&
+              st.bytes == -1,
+          "a truncated mrecv_typed reports the envelope");
+    CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "the truncated message's send completes");
+    MPI_Type_free(&every_other);
+}
+
 static void test_communicators(void)
 {
     mpc_comm dup, half, none;
@@ -236,6 +288,7 @@ int main(int argc, char **argv)
 
     test_errors();
     test_point_to_point();
+    test_matched_typed();
     test_communicators();
     test_exact_vcollectives();
 

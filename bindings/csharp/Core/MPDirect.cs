@@ -96,6 +96,36 @@ namespace System.MP
         internal static extern int Iprobe(int comm, int size, int source, int tag,
                                           ref StatusData status, out int found);
 
+        // Matched probes (Comm.Mprobe, Improbe) and the receives of their Message: message is
+        // MPI's handle; used is 1 once MPI was given the message (0: an argument was refused
+        // first, the Message may still be received).
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Mprobe(int comm, int size, int source, int tag,
+                                          ref StatusData status, out int message);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Improbe(int comm, int size, int source, int tag,
+                                           ref StatusData status, out int message, out int found);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int MessageRecvRange(int message, Array array, int offset, int count,
+                                                    ref StatusData status, out int used);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int MessageRecvRegion(int message, Array array, int[] region,
+                                                     ref StatusData status, out int used);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int MessageIrecvRange(int message, Array array, int offset,
+                                                     int count, Request owner, out long id,
+                                                     ref StatusData status, out int used);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int MessageORecv(int message, long bytes, Type expected,
+                                                out object result, ref StatusData status,
+                                                out int used);
+        // a Message's finalizer: the core receives and discards the message
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int MessageDrop(int message, long bytes);
+        // bytes of one element of array (a T[]) as OPI moves it (Status.GetCount<T>)
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int ElementSize(Array array, out int size);
+
         // Non-blocking: id = -1 when the transfer finished at once (status filled), else its
         // pin-registry id for the Request* calls; the registry holds a weak handle on owner.
         [MethodImpl(MethodImplOptions.InternalCall)]
