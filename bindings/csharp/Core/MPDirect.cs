@@ -143,6 +143,33 @@ namespace System.MP
         internal static extern int IrecvRange(int comm, int size, Array array, int offset,
                                               int count, int source, int tag, Request owner,
                                               out long id, ref StatusData status);
+        // Regions (issue 34): spec is Region.Spec, [stride, ndims, starts..., sizes...].
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int SendRegion(int comm, int size, Array array, int[] spec, int dest,
+                                              int tag, int mode);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int RecvRegion(int comm, int size, Array array, int[] spec,
+                                              int source, int tag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int SendrecvRegion(
+            int comm, int size, Array sendArray, int[] sendSpec, int dest, int sendTag,
+            Array recvArray, int[] recvSpec, int source, int recvTag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int SendrecvReplaceRange(
+            int comm, int size, Array array, int offset, int count, int dest, int sendTag,
+            int source, int recvTag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int SendrecvReplaceRegion(
+            int comm, int size, Array array, int[] spec, int dest, int sendTag, int source,
+            int recvTag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int IsendRegion(int comm, int size, Array array, int[] spec,
+                                               int dest, int tag, int mode, Request owner,
+                                               out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int IrecvRegion(int comm, int size, Array array, int[] spec,
+                                               int source, int tag, Request owner, out long id,
+                                               ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int RequestWait(long id, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)]
