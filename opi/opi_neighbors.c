@@ -453,6 +453,7 @@ static int neighbor_arrays(int32_t comm, int32_t kind, const nb_topo *t, const i
     if ((rc = array_arg(send, "sendArray", &sb, &se)) ||
         (rc = array_arg(recv, "recvArray", &rb, &re)))
         return rc;
+    opi_buffer_rebase(&sb, send); /* computing rb may have let send move */
     if (se != re)
         return type_mismatch("sendArray", se, "recvArray", re);
     if (send == recv)
@@ -560,158 +561,6 @@ int32_t opi_neighbor_arrays(int32_t comm, int32_t kind, MonoObject *topo, MonoOb
 
 /* ---- the region forms ---- */
 
-/* The elements a region selects, for the overlap checks: a box of the array's row-major index
- * space (stride 0), or every stride-th element from first (a 1-D array's Strided). */
-#define NB_MAX_RANK 32
-typedef struct region_geometry {
-    int stride, rank;
-    int64_t first, count;                                      /* strided */
-    int64_t lo[NB_MAX_RANK], n[NB_MAX_RANK], dim[NB_MAX_RANK]; /* a box, and the array's lengths */
-} region_geometry;
-
-/* The lengths of array a's rank dimensions (a T[] has no bounds: its length). */
-static void array_lengths(MonoObject *a, int rank, int64_t *dim)
-{
-    const uint32_t *bounds = *(const uint32_t **)((uint8_t *)a + sizeof(MonoObject));
-    if (!bounds) {
-        dim[0] = (int64_t)rt_array_length(a);
-        return;
-    }
-    for (int d = 0; d < rank; d++)
-        dim[d] = bounds[2 * d]; /* MonoArrayBounds: length, lower bound */
-}
-
-/* spec (a Region's [stride, ndims, starts, sizes], already checked against array a) resolved. */
-static void geometry_of(MonoObject *a, int rank, MonoObject *spec, region_geometry *g)
-{
-    const int32_t *s = (const int32_t *)rt_array_data(spec);
-    int nd = s[1] < NB_MAX_RANK ? s[1] : NB_MAX_RANK;
-    g->stride = s[0];
-    g->rank = rank;
-    array_lengths(a, rank < NB_MAX_RANK ? rank : NB_MAX_RANK, g->dim);
-    if (g->stride > 0) {
-        g->first = s[2];
-        g->count = s[3];
-        return;
-    }
-    for (int d = 0; d < nd; d++) {
-        g->lo[d] = s[2 + d];
-        g->n[d] = s[2 + nd + d] < 0 ? g->dim[d] - g->lo[d] : s[2 + nd + d];
-    }
-    g->rank = nd;
-}
-
-static int box_empty(const region_geometry *g)
-{
-    for (int d = 0; d < g->rank; d++)
-        if (g->n[d] <= 0)
-            return 1;
-    return 0;
-}
-
-/* Is some first + k * stride (0 <= k < count) in [lo, hi)? */
-static int progression_meets(int64_t first, int64_t stride, int64_t count, int64_t lo, int64_t hi)
-{
-    if (count <= 0 || hi <= lo)
-        return 0;
-    int64_t k = lo <= first ? 0 : (lo - first + stride - 1) / stride;
-    return k < count && first + k * stride < hi;
-}
-
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* The inverse of a modulo m (gcd(a, m) = 1, m >= 1). */
-static int64_t inverse_mod(int64_t a, int64_t m)
-{
-    __int128 t = 0, nt = 1, r = m, nr = a % m;
-    while (nr) {
-        __int128 q = r / nr, x;
-        x = t - q * nt;
-        t = nt;
-        nt = x;
-        x = r - q * nr;
-        r = nr;
-        nr = x;
-    }
-    return (int64_t)(t < 0 ? t + m : t);
-}
-
-/* Do two progressions share an element? */
-static int progressions_meet(const region_geometry *a, const region_geometry *b)
-{
-    if (a->count <= 0 || b->count <= 0)
-        return 0;
-    __int128 lo = a->first > b->first ? a->first : b->first;
-    __int128 ha = (__int128)a->first + (__int128)(a->count - 1) * a->stride,
-             hb = (__int128)b->first + (__int128)(b->count - 1) * b->stride;
-    __int128 hi = ha < hb ? ha : hb;
-    if (lo > hi)
-        return 0;
-    int64_t g = gcd64(a->stride, b->stride), diff = b->first - a->first;
-    if (diff % g != 0)
-        return 0;
-    /* x = a.first + a.stride * t with a.stride * t = diff (mod b.stride) */
-    int64_t m = b->stride / g;
-    __int128 rhs = (diff / g) % m;
-    if (rhs < 0)
-        rhs += m;
-    __int128 tt = rhs * inverse_mod((a->stride / g) % m, m) % m;
-    __int128 x0 = (__int128)a->first + (__int128)a->stride * tt;
-    __int128 lcm = (__int128)(a->stride / g) * b->stride;
-    __int128 x = x0;
-    if (x < lo)
-        x += (lo - x + lcm - 1) / lcm * lcm;
-    else
-        x -= (x - lo) / lcm * lcm;
-    return x <= hi;
-}
-
-/* Does progression p meet box b (row-major linear indices of b's array)? Walks b's runs along its
- * last dimension. */
-static int progression_meets_box(const region_geometry *p, const region_geometry *b)
-{
-    if (p->count <= 0 || box_empty(b))
-        return 0;
-    int last = b->rank - 1;
-    int64_t at[NB_MAX_RANK] = {0};
-    for (;;) {
-        int64_t lin = 0;
-        for (int d = 0; d < b->rank; d++)
-            lin = lin * b->dim[d] + (d == last ? b->lo[d] : b->lo[d] + at[d]);
-        if (progression_meets(p->first, p->stride, p->count, lin, lin + b->n[last]))
-            return 1;
-        int d = last - 1;
-        while (d >= 0 && ++at[d] == b->n[d])
-            at[d--] = 0;
-        if (d < 0)
-            return 0;
-    }
-}
-
-static int regions_meet(const region_geometry *a, const region_geometry *b)
-{
-    if (a->stride > 0 && b->stride > 0)
-        return progressions_meet(a, b);
-    if (a->stride > 0)
-        return progression_meets_box(a, b);
-    if (b->stride > 0)
-        return progression_meets_box(b, a);
-    if (a->rank != b->rank || box_empty(a) || box_empty(b))
-        return 0;
-    for (int d = 0; d < a->rank; d++)
-        if (a->lo[d] >= b->lo[d] + b->n[d] || b->lo[d] >= a->lo[d] + a->n[d])
-            return 0;
-    return 1;
-}
-
 /* The shapes of the region forms (C#'s form bits): the send side is an array per destination
  * (else one array), the receive side an array per source (else one array), one send region for
  * every destination (NeighborAllgather). */
@@ -723,8 +572,7 @@ typedef struct nb_block {
     size_t bytes;
     MPI_Count count;
     MPI_Datatype type;
-    int rank; /* its array's */
-    int obj;  /* which distinct array (the identity pass) */
+    int obj; /* which distinct array (the identity pass) */
 } nb_block;
 
 typedef struct nb_regions {
@@ -824,16 +672,14 @@ static int validate_blocks(nb_regions *r)
             return error_record(OPI_ERR_NULL_ARGUMENT, sname, "%s[%d] is null", sname, index);
         if ((rc = opi_buffer_region_as(array, spec, &names, &b)) != MPC_OK)
             return in_list ? with_index(rc, sname, index) : rc;
-        /* array is this frame's: b.data still lies in it */
         nb_block *bl = &r->blocks[k];
-        bl->offset = (size_t)(b.data - (char *)array);
+        bl->offset = b.offset; /* the address is computed last (address_pass) */
         bl->bytes = b.bytes;
         bl->count = b.count;
         bl->type = b.type;
         const rt_class_plan *p = opi_plan_for(array);
         if (!p)
             return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for a class plan");
-        bl->rank = p->rank;
         if (!first) {
             first = p->elem_class;
         } else if (p->elem_class != first) {
@@ -892,28 +738,40 @@ static int identity_pass(nb_regions *r, int *ndistinct, MonoObject **objs)
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for %d regions", n);
     int distinct = number_arrays(r, seen, objs);
     int rc = MPC_OK;
-    region_geometry g[2];
     for (int j = r->nsend; j < n && rc == MPC_OK; j++) { /* each receive region */
         for (int k = 0; k < j && rc == MPC_OK; k++) {    /* against every earlier region */
             if (r->blocks[k].obj != r->blocks[j].obj)
                 continue;
-            MonoObject *a = seen[r->blocks[j].obj];
-            geometry_of(a, r->blocks[k].rank, block_spec(r, k), &g[0]);
-            geometry_of(a, r->blocks[j].rank, block_spec(r, j), &g[1]);
-            if (!regions_meet(&g[0], &g[1]))
+            MonoObject *a = block_array(r, j); /* (read again: regions_disjoint reads plans) */
+            char kname[96], jname[96];
+            block_name(r, k, kname, sizeof kname);
+            block_name(r, j, jname, sizeof jname);
+            /* the names are for the message only: the record is replaced below */
+            opi_region_names kn = {"array", kname}, jn = {"array", jname};
+            int drc = opi_regions_disjoint(a, block_spec(r, k), &kn, a, block_spec(r, j), &jn);
+            if (drc == MPC_OK)
                 continue;
-            char kn[96], jn[96];
-            block_name(r, k, kn, sizeof kn);
-            block_name(r, j, jn, sizeof jn);
+            const char *argument = NULL, *detail = NULL, *at = NULL;
+            if (drc != OPI_ERR_SAME_OBJECT) { /* (checked already: not expected) */
+                char copy[ERROR_DETAIL_BYTES] = "";
+                if (error_last(drc, &argument, &detail) && detail)
+                    snprintf(copy, sizeof copy, "%s", detail);
+                rc = error_record(drc, "recvRegions", "%s", copy); /* no name on this stack */
+                break;
+            }
+            /* regions_disjoint's text names an element of both: "(element [i, j] is in both)" */
+            char element[128] = "";
+            if (error_last(drc, &argument, &detail) && detail && (at = strstr(detail, "(element ")))
+                snprintf(element, sizeof element, " %.*s", (int)(strcspn(at, ")") + 1), at);
             rc = k < r->nsend
                      ? error_record(OPI_ERR_SAME_OBJECT, "recvRegions",
-                                    "%s and %s overlap: an array may be in both the send and the "
-                                    "receive lists only where its regions do not overlap",
-                                    kn, jn)
+                                    "%s and %s overlap%s: an array may be in both the send and "
+                                    "the receive lists only where its regions do not overlap",
+                                    kname, jname, element)
                      : error_record(OPI_ERR_BLOCKS_OVERLAP, "recvRegions",
-                                    "%s and %s overlap: the receive regions of an array must be "
+                                    "%s and %s overlap%s: the receive regions of an array must be "
                                     "disjoint",
-                                    kn, jn);
+                                    kname, jname, element);
         }
     }
     if (seen != stack_seen)

@@ -622,27 +622,6 @@ static class NeighborTest
 
     // ---- the region forms ----
 
-    /// <summary>Is opi_buffer_region_as built (part A of issue 34)? Until it is, every region
-    /// form refuses with NotSupportedException, before anything moves, on every rank.</summary>
-    static bool RegionsBuilt()
-    {
-        using (DistGraphComm g =
-                   world.CreateDistGraphAdjacent(new[] { rank }, new[] { rank }, false))
-        {
-            try {
-                var a = new double[2];
-                g.NeighborAlltoallv(a, new[] { Region.Strided(0, 1, 1) }, a,
-                                    new[] { Region.Strided(1, 1, 1) });
-                return true;
-            } catch (NotSupportedException e) {
-                if (rank == 0)
-                    Console.WriteLine("NeighborTest: regions are not built yet (" + e.Message +
-                                      "): the region forms' exchanges are not tested");
-                return false;
-            }
-        }
-    }
-
     static double F(int r, int i, int j, int salt) => r * 1e6 + i * 1e3 + j + salt * 1e-3;
 
     /// <summary>A field of rows x cols with one ghost cell on each side, its interior
@@ -927,8 +906,7 @@ static class NeighborTest
         Graphs();
         Refusals();
         NonBlocking();
-        if (RegionsBuilt())
-            RegionForms();
+        RegionForms();
         return Check.FinishWithNoPinLeft("NeighborTest");
     }
 }
