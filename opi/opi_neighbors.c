@@ -686,7 +686,7 @@ static int validate_blocks(nb_regions *r)
             char here[96];
             block_name(r, k, here, sizeof here);
             char *ft = rt_class_name(first), *ht = rt_class_name(p->elem_class);
-            error_record(OPI_ERR_TYPE_MISMATCH, sending ? aname : r->recv_name,
+            error_record(OPI_ERR_TYPE_MISMATCH, aname,
                          "%s holds %s elements and the first region's array %s: a "
                          "neighbourhood collective moves one element type",
                          here, ht ? ht : "?", ft ? ft : "?");
@@ -726,9 +726,10 @@ static int number_arrays(nb_regions *r, MonoObject **seen, MonoObject **objs)
     return distinct;
 }
 
-/* The identity pass, with no Mono call (nothing moves meanwhile): numbers the distinct arrays
- * (*ndistinct), puts the first two in objs, and refuses overlaps within one array: two receive
- * regions, or a send and a receive region. */
+/* The identity pass, with no point where a collection may run (the plans regions_disjoint reads
+ * were built by validate_blocks): numbers the distinct arrays (*ndistinct), puts the first two in
+ * objs, and refuses overlaps within one array: two receive regions, or a send and a receive
+ * region. */
 static int identity_pass(nb_regions *r, int *ndistinct, MonoObject **objs)
 {
     int n = r->nsend + r->nrecv;
