@@ -167,4 +167,49 @@ int mpc_comm_spawn(const char *command, char **argv, int maxprocs, const char *w
                    mpc_comm comm, mpc_comm *out);
 int mpc_comm_get_parent(mpc_comm *parent); /* MPI_COMM_NULL unless spawned */
 
+/* ---- distributed graphs and neighbourhood collectives (neighbors.c) ----
+ * A graph is unweighted (MPI_UNWEIGHTED); its new communicator gets MPI_ERRORS_RETURN. */
+int mpc_dist_graph_create_adjacent(mpc_comm comm, int indegree, const int *sources, int outdegree,
+                                   const int *destinations, int reorder, mpc_comm *out);
+int mpc_topo_test(mpc_comm comm,
+                  int *kind); /* MPI_CART, MPI_DIST_GRAPH, MPI_GRAPH, MPI_UNDEFINED */
+int mpc_dist_graph_neighbors_count(mpc_comm comm, int *indegree, int *outdegree);
+int mpc_dist_graph_neighbors(mpc_comm comm, int indegree, int *sources, int outdegree,
+                             int *destinations);
+/* The collectives over comm's neighbours (a Cartesian or distributed-graph communicator), in
+ * bytes. req NULL: the blocking call; otherwise the non-blocking one is started, and its buffers
+ * and the arrays of counts, displacements and types stay MPI's until it completes. allgather and
+ * alltoall: blocks of `bytes`; alltoallv: per neighbour, counts and displacements in bytes from
+ * sendbuf / recvbuf; alltoallw: per neighbour, count elements of a type at an address. */
+int mpc_neighbor_allgather(const void *sendbuf, size_t bytes, void *recvbuf, mpc_comm comm,
+                           mpc_request *req);
+int mpc_neighbor_alltoall(const void *sendbuf, void *recvbuf, size_t bytes, mpc_comm comm,
+                          mpc_request *req);
+int mpc_neighbor_alltoallv(const void *sendbuf, const MPI_Count *sendcounts,
+                           const MPI_Aint *sdispls, void *recvbuf, const MPI_Count *recvcounts,
+                           const MPI_Aint *rdispls, mpc_comm comm, mpc_request *req);
+/* sdispls and rdispls hold each block's location, (MPI_Aint)(uintptr_t)pointer, on entry; they
+ * are replaced by its absolute address (MPI_Get_address), from MPI_BOTTOM. */
+int mpc_neighbor_alltoallw(int outdegree, const MPI_Count *sendcounts, MPI_Aint *sdispls,
+                           const MPI_Datatype *sendtypes, int indegree, const MPI_Count *recvcounts,
+                           MPI_Aint *rdispls, const MPI_Datatype *recvtypes, mpc_comm comm,
+                           mpc_request *req);
+/* Where one process is a neighbour several times (a periodic grid dimension of one or two
+ * processes, a graph's repeated or self edges), the order in which this MPI posts a form's
+ * receives decides which block lands where: in list order, in reverse list order, in list order
+ * with each pair (2i, 2i+1) swapped, or in an order not known. Probed once per process on
+ * topologies over MPI_COMM_SELF, for each form (kind), blocking (as the blocking calls run under
+ * the wait policy in force) or not, on a grid (cart) or a graph. allgather needs no answer: every
+ * block it receives from one process is the same. */
+enum { MPC_NB_ALLTOALL, MPC_NB_ALLTOALLV, MPC_NB_ALLTOALLW, MPC_NB_KINDS };
+typedef enum {
+    MPC_POSTING_LIST,
+    MPC_POSTING_REVERSED,
+    MPC_POSTING_PAIRS_SWAPPED,
+    MPC_POSTING_UNKNOWN
+} mpc_posting;
+int mpc_neighbor_posting(int kind, int nonblocking, int cart, mpc_posting *posting);
+/* The same once probed, with no MPI call (1); 0 before the first mpc_neighbor_posting. */
+int mpc_neighbor_posting_known(int kind, int nonblocking, int cart, mpc_posting *posting);
+
 #endif

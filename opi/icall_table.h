@@ -167,6 +167,18 @@
     X(CartShift, opi_cart_shift, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF, IC_I32_REF))         \
     X(CartSub, opi_cart_sub, IC_I32, (IC_I32, IC_OBJ, IC_I32_REF))                                 \
     X(DimsCreate, opi_dims_create, IC_I32, (IC_I32, IC_OBJ))                                       \
+    /* distributed graphs, neighbourhood collectives (opi_neighbors.c): topo describes the         \
+     * communicator's neighbours (opi_neighbors.c's top); a null owner runs the call blocking */   \
+    X(DistGraphCreate, opi_dist_graph_create, IC_I32,                                              \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32_REF))                                        \
+    X(DistGraphNeighborsCount, opi_dist_graph_neighbors_count, IC_I32,                             \
+      (IC_I32, IC_I32_REF, IC_I32_REF))                                                            \
+    X(DistGraphNeighbors, opi_dist_graph_neighbors, IC_I32, (IC_I32, IC_OBJ, IC_OBJ))              \
+    X(NeighborArrays, opi_neighbor_arrays, IC_I32,                                                 \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, \
+       IC_STATUS_REF))                                                                             \
+    X(NeighborRegions, opi_neighbor_regions, IC_I32,                                               \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
     X(IntercommCreate, opi_intercomm_create, IC_I32,                                               \
       (IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32_REF))        \
     X(IntercommMerge, opi_intercomm_merge, IC_I32, (IC_I32, IC_I32, IC_I32_REF))                   \

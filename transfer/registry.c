@@ -2,7 +2,8 @@
  * the first test after their start (xfer_track) to their release.
  *
  * Each record holds the MPI request, the objects MPI reads or writes (up to
- * XFER_MAX_OBJECTS) and a weak handle on the managed Request: when the Request is collected
+ * XFER_MAX_OBJECTS in its slots; more in the hold of its info, hold.c) and a weak handle on the
+ * managed Request: when the Request is collected
  * while its transfer runs, the record is abandoned and finishes by itself. (A weak handle, not a
  * finalizer: finalizable objects cost far more to allocate and collect.)
  *
@@ -55,10 +56,12 @@ typedef struct record {
  * turn, so any number of records is released in one collection. */
 #define BATCH_HANDLES 128
 typedef struct handle_batch {
-    int n, nbuffers;
+    int n, nbuffers, nholds;
     uint32_t handle[BATCH_HANDLES];
     gch_counter reason[BATCH_HANDLES];  /* GCH_COUNTER_COUNT: not a pin, nothing to count */
     xfer_buffer *buffer[BATCH_HANDLES]; /* native buffers of the records freed */
+    xfer_hold *hold[BATCH_HANDLES];     /* holds of the records released (xfer_info.hold) */
+    gch_counter hold_reason[BATCH_HANDLES];
 } handle_batch;
 
 /* A record's generation starts this many uses before it wraps (31 bits, so that ids stay
@@ -107,6 +110,8 @@ static void free_batch(const handle_batch *b)
 {
     for (int i = 0; i < b->nbuffers; i++)
         xfer_buffer_give(b->buffer[i]);
+    for (int i = 0; i < b->nholds; i++)
+        xfer_hold_release(b->hold[i], b->hold_reason[i]);
     for (int i = 0; i < b->n; i++) {
         mono_gchandle_free(b->handle[i]);
         if (b->reason[i] != GCH_COUNTER_COUNT)
@@ -144,6 +149,11 @@ static void release_objects(int32_t i, handle_batch *b, gch_counter pin_reason)
     record *r = &records[i];
     if (!r->holds)
         return;
+    if (r->info.hold) {
+        b->hold[b->nholds] = r->info.hold;
+        b->hold_reason[b->nholds++] = pin_reason;
+        r->info.hold = NULL;
+    }
     MonoObject **slot = slots_of(i);
     for (int k = 0; k < XFER_MAX_OBJECTS; k++) {
         slot[k] = NULL;
@@ -280,6 +290,8 @@ int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *
         records[i].pinned[k] = pinned[k];
         records[i].holds = 1;
     }
+    if (info->hold)
+        records[i].holds = 1; /* its objects: the hold's handles */
     live++;
     *id = ((int64_t)records[i].generation << 32) | i;
     leave();
@@ -319,7 +331,7 @@ int xfer_acquire_or_busy(int64_t id, mpc_request *req, xfer_info *info, bool *bu
 void xfer_release(int64_t id, int completed)
 {
     handle_batch b;
-    b.n = b.nbuffers = 0; /* the arrays need no clearing: only the first n entries are read */
+    b.n = b.nbuffers = b.nholds = 0; /* no clearing: only the first n entries are read */
     enter();
     int32_t i = index_of(id); /* current: the caller acquired it */
     if (completed)
@@ -347,9 +359,10 @@ void xfer_reap_unowned(void)
     if (in_registry)
         return;
     handle_batch b;
-    b.n = b.nbuffers = 0;
+    b.n = b.nbuffers = b.nholds = 0;
     enter();
-    while (oldest_unowned >= 0 && b.nbuffers < BATCH_HANDLES && b.n < BATCH_HANDLES) {
+    while (oldest_unowned >= 0 && b.nbuffers < BATCH_HANDLES && b.n < BATCH_HANDLES &&
+           b.nholds < BATCH_HANDLES) {
         record *r = &records[oldest_unowned];
         if (r->state != ABANDONED || !finished(r))
             break;
@@ -388,11 +401,12 @@ static int finished(record *r)
  * be added or grown then, and an index into them stays valid. */
 static void make_room(handle_batch *b)
 {
-    if (b->n <= BATCH_HANDLES - (XFER_MAX_OBJECTS + 1) && b->nbuffers < BATCH_HANDLES)
+    if (b->n <= BATCH_HANDLES - (XFER_MAX_OBJECTS + 1) && b->nbuffers < BATCH_HANDLES &&
+        b->nholds < BATCH_HANDLES)
         return;
     leave();
     free_batch(b);
-    b->n = b->nbuffers = 0;
+    b->n = b->nbuffers = b->nholds = 0;
     enter();
 }
 
@@ -401,7 +415,7 @@ void xfer_close(void)
     xfer_close_mpi();
     xfer_close_dropped();
     handle_batch b;
-    b.n = b.nbuffers = 0;
+    b.n = b.nbuffers = b.nholds = 0;
     enter();
     for (int32_t i = 0; i < capacity; i++) {
         make_room(&b);
@@ -431,7 +445,7 @@ void xfer_registry_sweep(void)
         return;
     xfer_dropped_sweep(); /* matched messages whose Message was collected unreceived */
     handle_batch b;
-    b.n = b.nbuffers = 0;
+    b.n = b.nbuffers = b.nholds = 0;
     enter();
     for (int32_t i = 0; i < capacity; i++) {
         make_room(&b);

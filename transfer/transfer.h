@@ -17,7 +17,8 @@
 #include <mono/metadata/object-forward.h>
 
 /* Objects one transfer reads or writes in place: a point-to-point transfer has one, a
- * collective its send and receive arrays, a barrier none. */
+ * collective its send and receive arrays, a barrier none. A transfer with more (a neighbourhood
+ * collective's regions may lie in an array per neighbour) holds them in an xfer_hold instead. */
 #define XFER_MAX_OBJECTS 2
 
 /* Registers the registry's and the buffer pool's sweeps with the GC event (gc_hooks). */
@@ -124,7 +125,31 @@ typedef struct xfer_info {
     int64_t bytes;   /* sends: the bytes sent; receives: the buffer's */
     struct xfer_buffer *buffer; /* native bytes MPI reads or writes (a serialized graph), or NULL:
                                    owned by the record, given back to the pool when it goes */
+    struct xfer_hold *hold;     /* objects beyond the record's XFER_MAX_OBJECTS, or NULL: owned by
+                                   the record, released with its objects */
 } xfer_info;
+
+/* ---- transfers of more objects than XFER_MAX_OBJECTS (hold.c) ----
+ * A bracket's stack mark, a wait's anchor and a record's slots hold up to XFER_MAX_OBJECTS
+ * objects. A transfer whose buffers lie in more (a neighbourhood collective with an array per
+ * neighbour) passes none of them there and holds them all in a hold, with GC handles: a pinned
+ * one for each object the GC could move (xfer_may_move; every object under
+ * MOTOR_PIN_POLICY=every), counted as pins; with keep_alive a plain (strong, not pinning) one for
+ * each other object, which a transfer that outlives its call needs to keep it alive. Objects
+ * that cannot move and need no keeping are only counted as pins avoided. */
+typedef struct xfer_hold xfer_hold;
+/* The i-th object of a transfer (NULL: none), read again at each call from where the GC keeps
+ * it current (a managed array): every handle taken is a point where a collection may run and
+ * move an object not held yet, so a C copy of an earlier reading may be stale. */
+typedef MonoObject *(*xfer_object_at)(void *ctx, int i);
+/* Holds the distinct objects at(ctx, 0 .. n-1) (an object listed twice is held once). From the
+ * return on, none of them moves (until xfer_hold_release), so addresses into them computed after
+ * it stay valid. *out is NULL when nothing needed a handle. MPC_ERR_NO_MEMORY (recorded) when out
+ * of memory; then nothing is held. */
+int xfer_hold_take(xfer_object_at at, void *ctx, int n, bool keep_alive, xfer_hold **out);
+/* Releases h's handles (NULL: nothing), counting each pin released for reason
+ * (GCH_PINS_RELEASED_BY_WAIT or _BY_GC), and frees h. */
+void xfer_hold_release(xfer_hold *h, int reason);
 
 /* MOTOR_PIN_POLICY=every: pins objs[0..nobjs) (NULL entries: none) before a transfer starts,
  * pins[i] = 0 where nothing was pinned; xfer_early_unpin releases them if it does not start. */
@@ -142,9 +167,9 @@ typedef struct xfer_started {
 /* Tracks a started transfer reading or writing objs[0..nobjs) (NULL entries: none), with
  * early_pins from xfer_early_pins (NULL: none), owned by owner (NULL: nobody waits for it; the
  * GC event finishes it). Finished at once (or not trackable, then completed here): *id = -1,
- * and *rc and *st are the completion's. Otherwise the registry holds it under *id, with its
- * objects held in place and alive (counted as pins where the GC could move them) and info
- * (its buffer too) — and *rc = MPC_OK. */
+ * and *rc and *st are the completion's; info's buffer and hold stay the caller's. Otherwise the
+ * registry holds it under *id, with its objects held in place and alive (counted as pins where
+ * the GC could move them) and info (its buffer and hold too) — and *rc = MPC_OK. */
 void xfer_track(const xfer_started *s, MonoObject *const *objs, int nobjs,
                 const uint32_t *early_pins, MonoObject *owner, const xfer_info *info, int64_t *id,
                 int *rc, mpc_status *st);

@@ -7,7 +7,10 @@
 //     the neighbours come from CartComm.Shift on the workers' periodic ring;
 //   - at the end each worker sends its rows back as a Res record (structured transport: OSend),
 //     which the master recomposes.
-//   mpiexec.mpich -n 3 motor ShallowWater.exe [M N STEPS] [--verify] [--checksum]
+//   mpiexec.mpich -n 3 motor ShallowWater.exe [M N STEPS] [--verify] [--checksum] [--neighbour]
+// --neighbour does each exchange phase (u, v, p; then cu, cv, z, h) in one call instead: a
+// NeighborAlltoall of regions (the edge and halo rows of every field) over a distributed graph of
+// the ring with an edge per field and direction, from the fields themselves (NeighbourHalo).
 // With one rank the master computes alone. --verify also runs the serial model on the master
 // and compares the parallel result bit for bit (exit code 1 when they differ); --checksum prints
 // a hash of the final fields that shallow_water.c prints too (the implementations agree).
@@ -112,6 +115,48 @@ sealed class PInvokeTransport : ISwmTransport
         PInvokeMpi.Recv(bytes, count, source, tag);
         return (Res)formatter.Deserialize(new System.IO.MemoryStream(bytes));
     }
+}
+
+/// <summary>--neighbour: a whole exchange phase in one neighbourhood collective. The workers'
+/// ring becomes a distributed graph with two edges per field: this worker sends its first row up
+/// and its last row down, and receives its lower halo from below and its upper halo from above.
+/// A graph's k-th edge between two workers carries the k-th block one lists for the other, so with
+/// the sources listed (down, up) per field the rows land in the right halos for any number of
+/// workers — also two (above and below are one worker) and one (itself). The regions are rows of
+/// the flattened fields (Region boxes of a double[]), moved in place: nothing is packed.</summary>
+sealed class NeighbourHalo : IDisposable
+{
+    readonly DistGraphComm graph;
+    readonly Array[] arrays;
+    readonly Region[] edges, halos;
+
+    /// <summary>up, down: ranks of workersComm.</summary>
+    public NeighbourHalo(Intracomm workersComm, int up, int down, Slab s, double[][] fields)
+    {
+        int k = fields.Length;
+        var sources = new int[2 * k];
+        var destinations = new int[2 * k];
+        arrays = new Array[2 * k];
+        edges = new Region[2 * k];
+        halos = new Region[2 * k];
+        Func<int, Region> row = r => new Region(new[] { s.At(r, 0) }, new[] { s.N });
+        for (int f = 0; f < k; f++) {
+            destinations[2 * f] = up;   // the first row, into the upper worker's lower halo
+            edges[2 * f] = row(0);
+            destinations[2 * f + 1] = down;   // the last row, into the lower one's upper halo
+            edges[2 * f + 1] = row(s.Rows - 1);
+            sources[2 * f] = down;   // the lower halo, from below
+            halos[2 * f] = row(s.Rows);
+            sources[2 * f + 1] = up;   // the upper halo, from above
+            halos[2 * f + 1] = row(-1);
+            arrays[2 * f] = arrays[2 * f + 1] = fields[f];
+        }
+        graph = workersComm.CreateDistGraphAdjacent(sources, destinations, false);
+    }
+
+    public void Exchange() => graph.NeighborAlltoall(arrays, edges, arrays, halos);
+
+    public void Dispose() => graph.Dispose();
 }
 
 /// <summary>One slab of the model: rows [0, rows) owned, plus a halo row above and below, stored
@@ -373,7 +418,7 @@ sealed class Slab
 
 static class ShallowWater
 {
-    static bool checksum;
+    static bool checksum, neighbour;
 
     static void Main(string[] args) { Environment.ExitCode = Run(args); }
 
@@ -382,17 +427,19 @@ static class ShallowWater
         Intracomm world = MP.World;
         bool verify = Array.IndexOf(args, "--verify") >= 0;
         checksum = Array.IndexOf(args, "--checksum") >= 0;
-        ISwmTransport net = Array.IndexOf(args, "--pinvoke") >= 0
-                                ? (ISwmTransport) new PInvokeTransport()
-                                : new SystemMpTransport();
+        bool pinvoke = Array.IndexOf(args, "--pinvoke") >= 0;
+        neighbour = Array.IndexOf(args, "--neighbour") >= 0;
+        ISwmTransport net =
+            pinvoke ? (ISwmTransport) new PInvokeTransport() : new SystemMpTransport();
         var nums = Array.FindAll(args, a => !a.StartsWith("--"));
         int m = 256, n = 256, steps = 100;
         if ((nums.Length > 0 && !int.TryParse(nums[0], out m)) ||
             (nums.Length > 1 && !int.TryParse(nums[1], out n)) ||
             (nums.Length > 2 && !int.TryParse(nums[2], out steps)) || nums.Length > 3 || m < 2 ||
-            n < 2 || steps < 0) {
+            n < 2 || steps < 0 || (pinvoke && neighbour)) {
             if (world.Rank == 0)
-                Console.Error.WriteLine("usage: ShallowWater.exe [ROWS COLUMNS STEPS] [--verify]");
+                Console.Error.WriteLine("usage: ShallowWater.exe [ROWS COLUMNS STEPS] [--verify] " +
+                                        "[--checksum] [--pinvoke | --neighbour]");
             return 2;
         }
         int workers = Math.Max(1, world.Size - 1);
@@ -425,20 +472,21 @@ static class ShallowWater
         return 0;
     }
 
-    /// <summary>The world ranks of a worker's neighbours: the model is periodic north-south, so
-    /// the workers' slabs form a ring, a periodic one-dimensional Cartesian grid whose Shift by
-    /// one gives the worker above (source) and below (dest). They are translated into World's
-    /// ranks, which both transports address.</summary>
+    /// <summary>The ranks of a worker's neighbours: the model is periodic north-south, so the
+    /// workers' slabs form a ring, a periodic one-dimensional Cartesian grid whose Shift by one
+    /// gives the worker above (source) and below (dest) — as ranks of the ring (those of
+    /// workersComm: reorder is false), and translated into World's, which both transports
+    /// address.</summary>
     static void Neighbours(Intracomm world, Intracomm workersComm, int workers, out int up,
-                           out int down)
+                           out int down, out int ringUp, out int ringDown)
     {
         // clang-format off
         using (CartComm ring = workersComm.CreateCart(new[] { workers }, new[] { true }, false))
         using (Group ringGroup = ring.Group)
         using (Group worldGroup = world.Group) {
             // clang-format on
-            ring.Shift(0, 1, out int above, out int below);
-            int[] inWorld = ringGroup.TranslateRanks(new[] { above, below }, worldGroup);
+            ring.Shift(0, 1, out ringUp, out ringDown);
+            int[] inWorld = ringGroup.TranslateRanks(new[] { ringUp, ringDown }, worldGroup);
             up = inWorld[0];
             down = inWorld[1];
         }
@@ -486,7 +534,8 @@ static class ShallowWater
             times[w] = t;
         }
         double elapsed = total.Elapsed.TotalSeconds;
-        Console.WriteLine("transport: " + net.Name);
+        Console.WriteLine(
+            "transport: " + net.Name + (neighbour ? ", halos by NeighborAlltoall of regions" : ""));
         Report(world, m, n, steps, result, p0, u0, v0, times, elapsed);
         if (!verify)
             return 0;
@@ -520,8 +569,8 @@ static class ShallowWater
         Array.Copy(s.U, s.UOld, s.U.Length);
         Array.Copy(s.V, s.VOld, s.V.Length);
         Array.Copy(s.P, s.POld, s.P.Length);
-        int up, down;   // World ranks of the neighbours
-        Neighbours(world, workersComm, workers, out up, out down);
+        int up, down, ringUp, ringDown;   // World's ranks of the neighbours, and the ring's
+        Neighbours(world, workersComm, workers, out up, out down, out ringUp, out ringDown);
         double compute = 0, comm = 0;
         double start = net.Wtime();
         // long runs say how far they are
@@ -529,6 +578,11 @@ static class ShallowWater
         // built once, as shallow_water.c's arrays of field pointers (a params array per call would
         // allocate inside the timed exchange)
         double[][] first = { s.U, s.V, s.P }, second = { s.Cu, s.Cv, s.Z, s.H };
+        NeighbourHalo firstHalo = null, secondHalo = null;
+        if (neighbour) {
+            firstHalo = new NeighbourHalo(workersComm, ringUp, ringDown, s, first);
+            secondHalo = new NeighbourHalo(workersComm, ringUp, ringDown, s, second);
+        }
         for (int t = 0; t < steps; t++) {
             if (progress && t > 0 && t % Math.Max(1, steps / 10) == 0)
                 Console.Error.WriteLine(
@@ -538,16 +592,26 @@ static class ShallowWater
             // (shallow_water.c alike).
             net.Wtime();
             double t0 = net.Wtime();
-            Exchange(net, s, up, down, first);
+            if (neighbour)
+                firstHalo.Exchange();
+            else
+                Exchange(net, s, up, down, first);
             double t1 = net.Wtime();
             s.Fluxes();
             net.Wtime();
             double t2 = net.Wtime();
-            Exchange(net, s, up, down, second);
+            if (neighbour)
+                secondHalo.Exchange();
+            else
+                Exchange(net, s, up, down, second);
             double t3 = net.Wtime();
             s.Advance();
             compute += (t2 - t1) + (net.Wtime() - t3);
             comm += (t1 - t0) + (t3 - t2);
+        }
+        if (neighbour) {
+            firstHalo.Dispose();
+            secondHalo.Dispose();
         }
         double sdt0 = net.Wtime();
         int field = 0;

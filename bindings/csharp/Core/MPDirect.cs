@@ -334,6 +334,27 @@ namespace System.MP
         internal static extern int CartSub(int comm, bool[] remainDims, out int newComm);
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int DimsCreate(int nodes, int[] dims);
+        // distributed graphs and neighbourhood collectives (opi/opi_neighbors.c). topo: {indegree,
+        // outdegree, n, the periodic Cartesian dimensions of 1 or 2 processes}; kind: 0 allgather,
+        // 1 alltoall, 2 alltoallv; form: bits 1 send Array[], 2 recv Array[], 4 one send region
+        // for all; specs: each Region's spec; owner null: the blocking call (id, status unused).
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int DistGraphCreate(
+            int comm, int size, int[] sources, int[] destinations, int reorder, out int newComm);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int DistGraphNeighborsCount(int comm, out int indegree,
+                                                           out int outdegree);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int DistGraphNeighbors(int comm, int[] sources, int[] destinations);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int NeighborArrays(
+            int comm, int kind, int[] topo, Array send, int[] sendCounts, int[] sendDispls,
+            Array recv, int[] recvCounts, int[] recvDispls, Request owner, out long id,
+            ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int NeighborRegions(
+            int comm, int form, int[] topo, object send, object[] sendSpecs, object recv,
+            object[] recvSpecs, Request owner, out long id, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int IntercommCreate(int comm, int size, int rank, int localLeader,
                                                    int peer, int peerSize, int peerRank,

@@ -8,7 +8,7 @@ namespace System.MP
     /// the last dimension varies fastest. Every collective and point-to-point call of
     /// <see cref="Intracomm"/> works on it; the members below translate between ranks and
     /// coordinates and find neighbours.</summary>
-    public sealed class CartComm : Intracomm
+    public sealed partial class CartComm : Intracomm, ITopology
     {
         readonly int[] dims, coords;
         readonly bool[] periods;
@@ -22,6 +22,11 @@ namespace System.MP
             coords = new int[ndims];
             periods = new bool[ndims];
             Errors.Check(MPDirect.CartGet(handle, dims, periods, coords));
+            neighbours = new int[2 * ndims];
+            for (int d = 0; d < ndims; d++)
+                Errors.Check(MPDirect.CartShift(handle, d, 1, out neighbours[2 * d],
+                                                out neighbours[2 * d + 1]));
+            topology = Neighborhood.Describe(neighbours, neighbours.Length, true);
         }
 
         /// <summary>The number of processes along each dimension (a new array each read).</summary>
