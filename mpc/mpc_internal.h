@@ -81,6 +81,18 @@ int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const M
  * it. */
 int mpc_comm_private(mpc_comm comm, mpc_comm *out);
 
+/* ---- communicators: the ranks of one host, names, comparison ---- */
+/* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): the ranks of comm that share memory with this one
+ * (one host), ordered by key, then by rank in comm. Collective; errors returned, freed at the
+ * end of MPI if the caller never frees it (as mpc_comm_split's). */
+int mpc_comm_split_shared(mpc_comm comm, int key, mpc_comm *out);
+/* MPI_Comm_set_name / MPI_Comm_get_name: local. name holds MPI_MAX_OBJECT_NAME bytes for get;
+ * MPI cuts a longer name to MPI_MAX_OBJECT_NAME - 1 characters silently (callers check). */
+int mpc_comm_set_name(mpc_comm comm, const char *name);
+int mpc_comm_get_name(mpc_comm comm, char *name, int *length);
+/* MPI_Comm_compare: MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR or MPI_UNEQUAL. */
+int mpc_comm_compare(mpc_comm a, mpc_comm b, int *result);
+
 /* ---- groups, topologies, intercommunicators, processes (issue 13, part 4) ----
  * Ranks are MPI's: MPI_UNDEFINED where a rank has none, MPI_PROC_NULL at a Cartesian open edge.
  * New communicators get MPI_ERRORS_RETURN; out is MPI_COMM_NULL where MPI gives this rank

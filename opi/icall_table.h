@@ -45,6 +45,10 @@
     X(CommDup, opi_comm_dup, IC_I32, (IC_I32, IC_I32_REF))                                         \
     X(CommSplit, opi_comm_split, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF))                     \
     X(CommFree, opi_comm_free, IC_I32, (IC_I32_REF))                                               \
+    X(CommSplitShared, opi_comm_split_shared, IC_I32, (IC_I32, IC_I32, IC_I32_REF))                \
+    X(CommSetName, opi_comm_set_name, IC_I32, (IC_I32, IC_OBJ))                                    \
+    X(CommGetName, opi_comm_get_name, IC_I32, (IC_I32, IC_OBJ, IC_I32_REF))                        \
+    X(CommCompare, opi_comm_compare, IC_I32, (IC_I32, IC_I32, IC_I32_REF))                         \
     X(Barrier, opi_barrier, IC_I32, (IC_I32))                                                      \
     X(Send, opi_send, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32))                    \
     X(SendRange, opi_send_range, IC_I32,                                                           \

@@ -65,6 +65,16 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int CommFree(ref int comm);
         [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int CommSplitShared(int comm, int key, out int newComm);
+        // name: ASCII bytes, no NUL, at most Comm.MaxName; buffer: at least Comm.MaxName bytes
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int CommSetName(int comm, byte[] name);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int CommGetName(int comm, byte[] buffer, out int length);
+        // result: a Comparison
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int CommCompare(int a, int b, out int result);
+        [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int Barrier(int comm);
 
         // size: the communicator's size, for rank checks. mode: 0 standard, 1 synchronous.
