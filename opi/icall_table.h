@@ -162,6 +162,28 @@
       (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
     X(Iallreduce, opi_iallreduce, IC_I32,                                                          \
       (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                 \
+    /* the rest of the non-blocking collectives (API.md version 3) */                              \
+    X(Igather, opi_igather, IC_I32,                                                                \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))         \
+    X(Iscatter, opi_iscatter, IC_I32,                                                              \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))         \
+    X(Iscan, opi_iscan, IC_I32,                                                                    \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                 \
+    X(Iexscan, opi_iexscan, IC_I32,                                                                \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))         \
+    X(IreduceScatterBlock, opi_ireduce_scatter_block, IC_I32,                                      \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                 \
+    X(Igatherv, opi_igatherv, IC_I32,                                                              \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF,         \
+       IC_STATUS_REF))                                                                             \
+    X(Iscatterv, opi_iscatterv, IC_I32,                                                            \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF,         \
+       IC_STATUS_REF))                                                                             \
+    X(Iallgatherv, opi_iallgatherv, IC_I32,                                                        \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Ialltoallv, opi_ialltoallv, IC_I32,                                                          \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, \
+       IC_STATUS_REF))                                                                             \
     X(RequestTestMany, opi_request_test_many, IC_I32, (IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF))        \
     X(RequestDone, opi_request_done, IC_I32, (IC_I64, IC_I32_REF))
 

@@ -228,5 +228,12 @@ int opi_track_transfer(const xfer_started *s, MonoObject *const *objs, int nobjs
                        const char *what, int64_t *id, opi_status *status);
 /* The status of a completed registered transfer: a receive's from MPI's, a send's from info. */
 int opi_request_status(opi_status *out, const mpc_status *st, const xfer_info *info);
+/* A transfer has just completed with code rc for its owner: its own check (info->verify), made
+ * while its buffer is still the record's — before xfer_release — whose code replaces rc. Every
+ * path that completes a registered transfer for a caller calls it. */
+static inline int opi_completed(const xfer_info *info, int rc)
+{
+    return info->verify ? info->verify(info, rc) : rc;
+}
 
 #endif

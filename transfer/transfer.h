@@ -124,6 +124,12 @@ typedef struct xfer_info {
     int64_t bytes;   /* sends: the bytes sent; receives: the buffer's */
     struct xfer_buffer *buffer; /* native bytes MPI reads or writes (a serialized graph), or NULL:
                                    owned by the record, given back to the pool when it goes */
+    /* What arrived, checked by whoever completes the transfer for its owner (Wait, Test, the
+     * progress engine, or the start when it finished at once: opi's opi_completed), before the
+     * record and its buffer go; rc is the completion's code, the result replaces it. NULL: no
+     * check. The non-blocking v-collectives compare the block sizes their buffer's headers got
+     * with the counts. A transfer the GC event finishes (its owner was collected) is not. */
+    int (*verify)(const struct xfer_info *info, int rc);
 } xfer_info;
 
 /* MOTOR_PIN_POLICY=every: pins objs[0..nobjs) (NULL entries: none) before a transfer starts,
