@@ -641,27 +641,30 @@ static int mismatch_error(int from, int64_t got, uint32_t elem_size, int32_t cou
 
 enum vcoll_kind { GATHERV, SCATTERV, ALLTOALLV };
 
-/* A block that arrived with another size than its receiver expected (expected bytes from rank
- * from, which sent got or MPC_GOT_MORE): the error the receiver of kind's v-collective raises
- * (all: an Alltoallv, not an Allgatherv). */
-static int block_mismatch(enum vcoll_kind kind, int all, int from, int64_t got, uint32_t elem_size,
-                          size_t expected)
+/* What a receiver's message about a block of the wrong size says: where its count comes from
+ * (a printf format that may take the sender's rank) and what must agree. */
+struct block_names {
+    const char *count, *rule;
+};
+static const struct block_names
+    gatherv_names = {"counts[%d] at the root", "and each rank sends its whole sendArray"},
+    scatterv_names = {"this rank's recvArray.Length", "and the root's counts[rank] must equal the "
+                                                      "receiver's recvArray.Length"},
+    allgatherv_names = {"counts[%d] on this rank", "and every rank must pass the same counts"},
+    alltoallv_names = {"recvCounts[%d] on this rank", "and a sender's sendCounts must match its "
+                                                      "receivers' recvCounts"},
+    igather_names = {"the root's recvArray.Length / Size", "and every rank's sendArray must hold "
+                                                           "recvArray.Length / Size elements"},
+    iscatter_names = {"this rank's recvArray.Length", "and every recvArray must hold the root's "
+                                                      "sendArray.Length / Size elements"};
+
+/* A block that arrived from rank from with got bytes (or MPC_GOT_MORE) where expected were: the
+ * error its receiver raises. */
+static int block_mismatch(const struct block_names *names, int from, int64_t got,
+                          uint32_t elem_size, size_t expected)
 {
-    int32_t count = (int32_t)(expected / elem_size);
-    switch (kind) {
-    case GATHERV:
-        return mismatch_error(from, got, elem_size, count, "counts[%d] at the root",
-                              "and each rank sends its whole sendArray");
-    case SCATTERV:
-        return mismatch_error(
-            from, got, elem_size, count, "this rank's recvArray.Length",
-            "and the root's counts[rank] must equal the receiver's recvArray.Length");
-    case ALLTOALLV: break;
-    }
-    return mismatch_error(from, got, elem_size, count,
-                          all ? "recvCounts[%d] on this rank" : "counts[%d] on this rank",
-                          all ? "and a sender's sendCounts must match its receivers' recvCounts"
-                              : "and every rank must pass the same counts");
+    return mismatch_error(from, got, elem_size, (int32_t)(expected / elem_size), names->count,
+                          names->rule);
 }
 
 /* A v-collective whose arguments passed the checks (prepare_gatherv, _scatterv, _alltoallv): its
@@ -670,7 +673,7 @@ static int block_mismatch(enum vcoll_kind kind, int all, int from, int64_t got, 
  * sends or receives nothing, and for Gatherv's and Scatterv's one whole array). */
 struct vprep {
     enum vcoll_kind kind;
-    int all; /* ALLTOALLV: an Alltoallv (sendCounts given), not an Allgatherv */
+    const struct block_names *names;
     int root;
     MonoObject *send, *recv;
     opi_buffer sb, rb;
@@ -684,6 +687,7 @@ static int prepare_gatherv(int32_t comm, int32_t size, int32_t rank, MonoObject 
     const rt_class_plan *plan;
     int rc;
     p->kind = GATHERV;
+    p->names = &gatherv_names;
     p->root = root;
     p->send = send;
     p->recv = NULL;
@@ -711,6 +715,7 @@ static int prepare_scatterv(int32_t comm, int32_t size, int32_t rank, MonoObject
     const rt_class_plan *plan;
     int rc;
     p->kind = SCATTERV;
+    p->names = &scatterv_names;
     p->root = root;
     p->send = NULL;
     p->recv = recv;
@@ -742,7 +747,7 @@ static int prepare_alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObjec
     mpc_block *sblocks = p->sblocks, *rblocks = p->rblocks;
     int rc;
     p->kind = ALLTOALLV;
-    p->all = all;
+    p->names = all ? &alltoallv_names : &allgatherv_names;
     p->root = 0;
     p->send = send;
     p->recv = recv;
@@ -824,7 +829,7 @@ static int run_vprep(const struct vprep *p, int32_t comm, int32_t size, int32_t 
     case SCATTERV: /* the root's own block was checked before it was copied */
         if (rank == p->root || got[0] == (int64_t)p->rb.bytes)
             return MPC_OK;
-        return block_mismatch(SCATTERV, 0, p->root, got[0], p->rb.elem_size, p->rb.bytes);
+        return block_mismatch(p->names, p->root, got[0], p->rb.elem_size, p->rb.bytes);
     case GATHERV:
         if (rank != p->root)
             return MPC_OK;
@@ -833,7 +838,7 @@ static int run_vprep(const struct vprep *p, int32_t comm, int32_t size, int32_t 
     }
     for (int r = 0; r < size; r++)
         if (got[r] != (int64_t)p->rblocks[r].bytes)
-            return block_mismatch(p->kind, p->all, r, got[r], p->rb.elem_size, p->rblocks[r].bytes);
+            return block_mismatch(p->names, r, got[r], p->rb.elem_size, p->rblocks[r].bytes);
     return MPC_OK;
 }
 
@@ -1120,22 +1125,6 @@ int32_t opi_iallreduce(int32_t comm, int32_t size, MonoObject *send, MonoObject 
     return icollective(&p, comm, size, owner, id, status);
 }
 
-int32_t opi_igather(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
-                    int32_t root, MonoObject *owner, int64_t *id, opi_status *status)
-{
-    struct prepared p = {0};
-    int rc = prepare_scatter_gather(1, comm, size, rank, recv, send, root, &p);
-    return rc ? rc : icollective(&p, comm, size, owner, id, status);
-}
-
-int32_t opi_iscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
-                     int32_t root, MonoObject *owner, int64_t *id, opi_status *status)
-{
-    struct prepared p = {0};
-    int rc = prepare_scatter_gather(0, comm, size, rank, send, recv, root, &p);
-    return rc ? rc : icollective(&p, comm, size, owner, id, status);
-}
-
 int32_t opi_iscan(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, int32_t op,
                   MonoObject *owner, int64_t *id, opi_status *status)
 {
@@ -1182,19 +1171,19 @@ int32_t opi_ireduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, 
                        owner, id, status);
 }
 
-/* ---- Igatherv, Iscatterv, Iallgatherv, Ialltoallv ----
- * The same checks as the blocking v-collectives (prepare_gatherv, _scatterv, _alltoallv), with
- * the blocks written into the request's own buffer, and then one MPI_Ialltoallw_c in which each
- * block carries its size in a header (mpc_ivexchange: MPICH's non-blocking collectives report
- * neither a truncated block nor a short one). MPI reads counts, displacements and datatypes
- * until completion: they live in that buffer, so the caller's counts and displs arrays are free
- * once the call returns. At completion (opi_completed) the receiver compares each header with
- * its count, and a block of another size raises the blocking form's MPException. */
+/* ---- Igather, Iscatter, Igatherv, Iscatterv, Iallgatherv, Ialltoallv ----
+ * The same checks as the blocking forms (prepare_scatter_gather, prepare_gatherv, _scatterv,
+ * _alltoallv), with the blocks written into the request's own buffer, and then one
+ * MPI_Ialltoallw_c in which each block carries its size in a header (mpc_ivexchange: MPICH's
+ * non-blocking collectives report neither a truncated block nor a short one). MPI reads counts,
+ * displacements and datatypes until completion: they live in that buffer, so the caller's
+ * counts and displs arrays are free once the call returns. At completion (opi_completed) the
+ * receiver compares each header with its count, and a block of another size raises
+ * MPException, with the blocking v-form's message (Igather and Iscatter: their own). */
 
 /* The request's buffer: this, then the exchange's storage. */
 struct ivcoll {
-    enum vcoll_kind kind;
-    int all;
+    const struct block_names *names;
     uint32_t elem_size;
     mpc_vexchange x;
 };
@@ -1209,62 +1198,102 @@ static int ivcoll_verify(const xfer_info *info, int rc)
         size_t expected = v->x.recv[r].bytes;
         int64_t got = mpc_vexchange_got(&v->x, r);
         if (expected != MPC_NO_BLOCK && got != (int64_t)expected)
-            return block_mismatch(v->kind, v->all, r, got, v->elem_size, expected);
+            return block_mismatch(v->names, r, got, v->elem_size, expected);
     }
     return rc;
 }
 
-/* Starts a v-collective prepared into v's exchange (buffer: v's), which the request takes. */
-static int ivcollective(struct vprep *p, xfer_buffer *buffer, struct ivcoll *v, int32_t comm,
-                        int32_t size, MonoObject *owner, int64_t *id, opi_status *status)
-{
-    mpc_vexchange *x = &v->x;
-    if (p->kind == GATHERV) /* the whole sendArray to the root */
-        x->send[p->root] = (mpc_block){0, p->sb.bytes};
-    else if (p->kind == SCATTERV) /* the whole recvArray from the root */
-        x->recv[p->root] = (mpc_block){0, p->rb.bytes};
-    size_t received = 0;
-    for (int r = 0; r < size; r++)
-        if (x->recv[r].bytes != MPC_NO_BLOCK)
-            received += x->recv[r].bytes;
-    v->kind = p->kind;
-    v->all = p->all;
-    v->elem_size = p->recv ? p->rb.elem_size : p->sb.elem_size;
-    struct prepared q = {{VEXCHANGE, p->sb.data, p->rb.data, 0, 0, 0, p->root, comm},
-                         p->send,
-                         p->recv,
-                         v->elem_size,
-                         received,
-                         0};
-    struct request_owns own = {buffer, x, ivcoll_verify};
-    return icollective_owning(&q, &own, comm, size, owner, id, status);
-}
-
-/* A buffer for a non-blocking v-collective over size ranks, its blocks all MPC_NO_BLOCK, and the
- * vprep whose preparation fills them. */
-static int ivcoll_take(int32_t size, xfer_buffer **buffer, struct ivcoll **v, struct vprep *p)
+/* A buffer for a non-blocking exchange over size ranks, its blocks all MPC_NO_BLOCK. */
+static int ivcoll_take(int32_t size, xfer_buffer **buffer, struct ivcoll **v)
 {
     if (!(*buffer = xfer_buffer_take(IVCOLL_HEAD + mpc_vexchange_bytes(size))))
         return error_record(MPC_ERR_NO_MEMORY, NULL,
-                            "out of memory for the blocks of a non-blocking v-collective over %d "
+                            "out of memory for the blocks of a non-blocking collective over %d "
                             "ranks",
                             size);
     *v = (struct ivcoll *)(*buffer)->data;
     mpc_vexchange_init(&(*v)->x, (*buffer)->data + IVCOLL_HEAD, size);
-    p->sblocks = (*v)->x.send;
-    p->rblocks = (*v)->x.recv;
     return MPC_OK;
 }
 
-/* The rest of a non-blocking v-collective whose preparation returned rc: starts it, or gives
- * the buffer back. */
+/* Starts v's exchange (its blocks filled: offsets into sendbuf, in send, and recvbuf, in recv,
+ * arrays of elem_size-byte elements) for the Request owner; the request takes buffer (v's). */
+static int start_exchange(xfer_buffer *buffer, struct ivcoll *v, const struct block_names *names,
+                          MonoObject *send, const void *sendbuf, MonoObject *recv, void *recvbuf,
+                          uint32_t elem_size, int32_t comm, int32_t size, MonoObject *owner,
+                          int64_t *id, opi_status *status)
+{
+    size_t received = 0;
+    for (int r = 0; r < size; r++)
+        if (v->x.recv[r].bytes != MPC_NO_BLOCK)
+            received += v->x.recv[r].bytes;
+    v->names = names;
+    v->elem_size = elem_size;
+    struct prepared q = {
+        {VEXCHANGE, sendbuf, recvbuf, 0, 0, 0, 0, comm}, send, recv, elem_size, received, 0};
+    struct request_owns own = {buffer, &v->x, ivcoll_verify};
+    return icollective_owning(&q, &own, comm, size, owner, id, status);
+}
+
+/* Igather and Iscatter as an exchange: every block with its size, as the v-forms' (MPICH's
+ * MPI_Igather drops a block longer than the root expects without an error, as MPI_Igatherv). */
+static int32_t iscatter_gather(int gather, int32_t comm, int32_t size, int32_t rank,
+                               MonoObject *whole, MonoObject *part, int32_t root, MonoObject *owner,
+                               int64_t *id, opi_status *status)
+{
+    struct prepared p = {0};
+    xfer_buffer *buffer;
+    struct ivcoll *v;
+    int rc;
+    if ((rc = prepare_scatter_gather(gather, comm, size, rank, whole, part, root, &p)) ||
+        (rc = ivcoll_take(size, &buffer, &v)))
+        return rc;
+    size_t n = p.c.n; /* bytes per rank */
+    mpc_block *to_whole = gather ? v->x.recv : v->x.send, *to_part = gather ? v->x.send : v->x.recv;
+    to_part[root] = (mpc_block){0, n};
+    for (int r = 0; r < size && rank == root; r++)
+        to_whole[r] = (mpc_block){(size_t)r * n, n};
+    /* prepare_scatter_gather's arrays: a the whole (NULL off the root), b the part */
+    MonoObject *send = gather ? p.b : p.a, *recv = gather ? p.a : p.b;
+    return start_exchange(buffer, v, gather ? &igather_names : &iscatter_names, send, p.c.send,
+                          recv, p.c.recv, p.elem_size, comm, size, owner, id, status);
+}
+
+/* Starts a v-collective prepared into v's exchange (buffer: v's), which the request takes; or,
+ * when its preparation returned rc, gives the buffer back. */
 static int istart_v(int rc, struct vprep *p, xfer_buffer *buffer, struct ivcoll *v, int32_t comm,
                     int32_t size, MonoObject *owner, int64_t *id, opi_status *status)
 {
-    if (rc == MPC_OK)
-        return ivcollective(p, buffer, v, comm, size, owner, id, status);
-    xfer_buffer_give(buffer);
-    return rc;
+    if (rc != MPC_OK) {
+        xfer_buffer_give(buffer);
+        return rc;
+    }
+    if (p->kind == GATHERV) /* the whole sendArray to the root */
+        v->x.send[p->root] = (mpc_block){0, p->sb.bytes};
+    else if (p->kind == SCATTERV) /* the whole recvArray from the root */
+        v->x.recv[p->root] = (mpc_block){0, p->rb.bytes};
+    return start_exchange(buffer, v, p->names, p->send, p->sb.data, p->recv, p->rb.data,
+                          p->recv ? p->rb.elem_size : p->sb.elem_size, comm, size, owner, id,
+                          status);
+}
+
+/* A vprep whose preparation fills v's blocks. */
+static void vprep_into(struct vprep *p, struct ivcoll *v)
+{
+    p->sblocks = v->x.send;
+    p->rblocks = v->x.recv;
+}
+
+int32_t opi_igather(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                    int32_t root, MonoObject *owner, int64_t *id, opi_status *status)
+{
+    return iscatter_gather(1, comm, size, rank, recv, send, root, owner, id, status);
+}
+
+int32_t opi_iscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                     int32_t root, MonoObject *owner, int64_t *id, opi_status *status)
+{
+    return iscatter_gather(0, comm, size, rank, send, recv, root, owner, id, status);
 }
 
 int32_t opi_igatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
@@ -1274,9 +1303,10 @@ int32_t opi_igatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
     xfer_buffer *buffer;
     struct ivcoll *v;
     struct vprep p = {0};
-    int rc = ivcoll_take(size, &buffer, &v, &p);
+    int rc = ivcoll_take(size, &buffer, &v);
     if (rc != MPC_OK)
         return rc;
+    vprep_into(&p, v);
     rc = prepare_gatherv(comm, size, rank, send, recv, counts, displs, root, &p);
     return istart_v(rc, &p, buffer, v, comm, size, owner, id, status);
 }
@@ -1288,9 +1318,10 @@ int32_t opi_iscatterv(int32_t comm, int32_t size, int32_t rank, MonoObject *send
     xfer_buffer *buffer;
     struct ivcoll *v;
     struct vprep p = {0};
-    int rc = ivcoll_take(size, &buffer, &v, &p);
+    int rc = ivcoll_take(size, &buffer, &v);
     if (rc != MPC_OK)
         return rc;
+    vprep_into(&p, v);
     rc = prepare_scatterv(comm, size, rank, send, counts, displs, recv, root, &p);
     return istart_v(rc, &p, buffer, v, comm, size, owner, id, status);
 }
@@ -1302,9 +1333,10 @@ int32_t opi_iallgatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *se
     xfer_buffer *buffer;
     struct ivcoll *v;
     struct vprep p = {0};
-    int rc = ivcoll_take(size, &buffer, &v, &p);
+    int rc = ivcoll_take(size, &buffer, &v);
     if (rc != MPC_OK)
         return rc;
+    vprep_into(&p, v);
     rc = prepare_alltoallv(comm, size, rank, send, NULL, NULL, recv, counts, displs, &p);
     return istart_v(rc, &p, buffer, v, comm, size, owner, id, status);
 }
@@ -1319,9 +1351,10 @@ int32_t opi_ialltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *sen
     xfer_buffer *buffer;
     struct ivcoll *v;
     struct vprep p = {0};
-    int rc = ivcoll_take(size, &buffer, &v, &p);
+    int rc = ivcoll_take(size, &buffer, &v);
     if (rc != MPC_OK)
         return rc;
+    vprep_into(&p, v);
     rc = prepare_alltoallv(comm, size, rank, send, send_counts, send_displs, recv, recv_counts,
                            recv_displs, &p);
     return istart_v(rc, &p, buffer, v, comm, size, owner, id, status);

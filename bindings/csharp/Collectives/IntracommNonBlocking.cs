@@ -1,7 +1,9 @@
 // Intracomm, non-blocking collectives: each starts MPI's non-blocking collective and returns a
 // Request. The arrays stay MPI's until the request completes (Wait, Test, await, ...); like an
 // Isend's object they are pinned only if the GC could move them, and a dropped Request is
-// finished by the core.
+// finished by the core. Igather, Iscatter and the v-forms run as one MPI_Ialltoallw in which
+// every block carries its size, so that a block of the wrong size is an MPException where it
+// arrives (MPICH drops a too-long block of a non-blocking collective without an error).
 using System.Runtime.CompilerServices;
 
 namespace System.MP
@@ -10,8 +12,8 @@ namespace System.MP
     {
         // The arguments are checked as the blocking calls check them, before anything starts;
         // the Status of a completed collective has Source -1, Tag MP.AnyTag, and Count / Bytes
-        // the elements / bytes this rank's receive array got (0 for Ibarrier, and for Ireduce
-        // off the root).
+        // the elements / bytes this rank's receive array got (0 for Ibarrier, for Ireduce,
+        // Igather and Igatherv off the root, and for Iexscan at rank 0).
 
         /// <summary>Starts a barrier: the request completes once every rank has
         /// started it.</summary>
@@ -114,7 +116,9 @@ namespace System.MP
         /// <summary>Starts gathering every rank's sendArray, in rank order, into the root's
         /// recvArray (Size times as long; null elsewhere is fine): the non-blocking
         /// <see cref="Gather(Array, Array, int)"/>. The Status at the root counts recvArray's
-        /// elements, elsewhere 0.</summary>
+        /// elements, elsewhere 0. A rank whose sendArray is not recvArray.Length / Size long
+        /// makes the root's Wait raise MPException naming it (every block travels with its
+        /// size).</summary>
         /// <example><code>
         /// var mine = new double[] { MP.World.Rank };
         /// var all = MP.World.Rank == 0 ? new double[MP.World.Size] : null;
@@ -142,7 +146,8 @@ namespace System.MP
 
         /// <summary>Starts scattering the root's sendArray (Size times recvArray's length; null
         /// elsewhere is fine) in rank order: block i lands in rank i's recvArray. The
-        /// non-blocking <see cref="Scatter(Array, Array, int)"/>.</summary>
+        /// non-blocking <see cref="Scatter(Array, Array, int)"/>. A rank whose recvArray is
+        /// not the root's sendArray.Length / Size long raises MPException from Wait.</summary>
         /// <exception cref="ArgumentNullException">recvArray, or the root's sendArray, is
         /// null.</exception>
         /// <exception cref="ArgumentOutOfRangeException">root is not a rank of this
