@@ -1,5 +1,7 @@
 /* collectives_exact.c — the exact v-collectives (mpc.h): algorithms on point-to-point over
- * each communicator's private twin, so that every receiver learns the size of every block. */
+ * each communicator's private twin, so that every receiver learns the size of every block; and
+ * the exchange behind their non-blocking forms (mpc_internal.h): one MPI_Ialltoallw_c whose
+ * blocks carry their size in a header. */
 #include "mpc_impl.h"
 
 #include "error_record.h"

@@ -1006,7 +1006,7 @@ int32_t opi_reduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, M
  * (xfer_user_op_reduction_begin/end). */
 
 /* What a request owns besides its arrays: native memory MPI reads or writes until completion
- * (Exscan's scratch at rank 0; the v-collectives' exchange, laid out in it), given back when the
+ * (Iexscan's scratch at rank 0; the v-collectives' exchange, laid out in it), given back when the
  * request's record goes, and the check of what arrived (xfer_info.verify). */
 struct request_owns {
     xfer_buffer *buffer;
