@@ -1242,8 +1242,8 @@ static int32_t iscatter_gather(int gather, int32_t comm, int32_t size, int32_t r
                                int64_t *id, opi_status *status)
 {
     struct prepared p = {0};
-    xfer_buffer *buffer;
-    struct ivcoll *v;
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
     int rc;
     if ((rc = prepare_scatter_gather(gather, comm, size, rank, whole, part, root, &p)) ||
         (rc = ivcoll_take(size, &buffer, &v)))
@@ -1300,8 +1300,8 @@ int32_t opi_igatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
                      MonoObject *counts, MonoObject *displs, int32_t root, MonoObject *owner,
                      int64_t *id, opi_status *status)
 {
-    xfer_buffer *buffer;
-    struct ivcoll *v;
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
     struct vprep p = {0};
     int rc = ivcoll_take(size, &buffer, &v);
     if (rc != MPC_OK)
@@ -1315,8 +1315,8 @@ int32_t opi_iscatterv(int32_t comm, int32_t size, int32_t rank, MonoObject *send
                       MonoObject *counts, MonoObject *displs, MonoObject *recv, int32_t root,
                       MonoObject *owner, int64_t *id, opi_status *status)
 {
-    xfer_buffer *buffer;
-    struct ivcoll *v;
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
     struct vprep p = {0};
     int rc = ivcoll_take(size, &buffer, &v);
     if (rc != MPC_OK)
@@ -1330,8 +1330,8 @@ int32_t opi_iallgatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *se
                         MonoObject *recv, MonoObject *counts, MonoObject *displs, MonoObject *owner,
                         int64_t *id, opi_status *status)
 {
-    xfer_buffer *buffer;
-    struct ivcoll *v;
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
     struct vprep p = {0};
     int rc = ivcoll_take(size, &buffer, &v);
     if (rc != MPC_OK)
@@ -1348,8 +1348,8 @@ int32_t opi_ialltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *sen
 {
     if (!send_counts)
         return error_record(OPI_ERR_NULL_ARGUMENT, "sendCounts", "sendCounts must not be null");
-    xfer_buffer *buffer;
-    struct ivcoll *v;
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
     struct vprep p = {0};
     int rc = ivcoll_take(size, &buffer, &v);
     if (rc != MPC_OK)
