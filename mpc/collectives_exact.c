@@ -1,5 +1,7 @@
 /* collectives_exact.c — the exact v-collectives (mpc.h): algorithms on point-to-point over
- * each communicator's private twin, so that every receiver learns the size of every block. */
+ * each communicator's private twin, so that every receiver learns the size of every block; and
+ * the exchange behind their non-blocking forms (mpc_internal.h): one MPI_Ialltoallw_c whose
+ * blocks carry their size in a header. */
 #include "mpc_impl.h"
 
 #include "error_record.h"
@@ -280,4 +282,115 @@ int mpc_alltoallv_exact(const void *sendbuf, const mpc_block *send, void *recvbu
     }
     peer_requests_free(&p);
     return rc;
+}
+
+/* ---- without blocking: one MPI_Ialltoallw_c with a header before every block ---- */
+
+size_t mpc_vexchange_bytes(int size)
+{
+    size_t n = (size_t)size;
+    return n * (2 * sizeof(mpc_block) + 2 * sizeof(int64_t) + 2 * sizeof(MPI_Count) +
+                2 * sizeof(MPI_Aint) + 2 * sizeof(MPI_Datatype));
+}
+
+void mpc_vexchange_init(mpc_vexchange *x, void *storage, int size)
+{
+    size_t n = (size_t)size;
+    char *p = storage; /* the 8-byte members first, MPI_Datatype (an int in MPICH) last */
+    x->size = size;
+    x->send = (mpc_block *)p;
+    x->recv = x->send + n;
+    p += 2 * n * sizeof(mpc_block);
+    x->sent = (int64_t *)p;
+    x->got = x->sent + n;
+    p += 2 * n * sizeof(int64_t);
+    x->counts = (MPI_Count *)p;
+    p += 2 * n * sizeof(MPI_Count);
+    x->displs = (MPI_Aint *)p;
+    p += 2 * n * sizeof(MPI_Aint);
+    x->types = (MPI_Datatype *)p;
+    for (size_t r = 0; r < n; r++) {
+        x->send[r] = x->recv[r] = (mpc_block){0, MPC_NO_BLOCK};
+        x->got[r] = MPC_GOT_MORE;
+    }
+}
+
+/* MPI's count, displacement and datatype for one block: none (MPC_NO_BLOCK: count 0), the
+ * header alone (an empty block: 8 MPI_BYTEs at the header's address), or the header and the data
+ * at data + offset (count 1 of a two-piece datatype made here, the only case with a count of 1
+ * and a type other than MPI_BYTE). On failure nothing is left to free (count 0, MPI_BYTE). */
+static int block_type(const mpc_block *b, int64_t *header, char *data, MPI_Count *count,
+                      MPI_Aint *displ, MPI_Datatype *type)
+{
+    *count = 0;
+    *displ = 0;
+    *type = MPI_BYTE;
+    if (b->bytes == MPC_NO_BLOCK)
+        return MPI_SUCCESS;
+    MPI_Aint at[2];
+    int rc = MPI_Get_address(header, &at[0]);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (b->bytes == 0) {
+        *count = (MPI_Count)sizeof *header;
+        *displ = at[0];
+        return MPI_SUCCESS;
+    }
+    if ((rc = MPI_Get_address(data + b->offset, &at[1])) != MPI_SUCCESS)
+        return rc;
+    MPI_Count lengths[2] = {(MPI_Count)sizeof *header, (MPI_Count)b->bytes};
+    MPI_Datatype made;
+    if ((rc = MPI_Type_create_hindexed_c(2, lengths, at, MPI_BYTE, &made)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = MPI_Type_commit(&made)) != MPI_SUCCESS) {
+        MPI_Type_free(&made);
+        return rc;
+    }
+    *type = made;
+    *count = 1;
+    return MPI_SUCCESS;
+}
+
+/* Frees a copy of a datatype block_type made (the arrays MPI was given stay as they were). */
+static void free_made(MPI_Count count, MPI_Datatype type)
+{
+    if (count == 1 && type != MPI_BYTE)
+        MPI_Type_free(&type);
+}
+
+int mpc_ivexchange(const void *sendbuf, void *recvbuf, mpc_vexchange *x, mpc_comm comm,
+                   mpc_request *req)
+{
+    int n = x->size, rc = MPI_SUCCESS, filled = 0;
+    MPI_Count *rcounts = x->counts + n;
+    MPI_Aint *rdispls = x->displs + n;
+    MPI_Datatype *rtypes = x->types + n;
+    while (filled < n && rc == MPI_SUCCESS) {
+        int r = filled++;
+        x->sent[r] = x->send[r].bytes == MPC_NO_BLOCK ? 0 : (int64_t)x->send[r].bytes;
+        x->got[r] = MPC_GOT_MORE;
+        rcounts[r] = 0;
+        rtypes[r] = MPI_BYTE;
+        rc = block_type(&x->send[r], &x->sent[r], (char *)sendbuf, &x->counts[r], &x->displs[r],
+                        &x->types[r]);
+        if (rc == MPI_SUCCESS)
+            rc = block_type(&x->recv[r], &x->got[r], recvbuf, &rcounts[r], &rdispls[r], &rtypes[r]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ialltoallw_c(MPI_BOTTOM, x->counts, x->displs, x->types, MPI_BOTTOM, rcounts,
+                              rdispls, rtypes, comm, req);
+    /* freed now, started or not: a started exchange completes normally on freed datatypes */
+    for (int r = 0; r < filled; r++) {
+        free_made(x->counts[r], x->types[r]);
+        free_made(rcounts[r], rtypes[r]);
+    }
+    return rc;
+}
+
+int64_t mpc_vexchange_got(const mpc_vexchange *x, int r)
+{
+    int64_t got = x->got[r];
+    if (got < 0 || x->recv[r].bytes == MPC_NO_BLOCK || (uint64_t)got > x->recv[r].bytes)
+        return MPC_GOT_MORE;
+    return got;
 }

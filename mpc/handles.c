@@ -33,6 +33,21 @@ int mpc_comm_split(mpc_comm comm, int color, int key, mpc_comm *out)
     return adopt_new_comm(MPI_Comm_split(comm, color < 0 ? MPI_UNDEFINED : color, key, out), out);
 }
 
+int mpc_comm_split_shared(mpc_comm comm, int key, mpc_comm *out)
+{
+    return adopt_new_comm(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, out),
+                          out);
+}
+
+int mpc_comm_set_name(mpc_comm comm, const char *name) { return MPI_Comm_set_name(comm, name); }
+
+int mpc_comm_get_name(mpc_comm comm, char *name, int *length)
+{
+    return MPI_Comm_get_name(comm, name, length);
+}
+
+int mpc_comm_compare(mpc_comm a, mpc_comm b, int *result) { return MPI_Comm_compare(a, b, result); }
+
 int mpc_comm_free(mpc_comm *comm)
 {
     if (*comm == MPI_COMM_NULL)

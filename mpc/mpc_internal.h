@@ -123,10 +123,55 @@ int mpc_gatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_
 int mpc_allgatherv(const void *sendbuf, size_t sendbytes, void *recvbuf, const MPI_Count *counts,
                    const MPI_Count *displs, mpc_comm comm);
 
+/* ---- the exact v-collectives without blocking ----
+ * MPICH 4.0.2 completes a non-blocking collective whose internal receive was truncated with
+ * MPI_SUCCESS, the block left unwritten (an MPI_Igatherv with one block longer than the root's
+ * count leaves it stale, silently), and no non-blocking v-collective reports what arrived. So
+ * Igatherv, Iscatterv, Iallgatherv and Ialltoallv run as one MPI_Ialltoallw_c in which every
+ * block that travels is preceded by 8 bytes: its size as its sender counts it. Each block goes
+ * with a datatype of two pieces (the header, the data in place) at absolute addresses
+ * (MPI_BOTTOM): no copy. After completion, got[r] tells the receiver what rank r sent; a block
+ * MPI dropped as too long leaves got[r] at MPC_GOT_MORE, a longer one kept in part has a larger
+ * header. The datatypes are freed as soon as the request is started (MPI completes pending
+ * operations on freed datatypes normally); every array MPI reads stays in the caller's storage
+ * until completion, as MPI requires of a non-blocking collective. */
+#define MPC_NO_BLOCK SIZE_MAX /* an mpc_block's bytes: nothing goes to or comes from that rank */
+typedef struct mpc_vexchange {
+    int size;
+    mpc_block *send, *recv; /* per rank: offsets into sendbuf / recvbuf, or bytes MPC_NO_BLOCK */
+    int64_t *sent, *got;    /* the headers */
+    MPI_Count *counts;      /* MPI's arguments: [0, size) sends, [size, 2 size) receives */
+    MPI_Aint *displs;
+    MPI_Datatype *types;
+} mpc_vexchange;
+/* Bytes of storage for an exchange over size ranks, and its layout there (8-byte aligned
+ * storage): every block MPC_NO_BLOCK, every got MPC_GOT_MORE. */
+size_t mpc_vexchange_bytes(int size);
+void mpc_vexchange_init(mpc_vexchange *x, void *storage, int size);
+/* Starts the exchange of x's blocks (every rank of comm calls it, the blocks of each pair
+ * agreeing on who sends: a header travels even for an empty block). */
+int mpc_ivexchange(const void *sendbuf, void *recvbuf, mpc_vexchange *x, mpc_comm comm,
+                   mpc_request *req);
+/* After completion: the bytes rank r's block brought, or MPC_GOT_MORE when r sent more than the
+ * block holds (nothing past the block was written). */
+int64_t mpc_vexchange_got(const mpc_vexchange *x, int r);
+
 /* comm's private twin for the exact v-collectives (mpc.h): MPI_Comm_dup'ed at the first call on
  * comm (collective), cached as an attribute, freed with comm; a Dup of comm does not inherit
  * it. */
 int mpc_comm_private(mpc_comm comm, mpc_comm *out);
+
+/* ---- communicators: the ranks of one host, names, comparison ---- */
+/* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): the ranks of comm that share memory with this one
+ * (one host), ordered by key, then by rank in comm. Collective; errors returned, freed at the
+ * end of MPI if the caller never frees it (as mpc_comm_split's). */
+int mpc_comm_split_shared(mpc_comm comm, int key, mpc_comm *out);
+/* MPI_Comm_set_name / MPI_Comm_get_name: local. name holds MPI_MAX_OBJECT_NAME bytes for get;
+ * MPI cuts a longer name to MPI_MAX_OBJECT_NAME - 1 characters silently (callers check). */
+int mpc_comm_set_name(mpc_comm comm, const char *name);
+int mpc_comm_get_name(mpc_comm comm, char *name, int *length);
+/* MPI_Comm_compare: MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR or MPI_UNEQUAL. */
+int mpc_comm_compare(mpc_comm a, mpc_comm b, int *result);
 
 /* ---- groups, topologies, intercommunicators, processes (issue 13, part 4) ----
  * Ranks are MPI's: MPI_UNDEFINED where a rank has none, MPI_PROC_NULL at a Cartesian open edge.

@@ -45,6 +45,10 @@
     X(CommDup, opi_comm_dup, IC_I32, (IC_I32, IC_I32_REF))                                         \
     X(CommSplit, opi_comm_split, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32_REF))                     \
     X(CommFree, opi_comm_free, IC_I32, (IC_I32_REF))                                               \
+    X(CommSplitShared, opi_comm_split_shared, IC_I32, (IC_I32, IC_I32, IC_I32_REF))                \
+    X(CommSetName, opi_comm_set_name, IC_I32, (IC_I32, IC_OBJ))                                    \
+    X(CommGetName, opi_comm_get_name, IC_I32, (IC_I32, IC_OBJ, IC_I32_REF))                        \
+    X(CommCompare, opi_comm_compare, IC_I32, (IC_I32, IC_I32, IC_I32_REF))                         \
     X(Barrier, opi_barrier, IC_I32, (IC_I32))                                                      \
     X(Send, opi_send, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32))                    \
     X(SendRange, opi_send_range, IC_I32,                                                           \
@@ -199,6 +203,28 @@
       (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
     X(Iallreduce, opi_iallreduce, IC_I32,                                                          \
       (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                 \
+    /* the rest of the non-blocking collectives (API.md version 3) */                              \
+    X(Igather, opi_igather, IC_I32,                                                                \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))         \
+    X(Iscatter, opi_iscatter, IC_I32,                                                              \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))         \
+    X(Iscan, opi_iscan, IC_I32,                                                                    \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                 \
+    X(Iexscan, opi_iexscan, IC_I32,                                                                \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))         \
+    X(IreduceScatterBlock, opi_ireduce_scatter_block, IC_I32,                                      \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                 \
+    X(Igatherv, opi_igatherv, IC_I32,                                                              \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF,         \
+       IC_STATUS_REF))                                                                             \
+    X(Iscatterv, opi_iscatterv, IC_I32,                                                            \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I64_REF,         \
+       IC_STATUS_REF))                                                                             \
+    X(Iallgatherv, opi_iallgatherv, IC_I32,                                                        \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(Ialltoallv, opi_ialltoallv, IC_I32,                                                          \
+      (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, \
+       IC_STATUS_REF))                                                                             \
     X(RequestTestMany, opi_request_test_many, IC_I32, (IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF))        \
     X(RequestDone, opi_request_done, IC_I32, (IC_I64, IC_I32_REF))
 

@@ -62,7 +62,8 @@ enum collective_kind {
     ALLREDUCE,
     SCAN,
     EXSCAN,
-    REDUCE_SCATTER_BLOCK
+    REDUCE_SCATTER_BLOCK,
+    VEXCHANGE /* the non-blocking v-collectives' exchange (mpc_ivexchange), started only */
 };
 
 struct collective {
@@ -91,6 +92,7 @@ static int call_collective(const struct collective *c)
     case EXSCAN: return mpc_exscan(c->send, c->recv, c->n, c->dt, c->op, c->comm);
     case REDUCE_SCATTER_BLOCK:
         return mpc_reduce_scatter_block(c->send, c->recv, c->n, c->dt, c->op, c->comm);
+    case VEXCHANGE: break; /* no blocking form */
     }
     return RT_ERR_RUNTIME;
 }
@@ -104,9 +106,10 @@ RT_HOLDS_STACK_MARK int opi_native_bcast(void *buf, size_t bytes, int root, MPI_
     return rc;
 }
 
-/* Starts c's non-blocking MPI call (c NULL: a barrier on comm) and, with test, tests it once:
- * one entry into MPI, inside a bracket. */
-static int start_collective(const struct collective *c, MPI_Comm comm, int test, xfer_started *s)
+/* Starts c's non-blocking MPI call (c NULL: a barrier on comm; VEXCHANGE: the exchange x) and,
+ * with test, tests it once: one entry into MPI, inside a bracket. */
+static int start_collective(const struct collective *c, mpc_vexchange *x, MPI_Comm comm, int test,
+                            xfer_started *s)
 {
     int rc;
     if (!c) {
@@ -131,6 +134,7 @@ static int start_collective(const struct collective *c, MPI_Comm comm, int test,
         case REDUCE_SCATTER_BLOCK:
             rc = mpc_ireduce_scatter_block(c->send, c->recv, c->n, c->dt, c->op, c->comm, &s->req);
             break;
+        case VEXCHANGE: rc = mpc_ivexchange(c->send, c->recv, x, c->comm, &s->req); break;
         default: return RT_ERR_RUNTIME;
         }
     }
@@ -160,6 +164,7 @@ static int yielding_kind(const struct collective *c)
     case SCAN:
     case EXSCAN:
     case REDUCE_SCATTER_BLOCK: return 1;
+    case VEXCHANGE: return 0;
     }
     return 0;
 }
@@ -170,7 +175,7 @@ RT_HOLDS_STACK_MARK static int run_yielding(const struct collective *c, MPI_Comm
     xfer_started s = {0};
     int rc;
     XFER_MPI_BEGIN(a, b);
-    rc = start_collective(c, comm, 0, &s);
+    rc = start_collective(c, NULL, comm, 0, &s);
     XFER_MPI_END;
     if (rc != MPC_OK)
         return rc;
@@ -285,8 +290,9 @@ int32_t opi_bcast_range(int32_t comm, int32_t size, MonoObject *array, int32_t o
 }
 
 /* Scatter and gather: `whole` is the Size-times array, significant at the root only. */
-static int32_t scatter_gather(int gather, int32_t comm, int32_t size, int32_t rank,
-                              MonoObject *whole, MonoObject *part, int32_t root)
+static int prepare_scatter_gather(int gather, int32_t comm, int32_t size, int32_t rank,
+                                  MonoObject *whole, MonoObject *part, int32_t root,
+                                  struct prepared *p)
 {
     const char *whole_name = gather ? "recvArray" : "sendArray",
                *part_name = gather ? "sendArray" : "recvArray";
@@ -312,19 +318,26 @@ static int32_t scatter_gather(int gather, int32_t comm, int32_t size, int32_t ra
     struct collective c =
         gather ? (struct collective){GATHER, pb.data, wb.data, pb.bytes, 0, 0, root, comm}
                : (struct collective){SCATTER, wb.data, pb.data, pb.bytes, 0, 0, root, comm};
-    return collective(c, whole, part, pb.elem_size);
+    /* what this rank's receive array gets: the part, or at a gather's root the whole */
+    size_t received = !gather ? pb.bytes : rank == root ? wb.bytes : 0;
+    *p = (struct prepared){c, whole, part, pb.elem_size, received, 0};
+    return MPC_OK;
 }
 
 int32_t opi_scatter(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
                     int32_t root)
 {
-    return scatter_gather(0, comm, size, rank, send, recv, root);
+    struct prepared p = {0};
+    int rc = prepare_scatter_gather(0, comm, size, rank, send, recv, root, &p);
+    return rc ? rc : run_prepared(&p);
 }
 
 int32_t opi_gather(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
                    int32_t root)
 {
-    return scatter_gather(1, comm, size, rank, recv, send, root);
+    struct prepared p = {0};
+    int rc = prepare_scatter_gather(1, comm, size, rank, recv, send, root, &p);
+    return rc ? rc : run_prepared(&p);
 }
 
 static int prepare_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
@@ -628,6 +641,142 @@ static int mismatch_error(int from, int64_t got, uint32_t elem_size, int32_t cou
 
 enum vcoll_kind { GATHERV, SCATTERV, ALLTOALLV };
 
+/* What a receiver's message about a block of the wrong size says: where its count comes from
+ * (a printf format that may take the sender's rank) and what must agree. */
+struct block_names {
+    const char *count, *rule;
+};
+static const struct block_names
+    gatherv_names = {"counts[%d] at the root", "and each rank sends its whole sendArray"},
+    scatterv_names = {"this rank's recvArray.Length", "and the root's counts[rank] must equal the "
+                                                      "receiver's recvArray.Length"},
+    allgatherv_names = {"counts[%d] on this rank", "and every rank must pass the same counts"},
+    alltoallv_names = {"recvCounts[%d] on this rank", "and a sender's sendCounts must match its "
+                                                      "receivers' recvCounts"},
+    igather_names = {"the root's recvArray.Length / Size", "and every rank's sendArray must hold "
+                                                           "recvArray.Length / Size elements"},
+    iscatter_names = {"this rank's recvArray.Length", "and every recvArray must hold the root's "
+                                                      "sendArray.Length / Size elements"};
+
+/* A block that arrived from rank from with got bytes (or MPC_GOT_MORE) where expected were: the
+ * error its receiver raises. */
+static int block_mismatch(const struct block_names *names, int from, int64_t got,
+                          uint32_t elem_size, size_t expected)
+{
+    return mismatch_error(from, got, elem_size, (int32_t)(expected / elem_size), names->count,
+                          names->rule);
+}
+
+/* A v-collective whose arguments passed the checks (prepare_gatherv, _scatterv, _alltoallv): its
+ * arrays (NULL where this rank has none) and the blocks cut from them per rank, in bytes, written
+ * into the caller's sblocks and rblocks (size entries each; left as they were where this rank
+ * sends or receives nothing, and for Gatherv's and Scatterv's one whole array). */
+struct vprep {
+    enum vcoll_kind kind;
+    const struct block_names *names;
+    int root;
+    MonoObject *send, *recv;
+    opi_buffer sb, rb;
+    mpc_block *sblocks, *rblocks;
+};
+
+static int prepare_gatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
+                           MonoObject *recv, MonoObject *counts, MonoObject *displs, int32_t root,
+                           struct vprep *p)
+{
+    const rt_class_plan *plan;
+    int rc;
+    p->kind = GATHERV;
+    p->names = &gatherv_names;
+    p->root = root;
+    p->send = send;
+    p->recv = NULL;
+    if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
+        return rc;
+    if (rank != root)
+        return array_arg(send, "sendArray", &p->sb, &plan);
+    p->recv = recv;
+    if ((rc = array_pair(send, "sendArray", recv, "recvArray", &p->sb, &p->rb, &plan, 0)) ||
+        (rc = blocks_arg(counts, "counts", displs, "displs", size, &p->rb, "recvArray", 1,
+                         p->rblocks)))
+        return rc;
+    if (p->rblocks[root].bytes != p->sb.bytes)
+        return error_record(
+            OPI_ERR_LENGTH, "sendArray",
+            "the root's sendArray has %zu elements but counts[%d], the root's own block, is %zu",
+            elements(&p->sb), root, p->rblocks[root].bytes / p->sb.elem_size);
+    return MPC_OK;
+}
+
+static int prepare_scatterv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
+                            MonoObject *counts, MonoObject *displs, MonoObject *recv, int32_t root,
+                            struct vprep *p)
+{
+    const rt_class_plan *plan;
+    int rc;
+    p->kind = SCATTERV;
+    p->names = &scatterv_names;
+    p->root = root;
+    p->send = NULL;
+    p->recv = recv;
+    if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
+        return rc;
+    if (rank != root)
+        return array_arg(recv, "recvArray", &p->rb, &plan);
+    p->send = send;
+    if ((rc = array_pair(send, "sendArray", recv, "recvArray", &p->sb, &p->rb, &plan, 0)) ||
+        (rc = blocks_arg(counts, "counts", displs, "displs", size, &p->sb, "sendArray", 0,
+                         p->sblocks)))
+        return rc;
+    if (p->sblocks[root].bytes != p->rb.bytes)
+        return error_record(
+            OPI_ERR_LENGTH, "recvArray",
+            "the root's recvArray has %zu elements but counts[%d], the root's own block, is %zu",
+            elements(&p->rb), root, p->sblocks[root].bytes / p->rb.elem_size);
+    return MPC_OK;
+}
+
+/* Alltoallv, and Allgatherv (send_counts and send_displs NULL: sendArray whole to every rank). */
+static int prepare_alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
+                             MonoObject *send_counts, MonoObject *send_displs, MonoObject *recv,
+                             MonoObject *recv_counts, MonoObject *recv_displs, struct vprep *p)
+{
+    int all = send_counts != NULL || send_displs != NULL;
+    const char *rcn = all ? "recvCounts" : "counts", *rdn = all ? "recvDispls" : "displs";
+    const rt_class_plan *plan;
+    mpc_block *sblocks = p->sblocks, *rblocks = p->rblocks;
+    int rc;
+    p->kind = ALLTOALLV;
+    p->names = all ? &alltoallv_names : &allgatherv_names;
+    p->root = 0;
+    p->send = send;
+    p->recv = recv;
+    if ((rc = check_comm(comm)) ||
+        (rc = array_pair(send, "sendArray", recv, "recvArray", &p->sb, &p->rb, &plan, 0)))
+        return rc;
+    if (all) {
+        rc = blocks_arg(send_counts, "sendCounts", send_displs, "sendDispls", size, &p->sb,
+                        "sendArray", 0, sblocks);
+    } else {
+        for (int r = 0; r < size; r++)
+            sblocks[r] = (mpc_block){0, p->sb.bytes};
+    }
+    if (rc == MPC_OK)
+        rc = blocks_arg(recv_counts, rcn, recv_displs, rdn, size, &p->rb, "recvArray", 1, rblocks);
+    if (rc == MPC_OK && sblocks[rank].bytes != rblocks[rank].bytes)
+        rc = all ? error_record(OPI_ERR_LENGTH, "recvCounts",
+                                "sendCounts[%d] is %zu but recvCounts[%d] is %zu: this rank's "
+                                "block to itself has "
+                                "one size",
+                                rank, sblocks[rank].bytes / p->sb.elem_size, rank,
+                                rblocks[rank].bytes / p->rb.elem_size)
+                 : error_record(
+                       OPI_ERR_LENGTH, "sendArray",
+                       "sendArray has %zu elements but counts[%d], this rank's own block, is %zu",
+                       elements(&p->sb), rank, rblocks[rank].bytes / p->rb.elem_size);
+    return rc;
+}
+
 struct vcoll {
     enum vcoll_kind kind;
     const void *send;
@@ -667,140 +816,85 @@ RT_HOLDS_STACK_MARK static int vcollective(struct vcoll *v, MonoObject *send, Mo
     return rc;
 }
 
+/* Runs a prepared v-collective blocking, as mpc's exact one, and checks what every block that
+ * came to this rank brought (got: size entries; Scatterv's one block from the root in got[0]). */
+static int run_vprep(const struct vprep *p, int32_t comm, int32_t size, int32_t rank, int64_t *got)
+{
+    struct vcoll v = {p->kind,    p->sb.data, p->sb.bytes, p->rb.data, p->rb.bytes,
+                      p->sblocks, p->rblocks, p->root,     comm,       got};
+    int rc = vcollective(&v, p->send, p->recv);
+    if (rc != MPC_OK)
+        return rc;
+    switch (p->kind) {
+    case SCATTERV: /* the root's own block was checked before it was copied */
+        if (rank == p->root || got[0] == (int64_t)p->rb.bytes)
+            return MPC_OK;
+        return block_mismatch(p->names, p->root, got[0], p->rb.elem_size, p->rb.bytes);
+    case GATHERV:
+        if (rank != p->root)
+            return MPC_OK;
+        break;
+    case ALLTOALLV: break;
+    }
+    for (int r = 0; r < size; r++)
+        if (got[r] != (int64_t)p->rblocks[r].bytes)
+            return block_mismatch(p->names, r, got[r], p->rb.elem_size, p->rblocks[r].bytes);
+    return MPC_OK;
+}
+
+/* Scratch for the blocks of a blocking v-collective, which p's preparation fills. */
+static int blocking_scratch(vc_scratch *s, struct vprep *p, int32_t size)
+{
+    int rc = vc_scratch_init(s, size);
+    p->sblocks = s->blocks;
+    p->rblocks = s->blocks + size;
+    return rc;
+}
+
+/* The rest of a blocking v-collective whose preparation returned rc: runs it, frees s. */
+static int run_blocking(int rc, const struct vprep *p, vc_scratch *s, int32_t comm, int32_t size,
+                        int32_t rank)
+{
+    if (rc == MPC_OK)
+        rc = run_vprep(p, comm, size, rank, s->got);
+    vc_scratch_free(s);
+    return rc;
+}
+
 int32_t opi_gatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
                     MonoObject *counts, MonoObject *displs, int32_t root)
 {
-    opi_buffer sb, rb = {0};
-    const rt_class_plan *plan;
     vc_scratch s;
-    int rc;
-    if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
+    struct vprep p = {0};
+    int rc = blocking_scratch(&s, &p, size);
+    if (rc != MPC_OK)
         return rc;
-    if (rank != root) {
-        if ((rc = array_arg(send, "sendArray", &sb, &plan)))
-            return rc;
-        struct vcoll v = {GATHERV, sb.data, sb.bytes, NULL, 0, NULL, NULL, root, comm, NULL};
-        return vcollective(&v, send, NULL);
-    }
-    if ((rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) ||
-        (rc = vc_scratch_init(&s, size)))
-        return rc;
-    if ((rc = blocks_arg(counts, "counts", displs, "displs", size, &rb, "recvArray", 1,
-                         s.blocks)) == MPC_OK &&
-        s.blocks[root].bytes != sb.bytes)
-        rc = error_record(
-            OPI_ERR_LENGTH, "sendArray",
-            "the root's sendArray has %zu elements but counts[%d], the root's own block, is %zu",
-            elements(&sb), root, s.blocks[root].bytes / sb.elem_size);
-    if (rc == MPC_OK) {
-        struct vcoll v = {GATHERV, sb.data,  sb.bytes, rb.data, rb.bytes,
-                          NULL,    s.blocks, root,     comm,    s.got};
-        rc = vcollective(&v, send, recv);
-        for (int r = 0; r < size && rc == MPC_OK; r++)
-            if (s.got[r] != (int64_t)s.blocks[r].bytes)
-                rc = mismatch_error(
-                    r, s.got[r], sb.elem_size, (int32_t)(s.blocks[r].bytes / sb.elem_size),
-                    "counts[%d] at the root", "and each rank sends its whole sendArray");
-    }
-    vc_scratch_free(&s);
-    return rc;
+    rc = prepare_gatherv(comm, size, rank, send, recv, counts, displs, root, &p);
+    return run_blocking(rc, &p, &s, comm, size, rank);
 }
 
 int32_t opi_scatterv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *counts,
                      MonoObject *displs, MonoObject *recv, int32_t root)
 {
-    opi_buffer sb = {0}, rb;
-    const rt_class_plan *plan;
     vc_scratch s;
-    int64_t got = 0;
-    int rc;
-    if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
+    struct vprep p = {0};
+    int rc = blocking_scratch(&s, &p, size);
+    if (rc != MPC_OK)
         return rc;
-    if (rank != root) {
-        if ((rc = array_arg(recv, "recvArray", &rb, &plan)))
-            return rc;
-        struct vcoll v = {SCATTERV, NULL, 0, rb.data, rb.bytes, NULL, NULL, root, comm, &got};
-        if ((rc = vcollective(&v, NULL, recv)) == MPC_OK && got != (int64_t)rb.bytes)
-            rc = mismatch_error(
-                root, got, rb.elem_size, (int32_t)elements(&rb), "this rank's recvArray.Length",
-                "and the root's counts[rank] must equal the receiver's recvArray.Length");
-        return rc;
-    }
-    if ((rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) ||
-        (rc = vc_scratch_init(&s, size)))
-        return rc;
-    if ((rc = blocks_arg(counts, "counts", displs, "displs", size, &sb, "sendArray", 0,
-                         s.blocks)) == MPC_OK &&
-        s.blocks[root].bytes != rb.bytes)
-        rc = error_record(
-            OPI_ERR_LENGTH, "recvArray",
-            "the root's recvArray has %zu elements but counts[%d], the root's own block, is %zu",
-            elements(&rb), root, s.blocks[root].bytes / rb.elem_size);
-    if (rc == MPC_OK) {
-        struct vcoll v = {SCATTERV, sb.data, sb.bytes, rb.data, rb.bytes,
-                          s.blocks, NULL,    root,     comm,    &got};
-        rc = vcollective(&v, send, recv);
-    }
-    vc_scratch_free(&s);
-    return rc;
-}
-
-/* Alltoallv, and Allgatherv (send_counts NULL: sendArray whole to every rank). */
-static int32_t alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
-                         MonoObject *send_counts, MonoObject *send_displs, MonoObject *recv,
-                         MonoObject *recv_counts, MonoObject *recv_displs)
-{
-    int all = send_counts != NULL || send_displs != NULL;
-    const char *rcn = all ? "recvCounts" : "counts", *rdn = all ? "recvDispls" : "displs";
-    opi_buffer sb, rb;
-    const rt_class_plan *plan;
-    vc_scratch s;
-    int rc;
-    if ((rc = check_comm(comm)) ||
-        (rc = array_pair(send, "sendArray", recv, "recvArray", &sb, &rb, &plan, 0)) ||
-        (rc = vc_scratch_init(&s, size)))
-        return rc;
-    mpc_block *sblocks = s.blocks, *rblocks = s.blocks + size;
-    if (all) {
-        rc = blocks_arg(send_counts, "sendCounts", send_displs, "sendDispls", size, &sb,
-                        "sendArray", 0, sblocks);
-    } else {
-        for (int r = 0; r < size; r++)
-            sblocks[r] = (mpc_block){0, sb.bytes};
-    }
-    if (rc == MPC_OK)
-        rc = blocks_arg(recv_counts, rcn, recv_displs, rdn, size, &rb, "recvArray", 1, rblocks);
-    if (rc == MPC_OK && sblocks[rank].bytes != rblocks[rank].bytes)
-        rc = all ? error_record(OPI_ERR_LENGTH, "recvCounts",
-                                "sendCounts[%d] is %zu but recvCounts[%d] is %zu: this rank's "
-                                "block to itself has "
-                                "one size",
-                                rank, sblocks[rank].bytes / sb.elem_size, rank,
-                                rblocks[rank].bytes / rb.elem_size)
-                 : error_record(
-                       OPI_ERR_LENGTH, "sendArray",
-                       "sendArray has %zu elements but counts[%d], this rank's own block, is %zu",
-                       elements(&sb), rank, rblocks[rank].bytes / rb.elem_size);
-    if (rc == MPC_OK) {
-        struct vcoll v = {ALLTOALLV, sb.data, sb.bytes, rb.data, rb.bytes,
-                          sblocks,   rblocks, 0,        comm,    s.got};
-        rc = vcollective(&v, send, recv);
-        for (int r = 0; r < size && rc == MPC_OK; r++)
-            if (s.got[r] != (int64_t)rblocks[r].bytes)
-                rc = mismatch_error(
-                    r, s.got[r], rb.elem_size, (int32_t)(rblocks[r].bytes / rb.elem_size),
-                    all ? "recvCounts[%d] on this rank" : "counts[%d] on this rank",
-                    all ? "and a sender's sendCounts must match its receivers' recvCounts"
-                        : "and every rank must pass the same counts");
-    }
-    vc_scratch_free(&s);
-    return rc;
+    rc = prepare_scatterv(comm, size, rank, send, counts, displs, recv, root, &p);
+    return run_blocking(rc, &p, &s, comm, size, rank);
 }
 
 int32_t opi_allgatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
                        MonoObject *counts, MonoObject *displs)
 {
-    return alltoallv(comm, size, rank, send, NULL, NULL, recv, counts, displs);
+    vc_scratch s;
+    struct vprep p = {0};
+    int rc = blocking_scratch(&s, &p, size);
+    if (rc != MPC_OK)
+        return rc;
+    rc = prepare_alltoallv(comm, size, rank, send, NULL, NULL, recv, counts, displs, &p);
+    return run_blocking(rc, &p, &s, comm, size, rank);
 }
 
 int32_t opi_alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
@@ -809,13 +903,20 @@ int32_t opi_alltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *send
 {
     if (!send_counts)
         return error_record(OPI_ERR_NULL_ARGUMENT, "sendCounts", "sendCounts must not be null");
-    return alltoallv(comm, size, rank, send, send_counts, send_displs, recv, recv_counts,
-                     recv_displs);
+    vc_scratch s;
+    struct vprep p = {0};
+    int rc = blocking_scratch(&s, &p, size);
+    if (rc != MPC_OK)
+        return rc;
+    rc = prepare_alltoallv(comm, size, rank, send, send_counts, send_displs, recv, recv_counts,
+                           recv_displs, &p);
+    return run_blocking(rc, &p, &s, comm, size, rank);
 }
 
 /* Exscan and ReduceScatterBlock: two different arrays (no in-place form), an operator. */
-static int32_t vreduction(enum collective_kind kind, int32_t comm, int32_t size, int32_t rank,
-                          MonoObject *send, MonoObject *recv, int32_t op_code)
+static int prepare_vreduction(enum collective_kind kind, int32_t comm, int32_t size,
+                              MonoObject *send, MonoObject *recv, int32_t op_code,
+                              struct prepared *p)
 {
     opi_buffer sb, rb;
     const rt_class_plan *plan;
@@ -837,15 +938,40 @@ static int32_t vreduction(enum collective_kind kind, int32_t comm, int32_t size,
             elements(&sb), size, elements(&rb), elements(&rb) * (size_t)size);
     if ((rc = opi_op_resolve(op_code, plan, &op, &dt)) != MPC_OK)
         return rc;
-    /* MPI leaves rank 0's Exscan result undefined: it gets native scratch, recvArray stays as it
-     * was */
+    *p = (struct prepared){{kind, sb.data, rb.data, rb.bytes / plan->data_size, dt, op, 0, comm},
+                           send,
+                           recv,
+                           plan->data_size,
+                           rb.bytes,
+                           op_code >= OP_BUILTINS};
+    return MPC_OK;
+}
+
+/* MPI leaves rank 0's Exscan result undefined: it goes to native scratch (of the recvArray's
+ * bytes, p->received), and recvArray stays as it was. */
+static void exscan_into_scratch(struct prepared *p, void *scratch)
+{
+    p->c.recv = scratch;
+    p->b = NULL;
+    p->received = 0;
+}
+
+static int32_t vreduction(enum collective_kind kind, int32_t comm, int32_t size, int32_t rank,
+                          MonoObject *send, MonoObject *recv, int32_t op_code)
+{
+    struct prepared p = {0};
+    int rc = prepare_vreduction(kind, comm, size, send, recv, op_code, &p);
+    if (rc != MPC_OK)
+        return rc;
     void *scratch = NULL;
-    if (kind == EXSCAN && rank == 0 && rb.bytes && !(scratch = malloc(rb.bytes)))
-        return error_record(MPC_ERR_NO_MEMORY, NULL,
-                            "out of memory for rank 0's %zu bytes of Exscan scratch", rb.bytes);
-    struct collective c = {
-        kind, sb.data, scratch ? scratch : rb.data, rb.bytes / plan->data_size, dt, op, 0, comm};
-    rc = collective_by(op_code >= OP_BUILTINS, c, send, scratch ? NULL : recv, plan->data_size);
+    if (kind == EXSCAN && rank == 0 && p.received) {
+        if (!(scratch = malloc(p.received)))
+            return error_record(MPC_ERR_NO_MEMORY, NULL,
+                                "out of memory for rank 0's %zu bytes of Exscan scratch",
+                                p.received);
+        exscan_into_scratch(&p, scratch);
+    }
+    rc = run_prepared(&p);
     free(scratch);
     return rc;
 }
@@ -879,13 +1005,25 @@ int32_t opi_reduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, M
  * such reduction is in flight. The blocking reductions bracket their one MPI call instead
  * (xfer_user_op_reduction_begin/end). */
 
-/* Starts p (NULL: a barrier on comm) for the Request owner. The Status of a collective: Source
- * -1, Tag MP.AnyTag, Count and Bytes what this rank's receive array got.
+/* What a request owns besides its arrays: native memory MPI reads or writes until completion
+ * (Iexscan's scratch at rank 0; the v-collectives' exchange, laid out in it), given back when the
+ * request's record goes, and the check of what arrived (xfer_info.verify). */
+struct request_owns {
+    xfer_buffer *buffer;
+    mpc_vexchange *exchange;
+    int (*verify)(const xfer_info *info, int rc);
+};
+
+/* Starts p (NULL: a barrier on comm) for the Request owner; the request takes own (NULL: none)
+ * whatever happens. The Status of a collective: Source -1, Tag MP.AnyTag, Count and Bytes what
+ * this rank's receive array got.
  *   Only a communicator of one rank tests the request at once (it has finished then, and needs
  * no handles): with more ranks it cannot have finished before the others joined, and a test
  * takes MPICH's lock once more (~0.1 µs of an 8-byte Iallreduce + Wait). */
-RT_HOLDS_STACK_MARK static int icollective(const struct prepared *p, MPI_Comm comm, int32_t size,
-                                           MonoObject *owner, int64_t *id, opi_status *status)
+RT_HOLDS_STACK_MARK static int icollective_owning(const struct prepared *p,
+                                                  const struct request_owns *own, MPI_Comm comm,
+                                                  int32_t size, MonoObject *owner, int64_t *id,
+                                                  opi_status *status)
 {
     MonoObject *objs[2] = {p ? p->a : NULL, p ? p->b : NULL};
     uint32_t early[2];
@@ -893,18 +1031,31 @@ RT_HOLDS_STACK_MARK static int icollective(const struct prepared *p, MPI_Comm co
     xfer_started s = {0};
     int rc;
     XFER_MPI_BEGIN(objs[0], objs[1]);
-    rc = start_collective(p ? &p->c : NULL, comm, size == 1, &s);
+    rc = start_collective(p ? &p->c : NULL, own ? own->exchange : NULL, comm, size == 1, &s);
     XFER_MPI_END;
+    xfer_buffer *buffer = own ? own->buffer : NULL;
     if (rc != MPC_OK) {
         xfer_early_unpin(early, 2);
+        xfer_buffer_give(buffer);
         return rc;
     }
     xfer_info info = {.elem_size = p ? p->elem_size : 1,
                       .is_send = 1,
                       .tag = OPI_ANY_TAG,
-                      .bytes = p ? (int64_t)p->received : 0};
-    return opi_track_transfer(&s, objs, 2, early, owner, &info, "this rank's receive array", id,
-                              status);
+                      .bytes = p ? (int64_t)p->received : 0,
+                      .buffer = buffer,
+                      .verify = own ? own->verify : NULL};
+    rc = opi_track_transfer(&s, objs, 2, early, owner, &info, "this rank's receive array", id,
+                            status);
+    if (*id < 0) /* finished at once (checked then): the registry never took the buffer */
+        xfer_buffer_give(buffer);
+    return rc;
+}
+
+static int icollective(const struct prepared *p, MPI_Comm comm, int32_t size, MonoObject *owner,
+                       int64_t *id, opi_status *status)
+{
+    return icollective_owning(p, NULL, comm, size, owner, id, status);
 }
 
 static int refuse_user_op(const struct prepared *p, const char *call)
@@ -972,4 +1123,239 @@ int32_t opi_iallreduce(int32_t comm, int32_t size, MonoObject *send, MonoObject 
         (rc = refuse_user_op(&p, "Iallreduce")))
         return rc;
     return icollective(&p, comm, size, owner, id, status);
+}
+
+int32_t opi_iscan(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv, int32_t op,
+                  MonoObject *owner, int64_t *id, opi_status *status)
+{
+    struct prepared p = {0};
+    int rc;
+    if ((rc = prepare_reduction(SCAN, comm, size, 0, send, recv, op, 0, &p)) ||
+        (rc = refuse_user_op(&p, "Iscan")))
+        return rc;
+    return icollective(&p, comm, size, owner, id, status);
+}
+
+/* Iexscan and IreduceScatterBlock. Rank 0's Exscan result, which MPI leaves undefined, goes to
+ * scratch the request owns until it completes: recvArray stays as it was. */
+static int32_t ivreduction(enum collective_kind kind, const char *call, int32_t comm, int32_t size,
+                           int32_t rank, MonoObject *send, MonoObject *recv, int32_t op,
+                           MonoObject *owner, int64_t *id, opi_status *status)
+{
+    struct prepared p = {0};
+    int rc;
+    if ((rc = prepare_vreduction(kind, comm, size, send, recv, op, &p)) ||
+        (rc = refuse_user_op(&p, call)))
+        return rc;
+    struct request_owns own = {NULL, NULL, NULL};
+    if (kind == EXSCAN && rank == 0 && p.received) {
+        if (!(own.buffer = xfer_buffer_take(p.received)))
+            return error_record(MPC_ERR_NO_MEMORY, NULL,
+                                "out of memory for rank 0's %zu bytes of Iexscan scratch",
+                                p.received);
+        exscan_into_scratch(&p, own.buffer->data);
+    }
+    return icollective_owning(&p, &own, comm, size, owner, id, status);
+}
+
+int32_t opi_iexscan(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                    int32_t op, MonoObject *owner, int64_t *id, opi_status *status)
+{
+    return ivreduction(EXSCAN, "Iexscan", comm, size, rank, send, recv, op, owner, id, status);
+}
+
+int32_t opi_ireduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
+                                  int32_t op, MonoObject *owner, int64_t *id, opi_status *status)
+{
+    return ivreduction(REDUCE_SCATTER_BLOCK, "IreduceScatterBlock", comm, size, 0, send, recv, op,
+                       owner, id, status);
+}
+
+/* ---- Igather, Iscatter, Igatherv, Iscatterv, Iallgatherv, Ialltoallv ----
+ * The same checks as the blocking forms (prepare_scatter_gather, prepare_gatherv, _scatterv,
+ * _alltoallv), with the blocks written into the request's own buffer, and then one
+ * MPI_Ialltoallw_c in which each block carries its size in a header (mpc_ivexchange: MPICH's
+ * non-blocking collectives report neither a truncated block nor a short one). MPI reads counts,
+ * displacements and datatypes until completion: they live in that buffer, so the caller's
+ * counts and displs arrays are free once the call returns. At completion (opi_completed) the
+ * receiver compares each header with its count, and a block of another size raises
+ * MPException, with the blocking v-form's message (Igather and Iscatter: their own). */
+
+/* The request's buffer: this, then the exchange's storage. */
+struct ivcoll {
+    const struct block_names *names;
+    uint32_t elem_size;
+    mpc_vexchange x;
+};
+#define IVCOLL_HEAD ((sizeof(struct ivcoll) + 15) & ~(size_t)15)
+
+static int ivcoll_verify(const xfer_info *info, int rc)
+{
+    const struct ivcoll *v = (const struct ivcoll *)info->buffer->data;
+    if (rc != MPC_OK && (rc < 0 || mpc_error_class(rc) != MPI_ERR_TRUNCATE))
+        return rc; /* not about sizes: MPI's own error */
+    for (int r = 0; r < v->x.size; r++) {
+        size_t expected = v->x.recv[r].bytes;
+        int64_t got = mpc_vexchange_got(&v->x, r);
+        if (expected != MPC_NO_BLOCK && got != (int64_t)expected)
+            return block_mismatch(v->names, r, got, v->elem_size, expected);
+    }
+    return rc;
+}
+
+/* A buffer for a non-blocking exchange over size ranks, its blocks all MPC_NO_BLOCK. */
+static int ivcoll_take(int32_t size, xfer_buffer **buffer, struct ivcoll **v)
+{
+    if (!(*buffer = xfer_buffer_take(IVCOLL_HEAD + mpc_vexchange_bytes(size))))
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "out of memory for the blocks of a non-blocking collective over %d "
+                            "ranks",
+                            size);
+    *v = (struct ivcoll *)(*buffer)->data;
+    mpc_vexchange_init(&(*v)->x, (*buffer)->data + IVCOLL_HEAD, size);
+    return MPC_OK;
+}
+
+/* Starts v's exchange (its blocks filled: offsets into sendbuf, in send, and recvbuf, in recv,
+ * arrays of elem_size-byte elements) for the Request owner; the request takes buffer (v's). */
+static int start_exchange(xfer_buffer *buffer, struct ivcoll *v, const struct block_names *names,
+                          MonoObject *send, const void *sendbuf, MonoObject *recv, void *recvbuf,
+                          uint32_t elem_size, int32_t comm, int32_t size, MonoObject *owner,
+                          int64_t *id, opi_status *status)
+{
+    size_t received = 0;
+    for (int r = 0; r < size; r++)
+        if (v->x.recv[r].bytes != MPC_NO_BLOCK)
+            received += v->x.recv[r].bytes;
+    v->names = names;
+    v->elem_size = elem_size;
+    struct prepared q = {
+        {VEXCHANGE, sendbuf, recvbuf, 0, 0, 0, 0, comm}, send, recv, elem_size, received, 0};
+    struct request_owns own = {buffer, &v->x, ivcoll_verify};
+    return icollective_owning(&q, &own, comm, size, owner, id, status);
+}
+
+/* Igather and Iscatter as an exchange: every block with its size, as the v-forms' (MPICH's
+ * MPI_Igather drops a block longer than the root expects without an error, as MPI_Igatherv). */
+static int32_t iscatter_gather(int gather, int32_t comm, int32_t size, int32_t rank,
+                               MonoObject *whole, MonoObject *part, int32_t root, MonoObject *owner,
+                               int64_t *id, opi_status *status)
+{
+    struct prepared p = {0};
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
+    int rc;
+    if ((rc = prepare_scatter_gather(gather, comm, size, rank, whole, part, root, &p)) ||
+        (rc = ivcoll_take(size, &buffer, &v)))
+        return rc;
+    size_t n = p.c.n; /* bytes per rank */
+    mpc_block *to_whole = gather ? v->x.recv : v->x.send, *to_part = gather ? v->x.send : v->x.recv;
+    to_part[root] = (mpc_block){0, n};
+    for (int r = 0; r < size && rank == root; r++)
+        to_whole[r] = (mpc_block){(size_t)r * n, n};
+    /* prepare_scatter_gather's arrays: a the whole (NULL off the root), b the part */
+    MonoObject *send = gather ? p.b : p.a, *recv = gather ? p.a : p.b;
+    return start_exchange(buffer, v, gather ? &igather_names : &iscatter_names, send, p.c.send,
+                          recv, p.c.recv, p.elem_size, comm, size, owner, id, status);
+}
+
+/* Starts a v-collective prepared into v's exchange (buffer: v's), which the request takes; or,
+ * when its preparation returned rc, gives the buffer back. */
+static int istart_v(int rc, struct vprep *p, xfer_buffer *buffer, struct ivcoll *v, int32_t comm,
+                    int32_t size, MonoObject *owner, int64_t *id, opi_status *status)
+{
+    if (rc != MPC_OK) {
+        xfer_buffer_give(buffer);
+        return rc;
+    }
+    if (p->kind == GATHERV) /* the whole sendArray to the root */
+        v->x.send[p->root] = (mpc_block){0, p->sb.bytes};
+    else if (p->kind == SCATTERV) /* the whole recvArray from the root */
+        v->x.recv[p->root] = (mpc_block){0, p->rb.bytes};
+    return start_exchange(buffer, v, p->names, p->send, p->sb.data, p->recv, p->rb.data,
+                          p->recv ? p->rb.elem_size : p->sb.elem_size, comm, size, owner, id,
+                          status);
+}
+
+/* A vprep whose preparation fills v's blocks. */
+static void vprep_into(struct vprep *p, struct ivcoll *v)
+{
+    p->sblocks = v->x.send;
+    p->rblocks = v->x.recv;
+}
+
+int32_t opi_igather(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                    int32_t root, MonoObject *owner, int64_t *id, opi_status *status)
+{
+    return iscatter_gather(1, comm, size, rank, recv, send, root, owner, id, status);
+}
+
+int32_t opi_iscatter(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                     int32_t root, MonoObject *owner, int64_t *id, opi_status *status)
+{
+    return iscatter_gather(0, comm, size, rank, send, recv, root, owner, id, status);
+}
+
+int32_t opi_igatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
+                     MonoObject *counts, MonoObject *displs, int32_t root, MonoObject *owner,
+                     int64_t *id, opi_status *status)
+{
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
+    struct vprep p = {0};
+    int rc = ivcoll_take(size, &buffer, &v);
+    if (rc != MPC_OK)
+        return rc;
+    vprep_into(&p, v);
+    rc = prepare_gatherv(comm, size, rank, send, recv, counts, displs, root, &p);
+    return istart_v(rc, &p, buffer, v, comm, size, owner, id, status);
+}
+
+int32_t opi_iscatterv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
+                      MonoObject *counts, MonoObject *displs, MonoObject *recv, int32_t root,
+                      MonoObject *owner, int64_t *id, opi_status *status)
+{
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
+    struct vprep p = {0};
+    int rc = ivcoll_take(size, &buffer, &v);
+    if (rc != MPC_OK)
+        return rc;
+    vprep_into(&p, v);
+    rc = prepare_scatterv(comm, size, rank, send, counts, displs, recv, root, &p);
+    return istart_v(rc, &p, buffer, v, comm, size, owner, id, status);
+}
+
+int32_t opi_iallgatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
+                        MonoObject *recv, MonoObject *counts, MonoObject *displs, MonoObject *owner,
+                        int64_t *id, opi_status *status)
+{
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
+    struct vprep p = {0};
+    int rc = ivcoll_take(size, &buffer, &v);
+    if (rc != MPC_OK)
+        return rc;
+    vprep_into(&p, v);
+    rc = prepare_alltoallv(comm, size, rank, send, NULL, NULL, recv, counts, displs, &p);
+    return istart_v(rc, &p, buffer, v, comm, size, owner, id, status);
+}
+
+int32_t opi_ialltoallv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
+                       MonoObject *send_counts, MonoObject *send_displs, MonoObject *recv,
+                       MonoObject *recv_counts, MonoObject *recv_displs, MonoObject *owner,
+                       int64_t *id, opi_status *status)
+{
+    if (!send_counts)
+        return error_record(OPI_ERR_NULL_ARGUMENT, "sendCounts", "sendCounts must not be null");
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
+    struct vprep p = {0};
+    int rc = ivcoll_take(size, &buffer, &v);
+    if (rc != MPC_OK)
+        return rc;
+    vprep_into(&p, v);
+    rc = prepare_alltoallv(comm, size, rank, send, send_counts, send_displs, recv, recv_counts,
+                           recv_displs, &p);
+    return istart_v(rc, &p, buffer, v, comm, size, owner, id, status);
 }

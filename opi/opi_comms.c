@@ -100,6 +100,97 @@ RT_HOLDS_STACK_MARK static int group_free(int group)
     return rc;
 }
 
+/* ---- the ranks of one host, names, comparison ---- */
+
+/* The longest name that round-trips (Comm.MaxName, checked by the contract test): MPI keeps
+ * MPI_MAX_OBJECT_NAME - 1 characters and cuts longer ones silently. */
+#define OPI_MAX_NAME OPI_COMM_MAX_NAME
+_Static_assert(OPI_MAX_NAME <= MPI_MAX_OBJECT_NAME - 1, "MPI keeps names of OPI_MAX_NAME chars");
+
+RT_HOLDS_STACK_MARK int32_t opi_comm_split_shared(int32_t comm, int32_t key, int32_t *out)
+{
+    MPI_Comm made = MPI_COMM_NULL;
+    int rc = check_comm(comm);
+    if (rc != MPC_OK)
+        return rc;
+    XFER_BLOCKING_BEGIN();
+    rc = mpc_comm_split_shared(comm, key, &made);
+    XFER_BLOCKING_END;
+    if (rc == MPC_OK)
+        *out = made;
+    return rc;
+}
+
+/* name: a byte[] of ASCII characters, no NUL (Comm.Name's setter checked the string and says
+ * so in C# terms; this is the core's own guard), at most OPI_MAX_NAME of them. */
+RT_HOLDS_STACK_MARK int32_t opi_comm_set_name(int32_t comm, MonoObject *name)
+{
+    char copy[OPI_MAX_NAME + 1];
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_whole_as(name, "value", &b)))
+        return rc;
+    if (b.elem_size != 1 || b.bytes > OPI_MAX_NAME)
+        return error_record(OPI_ERR_BAD_ARGUMENT, "value",
+                            "a communicator's name is at most %d ASCII characters; %zu bytes were "
+                            "given",
+                            OPI_MAX_NAME, b.bytes);
+    for (size_t i = 0; i < b.bytes; i++) {
+        copy[i] = (char)((const uint8_t *)b.data)[i];
+        if (copy[i] <= 0)
+            return error_record(OPI_ERR_BAD_ARGUMENT, "value",
+                                "byte %zu of the name is %u: a communicator's name is ASCII "
+                                "characters 1..127",
+                                i, ((const uint8_t *)b.data)[i]);
+    }
+    copy[b.bytes] = '\0';
+    XFER_MPI_BEGIN();
+    rc = mpc_comm_set_name(comm, copy);
+    XFER_MPI_END;
+    return rc;
+}
+
+/* The name into buffer (a byte[] of at least OPI_MAX_NAME bytes), its length into *length. */
+RT_HOLDS_STACK_MARK int32_t opi_comm_get_name(int32_t comm, MonoObject *buffer, int32_t *length)
+{
+    char name[MPI_MAX_OBJECT_NAME + 1] = "";
+    int n = 0;
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)))
+        return rc;
+    XFER_MPI_BEGIN();
+    rc = mpc_comm_get_name(comm, name, &n);
+    XFER_MPI_END;
+    /* buffer's address read after the bracket, which may have let it move */
+    if (rc != MPC_OK || (rc = opi_buffer_whole_as(buffer, "buffer", &b)))
+        return rc;
+    size_t len = strnlen(name, sizeof name - 1);
+    if (len > b.bytes)
+        return error_record(OPI_ERR_LENGTH, "buffer", "the name has %zu bytes; buffer holds %zu",
+                            len, b.bytes);
+    memcpy(b.data, name, len);
+    *length = (int32_t)len;
+    return MPC_OK;
+}
+
+RT_HOLDS_STACK_MARK int32_t opi_comm_compare(int32_t a, int32_t b, int32_t *result)
+{
+    int rc, r = MPI_UNEQUAL;
+    if ((rc = check_comm(a)) || (rc = check_comm(b)))
+        return rc;
+    XFER_MPI_BEGIN();
+    rc = mpc_comm_compare(a, b, &r);
+    XFER_MPI_END;
+    if (rc != MPC_OK)
+        return rc;
+    *result = r == MPI_IDENT       ? OPI_COMPARE_IDENTICAL
+              : r == MPI_CONGRUENT ? OPI_COMPARE_CONGRUENT
+              : r == MPI_SIMILAR   ? OPI_COMPARE_SIMILAR
+                                   : OPI_COMPARE_UNEQUAL;
+    return MPC_OK;
+}
+
 /* ---- groups ---- */
 
 RT_HOLDS_STACK_MARK int32_t opi_comm_group(int32_t comm, int32_t *group)

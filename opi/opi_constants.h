@@ -22,10 +22,12 @@
     X(MP, PROC_NULL, -3)  \
     X(MP, UNDEFINED, -32766)
 
-/* A send's mode, an argument of Send, SendRange, Isend and IsendRange: OPI_SEND_STANDARD …. */
+/* A send's mode, an argument of Send, SendRange, Isend and IsendRange: OPI_SEND_STANDARD …;
+ * and the longest communicator name that round-trips (Comm.Name), OPI_COMM_MAX_NAME. */
 #define OPI_SEND_MODES(X) \
     X(Comm, STANDARD, 0)  \
     X(Comm, SYNCHRONOUS, 1)
+#define OPI_COMM_LIMITS(X) X(Comm, MAX_NAME, 127)
 
 /* GroupCombine's kind (Group.Union, Intersection, Difference): OPI_GROUP_UNION …; from 0 with no
  * gap, as opi_group_combine indexes a table by it. */
@@ -39,9 +41,20 @@
     X(WaitPolicy, SPIN, MPC_WAIT_SPIN) \
     X(WaitPolicy, YIELD, MPC_WAIT_YIELD)
 
+/* What Comm.Compare returns (System.MP.Comparison): OPI_COMPARE_IDENTICAL …, translated from
+ * MPI's MPI_IDENT … (opi_comms.c), whose values are MPICH's own. */
+#define OPI_COMPARISONS(X)      \
+    X(Comparison, IDENTICAL, 0) \
+    X(Comparison, CONGRUENT, 1) \
+    X(Comparison, SIMILAR, 2)   \
+    X(Comparison, UNEQUAL, 3)
+
 /* Every row above, for the contract. */
-#define OPI_MIRRORED_CONSTANTS(X) \
-    OPI_SENTINELS(X) OPI_SEND_MODES(X) OPI_GROUP_COMBINES(X) OPI_WAIT_POLICIES(X)
+/* clang-format off */
+#define OPI_MIRRORED_CONSTANTS(X)                                               \
+    OPI_SENTINELS(X) OPI_SEND_MODES(X) OPI_COMM_LIMITS(X) OPI_GROUP_COMBINES(X) \
+    OPI_WAIT_POLICIES(X) OPI_COMPARISONS(X)
+/* clang-format on */
 
 enum opi_sentinel {
 #define OPI_SENTINEL_ENUM(type, name, value) OPI_##name = value,
@@ -59,6 +72,18 @@ enum opi_group_combine {
 #define OPI_GROUP_COMBINE_ENUM(type, name, value) OPI_GROUP_##name = value,
     OPI_GROUP_COMBINES(OPI_GROUP_COMBINE_ENUM)
 #undef OPI_GROUP_COMBINE_ENUM
+};
+
+enum {
+#define OPI_COMM_LIMIT_ENUM(type, name, value) OPI_COMM_##name = value,
+    OPI_COMM_LIMITS(OPI_COMM_LIMIT_ENUM)
+#undef OPI_COMM_LIMIT_ENUM
+};
+
+enum opi_comparison {
+#define OPI_COMPARISON_ENUM(type, name, value) OPI_COMPARE_##name = value,
+    OPI_COMPARISONS(OPI_COMPARISON_ENUM)
+#undef OPI_COMPARISON_ENUM
 };
 
 #define OPI_CONSTANT_ONE(...) +1

@@ -842,6 +842,7 @@ int32_t opi_request_wait(int64_t id, opi_status *status)
         return rc;
     /* No object to pin here: the registry's slot already holds it. */
     rc = xfer_complete(&req, 1, NULL, 0, &st);
+    rc = opi_completed(&info, rc);
     xfer_release(id, 1);
     return rc == MPC_OK ? opi_request_status(status, &st, &info)
                         : opi_receive_failed(rc, &st, "the receive buffer", (size_t)info.bytes,
@@ -869,6 +870,8 @@ RT_HOLDS_STACK_MARK static int call_on_request(int64_t id, enum request_op op, i
     XFER_MPI_END;
     if (*call_rc != MPC_OK)
         *done = 1;
+    if (op == REQUEST_TEST && *done)
+        *call_rc = opi_completed(info, *call_rc);
     xfer_release(id, op == REQUEST_TEST && *done);
     return MPC_OK;
 }
@@ -939,6 +942,8 @@ RT_HOLDS_STACK_MARK int32_t opi_request_test_many(MonoObject *ids, int32_t start
         XFER_MPI_END;
         if (rc != MPC_OK)
             done = 1; /* the request failed, and so completed */
+        if (done)
+            rc = opi_completed(&info, rc);
         xfer_release(id, done);
         if (done) {
             opi_status *out = (opi_status *)rt_array_data(statuses) + i;

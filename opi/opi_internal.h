@@ -159,24 +159,28 @@ int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm);
 /* ---- reduction operators (opi_ops.c) ---- */
 
 /* MPI's built-in operators as System.MP.Op numbers them: X(NAME, MPI operator, family); the
- * code is the position in the list (the contract test checks Op.NAME's code). */
-#define OPI_BUILTIN_OPS(X)        \
-    X(SUM, MPI_SUM, ARITHMETIC)   \
-    X(PROD, MPI_PROD, ARITHMETIC) \
-    X(MIN, MPI_MIN, ARITHMETIC)   \
-    X(MAX, MPI_MAX, ARITHMETIC)   \
-    X(LAND, MPI_LAND, LOGICAL)    \
-    X(LOR, MPI_LOR, LOGICAL)      \
-    X(BAND, MPI_BAND, BITWISE)    \
-    X(BOR, MPI_BOR, BITWISE)      \
-    X(BXOR, MPI_BXOR, BITWISE)
+ * code is the position in the list (the contract test checks Op.NAME's code). The ONE_SIDED ones
+ * (Op.Replace, Op.NoOp) are for RMA windows only: opi_op_resolve refuses them. */
+#define OPI_BUILTIN_OPS(X)             \
+    X(SUM, MPI_SUM, ARITHMETIC)        \
+    X(PROD, MPI_PROD, ARITHMETIC)      \
+    X(MIN, MPI_MIN, ARITHMETIC)        \
+    X(MAX, MPI_MAX, ARITHMETIC)        \
+    X(LAND, MPI_LAND, LOGICAL)         \
+    X(LOR, MPI_LOR, LOGICAL)           \
+    X(BAND, MPI_BAND, BITWISE)         \
+    X(BOR, MPI_BOR, BITWISE)           \
+    X(BXOR, MPI_BXOR, BITWISE)         \
+    X(REPLACE, MPI_REPLACE, ONE_SIDED) \
+    X(NO_OP, MPI_NO_OP, ONE_SIDED)
 
 #define OPI_OP_ENUM(name, op, family) OP_##name,
 enum { OPI_BUILTIN_OPS(OPI_OP_ENUM) OP_BUILTINS };
 #undef OPI_OP_ENUM
 
 /* The MPI operator and datatype for reducing arrays of plan's element type with operator code
- * (System.MP.Op's numbering); OPI_ERR_OP when MPI does not define it for that type. */
+ * (System.MP.Op's numbering); OPI_ERR_OP when MPI does not define it for that type, and for
+ * the one-sided operators (Op.Replace, Op.NoOp), which no reduction takes. */
 int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_Datatype *dt);
 
 /* ---- internal calls (opi_icalls.h, icall_table.c) ---- */
@@ -241,5 +245,12 @@ int opi_track_transfer(const xfer_started *s, MonoObject *const *objs, int nobjs
                        const char *what, int64_t *id, opi_status *status);
 /* The status of a completed registered transfer: a receive's from MPI's, a send's from info. */
 int opi_request_status(opi_status *out, const mpc_status *st, const xfer_info *info);
+/* A transfer has just completed with code rc for its owner: its own check (info->verify), made
+ * while its buffer is still the record's — before xfer_release — whose code replaces rc. Every
+ * path that completes a registered transfer for a caller calls it. */
+static inline int opi_completed(const xfer_info *info, int rc)
+{
+    return info->verify ? info->verify(info, rc) : rc;
+}
 
 #endif

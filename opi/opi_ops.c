@@ -17,7 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-enum op_family { ARITHMETIC, LOGICAL, BITWISE };
+enum op_family { ARITHMETIC, LOGICAL, BITWISE, ONE_SIDED };
 
 static const struct {
     MPI_Op op;
@@ -317,6 +317,14 @@ int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_
         [LOGICAL] = "logical operators take bool and integer types",
         [BITWISE] = "bitwise operators take integer types",
     };
+    if (code == OP_REPLACE || code == OP_NO_OP)
+        return error_record(
+            OPI_ERR_OP, "op",
+            "%s (%s) is for one-sided communication only (%s); a reduction takes Op.Sum, Op.Prod, "
+            "Op.Min, Op.Max, Op.LAnd, Op.LOr, Op.BAnd, Op.BOr, Op.BXor or an Op.Create operator",
+            code == OP_REPLACE ? "Op.Replace" : "Op.NoOp", builtins[code].name,
+            code == OP_REPLACE ? "Window.Accumulate and Window.FetchAndOp"
+                               : "Window.FetchAndOp, as an atomic read");
     if (code >= 0 && code < OP_BUILTINS) {
         *dt = primitive_datatype(elements->elem_type);
         if (*dt == MPI_DATATYPE_NULL)

@@ -117,9 +117,11 @@ int opi_track_transfer(const xfer_started *s, MonoObject *const *objs, int nobjs
     int rc;
     mpc_status st;
     xfer_track(s, objs, nobjs, early_pins, owner, info, id, &rc, &st);
-    if (*id < 0)
-        status->error =
-            rc != MPC_OK ? opi_receive_failed(rc, &st, what, (size_t)info->bytes, info->elem_size)
-                         : opi_request_status(status, &st, info);
+    if (*id >= 0)
+        return MPC_OK;
+    rc = opi_completed(info, rc); /* info->buffer is still the caller's */
+    status->error = rc != MPC_OK
+                        ? opi_receive_failed(rc, &st, what, (size_t)info->bytes, info->elem_size)
+                        : opi_request_status(status, &st, info);
     return MPC_OK;
 }

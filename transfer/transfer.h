@@ -127,6 +127,12 @@ typedef struct xfer_info {
                                    owned by the record, given back to the pool when it goes */
     struct xfer_hold *hold;     /* objects beyond the record's XFER_MAX_OBJECTS, or NULL: owned by
                                    the record, released with its objects */
+    /* What arrived, checked by whoever completes the transfer for its owner (Wait, Test, the
+     * progress engine, or the start when it finished at once: opi's opi_completed), before the
+     * record and its buffer go; rc is the completion's code, the result replaces it. NULL: no
+     * check. The non-blocking v-collectives compare the block sizes their buffer's headers got
+     * with the counts. A transfer the GC event finishes (its owner was collected) is not. */
+    int (*verify)(const struct xfer_info *info, int rc);
 } xfer_info;
 
 /* ---- transfers of more objects than XFER_MAX_OBJECTS (hold.c) ----

@@ -270,6 +270,70 @@ static void test_exact_vcollectives(void)
     CHECK(mpc_comm_free(&c) == MPC_OK, "free a comm with a twin");
 }
 
+/* the non-blocking exchange behind Igatherv & co.: each block's size arrives in its header,
+ * pairs without a block exchange nothing, MPI's arrays stay in the caller's storage. */
+static void test_vexchange(void)
+{
+    mpc_vexchange x;
+    static char storage[16384];
+    CHECK(mpc_vexchange_bytes(size) <= sizeof storage, "the exchange's storage fits");
+    /* every rank sends rank + 1 ints to each rank j, except that rank 1 sends one more to rank 0
+     * and rank 2 one fewer (when they exist); each receiver expects r + 1 from rank r, laid out
+     * with a gap of one int before each block; nothing goes to or from the last rank but a
+     * header */
+    int out[64], in[128];
+    for (int i = 0; i < 64; i++)
+        out[i] = rank * 1000 + i;
+    for (int i = 0; i < 128; i++)
+        in[i] = -1;
+    mpc_vexchange_init(&x, storage, size);
+    int at = 0;
+    for (int r = 0; r < size; r++) {
+        size_t n = (size_t)rank + 1 + (rank == 1 && r == 0) - (rank == 2 && r == 0);
+        x.send[r] = (mpc_block){0, r == size - 1 && size > 1 ? 0 : n * sizeof(int)};
+        at += 1;
+        x.recv[r] = (mpc_block){(size_t)at * sizeof(int),
+                                rank == size - 1 && size > 1 ? 0 : (size_t)(r + 1) * sizeof(int)};
+        at += r + 1;
+    }
+    mpc_request req;
+    mpc_status st;
+    int rc = mpc_ivexchange(out, in, &x, mpc_comm_world(), &req);
+    CHECK(rc == MPC_OK, "the exchange starts");
+    for (int r = 0; r < size; r++) /* MPI's arrays are the caller's until completion */
+        x.send[r].bytes = 12345;
+    CHECK(rc == MPC_OK && mpc_wait(&req, &st) == MPC_OK, "the exchange completes");
+    for (int r = 0; r < size; r++) {
+        int64_t got = mpc_vexchange_got(&x, r);
+        size_t want = x.recv[r].bytes;
+        if (rank == size - 1 && size > 1) {
+            CHECK(got == 0, "an empty block: its header alone, 0 bytes");
+        } else if (rank == 0 && r == 1) {
+            CHECK(got == MPC_GOT_MORE, "a longer block is reported as more");
+            CHECK(in[x.recv[r].offset / sizeof(int) - 1] == -1 &&
+                      in[(x.recv[r].offset + want) / sizeof(int)] == -1,
+                  "nothing is written outside the longer block");
+        } else if (rank == 0 && r == 2) {
+            CHECK(got == (int64_t)(want - sizeof(int)), "a shorter block's size arrives");
+        } else {
+            CHECK(got == (int64_t)want && in[x.recv[r].offset / sizeof(int)] == r * 1000,
+                  "a block of the expected size, its data in place");
+        }
+    }
+    /* one block only, from the last rank to rank 0: every other pair exchanges nothing */
+    mpc_vexchange_init(&x, storage, size);
+    int one = rank, from = -1;
+    if (rank == size - 1)
+        x.send[0] = (mpc_block){0, sizeof(int)};
+    if (rank == 0)
+        x.recv[size - 1] = (mpc_block){0, sizeof(int)};
+    rc = mpc_ivexchange(&one, &from, &x, mpc_comm_world(), &req);
+    CHECK(rc == MPC_OK && mpc_wait(&req, &st) == MPC_OK, "a gather of one block completes");
+    if (rank == 0)
+        CHECK(from == size - 1 && mpc_vexchange_got(&x, size - 1) == (int64_t)sizeof(int),
+              "the one block arrived with its size");
+}
+
 /* Regions' datatypes (mpc_region_type): one per normalised shape, cached; a column at any index,
  * and of arrays of any number of rows, shares one; typed transfers move exactly the region. */
 static void test_region_types(void)
@@ -355,6 +419,7 @@ int main(int argc, char **argv)
     test_matched_typed();
     test_communicators();
     test_exact_vcollectives();
+    test_vexchange();
     test_region_types();
 
     int counts[2] = {passed, failed}, total[2] = {0, 0};

@@ -7,10 +7,12 @@ namespace System.MP
     /// <summary>A reduction operator: one of MPI's built-ins, or a C# function made with
     /// <see cref="Create{T}"/>. Taken by Reduce, Allreduce, Scan, Exscan and ReduceScatterBlock
     /// (arrays), by Reduce&lt;T&gt;, Allreduce&lt;T&gt;, Scan&lt;T&gt; and Exscan&lt;T&gt; (one
-    /// value per rank), and, built-ins only, by Ireduce and Iallreduce.</summary>
+    /// value per rank), and, built-ins only, by the non-blocking reductions (Ireduce, Iallreduce,
+    /// Iscan, Iexscan, IreduceScatterBlock). <see cref="Replace"/> and <see cref="NoOp"/> are
+    /// for one-sided communication only.</summary>
     public sealed class Op : IDisposable
     {
-        // Codes 0..8 are MPI's built-ins, in the order of OPI_BUILTIN_OPS (opi/opi_internal.h;
+        // Codes 0..10 are MPI's built-ins, in the order of OPI_BUILTIN_OPS (opi/opi_internal.h;
         // ContractTest checks them); user operators get codes from the core.
         /// <summary>Sum (MPI_SUM): numbers.</summary>
         public static readonly Op Sum = new Op(0);
@@ -30,6 +32,14 @@ namespace System.MP
         public static readonly Op BOr = new Op(7);
         /// <summary>Bitwise exclusive or (MPI_BXOR): integers.</summary>
         public static readonly Op BXor = new Op(8);
+        /// <summary>Replace (MPI_REPLACE), for one-sided communication only: the target's element
+        /// becomes the origin's (Window.Accumulate, Window.FetchAndOp). A reduction (Reduce,
+        /// Allreduce, Scan, ...) given it raises ArgumentException naming it.</summary>
+        public static readonly Op Replace = new Op(9);
+        /// <summary>No operation (MPI_NO_OP), for one-sided communication only: the target's
+        /// element is left as it is, which makes Window.FetchAndOp an atomic read. A reduction
+        /// given it raises ArgumentException naming it.</summary>
+        public static readonly Op NoOp = new Op(10);
 
         internal int Code { get; private set; }
         internal readonly Combiner Combiner;   // user operators only

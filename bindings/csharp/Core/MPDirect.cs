@@ -65,6 +65,16 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int CommFree(ref int comm);
         [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int CommSplitShared(int comm, int key, out int newComm);
+        // name: ASCII bytes, no NUL, at most Comm.MaxName; buffer: at least Comm.MaxName bytes
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int CommSetName(int comm, byte[] name);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int CommGetName(int comm, byte[] buffer, out int length);
+        // result: a Comparison
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int CommCompare(int a, int b, out int result);
+        [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int Barrier(int comm);
 
         // size: the communicator's size, for rank checks. mode: 0 standard, 1 synchronous.
@@ -398,6 +408,44 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int Iallreduce(int comm, int size, Array send, Array recv, int op,
                                               Request owner, out long id, ref StatusData status);
+        // the rest of the non-blocking collectives (API.md version 3); the v-forms copy counts
+        // and displs into memory their request owns
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Igather(int comm, int size, int rank, Array send, Array recv,
+                                           int root, Request owner, out long id,
+                                           ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Iscatter(int comm, int size, int rank, Array send, Array recv,
+                                            int root, Request owner, out long id,
+                                            ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Iscan(int comm, int size, Array send, Array recv, int op,
+                                         Request owner, out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Iexscan(int comm, int size, int rank, Array send, Array recv,
+                                           int op, Request owner, out long id,
+                                           ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int IreduceScatterBlock(int comm, int size, Array send, Array recv,
+                                                       int op, Request owner, out long id,
+                                                       ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Igatherv(int comm, int size, int rank, Array send, Array recv,
+                                            int[] counts, int[] displs, int root, Request owner,
+                                            out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Iscatterv(int comm, int size, int rank, Array send, int[] counts,
+                                             int[] displs, Array recv, int root, Request owner,
+                                             out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Iallgatherv(int comm, int size, int rank, Array send, Array recv,
+                                               int[] counts, int[] displs, Request owner,
+                                               out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Ialltoallv(int comm, int size, int rank, Array send,
+                                              int[] sendCounts, int[] sendDispls, Array recv,
+                                              int[] recvCounts, int[] recvDispls, Request owner,
+                                              out long id, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int RequestTestMany(long[] ids, int start, StatusData[] statuses,
                                                    out int stopped);
