@@ -210,3 +210,28 @@ int mpc_imrecv(void *buf, size_t bytes, mpc_message *msg, mpc_request *req)
     return MPC_FITS_INT(bytes) ? MPI_Imrecv(buf, (int)bytes, MPI_BYTE, msg, req)
                                : MPI_Imrecv_c(buf, (MPI_Count)bytes, MPI_BYTE, msg, req);
 }
+
+/* ---- persistent requests: (data, count, type) as MPI takes them, large counts through the
+ * MPI-4 _c functions ---- */
+
+int mpc_send_init(const void *data, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                  mpc_comm comm, mpc_request *req)
+{
+    if (count <= INT_MAX)
+        return MPI_Send_init(data, (int)count, type, dest, tag, comm, req);
+    return MPI_Send_init_c(data, count, type, dest, tag, comm, req);
+}
+
+int mpc_recv_init(void *data, MPI_Count count, MPI_Datatype type, int source, int tag,
+                  mpc_comm comm, mpc_request *req)
+{
+    if (count <= INT_MAX)
+        return MPI_Recv_init(data, (int)count, type, source, tag, comm, req);
+    return MPI_Recv_init_c(data, count, type, source, tag, comm, req);
+}
+
+int mpc_start(mpc_request *req) { return MPI_Start(req); }
+
+int mpc_startall(int n, mpc_request *reqs) { return MPI_Startall(n, reqs); }
+
+int mpc_request_free(mpc_request *req) { return MPI_Request_free(req); }
