@@ -348,6 +348,16 @@ static class PersistentTest
         Check.True(right, "awaited uses, each started again after its task completed");
         recv.Dispose();
         send.Dispose();
+
+        // Dispose of an awaited running receive: the task faults, nothing waits
+        Prequest pending = world.RecvInit(into, 0, 2, prev, 18);   // nobody sends tag 18
+        pending.Start();
+        var task = pending.AsTask();
+        pending.Dispose();
+        var e = Check.Throws<AggregateException>(() => task.Wait(),
+                                                 "the task of an awaited use disposed");
+        Check.True(e != null && e.InnerException is ObjectDisposedException,
+                   "... faults with ObjectDisposedException");
     }
 
     static byte[][] holder = new byte[1][];
