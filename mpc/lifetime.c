@@ -54,7 +54,11 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
  * operators), which MPI_Finalize would otherwise report as leaks on every rank. */
 static void free_what_callers_left(void)
 {
-    int rc = owned_free_all();
+    int rc = mpc_datatypes_free_all();
+    if (rc != MPI_SUCCESS)
+        fprintf(stderr, "motor: freeing the datatypes of regions at the end failed: %s\n",
+                mpc_strerror(rc));
+    rc = owned_free_all();
     if (rc != MPI_SUCCESS)
         fprintf(stderr,
                 "motor: freeing the MPI objects left at the end (communicators, groups, "

@@ -99,10 +99,10 @@ MPC_API int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int se
                          mpc_status *status);
 
 /* Requests. status may be NULL. *done is 1 once the request completed (and was freed).
- * When a receive fails (here, in mpc_recv and mpc_sendrecv) status holds what MPI tells of it:
- * for a truncation the message's source and tag, otherwise MPI_ANY_SOURCE and MPI_ANY_TAG;
- * bytes and count are -1 (MPI does not report a truncated message's size). They complete MPI's
- * own requests too (a non-blocking collective a program started with MPI). */
+ * When a receive fails (here, in mpc_recv, mpc_sendrecv and mpc_mrecv) status holds what MPI
+ * tells of it: for a truncation the message's source and tag, otherwise MPI_ANY_SOURCE and
+ * MPI_ANY_TAG; bytes and count are -1 (MPI does not report a truncated message's size). They
+ * complete MPI's own requests too (a non-blocking collective a program started with MPI). */
 MPC_API int mpc_test(mpc_request *req, int *done, mpc_status *status);
 MPC_API int mpc_wait(mpc_request *req, mpc_status *status);
 MPC_API int mpc_cancel(mpc_request *req);

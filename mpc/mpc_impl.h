@@ -9,6 +9,8 @@
 
 /* Byte counts above INT_MAX go through the MPI-4 large-count (_c) entry points. */
 #define MPC_FITS_INT(bytes) ((bytes) <= (size_t)INT_MAX)
+/* The same for an MPI_Count of elements of any datatype (the typed calls of mpc_internal.h). */
+#define MPC_COUNT_FITS_INT(count) ((count) >= 0 && (count) <= (MPI_Count)INT_MAX)
 
 /* Whether the blocking calls that carry bytes wait with the backoff (wait_policy.c). */
 #define YIELDING (mpc_wait_mode() == MPC_WAIT_YIELD)
@@ -32,6 +34,10 @@ static inline int64_t status_bytes(const MPI_Status *in)
     return (int64_t)(((uint64_t)((unsigned)in->count_hi_and_cancelled >> 1) << 32) +
                      (unsigned)in->count_lo);
 }
+
+/* datatypes.c, for lifetime.c: frees every cached region datatype, just before MPI_Finalize.
+ * Returns MPI_SUCCESS or the first failure's code. */
+int mpc_datatypes_free_all(void);
 
 /* wait_policy.c, for lifetime.c: measures the ranks and cores of this host (collective over
  * World; only by the mpc_init that initialised MPI), then chooses the policy from MOTOR_WAIT. */

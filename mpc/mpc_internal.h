@@ -43,6 +43,53 @@ void mpc_status_from_mpi(const MPI_Status *in, mpc_status *out);
  * zero-initialises the MPI_Status before probing (MPICH leaves the cancel bit untouched). */
 void mpc_status_from_probe(const MPI_Status *in, mpc_status *out);
 
+/* ---- matched receives of (data, count, type): a whole object or a range is count bytes of
+ * MPI_BYTE, a region one element of its derived datatype (counts past INT_MAX take MPI-4's large
+ * count calls). The message *msg (from mpc_improbe) is MPI's from the call on, a truncated one
+ * too, and *msg becomes MPI_MESSAGE_NULL; a failed receive's status is as mpc_recv's. mpc_mrecv
+ * and mpc_imrecv (mpc.h) are these with MPI_BYTE. ---- */
+int mpc_mrecv_typed(void *data, MPI_Count count, MPI_Datatype type, mpc_message *msg,
+                    mpc_status *status);
+int mpc_imrecv_typed(void *data, MPI_Count count, MPI_Datatype type, mpc_message *msg,
+                     mpc_request *req);
+
+/* ---- point-to-point on (data, count, type) ----
+ * What mpc.h's byte-wise calls do, for any committed datatype: count elements of type from data
+ * (count > INT_MAX goes through MPI-4's large-count functions). OPI gives a whole object or a
+ * range as (bytes, MPI_BYTE) and a region as (1, its type from mpc_region_type). Statuses count
+ * bytes, as mpc.h's. */
+int mpc_isend_typed(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                    mpc_comm comm, mpc_request *req);
+int mpc_issend_typed(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                     mpc_comm comm, mpc_request *req);
+int mpc_irecv_typed(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag,
+                    mpc_comm comm, mpc_request *req);
+int mpc_sendrecv_typed(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                       int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                       int source, int recvtag, mpc_comm comm, mpc_status *status);
+/* MPI_Pack of count elements of type from buf into out (outsize bytes): the elements end to end,
+ * as a receiver of MPI_BYTE or of any type of the same bytes reads them. */
+int mpc_pack_typed(const void *buf, MPI_Count count, MPI_Datatype type, void *out,
+                   MPI_Count outsize, mpc_comm comm);
+
+/* ---- the datatypes of regions (datatypes.c) ----
+ * The committed datatype of a region of a row-major array of ndims dimensions of lengths
+ * dims[], elem_size bytes per element: with stride 0 a box of sizes[] elements per dimension,
+ * described from its first element (a subarray with starts 0, so the caller passes the address
+ * of the box's first element, and one type serves a box at any position); with stride > 0
+ * (ndims 1) sizes[0] elements stride elements apart (a vector). Every size at least 1 (an empty
+ * region needs no type: send 0 bytes). Built once per shape, cached (thread-safe) and freed
+ * just before MPI_Finalize: the caller never frees *type. */
+#define MPC_REGION_MAX_DIMS 32 /* the CLI's limit on an array's rank */
+int mpc_region_type(size_t elem_size, int ndims, const int *dims, const int *sizes, int stride,
+                    MPI_Datatype *type);
+/* The same when the shape's type is cached already (1, *type set), without calling MPI; 0
+ * otherwise (then mpc_region_type builds it). */
+int mpc_region_type_find(size_t elem_size, int ndims, const int *dims, const int *sizes, int stride,
+                         MPI_Datatype *type);
+/* The shapes cached so far (for tests and measurements). */
+size_t mpc_region_types_cached(void);
+
 /* ---- non-blocking collectives: as the blocking ones of mpc.h, starting a request that
  * mpc_test / mpc_wait complete. The buffers belong to MPI until then. ---- */
 int mpc_ibarrier(mpc_comm comm, mpc_request *req);

@@ -81,43 +81,76 @@ int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_st
     return rc;
 }
 
+int mpc_isend_typed(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                    mpc_comm comm, mpc_request *req)
+{
+    if (MPC_COUNT_FITS_INT(count))
+        return MPI_Isend(buf, (int)count, type, dest, tag, comm, req);
+    return MPI_Isend_c(buf, count, type, dest, tag, comm, req);
+}
+
+int mpc_issend_typed(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                     mpc_comm comm, mpc_request *req)
+{
+    if (MPC_COUNT_FITS_INT(count))
+        return MPI_Issend(buf, (int)count, type, dest, tag, comm, req);
+    return MPI_Issend_c(buf, count, type, dest, tag, comm, req);
+}
+
+int mpc_irecv_typed(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag,
+                    mpc_comm comm, mpc_request *req)
+{
+    if (MPC_COUNT_FITS_INT(count))
+        return MPI_Irecv(buf, (int)count, type, source, tag, comm, req);
+    return MPI_Irecv_c(buf, count, type, source, tag, comm, req);
+}
+
 int mpc_isend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req)
 {
-    if (MPC_FITS_INT(bytes))
-        return MPI_Isend(buf, (int)bytes, MPI_BYTE, dest, tag, comm, req);
-    return MPI_Isend_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm, req);
+    return mpc_isend_typed(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm, req);
 }
 
 int mpc_issend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm, mpc_request *req)
 {
-    if (MPC_FITS_INT(bytes))
-        return MPI_Issend(buf, (int)bytes, MPI_BYTE, dest, tag, comm, req);
-    return MPI_Issend_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm, req);
+    return mpc_issend_typed(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm, req);
 }
 
 int mpc_irecv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_request *req)
 {
-    if (MPC_FITS_INT(bytes))
-        return MPI_Irecv(buf, (int)bytes, MPI_BYTE, source, tag, comm, req);
-    return MPI_Irecv_c(buf, (MPI_Count)bytes, MPI_BYTE, source, tag, comm, req);
+    return mpc_irecv_typed(buf, (MPI_Count)bytes, MPI_BYTE, source, tag, comm, req);
 }
 
-int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag, void *recvbuf,
-                 size_t recvbytes, int source, int recvtag, mpc_comm comm, mpc_status *status)
+int mpc_sendrecv_typed(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                       int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                       int source, int recvtag, mpc_comm comm, mpc_status *status)
 {
     MPI_Status st;
     int rc;
-    if (MPC_FITS_INT(sendbytes) && MPC_FITS_INT(recvbytes))
-        rc = MPI_Sendrecv(sendbuf, (int)sendbytes, MPI_BYTE, dest, sendtag, recvbuf, (int)recvbytes,
-                          MPI_BYTE, source, recvtag, comm, &st);
+    if (MPC_COUNT_FITS_INT(sendcount) && MPC_COUNT_FITS_INT(recvcount))
+        rc = MPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount,
+                          recvtype, source, recvtag, comm, &st);
     else
-        rc = MPI_Sendrecv_c(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, dest, sendtag, recvbuf,
-                            (MPI_Count)recvbytes, MPI_BYTE, source, recvtag, comm, &st);
+        rc = MPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                            recvtype, source, recvtag, comm, &st);
     if (rc == MPI_SUCCESS && status)
         mpc_status_from_mpi(&st, status);
     else if (status)
         failed_status(rc, &st, status);
     return rc;
+}
+
+int mpc_pack_typed(const void *buf, MPI_Count count, MPI_Datatype type, void *out,
+                   MPI_Count outsize, mpc_comm comm)
+{
+    MPI_Count position = 0;
+    return MPI_Pack_c(buf, count, type, out, outsize, &position, comm);
+}
+
+int mpc_sendrecv(const void *sendbuf, size_t sendbytes, int dest, int sendtag, void *recvbuf,
+                 size_t recvbytes, int source, int recvtag, mpc_comm comm, mpc_status *status)
+{
+    return mpc_sendrecv_typed(sendbuf, (MPI_Count)sendbytes, MPI_BYTE, dest, sendtag, recvbuf,
+                              (MPI_Count)recvbytes, MPI_BYTE, source, recvtag, comm, status);
 }
 
 int mpc_test(mpc_request *req, int *done, mpc_status *status)
@@ -194,21 +227,37 @@ int mpc_improbe(int source, int tag, mpc_comm comm, int *found, mpc_message *msg
 
 int mpc_mrecv(void *buf, size_t bytes, mpc_message *msg, mpc_status *status)
 {
+    return mpc_mrecv_typed(buf, (MPI_Count)bytes, MPI_BYTE, msg, status);
+}
+
+int mpc_imrecv(void *buf, size_t bytes, mpc_message *msg, mpc_request *req)
+{
+    return mpc_imrecv_typed(buf, (MPI_Count)bytes, MPI_BYTE, msg, req);
+}
+
+int mpc_mrecv_typed(void *data, MPI_Count count, MPI_Datatype type, mpc_message *msg,
+                    mpc_status *status)
+{
     MPI_Status st;
     st.MPI_ERROR = MPI_SUCCESS;
-    int rc = MPC_FITS_INT(bytes) ? MPI_Mrecv(buf, (int)bytes, MPI_BYTE, msg, &st)
-                                 : MPI_Mrecv_c(buf, (MPI_Count)bytes, MPI_BYTE, msg, &st);
-    if (rc != MPI_SUCCESS)
-        return request_error(rc, &st);
+    int rc = count <= INT_MAX ? MPI_Mrecv(data, (int)count, type, msg, &st)
+                              : MPI_Mrecv_c(data, count, type, msg, &st);
+    if (rc != MPI_SUCCESS) {
+        rc = request_error(rc, &st);
+        if (status)
+            failed_status(rc, &st, status);
+        return rc;
+    }
     if (status)
         mpc_status_from_mpi(&st, status);
     return MPC_OK;
 }
 
-int mpc_imrecv(void *buf, size_t bytes, mpc_message *msg, mpc_request *req)
+int mpc_imrecv_typed(void *data, MPI_Count count, MPI_Datatype type, mpc_message *msg,
+                     mpc_request *req)
 {
-    return MPC_FITS_INT(bytes) ? MPI_Imrecv(buf, (int)bytes, MPI_BYTE, msg, req)
-                               : MPI_Imrecv_c(buf, (MPI_Count)bytes, MPI_BYTE, msg, req);
+    return count <= INT_MAX ? MPI_Imrecv(data, (int)count, type, msg, req)
+                            : MPI_Imrecv_c(data, count, type, msg, req);
 }
 
 /* ---- persistent requests: (data, count, type) as MPI takes them, large counts through the

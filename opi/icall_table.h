@@ -59,6 +59,19 @@
        IC_I32, IC_STATUS_REF))                                                                     \
     X(Probe, opi_probe, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF))                   \
     X(Iprobe, opi_iprobe, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF, IC_I32_REF))     \
+    X(Mprobe, opi_mprobe, IC_I32, (IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF, IC_I32_REF))     \
+    X(Improbe, opi_improbe, IC_I32,                                                                \
+      (IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF, IC_I32_REF, IC_I32_REF))                     \
+    X(MessageRecvRange, opi_message_recv_range, IC_I32,                                            \
+      (IC_I32, IC_OBJ, IC_I32, IC_I32, IC_STATUS_REF, IC_I32_REF))                                 \
+    X(MessageRecvRegion, opi_message_recv_region, IC_I32,                                          \
+      (IC_I32, IC_OBJ, IC_OBJ, IC_STATUS_REF, IC_I32_REF))                                         \
+    X(MessageIrecvRange, opi_message_irecv_range, IC_I32,                                          \
+      (IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF, IC_I32_REF))             \
+    X(MessageORecv, opi_message_orecv, IC_I32,                                                     \
+      (IC_I32, IC_I64, IC_TYPE, IC_OBJ_REF, IC_STATUS_REF, IC_I32_REF))                            \
+    X(MessageDrop, opi_message_drop, IC_I32, (IC_I32, IC_I64))                                     \
+    X(ElementSize, opi_element_size, IC_I32, (IC_OBJ, IC_I32_REF))                                 \
     X(Isend, opi_isend, IC_I32,                                                                    \
       (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))         \
     X(IsendRange, opi_isend_range, IC_I32,                                                         \
@@ -68,6 +81,22 @@
       (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))                 \
     X(IrecvRange, opi_irecv_range, IC_I32,                                                         \
       (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    /* regions (issue 34): the Region's spec is an IC_OBJ (int[]) */                               \
+    X(SendRegion, opi_send_region, IC_I32,                                                         \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_I32))                                    \
+    X(RecvRegion, opi_recv_region, IC_I32,                                                         \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_STATUS_REF))                             \
+    X(SendrecvRegion, opi_sendrecv_region, IC_I32,                                                 \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32,             \
+       IC_STATUS_REF))                                                                             \
+    X(SendrecvReplaceRange, opi_sendrecv_replace_range, IC_I32,                                    \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF))     \
+    X(SendrecvReplaceRegion, opi_sendrecv_replace_region, IC_I32,                                  \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_STATUS_REF))             \
+    X(IsendRegion, opi_isend_region, IC_I32,                                                       \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF)) \
+    X(IrecvRegion, opi_irecv_region, IC_I32,                                                       \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))         \
     X(RequestWait, opi_request_wait, IC_I32, (IC_I64, IC_STATUS_REF))                              \
     X(RequestTest, opi_request_test, IC_I32, (IC_I64, IC_STATUS_REF, IC_I32_REF))                  \
     X(RequestCancel, opi_request_cancel, IC_I32, (IC_I64))                                         \

@@ -324,10 +324,11 @@ struct transfer_args {
 static int start_and_test(const struct transfer_args *t, xfer_started *s)
 {
     const opi_buffer *b = t->b;
-    int rc = t->kind == START_RECV ? mpc_irecv(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req)
+    int rc = t->kind == START_RECV
+                 ? mpc_irecv_typed(b->data, b->count, b->type, t->peer, t->tag, t->comm, &s->req)
              : t->kind == START_SSEND
-                 ? mpc_issend(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req)
-                 : mpc_isend(b->data, b->bytes, t->peer, t->tag, t->comm, &s->req);
+                 ? mpc_issend_typed(b->data, b->count, b->type, t->peer, t->tag, t->comm, &s->req)
+                 : mpc_isend_typed(b->data, b->count, b->type, t->peer, t->tag, t->comm, &s->req);
     if (rc == MPC_OK)
         s->test_rc = mpc_test(&s->req, &s->done, t->kind == START_RECV ? &s->st : NULL);
     return rc;
@@ -448,24 +449,29 @@ static int start_pair(const struct transfer_args *recv, const struct transfer_ar
                       mpc_request req[2], int *send_rc)
 {
     const opi_buffer *r = recv->b, *s = send->b;
-    int rc = mpc_irecv(r->data, r->bytes, recv->peer, recv->tag, recv->comm, &req[0]);
-    if (rc == MPC_OK && (*send_rc = mpc_isend(s->data, s->bytes, send->peer, send->tag, send->comm,
-                                              &req[1])) != MPC_OK)
+    int rc =
+        mpc_irecv_typed(r->data, r->count, r->type, recv->peer, recv->tag, recv->comm, &req[0]);
+    if (rc == MPC_OK && (*send_rc = mpc_isend_typed(s->data, s->count, s->type, send->peer,
+                                                    send->tag, send->comm, &req[1])) != MPC_OK)
         mpc_cancel(&req[0]);
     return rc;
 }
 
 /* Both transfers started, then one deferred-pinning wait for the pair; the buffers may be
- * ranges of one array when they do not overlap (a halo exchange sends from and receives into
- * the same field). */
-RT_HOLDS_STACK_MARK static int32_t sendrecv_buffers(int32_t comm, const opi_buffer *sb,
+ * ranges or regions of one array when they do not overlap (a halo exchange sends from and
+ * receives into the same field): contiguous bytes are checked here, regions by the caller
+ * (opi_regions_disjoint). */
+RT_HOLDS_STACK_MARK static int32_t sendrecv_buffers(int32_t comm, opi_buffer *sb,
                                                     MonoObject *send_obj, int32_t dest,
-                                                    int32_t send_tag, const opi_buffer *rb,
+                                                    int32_t send_tag, opi_buffer *rb,
                                                     MonoObject *recv_obj, int32_t source,
                                                     int32_t recv_tag, opi_status *status)
 {
+    opi_buffer_rebase(sb, send_obj); /* computing rb may have let send_obj move */
+    opi_buffer_rebase(rb, recv_obj);
     const char *s = sb->data, *r = rb->data;
-    if (sb->bytes > 0 && rb->bytes > 0 && s < r + rb->bytes && r < s + sb->bytes) {
+    if (sb->type == MPI_BYTE && rb->type == MPI_BYTE && sb->bytes > 0 && rb->bytes > 0 &&
+        s < r + rb->bytes && r < s + sb->bytes) {
         /* ranges of one array (different objects never overlap): say which elements */
         const char *base = (const char *)rt_array_data(send_obj);
         size_t e = sb->elem_size ? sb->elem_size : 1;
@@ -490,8 +496,8 @@ RT_HOLDS_STACK_MARK static int32_t sendrecv_buffers(int32_t comm, const opi_buff
         mpc_status received;
         gch_count(GCH_OPERATIONS, 2);
         XFER_BLOCKING_BEGIN(recv_obj, nobjs == 2 ? send_obj : NULL);
-        rc = mpc_sendrecv(sb->data, sb->bytes, dest, send_tag, rb->data, rb->bytes, source,
-                          recv_tag, comm, &received);
+        rc = mpc_sendrecv_typed(sb->data, sb->count, sb->type, dest, send_tag, rb->data, rb->count,
+                                rb->type, source, recv_tag, comm, &received);
         XFER_BLOCKING_END;
         return rc == MPC_OK ? sendrecv_status(status, &received, source, rb->elem_size)
                             : opi_receive_failed(rc, &received, "the receive buffer", rb->bytes,
@@ -555,6 +561,134 @@ int32_t opi_sendrecv_range(int32_t comm, int32_t size, MonoObject *send_array, i
         return rc;
     return sendrecv_buffers(comm, &sb, send_array, dest, send_tag, &rb, recv_array, source,
                             recv_tag, status);
+}
+
+/* ---- regions (System.MP.Region: a box of an array, or every stride-th element) ---- */
+
+static const opi_region_names region_names = {"array", "region"};
+
+int32_t opi_send_region(int32_t comm, int32_t size, MonoObject *array, MonoObject *region,
+                        int32_t dest, int32_t tag, int32_t mode)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_region_as(array, region, &region_names, &b)) ||
+        (rc = check_dest(size, &dest, tag)))
+        return rc;
+    return send_buffer(comm, &b, array, dest, tag, mode);
+}
+
+int32_t opi_recv_region(int32_t comm, int32_t size, MonoObject *array, MonoObject *region,
+                        int32_t source, int32_t tag, opi_status *status)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_region_as(array, region, &region_names, &b)) ||
+        (rc = check_source(size, &source, &tag)))
+        return rc;
+    return recv_buffer(comm, &b, array, source, tag, status);
+}
+
+/* The send and the receive regions may be of one array when they share no element: the edges
+ * of a field go out while its halo comes in. */
+int32_t opi_sendrecv_region(int32_t comm, int32_t size, MonoObject *send_array,
+                            MonoObject *send_region, int32_t dest, int32_t send_tag,
+                            MonoObject *recv_array, MonoObject *recv_region, int32_t source,
+                            int32_t recv_tag, opi_status *status)
+{
+    static const opi_region_names send = {"sendArray", "sendRegion"},
+                                  recv = {"recvArray", "recvRegion"};
+    opi_buffer sb, rb;
+    int rc;
+    if ((rc = check_comm(comm)) ||
+        (rc = opi_buffer_region_as(send_array, send_region, &send, &sb)) ||
+        (rc = opi_buffer_region_as(recv_array, recv_region, &recv, &rb)) ||
+        (rc = opi_regions_disjoint(send_array, send_region, &send, recv_array, recv_region,
+                                   &recv)) ||
+        (rc = check_dest_as(size, &dest, send_tag, "sendTag")) ||
+        (rc = check_source_as(size, &source, &recv_tag, "recvTag")))
+        return rc;
+    return sendrecv_buffers(comm, &sb, send_array, dest, send_tag, &rb, recv_array, source,
+                            recv_tag, status);
+}
+
+/* MPI_Sendrecv_replace as MPI itself does it — the elements copied out (packed, for a region)
+ * into a native buffer, then the receive into them and the send from the copy started together —
+ * but waited for as every transfer is (xfer_complete: deferred pinning, the wait policy). Not
+ * MPICH's own: its blocking MPI_Sendrecv_replace never returns at one rank when another thread
+ * sends the message (neither does its MPI_Recv: it waits without polling for the sending
+ * thread), and its MPI_Isendrecv_replace (4.0.2) completes with an empty status. */
+RT_HOLDS_STACK_MARK static int sendrecv_replace_buffer(int32_t comm, const opi_buffer *b,
+                                                       MonoObject *obj, int32_t dest,
+                                                       int32_t send_tag, int32_t source,
+                                                       int32_t recv_tag, opi_status *status)
+{
+    if (dest == MPI_PROC_NULL && source == MPI_PROC_NULL) {
+        opi_proc_null_status(status); /* nothing to send or receive (see recv_buffer) */
+        return MPC_OK;
+    }
+    size_t sent = dest == MPI_PROC_NULL ? 0 : b->bytes;
+    xfer_buffer *copy = NULL;
+    if (sent > 0 && !(copy = xfer_buffer_take(sent)))
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "out of memory for a copy of the %zu bytes SendrecvReplace sends",
+                            sent);
+    opi_buffer out = {.data = copy ? (char *)copy->data : NULL,
+                      .bytes = sent,
+                      .elem_size = b->elem_size,
+                      .count = (MPI_Count)sent,
+                      .type = MPI_BYTE};
+    struct transfer_args recv = {START_RECV, b, source, recv_tag, comm};
+    struct transfer_args send = {START_SEND, &out, dest, send_tag, comm};
+    mpc_request req[2];
+    mpc_status st[2];
+    int send_rc = MPC_OK, rc = MPC_OK;
+    XFER_MPI_BEGIN(obj);
+    if (sent > 0 && b->type == MPI_BYTE)
+        memcpy(out.data, b->data, sent);
+    else if (sent > 0)
+        rc = mpc_pack_typed(b->data, b->count, b->type, out.data, (MPI_Count)sent, comm);
+    if (rc == MPC_OK)
+        rc = start_pair(&recv, &send, req, &send_rc);
+    XFER_MPI_END;
+    if (rc == MPC_OK && send_rc != MPC_OK) {
+        xfer_complete(req, 1, &obj, 1, st); /* the cancelled receive */
+        rc = send_rc;
+    } else if (rc == MPC_OK) {
+        gch_count(GCH_OPERATIONS, 2);
+        rc = xfer_complete(req, 2, &obj, 1, st);
+        rc = rc == MPC_OK ? sendrecv_status(status, &st[0], source, b->elem_size)
+                          : opi_receive_failed(rc, &st[0], "the buffer", b->bytes, b->elem_size);
+    }
+    if (copy)
+        xfer_buffer_give(copy);
+    return rc;
+}
+
+int32_t opi_sendrecv_replace_range(int32_t comm, int32_t size, MonoObject *array, int32_t offset,
+                                   int32_t count, int32_t dest, int32_t send_tag, int32_t source,
+                                   int32_t recv_tag, opi_status *status)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_range(array, offset, count, &b)) ||
+        (rc = check_dest_as(size, &dest, send_tag, "sendTag")) ||
+        (rc = check_source_as(size, &source, &recv_tag, "recvTag")))
+        return rc;
+    return sendrecv_replace_buffer(comm, &b, array, dest, send_tag, source, recv_tag, status);
+}
+
+int32_t opi_sendrecv_replace_region(int32_t comm, int32_t size, MonoObject *array,
+                                    MonoObject *region, int32_t dest, int32_t send_tag,
+                                    int32_t source, int32_t recv_tag, opi_status *status)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_region_as(array, region, &region_names, &b)) ||
+        (rc = check_dest_as(size, &dest, send_tag, "sendTag")) ||
+        (rc = check_source_as(size, &source, &recv_tag, "recvTag")))
+        return rc;
+    return sendrecv_replace_buffer(comm, &b, array, dest, send_tag, source, recv_tag, status);
 }
 
 int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_status *status)
@@ -674,6 +808,30 @@ int32_t opi_irecv_range(int32_t comm, int32_t size, MonoObject *array, int32_t o
     return start_transfer(comm, &b, array, source, tag, 0, 0, owner, id, status);
 }
 
+int32_t opi_isend_region(int32_t comm, int32_t size, MonoObject *array, MonoObject *region,
+                         int32_t dest, int32_t tag, int32_t mode, MonoObject *owner, int64_t *id,
+                         opi_status *status)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_region_as(array, region, &region_names, &b)) ||
+        (rc = check_dest(size, &dest, tag)))
+        return rc;
+    return start_transfer(comm, &b, array, dest, tag, 1, mode, owner, id, status);
+}
+
+int32_t opi_irecv_region(int32_t comm, int32_t size, MonoObject *array, MonoObject *region,
+                         int32_t source, int32_t tag, MonoObject *owner, int64_t *id,
+                         opi_status *status)
+{
+    opi_buffer b;
+    int rc;
+    if ((rc = check_comm(comm)) || (rc = opi_buffer_region_as(array, region, &region_names, &b)) ||
+        (rc = check_source(size, &source, &tag)))
+        return rc;
+    return start_transfer(comm, &b, array, source, tag, 0, 0, owner, id, status);
+}
+
 int32_t opi_request_wait(int64_t id, opi_status *status)
 {
     mpc_request req;
@@ -700,6 +858,7 @@ RT_HOLDS_STACK_MARK static int call_on_request(int64_t id, enum request_op op, i
                                                mpc_status *st, xfer_info *info, int *call_rc)
 {
     mpc_request req;
+    xfer_discard_dropped(); /* a safe point: a Test loop may wait for a dropped message's sender */
     int rc = xfer_acquire(id, &req, info);
     if (rc != MPC_OK)
         return rc;
@@ -758,6 +917,7 @@ RT_HOLDS_STACK_MARK int32_t opi_request_test_many(MonoObject *ids, int32_t start
                             "statuses holds %zu bytes; %d statuses need %zu", sb.bytes, n,
                             (size_t)n * sizeof(opi_status));
     *stopped = n;
+    xfer_discard_dropped(); /* once per pass of the progress engine */
     for (int32_t i = start < 0 ? 0 : start; i < n; i++) {
         /* the arrays' data, read again after each MPI call: one that went GC-safe (a C#
          * operator exists) pinned them only for its duration */

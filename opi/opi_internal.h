@@ -34,7 +34,17 @@ typedef struct opi_buffer {
      * cached datatype (mpc/datatypes.c). */
     MPI_Count count;
     MPI_Datatype type;
+    size_t offset; /* data - the object's address: see opi_buffer_rebase */
 } opi_buffer;
+
+/* A collection may run inside opi_buffer_region_as (the first use of a shape builds its MPI
+ * datatype, GC-safe when C# operators exist) and inside the first use of a large array (its
+ * huge-page advice), and move objects whose buffers were computed before. A call that computes
+ * several buffers re-reads each one's address, from the object it came from, after the last. */
+static inline void opi_buffer_rebase(opi_buffer *b, MonoObject *obj)
+{
+    b->data = (char *)obj + b->offset;
+}
 
 /* The C# parameters a range comes from: the array, its offset and its count. A failed check
  * names them in the error record (ParamName, and the message). */
@@ -57,6 +67,13 @@ typedef struct opi_region_names {
  * dimension) selects, checked against the array's rank and bounds before anything moves. */
 int opi_buffer_region_as(MonoObject *array, MonoObject *region, const opi_region_names *names,
                          opi_buffer *out);
+/* Whether two regions (each as opi_buffer_region_as takes it) share no element: MPC_OK when they
+ * are of different arrays or disjoint (boxes that miss each other in some dimension; strided
+ * sets with no common index), else OPI_ERR_SAME_OBJECT naming b's region and an element of
+ * both. Checks each region against its array as opi_buffer_region_as does. For a transfer that
+ * reads one and writes the other (Sendrecv, neighbourhood exchanges). */
+int opi_regions_disjoint(MonoObject *array_a, MonoObject *region_a, const opi_region_names *a,
+                         MonoObject *array_b, MonoObject *region_b, const opi_region_names *b);
 /* The same for the usual parameter names: obj; array, offset, count. */
 static inline int opi_buffer_whole(MonoObject *obj, opi_buffer *out)
 {

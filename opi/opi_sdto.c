@@ -257,6 +257,9 @@ int32_t opi_osend(int32_t comm, int32_t size, MonoObject *graph, int32_t dest, i
     return run_on_buffered(b, &s, tag, OSEND_BUFFERED_BYTES);
 }
 
+static int receive_graph(mpc_message *msg, int64_t bytes, MonoReflectionType *expected,
+                         MonoObject *reuse, MonoObject **result, opi_status *status);
+
 int32_t opi_orecv(int32_t comm, int32_t size, int32_t source, int32_t tag,
                   MonoReflectionType *expected, MonoObject **result, opi_status *status)
 {
@@ -277,26 +280,57 @@ RT_HOLDS_STACK_MARK int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t s
         opi_proc_null_status(status);
         return MPC_OK;
     }
-    mpc_status s, st;
+    mpc_status s;
     mpc_message msg;
     if ((rc = xfer_probe_wait(source, tag, comm, &s, &msg)) != MPC_OK)
         return rc;
-    xfer_buffer *b = xfer_buffer_take((size_t)s.bytes);
+    return receive_graph(&msg, s.bytes, expected, reuse, result, status);
+}
+
+/* Receives the matched message msg of bytes bytes (its probe's size) into a pooled buffer and
+ * reads it as a graph whose root must be an expected (reusing the graph under reuse, NULL: none).
+ * The message is taken off the queue whatever fails. */
+RT_HOLDS_STACK_MARK static int receive_graph(mpc_message *msg, int64_t bytes,
+                                             MonoReflectionType *expected, MonoObject *reuse,
+                                             MonoObject **result, opi_status *status)
+{
+    int rc;
+    mpc_status st;
+    xfer_buffer *b = xfer_buffer_take(bytes > 0 ? (size_t)bytes : 1);
     if (!b) { /* the matched message must still be taken off the queue (truncated: expected) */
-        receive_matched(NULL, 0, &msg, NULL);
+        receive_matched(NULL, 0, msg, NULL);
         return error_record(MPC_ERR_NO_MEMORY, NULL,
-                            "out of memory for a received graph of %lld bytes", (long long)s.bytes);
+                            "out of memory for a received graph of %lld bytes", (long long)bytes);
     }
     gch_count(GCH_OPERATIONS, 1);
     XFER_BLOCKING_BEGIN(); /* native buffer: nothing to pin */
-    rc = mpc_mrecv(b->data, (size_t)s.bytes, &msg, &st);
+    rc = mpc_mrecv(b->data, (size_t)bytes, msg, &st);
     XFER_BLOCKING_END;
     if (rc == MPC_OK) {
         opi_fill_status(status, &st, 1);
-        rc = read_graph_into(b->data, (size_t)s.bytes, expected, reuse, result);
+        rc = read_graph_into(b->data, (size_t)bytes, expected, reuse, result);
     }
     xfer_buffer_give(b);
     return rc;
+}
+
+/* Message.ORecv: the graph of a message a matched probe (Comm.Mprobe, Improbe) took, of bytes
+ * bytes. *used: the message was received (or, from MP.ProcNull, completed); 0 when an argument was
+ * refused first. */
+int32_t opi_message_orecv(int32_t message, int64_t bytes, MonoReflectionType *expected,
+                          MonoObject **result, opi_status *status, int32_t *used)
+{
+    *used = 0;
+    if (!expected)
+        return error_record(OPI_ERR_NULL_ARGUMENT, "expected", "the expected type is null");
+    *used = 1;
+    if (message == MPI_MESSAGE_NO_PROC) { /* MP.ProcNull: completes at once with no graph */
+        *result = NULL;
+        opi_proc_null_status(status);
+        return MPC_OK;
+    }
+    mpc_message msg = message;
+    return receive_graph(&msg, bytes, expected, NULL, result, status);
 }
 
 /* ---- non-blocking graphs: OIsend, OIrecv ----

@@ -446,6 +446,7 @@ static void make_room(handle_batch *b)
 void xfer_close(void)
 {
     xfer_close_mpi();
+    xfer_close_dropped();
     handle_batch b;
     b.n = b.nbuffers = 0;
     enter();
@@ -475,6 +476,7 @@ void xfer_registry_sweep(void)
      * MPI already). A pin kept one collection longer is safe. */
     if (in_registry || !mpc_is_initialized() || !xfer_hook_mpi_begin())
         return;
+    xfer_dropped_sweep(); /* matched messages whose Message was collected unreceived */
     handle_batch b;
     b.n = b.nbuffers = 0;
     enter();

@@ -170,10 +170,23 @@ void xfer_reap_unowned(void);
  * requests not yet freed). */
 int64_t xfer_live(void);
 /* Before MPI_Finalize, on the thread that ends MPI: no GC event calls MPI from the return on
- * (one inside MPI is waited for), then what is still registered is finished where it can be —
- * finished transfers completed, receives still waiting for a message cancelled — so that
- * MPI_Finalize does not find them pending. */
+ * (one inside MPI is waited for), matched messages dropped unreceived are received (their
+ * discarding receives waited for, up to a bound: dropped.c), then what is still registered is
+ * finished where it can be — finished transfers completed, receives still waiting for a message
+ * cancelled — so that MPI_Finalize does not find them pending. */
 void xfer_close(void);
+
+/* ---- matched messages dropped unreceived (dropped.c) ---- */
+
+/* Records a matched message (of bytes bytes, from its probe) that nobody will receive: it is
+ * received into a pooled buffer and discarded at the next safe point (xfer_discard_dropped, the
+ * GC event, xfer_close). Calls no MPI and takes no lock: safe from a finalizer at any moment.
+ * MPC_ERR_NO_MEMORY when it cannot be recorded. */
+int xfer_message_drop(mpc_message msg, int64_t bytes);
+/* From an internal call (GC-unsafe, any thread MPI allows to call it): starts the discarding
+ * receives of what was recorded and frees those finished, when MPI is running and not closing. A
+ * few loads when nothing is pending. */
+void xfer_discard_dropped(void);
 
 /* ---- persistent requests (registry.c) ----
  * A persistent request (Comm.SendInit / RecvInit) keeps one record for its whole life, from its

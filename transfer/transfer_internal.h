@@ -24,4 +24,9 @@ int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *
 void xfer_registry_sweep(void);
 void xfer_buffers_sweep(void);
 
+/* Dropped matched messages (dropped.c): the GC event's step (inside its xfer_hook_mpi_begin),
+ * and xfer_close's, which waits for their receives before MPI_Finalize. */
+void xfer_dropped_sweep(void);
+void xfer_close_dropped(void);
+
 #endif

@@ -114,6 +114,7 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
 {
     uint32_t pins[XFER_MAX_OBJECTS] = {0};
     MonoObject *anchor[XFER_MAX_OBJECTS] = {NULL};
+    xfer_discard_dropped(); /* a safe point: matched messages dropped unreceived go first */
     if (pin_every_transfer) /* the comparison policy: pin first, whatever the object */
         anchor_objects(objs, nobjs, pins, anchor, 1);
     /* Each poll GC-unsafe only as the rule allows (transfer.h): not while a C# operator
@@ -227,6 +228,7 @@ int xfer_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_
  * GC-safe region's stack mark, which pins them while the region lasts (see the top). */
 RT_HOLDS_STACK_MARK void xfer_enter_gc_safe(xfer_bracket *b, MonoObject *const *objs, int nobjs)
 {
+    xfer_discard_dropped(); /* before a blocking call: see wait_deferred */
     b->gc_safe = true;
     b->nobjs = nobjs;
     for (int i = 0; i <= XFER_MAX_OBJECTS; i++)

@@ -135,6 +135,58 @@ static void test_point_to_point(void)
           "ibarrier");
 }
 
+/* Matches the next message from source with tag (mpc_improbe, polled). */
+static int match(int source, int tag, mpc_message *msg, mpc_status *st)
+{
+    int found = 0, rc = MPC_OK;
+    while (rc == MPC_OK && !found)
+        rc = mpc_improbe(source, tag, mpc_comm_world(), &found, msg, st);
+    return rc;
+}
+
+/* The matched receives of (data, count, type): a vector datatype takes every other element
+ * (the shape a region has), blocking and not; a truncation reports the envelope. */
+static void test_matched_typed(void)
+{
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    int out[4] = {rank, rank + 1, rank + 2, rank + 3}, in[8];
+    mpc_request sreq, rreq;
+    mpc_status st;
+    mpc_message msg;
+    MPI_Datatype every_other;
+    CHECK(MPI_Type_vector(4, 1, 2, MPI_INT, &every_other) == MPI_SUCCESS &&
+              MPI_Type_commit(&every_other) == MPI_SUCCESS,
+          "a vector datatype");
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 8; i++)
+            in[i] = -1;
+        CHECK(mpc_isend(out, sizeof out, next, 20 + round, mpc_comm_world(), &sreq) == MPC_OK,
+              "isend to match");
+        CHECK(match(prev, 20 + round, &msg, &st) == MPC_OK && st.bytes == (int64_t)sizeof out,
+              "improbe matches it, with its size");
+        int rc = round == 0 ? mpc_mrecv_typed(in, 1, every_other, &msg, &st)
+                            : mpc_imrecv_typed(in, 1, every_other, &msg, &rreq);
+        if (round == 1 && rc == MPC_OK)
+            rc = mpc_wait(&rreq, &st);
+        CHECK(rc == MPC_OK && msg == MPI_MESSAGE_NULL,
+              round == 0 ? "mrecv_typed consumes the message" : "imrecv_typed consumes it");
+        CHECK(in[0] == prev && in[1] == -1 && in[2] == prev + 1 && in[4] == prev + 2 &&
+                  in[6] == prev + 3 && in[7] == -1,
+              "every other element, nothing between");
+        CHECK(st.source == prev && st.tag == 20 + round && st.bytes == (int64_t)sizeof out,
+              "the status counts bytes");
+        CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "the send completes");
+    }
+    CHECK(mpc_isend(out, sizeof out, next, 22, mpc_comm_world(), &sreq) == MPC_OK, "isend 4 ints");
+    CHECK(match(prev, 22, &msg, &st) == MPC_OK, "improbe the longer message");
+    int rc = mpc_mrecv_typed(in, 2, MPI_INT, &msg, &st);
+    CHECK(mpc_error_class(rc) == MPI_ERR_TRUNCATE && st.source == prev && st.tag == 22 &&
+              st.bytes == -1,
+          "a truncated mrecv_typed reports the envelope");
+    CHECK(mpc_wait(&sreq, NULL) == MPC_OK, "the truncated message's send completes");
+    MPI_Type_free(&every_other);
+}
+
 static void test_communicators(void)
 {
     mpc_comm dup, half, none;
@@ -218,6 +270,70 @@ static void test_exact_vcollectives(void)
     CHECK(mpc_comm_free(&c) == MPC_OK, "free a comm with a twin");
 }
 
+/* Regions' datatypes (mpc_region_type): one per normalised shape, cached; a column at any index,
+ * and of arrays of any number of rows, shares one; typed transfers move exactly the region. */
+static void test_region_types(void)
+{
+    size_t before = mpc_region_types_cached();
+    MPI_Datatype col = MPI_DATATYPE_NULL, col2 = MPI_DATATYPE_NULL, found = MPI_DATATYPE_NULL;
+    int dims[2] = {6, 5}, one_col[2] = {6, 1};
+    CHECK(!mpc_region_type_find(8, 2, dims, one_col, 0, &found), "a new shape is not cached");
+    CHECK(mpc_region_type(8, 2, dims, one_col, 0, &col) == MPC_OK, "column type built");
+    CHECK(mpc_region_type_find(8, 2, dims, one_col, 0, &found) && found == col,
+          "then found without MPI");
+    CHECK(mpc_region_type(8, 2, dims, one_col, 0, &col2) == MPC_OK && col2 == col,
+          "built once per shape");
+    int taller[2] = {9, 5}, six[2] = {6, 1};
+    CHECK(mpc_region_type(8, 2, taller, six, 0, &col2) == MPC_OK && col2 == col,
+          "the first dimension's length does not make a new type");
+    MPI_Datatype vec = MPI_DATATYPE_NULL;
+    int count[1] = {4}, any[1] = {0};
+    CHECK(mpc_region_type(4, 1, any, count, 3, &vec) == MPC_OK && vec != col, "a vector");
+    CHECK(mpc_region_types_cached() == before + 2, "two shapes cached");
+    int empty[2] = {0, 1}, over[2] = {7, 1};
+    MPI_Datatype bad = MPI_DATATYPE_NULL;
+    CHECK(mpc_region_type(8, 2, dims, empty, 0, &bad) == MPI_ERR_ARG, "an empty region: no type");
+    CHECK(mpc_region_type(8, 2, dims, over, 0, &bad) == MPI_ERR_ARG, "a size past the length");
+    CHECK(mpc_region_type(8, 2, dims, one_col, 2, &bad) == MPI_ERR_ARG, "a 2-D vector");
+
+    /* column 3 of rank prev's 6 x 5 array arrives as 6 consecutive doubles; elements 0, 3, 6,
+     * 9 of a 12-int array into 4 ints: typed send and receive */
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    double a[6][5], got[6];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 5; j++)
+            a[i][j] = rank * 100 + i * 5 + j;
+    mpc_request req[2];
+    mpc_status st;
+    CHECK(mpc_irecv_typed(got, 6 * 8, MPI_BYTE, prev, 40, mpc_comm_world(), &req[0]) == MPC_OK &&
+              mpc_isend_typed(&a[0][3], 1, col, next, 40, mpc_comm_world(), &req[1]) == MPC_OK,
+          "typed column started");
+    CHECK(mpc_wait(&req[0], &st) == MPC_OK && mpc_wait(&req[1], NULL) == MPC_OK,
+          "typed column done");
+    int same = st.bytes == 48;
+    for (int i = 0; i < 6; i++)
+        same &= got[i] == prev * 100 + i * 5 + 3;
+    CHECK(same, "a column arrives in row order");
+    int ints[12], into[12];
+    for (int i = 0; i < 12; i++) {
+        ints[i] = rank * 100 + i;
+        into[i] = -1;
+    }
+    CHECK(mpc_sendrecv_typed(ints, 1, vec, next, 41, into + 1, 1, vec, prev, 41, mpc_comm_world(),
+                             &st) == MPC_OK,
+          "typed sendrecv of vectors");
+    same = st.bytes == 16;
+    for (int i = 0; i < 12; i++)
+        same &= into[i] == (i % 3 == 1 ? prev * 100 + i - 1 : -1);
+    CHECK(same, "vector into vector, nothing else written");
+    char packed[48];
+    CHECK(mpc_pack_typed(&a[0][1], 1, col, packed, sizeof packed, mpc_comm_world()) == MPC_OK,
+          "pack a column");
+    double first;
+    memcpy(&first, packed + 8, sizeof first);
+    CHECK(first == rank * 100 + 5 + 1, "packed column: elements end to end");
+}
+
 int main(int argc, char **argv)
 {
     int provided = -1;
@@ -236,8 +352,10 @@ int main(int argc, char **argv)
 
     test_errors();
     test_point_to_point();
+    test_matched_typed();
     test_communicators();
     test_exact_vcollectives();
+    test_region_types();
 
     int counts[2] = {passed, failed}, total[2] = {0, 0};
     MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -260,8 +260,8 @@ static class NonBlockingCollectivesTest
         Check.Equal(30, open.Buffer[0], "TestAll completed the last one");
         Check.Equal(0, Request.WaitSome(open.Request, finished, second.Request).Length,
                     "WaitSome: nothing active, empty");
-        Check.Equal(-1, Request.WaitAny(open.Request, finished),
-                    "TestAll's completions are reported (WaitAny -1)");
+        Check.Equal(MP.Undefined, Request.WaitAny(open.Request, finished),
+                    "TestAll's completions are reported (WaitAny MP.Undefined)");
 
         // WaitSome until empty: every index exactly once
         const int N = 12;

@@ -75,7 +75,7 @@ static class NonBlockingStressTest
                 }
                 break;
             case 2:
-                while (Request.WaitAny(requests) >= 0) { }
+                while (Request.WaitAny(requests) != MP.Undefined) { }
                 break;
             default:
                 for (int i = 0; i < 50; i++) {

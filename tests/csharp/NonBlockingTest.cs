@@ -73,7 +73,7 @@ static class NonBlockingTest
         int first = Request.WaitAny(reqs), second = Request.WaitAny(reqs),
             none = Request.WaitAny(reqs);
         Check.True(first != second && (first | second) == 1, "WaitAny returns each index once");
-        Check.Equal(-1, none, "WaitAny with nothing running returns -1");
+        Check.Equal(MP.Undefined, none, "WaitAny with nothing running returns MP.Undefined");
         Check.True(a[0] == 55 && b[0] == 66, "WaitAny data");
         Request.WaitAll(sends);
         Check.Throws<ArgumentNullException>(() => Request.WaitAll(reqs[0], null),

@@ -202,7 +202,7 @@ static class ValuesTest
             Check.True(reqs[i].Test(out st), $"request {i} with ProcNull completes at once");
             ExpectProcNull(st, $"request {i} with ProcNull");
         }
-        Check.Equal(-1, Request.WaitAny(reqs), "all ProcNull requests already observed");
+        Check.Equal(MP.Undefined, Request.WaitAny(reqs), "all ProcNull requests already observed");
     }
 
     class Node

@@ -100,7 +100,7 @@ static class WaitPolicyTest
                 int second = Request.WaitAny(reqs);
                 Check.True(first != second && first >= 0 && second >= 0,
                            "WaitAny visits each request once");
-                Check.Equal(-1, Request.WaitAny(reqs), "WaitAny: none left");
+                Check.Equal(MP.Undefined, Request.WaitAny(reqs), "WaitAny: none left");
             } else {
                 int seen = 0;
                 while (seen < 2)

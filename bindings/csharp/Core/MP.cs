@@ -345,11 +345,69 @@ namespace System.MP
         /// Tag MP.AnyTag, Count and Bytes 0); always false after a probe.</summary>
         public bool Cancelled { get; }
 
+        /// <summary>The number of whole T the message holds: Bytes / sizeof(T), where sizeof(T)
+        /// is the size of one T as an element of a T[] that OPI moves (C#'s sizeof: char 2,
+        /// bool 1, a struct its managed size); <see cref="MP.Undefined"/> when Bytes is not a
+        /// whole number of T (the sender's element type differs). Sizes a receive from a
+        /// probe's status without arithmetic, and counts what arrived in units of the
+        /// receiver's choice. Clamped at int.MaxValue, as Count is (Bytes is exact).</summary>
+        /// <exception cref="ArgumentException">T holds references (not transportable as an
+        /// array element).</exception>
+        /// <example><code>
+        /// Message m = comm.Mprobe(MP.AnySource, 7, out Status probed);
+        /// var data = new double[probed.GetCount&lt;double&gt;()];
+        /// m.Recv(data, 0, data.Length);
+        /// </code></example>
+        public int GetCount<T>()
+            where T : struct
+        {
+            int size = ElementSize<T>.Bytes;
+            if (Bytes % size != 0)
+                return MP.Undefined;
+            long n = Bytes / size;
+            return n > int.MaxValue ? int.MaxValue : (int)n;
+        }
+
+        /// <summary>MPI's empty status: what WaitAll reports for an inactive request (Source
+        /// MP.AnySource, Tag MP.AnyTag, Count and Bytes 0).</summary>
+        internal static readonly Status Empty = MakeEmpty();
+
+        static Status MakeEmpty()
+        {
+            var d = new StatusData { Source = MP.AnySource, Tag = MP.AnyTag };
+            return new Status(ref d);
+        }
+
         /// <summary>Source, tag, count and bytes on one line.</summary>
         // clang-format off
         public override string ToString() =>
             $"Status(source={Source}, tag={Tag}, count={Count}, bytes={Bytes})";
         // clang-format on
+    }
+
+    /// <summary>The bytes of one T as an element of a T[] that OPI moves, as the core's class
+    /// plan measures it (Status.GetCount&lt;T&gt;): asked once per T.</summary>
+    internal static class ElementSize<T>
+        where T : struct
+    {
+        static int bytes;   // 0: not measured yet
+
+        internal static int Bytes
+        {
+            get {
+                int b = Volatile.Read(ref bytes);
+                if (b == 0)
+                    Volatile.Write(ref bytes, b = Measure());
+                return b;
+            }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)] static int Measure()
+        {
+            int size;
+            Errors.Check(MPDirect.ElementSize(new T[0], out size));
+            return Math.Max(size, 1);   // an empty struct: C#'s sizeof is 1
+        }
     }
 
     /// <summary>On a field: the reference travels with the graph (structured transport). On a

@@ -96,6 +96,36 @@ namespace System.MP
         internal static extern int Iprobe(int comm, int size, int source, int tag,
                                           ref StatusData status, out int found);
 
+        // Matched probes (Comm.Mprobe, Improbe) and the receives of their Message: message is
+        // MPI's handle; used is 1 once MPI was given the message (0: an argument was refused
+        // first, the Message may still be received).
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Mprobe(int comm, int size, int source, int tag,
+                                          ref StatusData status, out int message);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int Improbe(int comm, int size, int source, int tag,
+                                           ref StatusData status, out int message, out int found);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int MessageRecvRange(int message, Array array, int offset, int count,
+                                                    ref StatusData status, out int used);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int MessageRecvRegion(int message, Array array, int[] region,
+                                                     ref StatusData status, out int used);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int MessageIrecvRange(int message, Array array, int offset,
+                                                     int count, Request owner, out long id,
+                                                     ref StatusData status, out int used);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int MessageORecv(int message, long bytes, Type expected,
+                                                out object result, ref StatusData status,
+                                                out int used);
+        // a Message's finalizer: the core receives and discards the message
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int MessageDrop(int message, long bytes);
+        // bytes of one element of array (a T[]) as OPI moves it (Status.GetCount<T>)
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int ElementSize(Array array, out int size);
+
         // Non-blocking: id = -1 when the transfer finished at once (status filled), else its
         // pin-registry id for the Request* calls; the registry holds a weak handle on owner.
         [MethodImpl(MethodImplOptions.InternalCall)]
@@ -113,6 +143,33 @@ namespace System.MP
         internal static extern int IrecvRange(int comm, int size, Array array, int offset,
                                               int count, int source, int tag, Request owner,
                                               out long id, ref StatusData status);
+        // Regions (issue 34): spec is Region.Spec, [stride, ndims, starts..., sizes...].
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int SendRegion(int comm, int size, Array array, int[] spec, int dest,
+                                              int tag, int mode);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int RecvRegion(int comm, int size, Array array, int[] spec,
+                                              int source, int tag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int SendrecvRegion(
+            int comm, int size, Array sendArray, int[] sendSpec, int dest, int sendTag,
+            Array recvArray, int[] recvSpec, int source, int recvTag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int SendrecvReplaceRange(
+            int comm, int size, Array array, int offset, int count, int dest, int sendTag,
+            int source, int recvTag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int SendrecvReplaceRegion(
+            int comm, int size, Array array, int[] spec, int dest, int sendTag, int source,
+            int recvTag, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int IsendRegion(int comm, int size, Array array, int[] spec,
+                                               int dest, int tag, int mode, Request owner,
+                                               out long id, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int IrecvRegion(int comm, int size, Array array, int[] spec,
+                                               int source, int tag, Request owner, out long id,
+                                               ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int RequestWait(long id, ref StatusData status);
         [MethodImpl(MethodImplOptions.InternalCall)]

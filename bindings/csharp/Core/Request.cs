@@ -8,8 +8,8 @@ namespace System.MP
 {
     /// <summary>A non-blocking transfer started by Isend, Issend, Irecv or a non-blocking
     /// collective. Do not touch its objects until the request completes (Wait, Test,
-    /// IsCompleted, WaitAll, WaitAny, WaitSome, TestAll, await). A request you drop is finished
-    /// by the core.</summary>
+    /// IsCompleted, WaitAll, WaitAny, TestAny, WaitSome, TestSome, TestAll, await). A request you
+    /// drop is finished by the core.</summary>
     public partial class Request
     {
         long id;   // pin-registry id while running; -1 once completed (written last, Volatile)
@@ -144,26 +144,67 @@ namespace System.MP
             }
         }
 
-        /// <summary>Waits for every request (null entries are an error).</summary>
-        public static void WaitAll(params Request[] requests)
+        /// <summary>Waits for every request and returns their statuses in the requests' order
+        /// (MPI_Waitall). The entry of a request whose completion was reported before (by
+        /// Wait, Test, IsCompleted, await or a set call: an inactive request) is the empty
+        /// Status: Source MP.AnySource, Tag MP.AnyTag, Count and Bytes 0. Callers that ignore
+        /// the result need not change.</summary>
+        /// <remarks>Every request is completed, failed or not; when some failed, the first
+        /// failure (in array order) is raised after all are complete, as TestAll does, and the
+        /// statuses are lost: each request's own Wait returns its status again (and a failed
+        /// one raises its MPException again).</remarks>
+        /// <exception cref="ArgumentNullException">requests or one of its entries is null
+        /// (nothing is waited for).</exception>
+        /// <exception cref="MPException">a transfer failed (truncation, a partial element): the
+        /// first failure, once every request is complete.</exception>
+        /// <example><code>
+        /// Request r = comm.Irecv(inbox, 0, n, left, 0), s = comm.Isend(outbox, 0, n, right, 0);
+        /// Status[] st = Request.WaitAll(r, s);
+        /// int received = st[0].Count;
+        /// </code></example>
+        public static Status[] WaitAll(params Request[] requests)
         {
             CheckArray(requests);
-            foreach (Request r in requests)
-                r.Wait();
+            var statuses = new Status[requests.Length];
+            Exception first = null;
+            for (int i = 0; i < requests.Length; i++) {
+                Request r = requests[i];
+                if (r.observed) {
+                    statuses[i] = Status.Empty;
+                    continue;
+                }
+                try {
+                    statuses[i] = r.Wait();
+                } catch (Exception e) {
+                    first = first ?? e;
+                }
+            }
+            if (first != null)
+                throw first;
+            return statuses;
         }
 
-        /// <summary>Waits until one of the active requests completes and returns its index; -1
-        /// when none is active (MPI_UNDEFINED). A request whose completion a Wait, Test,
-        /// IsCompleted or WaitAny already reported is inactive, so a loop over WaitAny visits
-        /// each request once.</summary>
+        /// <summary>Waits until one of the active requests completes, completes it (as Wait)
+        /// and returns its index (MPI_Waitany); <see cref="MP.Undefined"/> when none is active.
+        /// A request whose completion Wait, Test, IsCompleted, await or a set call already
+        /// reported is inactive, so a loop over WaitAny visits each request once; the status of
+        /// the one returned is requests[index].Wait() (which returns it again at once).</summary>
+        /// <remarks>It polls the requests in turn (pausing between passes when waits yield,
+        /// see <see cref="MP.WaitPolicy"/>). A failed transfer is the completion WaitAny finds:
+        /// its MPException is raised and that request is inactive afterwards.</remarks>
+        /// <exception cref="ArgumentNullException">requests or one of its entries
+        /// is null.</exception>
+        /// <exception cref="MPException">the request that completed failed.</exception>
+        /// <example><code>
+        /// int done;
+        /// while ((done = Request.WaitAny(reqs)) != MP.Undefined)
+        ///     Handle(inbox[done]);
+        /// </code></example>
         public static int WaitAny(params Request[] requests)
         {
             CheckArray(requests);
-            bool anyActive = false;
-            foreach (Request r in requests)
-                anyActive |= !r.observed;
-            if (!anyActive)
-                return -1;
+            if (!AnyActive(requests))
+                return MP.Undefined;
             bool yields = Backoff.Yields;
             var backoff = new Backoff();
             while (true) {
@@ -175,6 +216,16 @@ namespace System.MP
                 if (yields)
                     backoff.Pause();   // the host's ranks outnumber its cores: give the core away
             }
+        }
+
+        /// <summary>Is some request of the set active (its completion not yet
+        /// reported)?</summary>
+        static bool AnyActive(Request[] requests)
+        {
+            foreach (Request r in requests)
+                if (!r.observed)
+                    return true;
+            return false;
         }
 
         static void CheckArray(Request[] requests)

@@ -52,40 +52,112 @@ namespace System.MP
         public static int[] WaitSome(params Request[] requests)
         {
             CheckArray(requests);
-            bool anyActive = false;
-            foreach (Request r in requests)
-                anyActive |= !r.observed;
-            if (!anyActive)
-                return new int[0];
-            var done = new List<int>();
+            if (!AnyActive(requests))
+                return NoIndices;
             var spin = new SpinWait();
             bool yields = Backoff.Yields;
             var backoff = new Backoff();
             while (true) {
-                for (int i = 0; i < requests.Length; i++) {
-                    Request r = requests[i];
-                    if (r.observed)
-                        continue;
-                    Status unused;
-                    try {
-                        if (r.Test(out unused))
-                            done.Add(i);
-                    } catch (Exception e) {
-                        if (done.Count == 0) {
-                            r.observed = true;
-                            throw;
-                        }
-                        r.Unreport(e);   // raised by the next call on it
-                        return done.ToArray();
-                    }
-                }
-                if (done.Count > 0)
+                List<int> done = SomePass(requests);
+                if (done != null)
                     return done.ToArray();
                 if (yields)
                     backoff.Pause();   // the host's ranks outnumber its cores: give the core away
                 else
                     spin.SpinOnce();
             }
+        }
+
+        /// <summary>Completes (as by Test) every active request that has finished, and returns
+        /// their indices in increasing order (MPI_Testsome); never blocks. The array is empty
+        /// when none has finished yet — and when none is active, where MPI_Testsome reports
+        /// MPI_UNDEFINED: keep count of the requests reported to know when all are. A request
+        /// whose completion was reported before is inactive and never reported again. Failures
+        /// as WaitSome: raised (MPException) when the failed request is the only completion of
+        /// the call; otherwise the indices are returned and the next TestSome (or Wait, Test) on
+        /// that request raises it.</summary>
+        /// <exception cref="ArgumentNullException">requests or one of its entries
+        /// is null.</exception>
+        /// <exception cref="MPException">the only request that completed failed.</exception>
+        /// <example><code>
+        /// for (int left = reqs.Length; left > 0;) {
+        ///     foreach (int i in Request.TestSome(reqs)) {
+        ///         Handle(inbox[i]);
+        ///         left--;
+        ///     }
+        ///     DoOtherWork();
+        /// }
+        /// </code></example>
+        public static int[] TestSome(params Request[] requests)
+        {
+            CheckArray(requests);
+            List<int> done = SomePass(requests);
+            return done == null ? NoIndices : done.ToArray();
+        }
+
+        /// <summary>Completes (as by Test) the first active request that has finished and sets
+        /// index to its position (MPI_Testany); never blocks. Returns true with that index; true
+        /// with index <see cref="MP.Undefined"/> when no request is active; false, with index
+        /// MP.Undefined, when none of the active ones has finished. A request whose completion was
+        /// reported before is inactive and never reported again.</summary>
+        /// <exception cref="ArgumentNullException">requests or one of its entries
+        /// is null.</exception>
+        /// <exception cref="MPException">the request it completed failed: that request is
+        /// inactive afterwards (the failure is its completion's report).</exception>
+        /// <example><code>
+        /// int i;
+        /// while (!Request.TestAny(out i, reqs))
+        ///     DoOtherWork();
+        /// if (i != MP.Undefined)
+        ///     Handle(inbox[i]);
+        /// </code></example>
+        public static bool TestAny(out int index, params Request[] requests)
+        {
+            index = MP.Undefined;
+            CheckArray(requests);
+            bool anyActive = false;
+            for (int i = 0; i < requests.Length; i++) {
+                Request r = requests[i];
+                if (r.observed)
+                    continue;
+                anyActive = true;
+                Status unused;
+                if (r.Test(out unused)) {
+                    index = i;
+                    return true;
+                }
+            }
+            return !anyActive;
+        }
+
+        static readonly int[] NoIndices = new int[0];
+
+        /// <summary>One pass of WaitSome and TestSome: tests each active request in turn and
+        /// returns the indices of those that completed (null: none). A failure ends the pass:
+        /// raised when nothing completed before it in the pass (that request is then
+        /// inactive), otherwise kept for the next call on that request (Unreport) and the pass
+        /// returns what completed.</summary>
+        static List<int> SomePass(Request[] requests)
+        {
+            List<int> done = null;
+            for (int i = 0; i < requests.Length; i++) {
+                Request r = requests[i];
+                if (r.observed)
+                    continue;
+                Status unused;
+                try {
+                    if (r.Test(out unused))
+                        (done = done ?? new List<int>()).Add(i);
+                } catch (Exception e) {
+                    if (done == null) {
+                        r.observed = true;
+                        throw;
+                    }
+                    r.Unreport(e);   // raised by the next call on it
+                    return done;
+                }
+            }
+            return done;
         }
 
         /// <summary>Makes the request awaitable: `Status s = await request;`. See AsTask.</summary>
