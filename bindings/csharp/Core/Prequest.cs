@@ -1,10 +1,10 @@
 // Prequest — a persistent request (MPI_Send_init / MPI_Recv_init): made once by Comm.SendInit or
 // Comm.RecvInit, started any number of times (Start, StartAll), each use completed as any
-// Request's (Wait, Test, WaitAll, WaitAny, WaitSome, TestAll, await), freed by Dispose or, when
-// dropped, by the core once the Prequest is collected. Between uses nothing is pinned: a start
-// gives MPI the array's current address (opi/opi_persistent.c; docs/design.md, "Persistent
-// requests"). This file also holds Comm's SendInit and RecvInit, and the few members Prequest
-// needs of Request (one Request used again: each start begins a new use).
+// Request's (Wait, Test, WaitAll, WaitAny, TestAny, WaitSome, TestSome, TestAll, await), freed by
+// Dispose or, when dropped, by the core once the Prequest is collected. Between uses nothing is
+// pinned: a start gives MPI the array's current address (opi/opi_persistent.c; docs/design.md,
+// "Persistent requests"). This file also holds Comm's SendInit and RecvInit, and the few members
+// Prequest needs of Request (one Request used again: each start begins a new use).
 using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
@@ -15,21 +15,19 @@ namespace System.MP
     /// <see cref="Comm.SendInit(Array, int, int, int, int)"/> or
     /// <see cref="Comm.RecvInit(Array, int, int, int, int)"/>) and that is started again and
     /// again, as MPI_Send_init / MPI_Recv_init and MPI_Start. Each <see cref="Start"/> begins a
-    /// use; Wait, Test, WaitAll, WaitAny, WaitSome, TestAll, IsCompleted, Cancel and await work
-    /// on the running use as on any <see cref="Request"/>, and once its completion is reported the
-    /// request is inactive — ready for the next Start, not freed. <see cref="Dispose"/> frees
-    /// it.</summary>
-    /// <remarks>
-    /// <para>The array is MPI's from each Start until that use's completion is reported: do not
-    /// write a send's range or read a receive's range meanwhile. Between uses it is the caller's
-    /// (fill the next message, read the last one). The library keeps it where MPI expects it
-    /// during every use, however many collections happen, and pins nothing between uses.</para>
-    /// <para>Before any Start, Wait and Test return at once with the empty status (Source
-    /// <see cref="MP.AnySource"/>, Tag <see cref="MP.AnyTag"/>, Count 0); WaitAny and WaitSome
-    /// skip an inactive request. With <see cref="MP.ProcNull"/> as the peer every use completes
-    /// at once with the ProcNull status.</para>
-    /// <para>A Prequest dropped without Dispose leaks nothing: once it is collected, the core
-    /// frees the MPI request (a running use first finishes).</para>
+    /// use; Wait, Test, WaitAll, WaitAny, TestAny, WaitSome, TestSome, TestAll, IsCompleted, Cancel
+    /// and await work on the running use as on any <see cref="Request"/>, and once its completion
+    /// is reported the request is inactive — ready for the next Start, not freed. <see
+    /// cref="Dispose"/> frees it.</summary> <remarks> <para>The array is MPI's from each Start
+    /// until that use's completion is reported: do not write a send's range or read a receive's
+    /// range meanwhile. Between uses it is the caller's (fill the next message, read the last one).
+    /// The library keeps it where MPI expects it during every use, however many collections happen,
+    /// and pins nothing between uses.</para> <para>Before any Start, Wait and Test return at once
+    /// with the empty status (Source <see cref="MP.AnySource"/>, Tag <see cref="MP.AnyTag"/>, Count
+    /// 0), as does WaitAll's entry; WaitAny, TestAny, WaitSome and TestSome skip an inactive
+    /// request. With <see cref="MP.ProcNull"/> as the peer every use completes at once with the
+    /// ProcNull status.</para> <para>A Prequest dropped without Dispose leaks nothing: once it is
+    /// collected, the core frees the MPI request (a running use first finishes).</para>
     /// </remarks>
     /// <example>A halo exchange with both neighbours, its requests made once:
     /// <code>
@@ -60,8 +58,7 @@ namespace System.MP
         {
             this.comm = comm;
             this.array = array;
-            var empty = new StatusData { Source = MP.AnySource, Tag = MP.AnyTag };
-            SetInactive(Status.Of(ref empty));
+            SetInactive(Status.Empty);
         }
 
         internal Prequest Made(long handle)
@@ -78,11 +75,10 @@ namespace System.MP
         /// <exception cref="ObjectDisposedException">The request, or its communicator, has been
         /// disposed.</exception>
         /// <exception cref="InvalidOperationException">The request is active: its previous use
-        /// has not been completed by Wait, Test, WaitAll, WaitAny, WaitSome, TestAll, IsCompleted
-        /// or await. Nothing is started; the running use is unaffected.</exception>
-        /// <example><code>
-        /// Prequest send = comm.SendInit(data, 0, data.Length, dest, 7);
-        /// for (int i = 0; i &lt; 100; i++) {
+        /// has not been completed by Wait, Test, WaitAll, WaitAny, TestAny, WaitSome, TestSome,
+        /// TestAll, IsCompleted or await. Nothing is started; the running use is
+        /// unaffected.</exception> <example><code> Prequest send = comm.SendInit(data, 0,
+        /// data.Length, dest, 7); for (int i = 0; i &lt; 100; i++) {
         ///     data[0] = i;     // the array is the caller's between uses
         ///     send.Start();
         ///     send.Wait();
@@ -160,9 +156,10 @@ namespace System.MP
         /// a message has matched it already, it still lands in the array); a send is left to
         /// finish in the background (MPI still reads the array until its receiver takes it).
         /// The core holds the array in place until MPI is done with it and frees the request
-        /// then. Afterwards Start, StartAll, Wait, Test and await raise ObjectDisposedException;
-        /// IsCompleted is true, Cancel does nothing, WaitAny and WaitSome skip it. Calling
-        /// Dispose again does nothing.</summary>
+        /// then. Afterwards Start, StartAll, Wait, Test and await raise ObjectDisposedException
+        /// (TestAll too, completing each request as Wait); IsCompleted is true, Cancel does
+        /// nothing; WaitAll's entry for it is the empty status, and WaitAny, TestAny, WaitSome and
+        /// TestSome skip it. Calling Dispose again does nothing.</summary>
         /// <exception cref="MPException">MPI refused to free the request (it is freed as far as
         /// System.MP is concerned).</exception>
         [MethodImpl(MethodImplOptions.NoInlining)]
@@ -191,7 +188,7 @@ namespace System.MP
             if (!Inactive)
                 throw new InvalidOperationException(
                     "System.MP: " + which + " is active: its previous use has not been " +
-                    "completed by Wait, Test, WaitAll, WaitAny, WaitSome, TestAll, IsCompleted " +
+                    "completed by Wait, Test, WaitAll, WaitAny, TestAny, WaitSome, TestSome, TestAll, IsCompleted " +
                     "or await");
             AwaitEngineLetGo();
         }
