@@ -6,7 +6,8 @@
 // (nursery, small old, large-object space) in halo exchanges with both neighbours while another
 // thread forces minor and major collections, between uses and during them (receives posted, then
 // collections, then the sends); every element checked at every use; arrays moved between uses;
-// the second half with a C# operator in existence (every MPI call made GC-safe).
+// the second half with a C# operator in existence (every MPI call made GC-safe). Each halo has a
+// 2-D field beside it whose ghost columns travel as regions (derived datatypes).
 using System;
 using System.Collections.Generic;
 using System.MP;
@@ -38,8 +39,11 @@ static class PersistentTest
                    "Wait before any Start: the empty status");
         Check.True(send.Test(out st) && st.Count == 0, "Test before any Start: true, empty");
         Check.True(recv.IsCompleted, "IsCompleted before any Start");
-        int none = Request.WaitAny(recv, send);
-        Check.True(none == -1 || none == MP.Undefined, "WaitAny skips never-started requests");
+        Check.Equal(MP.Undefined, Request.WaitAny(recv, send),
+                    "WaitAny skips never-started requests");
+        Status[] empties = Request.WaitAll(recv, send);
+        Check.True(empties[0].Count == 0 && empties[1].Tag == MP.AnyTag,
+                   "WaitAll gives them the empty status");
         Check.Equal(0, Request.WaitSome(recv, send).Length, "WaitSome skips them too");
         Check.True(Request.TestAll(recv, send), "TestAll of inactive requests");
 
@@ -98,7 +102,13 @@ static class PersistentTest
         nothing.Start();
         Check.Equal(1, Request.WaitSome(nothing).Length, "WaitSome reports it");
         nothing.Start();
-        Request.WaitAll(nothing);
+        int index;
+        Check.True(Request.TestAny(out index, nothing) && index == 0, "TestAny reports it");
+        nothing.Start();
+        Check.Equal(1, Request.TestSome(nothing).Length, "TestSome reports it");
+        nothing.Start();
+        Status[] all = Request.WaitAll(nothing);
+        Check.True(all[0].Source == MP.ProcNull, "WaitAll reports it, with its status");
         nothing.Start();   // each report above made it inactive
         nothing.Wait();
         nothing.Dispose();
@@ -160,8 +170,15 @@ static class PersistentTest
         Check.Throws<ObjectDisposedException>(() => recv.Test(out st), "Test after Dispose");
         Check.True(recv.IsCompleted, "IsCompleted after Dispose");
         recv.Cancel();   // nothing to cancel
-        int w = Request.WaitAny(recv);
-        Check.True(w == -1 || w == MP.Undefined, "WaitAny skips a disposed request");
+        Check.Equal(MP.Undefined, Request.WaitAny(recv), "WaitAny skips a disposed request");
+        int index;
+        Check.True(Request.TestAny(out index, recv) && index == MP.Undefined, "TestAny skips it");
+        Check.Equal(0, Request.TestSome(recv).Length, "TestSome skips it");
+        Status[] entries = Request.WaitAll(recv);
+        Check.True(entries[0].Source == MP.AnySource && entries[0].Count == 0,
+                   "WaitAll gives it the empty status");
+        Check.Throws<ObjectDisposedException>(() => Request.TestAll(recv),
+                                              "TestAll completes it as Wait: disposed");
         if (MP.ThreadLevel >= 3) {
             var e =
                 Check.Throws<AggregateException>(() => recv.AsTask().Wait(), "await after Dispose");
@@ -472,6 +489,168 @@ static class PersistentTest
             GC.KeepAlive(new byte[100]);
     }
 
+    // ---- regions ----
+
+    static double Cell(int r, int i, int j, long use) => ((r * 64.0 + use) * 64.0 + i) * 64.0 + j;
+    const double Sentinel = -1.5;
+
+    /// <summary>A field of rows x cols whose ghost columns 0 and cols-1 come from the
+    /// neighbours' first and last interior columns: a 2-D halo of four persistent requests
+    /// on regions of one array, no packing.</summary>
+    sealed class Field
+    {
+        double[,] f;
+        internal Prequest[] requests;
+        int rows, cols;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal Field(int rows, int cols, int tag)
+        {
+            this.rows = rows;
+            this.cols = cols;
+            f = new double[rows, cols];
+            requests = new[] { world.RecvInit(f, Region.Columns(0, 1), prev, tag),
+                               world.RecvInit(f, Region.Columns(cols - 1, 1), next, tag + 1),
+                               world.SendInit(f, Region.Columns(cols - 2, 1), next, tag),
+                               world.SendInit(f, Region.Columns(1, 1), prev, tag + 1) };
+        }
+
+        /// <summary>One use: the interior stamped with use, the ghosts set to Sentinel, the
+        /// exchange, then the number of wrong cells.</summary>
+        internal int Use(long use)
+        {
+            Fill(use);
+            Start();
+            Complete();
+            return Verify(use);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal void Fill(long use)
+        {
+            for (int i = 0; i < rows; i++)
+                for (int j = 0; j < cols; j++)
+                    f[i, j] = j == 0 || j == cols - 1 ? Sentinel : Cell(rank, i, j, use);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal void Start() => Prequest.StartAll(requests);
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal void Complete() => Request.WaitAll(requests);
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal int Verify(long use)
+        {
+            int wrong = 0;
+            for (int i = 0; i < rows; i++)
+                for (int j = 0; j < cols; j++) {
+                    double want = j == 0          ? Cell(prev, i, cols - 2, use)
+                                  : j == cols - 1 ? Cell(next, i, 1, use)
+                                                  : Cell(rank, i, j, use);
+                    if (f[i, j] != want)
+                        wrong++;
+                }
+            return wrong;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal int Generation() => GC.GetGeneration(f);
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal void Dispose()
+        {
+            foreach (Prequest r in requests)
+                r.Dispose();
+        }
+    }
+
+    static void Regions()
+    {
+        // a 2-D halo on columns of one young field, collections between uses: the field moves
+        var field = new Field(10, 8, 70);
+        int genBefore = field.Generation(), wrong = 0;
+        for (int use = 0; use < 12; use++) {
+            wrong += field.Use(use);
+            Garbage(1000);
+            GC.Collect(use % 3 == 2 ? 2 : 0);
+        }
+        int genAfter = field.Generation();
+        Check.Equal(0, wrong, "column halo of a double[10, 8], 12 uses: cells wrong");
+        Check.True(genBefore == 0 && genAfter > 0,
+                   "the field was young and moved between uses: generation " + genBefore +
+                       ", then " + genAfter);
+        field.Dispose();
+
+        // rows into a strided vector; a 3-D box into a box of another shape; ProcNull
+        var grid = new int[6, 5];
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 5; j++)
+                grid[i, j] = rank * 100 + i * 10 + j;
+        var vec = new int[31];
+        for (int k = 0; k < vec.Length; k++)
+            vec[k] = -1;
+        Prequest recvStrided = world.RecvInit(vec, Region.Strided(1, 10, 3), prev, 72);
+        Prequest sendRows = world.SendInit(grid, Region.Rows(2, 2), next, 72);
+        var cube = new long[4, 4, 4];
+        var box = new long[3, 2, 4];
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                for (int k = 0; k < 4; k++)
+                    cube[i, j, k] = rank * 1000 + i * 100 + j * 10 + k;
+        Prequest sendBox =
+            world.SendInit(cube, new Region(new[] { 1, 1, 0 }, new[] { 2, 3, 4 }), next, 73);
+        Prequest recvBox =
+            world.RecvInit(box, new Region(new[] { 0, 0, 0 }, new[] { 3, 2, 4 }), prev, 73);
+        Prequest nowhere = world.SendInit(grid, Region.Columns(0, 2), MP.ProcNull, 74);
+        bool right = true;
+        for (int use = 0; use < 3; use++) {
+            Prequest.StartAll(recvStrided, recvBox, sendRows, sendBox, nowhere);
+            Status[] st = Request.WaitAll(recvStrided, recvBox, sendRows, sendBox, nowhere);
+            for (int k = 0; k < vec.Length; k++) {
+                bool picked = k >= 1 && (k - 1) % 3 == 0;
+                int n = (k - 1) / 3;   // the n-th element of rows 2..3, row-major
+                right &= vec[k] == (picked ? prev * 100 + (2 + n / 5) * 10 + n % 5 : -1);
+            }
+            for (int n = 0; n < 24; n++) {
+                // the n-th element of the sent box [1..2] x [1..3] x [0..3], row-major
+                long want = prev * 1000 + (1 + n / 12) * 100 + (1 + n / 4 % 3) * 10 + n % 4;
+                right &= box[n / 8, n / 4 % 2, n % 4] == want;
+            }
+            right &= st[0].Count == 10 && st[0].Source == prev && st[1].Count == 24;
+            right &= st[4].Source == MP.ProcNull && st[4].Count == 0;
+        }
+        Check.True(right, "rows into a strided vector, a 3-D box into another box, ProcNull");
+        foreach (Prequest r in new[] { recvStrided, sendRows, sendBox, recvBox, nowhere })
+            r.Dispose();
+
+        // refusals, before anything is registered; the rank usable after them
+        MPStats before = MP.Stats;
+        var flat = new double[10];
+        var square = new double[4, 4];
+        Check.Throws<ArgumentException>(() => world.SendInit(flat, Region.Columns(0, 1), next, 1),
+                                        "SendInit of a 2-D region of a 1-D array");
+        Check.Throws<ArgumentException>(() => world.RecvInit(square, Region.Strided(0, 2, 2), prev,
+                                                             1),
+                                        "RecvInit of a strided region of a 2-D array");
+        Check.Throws<ArgumentOutOfRangeException>(
+            () => world.SendInit(square, Region.Columns(3, 2), next, 1),
+            "SendInit of columns past the end");
+        Check.Throws<ArgumentOutOfRangeException>(
+            () => world.RecvInit(flat, Region.Strided(0, 4, 4), prev, 1),   // 0, 4, 8, 12
+            "RecvInit of a strided region past the end");
+        Check.Throws<ArgumentNullException>(() => world.SendInit(null, Region.Rows(0, 1), next, 1),
+                                            "SendInit of a region of null");
+        Check.Throws<ArgumentOutOfRangeException>(
+            () => world.RecvInit(square, Region.Rows(0, 1), size, 1), "RecvInit region source");
+        MPStats after = MP.Stats;
+        Check.Equal(before.PendingRequests, after.PendingRequests, "refused: nothing registered");
+        Check.Equal(before.Operations, after.Operations, "refused: nothing started");
+        var again = new Field(4, 4, 76);
+        Check.Equal(0, again.Use(1), "a region halo after the refusals");
+        again.Dispose();
+    }
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     static void UseAndDrop(int tag)
     {
@@ -694,11 +873,14 @@ static class PersistentTest
     /// <summary>Retires the oldest halo: disposed, or dropped (not inlined: no frame of the
     /// caller keeps it, so the collector can take it).</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    static void Retire(List<Halo4> live, bool dispose)
+    static void Retire(List<Halo4> live, List<Field> fields, bool dispose)
     {
-        if (dispose)
+        if (dispose) {
             live[0].Dispose();
+            fields[0].Dispose();
+        }
         live.RemoveAt(0);
+        fields.RemoveAt(0);
     }
 
     static int Stress(int rounds)
@@ -710,6 +892,7 @@ static class PersistentTest
         MPStats before = MP.Stats;
         long wrong = 0, moved = 0, checkedUses = 0, stamps = 0;
         var live = new List<Halo4>();
+        var fields = new List<Field>();
         var random = new Random(rank * 7919 + 1);
         Op userOp = null;
         using (new PacedCollector())
@@ -721,13 +904,20 @@ static class PersistentTest
                     userOp = Op.Create<double>((a, b) => a + b);
                 // young arrays each round; up to four halos live on across rounds
                 live.Add(new Halo4(sizes[round % sizes.Length], 100 + 2 * (round % 50)));
-                foreach (Halo4 h in live) {
+                // and a 2-D field whose ghost columns are regions: 640 B or 7.2 KiB, young
+                fields.Add(round % 2 == 0 ? new Field(10, 8, 200 + 2 * (round % 50))
+                                          : new Field(30, 30, 200 + 2 * (round % 50)));
+                for (int k = 0; k < live.Count; k++) {
+                    Halo4 h = live[k];
+                    Field field = fields[k];
                     for (int use = 0; use < uses; use++) {
                         h.stamp = stamps++;
                         h.Fill();
+                        field.Fill(h.stamp);
                         if (h.Moved())
                             moved++;
                         // receives running while this thread and the collector collect
+                        field.Start();
                         h.StartReceives();
                         Churn(random);
                         if (use % 4 == 0)
@@ -737,7 +927,8 @@ static class PersistentTest
                         h.StartSends(use % 2 == 0);
                         Churn(random);
                         h.Complete(use % 3);
-                        wrong += h.Verify();
+                        field.Complete();
+                        wrong += h.Verify() + field.Verify(h.stamp);
                         checkedUses++;
                         // between uses: garbage and collections move the young arrays
                         Churn(random);
@@ -748,12 +939,15 @@ static class PersistentTest
                     }
                 }
                 if (live.Count > 3)
-                    Retire(live, round % 2 == 0);
+                    Retire(live, fields, round % 2 == 0);
                 world.Barrier();   // a retired halo's tags are used again only after every rank
             }
             foreach (Halo4 h in live)
                 h.Dispose();
+            foreach (Field f in fields)
+                f.Dispose();
             live.Clear();
+            fields.Clear();
         }
         if (userOp != null)
             userOp.Dispose();
@@ -789,6 +983,7 @@ static class PersistentTest
         Wildcards();
         Awaited();
         Pins();
+        Regions();
         Dropped();
         Halo(300);
         world.Barrier();
