@@ -15,19 +15,23 @@ namespace System.MP
     /// <see cref="Comm.SendInit(Array, int, int, int, int)"/> or
     /// <see cref="Comm.RecvInit(Array, int, int, int, int)"/>) and that is started again and
     /// again, as MPI_Send_init / MPI_Recv_init and MPI_Start. Each <see cref="Start"/> begins a
-    /// use; Wait, Test, WaitAll, WaitAny, TestAny, WaitSome, TestSome, TestAll, IsCompleted, Cancel
-    /// and await work on the running use as on any <see cref="Request"/>, and once its completion
-    /// is reported the request is inactive — ready for the next Start, not freed. <see
-    /// cref="Dispose"/> frees it.</summary> <remarks> <para>The array is MPI's from each Start
-    /// until that use's completion is reported: do not write a send's range or read a receive's
-    /// range meanwhile. Between uses it is the caller's (fill the next message, read the last one).
-    /// The library keeps it where MPI expects it during every use, however many collections happen,
-    /// and pins nothing between uses.</para> <para>Before any Start, Wait and Test return at once
-    /// with the empty status (Source <see cref="MP.AnySource"/>, Tag <see cref="MP.AnyTag"/>, Count
-    /// 0), as does WaitAll's entry; WaitAny, TestAny, WaitSome and TestSome skip an inactive
-    /// request. With <see cref="MP.ProcNull"/> as the peer every use completes at once with the
-    /// ProcNull status.</para> <para>A Prequest dropped without Dispose leaks nothing: once it is
-    /// collected, the core frees the MPI request (a running use first finishes).</para>
+    /// use; Wait, Test, WaitAll, WaitAny, TestAny, WaitSome, TestSome, TestAll, IsCompleted,
+    /// Cancel and await work on the running use as on any <see cref="Request"/>, and once its
+    /// completion is reported the request is inactive — ready for the next Start, not freed.
+    /// <see cref="Dispose"/> frees it.</summary>
+    /// <remarks>
+    /// <para>The array is MPI's from each Start until that use's completion is reported: do not
+    /// write a send's range or read a receive's range meanwhile. Between uses it is the
+    /// caller's (fill the next message, read the last one). The library keeps it where MPI
+    /// expects it during every use, however many collections happen, and pins nothing between
+    /// uses.</para>
+    /// <para>Before any Start, Wait and Test return at once with the empty status (Source
+    /// <see cref="MP.AnySource"/>, Tag <see cref="MP.AnyTag"/>, Count 0), as does WaitAll's
+    /// entry; WaitAny, TestAny, WaitSome and TestSome skip an inactive request. With
+    /// <see cref="MP.ProcNull"/> as the peer every use completes at once with the ProcNull
+    /// status.</para>
+    /// <para>A Prequest dropped without Dispose leaks nothing: once it is collected, the core
+    /// frees the MPI request (a running use first finishes).</para>
     /// </remarks>
     /// <example>A halo exchange with both neighbours, its requests made once:
     /// <code>
@@ -77,8 +81,10 @@ namespace System.MP
         /// <exception cref="InvalidOperationException">The request is active: its previous use
         /// has not been completed by Wait, Test, WaitAll, WaitAny, TestAny, WaitSome, TestSome,
         /// TestAll, IsCompleted or await. Nothing is started; the running use is
-        /// unaffected.</exception> <example><code> Prequest send = comm.SendInit(data, 0,
-        /// data.Length, dest, 7); for (int i = 0; i &lt; 100; i++) {
+        /// unaffected.</exception>
+        /// <example><code>
+        /// Prequest send = comm.SendInit(data, 0, data.Length, dest, 7);
+        /// for (int i = 0; i &lt; 100; i++) {
         ///     data[0] = i;     // the array is the caller's between uses
         ///     send.Start();
         ///     send.Wait();
@@ -188,8 +194,8 @@ namespace System.MP
             if (!Inactive)
                 throw new InvalidOperationException(
                     "System.MP: " + which + " is active: its previous use has not been " +
-                    "completed by Wait, Test, WaitAll, WaitAny, TestAny, WaitSome, TestSome, TestAll, IsCompleted " +
-                    "or await");
+                    "completed by Wait, Test, WaitAll, WaitAny, TestAny, WaitSome, TestSome, " +
+                    "TestAll, IsCompleted or await");
             AwaitEngineLetGo();
         }
 
