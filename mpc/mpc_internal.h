@@ -113,6 +113,18 @@ int mpc_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count, 
 int mpc_iscan(const void *sendbuf, void *recvbuf, size_t count, MPI_Datatype type, MPI_Op op,
               mpc_comm comm, mpc_request *req);
 
+/* ---- persistent requests (MPI_Send_init, MPI_Recv_init): the request is made once and
+ * started any number of times (mpc_start, mpc_startall); mpc_test / mpc_wait complete a use and
+ * leave the request inactive, not freed; mpc_request_free frees it (an inactive one: at once).
+ * The buffer is MPI's from each start to that use's completion. ---- */
+int mpc_send_init(const void *data, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                  mpc_comm comm, mpc_request *req);
+int mpc_recv_init(void *data, MPI_Count count, MPI_Datatype type, int source, int tag,
+                  mpc_comm comm, mpc_request *req);
+int mpc_start(mpc_request *req);
+int mpc_startall(int n, mpc_request *reqs);
+int mpc_request_free(mpc_request *req);
+
 /* ---- MPI's v-collectives, byte-wise; counts and displacements in bytes, per rank (large
  * counts). Past 2 GiB, mpc_allgatherv broadcasts the whole extent the pieces fill: gaps between
  * them are overwritten (lay the pieces end to end). ---- */

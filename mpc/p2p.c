@@ -259,3 +259,28 @@ int mpc_imrecv_typed(void *data, MPI_Count count, MPI_Datatype type, mpc_message
     return count <= INT_MAX ? MPI_Imrecv(data, (int)count, type, msg, req)
                             : MPI_Imrecv_c(data, count, type, msg, req);
 }
+
+/* ---- persistent requests: (data, count, type) as MPI takes them, large counts through the
+ * MPI-4 _c functions ---- */
+
+int mpc_send_init(const void *data, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                  mpc_comm comm, mpc_request *req)
+{
+    if (count <= INT_MAX)
+        return MPI_Send_init(data, (int)count, type, dest, tag, comm, req);
+    return MPI_Send_init_c(data, count, type, dest, tag, comm, req);
+}
+
+int mpc_recv_init(void *data, MPI_Count count, MPI_Datatype type, int source, int tag,
+                  mpc_comm comm, mpc_request *req)
+{
+    if (count <= INT_MAX)
+        return MPI_Recv_init(data, (int)count, type, source, tag, comm, req);
+    return MPI_Recv_init_c(data, count, type, source, tag, comm, req);
+}
+
+int mpc_start(mpc_request *req) { return MPI_Start(req); }
+
+int mpc_startall(int n, mpc_request *reqs) { return MPI_Startall(n, reqs); }
+
+int mpc_request_free(mpc_request *req) { return MPI_Request_free(req); }

@@ -226,6 +226,20 @@
       (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF, \
        IC_STATUS_REF))                                                                             \
     X(RequestTestMany, opi_request_test_many, IC_I32, (IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF))        \
-    X(RequestDone, opi_request_done, IC_I32, (IC_I64, IC_I32_REF))
+    X(RequestDone, opi_request_done, IC_I32, (IC_I64, IC_I32_REF))                                 \
+    /* persistent requests (opi_persistent.c) */                                                   \
+    X(SendInit, opi_send_init, IC_I32,                                                             \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF))                \
+    X(SendInitRegion, opi_send_init_region, IC_I32,                                                \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF))                        \
+    X(RecvInit, opi_recv_init, IC_I32,                                                             \
+      (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF))                \
+    X(RecvInitRegion, opi_recv_init_region, IC_I32,                                                \
+      (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32, IC_OBJ, IC_I64_REF))                        \
+    X(PrequestStart, opi_prequest_start, IC_I32,                                                   \
+      (IC_I64, IC_OBJ, IC_I64_REF, IC_STATUS_REF, IC_I32_REF))                                     \
+    X(PrequestStartAll, opi_prequest_start_all, IC_I32,                                            \
+      (IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF))                                                \
+    X(PrequestFree, opi_prequest_free, IC_I32, (IC_I64))
 
 #endif

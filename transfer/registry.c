@@ -14,6 +14,12 @@
  * handle per transfer (a handle taken and freed cost ~50 ns per object). Chunks are never
  * freed (Mono 6.8 exports no way to unregister a root); a free record's slots are NULL.
  *
+ * A persistent request (Comm.SendInit / RecvInit) keeps its record from its init to its
+ * Dispose or the collection of its Prequest: INACTIVE between uses, with no object held, and
+ * ACTIVE from a start to the completion Wait or Test reports, with its array in slot 0 as any
+ * transfer's (transfer.h). When its owner is collected or Dispose abandons a running use, the
+ * sweep ends it as any abandoned transfer and then frees the MPI request (MPI_Request_free).
+ *
  * Lock discipline: the registry mutex is never held while waiting; under it only
  * non-blocking MPI status queries and frees and Mono handle reads run. Handles are freed
  * after unlocking. The GC hook runs at PRE_STOP_WORLD, when no thread is stopped, so it may
@@ -34,7 +40,8 @@
 int mono_gc_register_root(char *start, size_t size, void *descr, MonoGCRootSource source, void *key,
                           const char *msg);
 
-enum record_state { FREE, ACTIVE, ACQUIRED, ABANDONED };
+/* INACTIVE: a persistent request between uses (transfer.h) */
+enum record_state { FREE, ACTIVE, ACQUIRED, ABANDONED, INACTIVE };
 
 typedef struct record {
     mpc_request req;
@@ -49,7 +56,10 @@ typedef struct record {
     enum record_state state;
     xfer_info info;
     int32_t next_free;
-    uint32_t generation; /* bumped when the record is freed (31 bits): stale ids are refused */
+    uint32_t generation;  /* bumped when the record is freed (31 bits): stale ids are refused */
+    int persistent;       /* a persistent request's record: INACTIVE, not freed, when a use ends */
+    int free_pending;     /* Dispose came while a thread held it: abandoned when given back */
+    xfer_persist persist; /* persistent: the arguments of its MPI request (req is the record's) */
 } record;
 
 /* Handles taken out of records under the lock, freed after it. A sweep fills batches in
@@ -240,9 +250,10 @@ static int grow(void)
     return MPC_OK;
 }
 
-int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *early,
+/* xfer_registry_add, or with persist a persistent request's record (INACTIVE, no object). */
+static int add_record(mpc_request req, MonoObject *const *objs, const uint32_t *early,
                       const int *pinned, int nobjs, uint32_t owner, const xfer_info *info,
-                      int64_t *id)
+                      const xfer_persist *persist, int64_t *id)
 {
     enter();
     while (first_free < 0) {
@@ -270,6 +281,11 @@ int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *
                           .next_free = -1,
                           .generation = records[i].generation,
                           .unowned_bytes_counted = counted};
+    if (persist) {
+        records[i].persistent = 1;
+        records[i].persist = *persist;
+        records[i].state = owner ? INACTIVE : ABANDONED;
+    }
     unowned_bytes += counted;
     if (!owner) {
         records[i].listed = 1;
@@ -296,6 +312,31 @@ int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *
     *id = ((int64_t)records[i].generation << 32) | i;
     leave();
     return MPC_OK;
+}
+
+/* A persistent request given back by the thread that held it: ACTIVE while its use runs,
+ * INACTIVE (its object let go) once it ended; abandoned instead when Dispose came meanwhile (the
+ * sweep frees it once MPI reports it finished). Caller holds the lock. */
+static void settle_persistent(int32_t i, int running, handle_batch *b)
+{
+    record *r = &records[i];
+    if (!running)
+        release_objects(i, b, GCH_PINS_RELEASED_BY_WAIT);
+    if (r->free_pending) {
+        r->free_pending = 0;
+        defer_free(b, r->owner, GCH_COUNTER_COUNT);
+        r->owner = 0;
+        r->state = ABANDONED;
+        return;
+    }
+    r->state = running ? ACTIVE : INACTIVE;
+}
+
+int xfer_registry_add(mpc_request req, MonoObject *const *objs, const uint32_t *early,
+                      const int *pinned, int nobjs, uint32_t owner, const xfer_info *info,
+                      int64_t *id)
+{
+    return add_record(req, objs, early, pinned, nobjs, owner, info, NULL, id);
 }
 
 int xfer_acquire(int64_t id, mpc_request *req, xfer_info *info)
@@ -334,7 +375,9 @@ void xfer_release(int64_t id, int completed)
     b.n = b.nbuffers = b.nholds = 0; /* no clearing: only the first n entries are read */
     enter();
     int32_t i = index_of(id); /* current: the caller acquired it */
-    if (completed)
+    if (records[i].persistent)
+        settle_persistent(i, !completed, &b);
+    else if (completed)
         free_record(i, &b, GCH_PINS_RELEASED_BY_WAIT);
     else
         records[i].state = ACTIVE;
@@ -350,7 +393,11 @@ static int finished(record *r);
 static void finish_abandoned(int32_t i, handle_batch *b)
 {
     int done;
-    mpc_test(&records[i].req, &done, NULL); /* completes and frees the request */
+    record *r = &records[i];
+    mpc_test(&r->req, &done, NULL); /* completes and frees the request (a persistent one: ends its
+                                       use, if any) */
+    if (r->persistent && r->req != MPI_REQUEST_NULL)
+        mpc_request_free(&r->req); /* inactive now: freed at once */
     free_record(i, b, GCH_PINS_RELEASED_BY_GC);
 }
 
@@ -420,7 +467,7 @@ void xfer_close(void)
     for (int32_t i = 0; i < capacity; i++) {
         make_room(&b);
         record *r = &records[i];
-        if (r->state != ACTIVE && r->state != ABANDONED)
+        if (r->state != ACTIVE && r->state != ABANDONED && r->state != INACTIVE)
             continue; /* free, or another thread waits on it */
         int done = finished(r);
         /* a receive waiting; one already matched is not cancelled */
@@ -450,8 +497,9 @@ void xfer_registry_sweep(void)
     for (int32_t i = 0; i < capacity; i++) {
         make_room(&b);
         record *r = &records[i];
-        if (r->state == ACTIVE && r->owner && !mono_gchandle_get_target(r->owner))
-            r->state = ABANDONED; /* its Request was collected */
+        if ((r->state == ACTIVE || r->state == INACTIVE) && r->owner &&
+            !mono_gchandle_get_target(r->owner))
+            r->state = ABANDONED; /* its Request was collected (a Prequest: used or not) */
         if (r->state == ABANDONED && finished(r)) {
             finish_abandoned(i, &b);
         } else if (r->state == ACTIVE && r->holds && finished(r)) {
@@ -474,14 +522,14 @@ int xfer_install(void)
 
 /* ---- starting to track a transfer ---- */
 
-/* xfer_registry_add with owner (NULL: none) held through a weak handle, which goes again when
- * the registry cannot take the transfer. */
+/* xfer_registry_add (with persist: a persistent request's record) with owner (NULL: none) held
+ * through a weak handle, which goes again when the registry cannot take the transfer. */
 static int add_owned(mpc_request req, MonoObject *const *objs, const uint32_t *early,
                      const int *pinned, int nobjs, MonoObject *owner, const xfer_info *info,
-                     int64_t *id)
+                     const xfer_persist *persist, int64_t *id)
 {
     uint32_t owner_handle = owner ? mono_gchandle_new_weakref(owner, 0) : 0;
-    int rc = xfer_registry_add(req, objs, early, pinned, nobjs, owner_handle, info, id);
+    int rc = add_record(req, objs, early, pinned, nobjs, owner_handle, info, persist, id);
     if (rc != MPC_OK && owner_handle)
         mono_gchandle_free(owner_handle);
     return rc;
@@ -536,7 +584,7 @@ void xfer_track(const xfer_started *s, MonoObject *const *objs, int nobjs,
             gch_count(pinned[i] ? GCH_PINS_TAKEN : GCH_PINS_AVOIDED, 1);
     }
     *rc = MPC_OK;
-    if (add_owned(s->req, objs, early, pinned, nobjs, owner, info, id) == MPC_OK)
+    if (add_owned(s->req, objs, early, pinned, nobjs, owner, info, NULL, id) == MPC_OK)
         return;
     /* cannot track it: finish it here, the objects held by this call's stack */
     mpc_request req = s->req;
@@ -549,5 +597,96 @@ void xfer_track(const xfer_started *s, MonoObject *const *objs, int nobjs,
 
 int xfer_track_native(mpc_request req, MonoObject *owner, const xfer_info *info, int64_t *id)
 {
-    return add_owned(req, NULL, NULL, NULL, 0, owner, info, id);
+    return add_owned(req, NULL, NULL, NULL, 0, owner, info, NULL, id);
+}
+
+/* ---- persistent requests (transfer.h) ---- */
+
+int xfer_persist_add(const xfer_persist *p, MonoObject *owner, const xfer_info *info, int64_t *id)
+{
+    return add_owned(p->req, NULL, NULL, NULL, 0, owner, info, p, id);
+}
+
+int xfer_persist_take(int64_t id, MonoObject *obj, uint32_t early, xfer_persist *p, xfer_info *info)
+{
+    enter();
+    int32_t i = index_of(id);
+    enum record_state state = i >= 0 && records[i].persistent ? records[i].state : FREE;
+    if (state == INACTIVE) {
+        record *r = &records[i];
+        r->state = ACQUIRED;
+        slots_of(i)[0] = obj; /* held from here on; the caller's stack held it until now */
+        r->early[0] = early;
+        r->pinned[0] = 0; /* counted at xfer_persist_give, if the use runs */
+        r->holds = 1;
+        r->persist.req = r->req;
+        *p = r->persist;
+        *info = r->info;
+    }
+    leave();
+    if (state == INACTIVE)
+        return MPC_OK;
+    return error_record(MPC_ERR_REQUEST, NULL,
+                        state == ACQUIRED ? "another thread is starting, waiting on or testing "
+                                            "this persistent request at the same moment"
+                        : state == FREE   ? "the persistent request was freed (MPI was finalised)"
+                                          : "the persistent request is active: its use has not "
+                                            "been completed by Wait or Test");
+}
+
+void xfer_persist_give(int64_t id, const xfer_persist *p, int running, int pinned)
+{
+    handle_batch b;
+    b.n = b.nbuffers = b.nholds = 0;
+    enter();
+    int32_t i = index_of(id); /* current: the caller took it */
+    record *r = &records[i];
+    r->persist = *p;
+    r->req = p->req;
+    if (running) {
+        r->pinned[0] = pinned;
+        if (!r->early[0]) /* an early handle was counted when taken */
+            gch_count(pinned ? GCH_PINS_TAKEN : GCH_PINS_AVOIDED, 1);
+    }
+    settle_persistent(i, running, &b);
+    leave();
+    free_batch(&b);
+}
+
+bool xfer_persist_take_for_free(int64_t id, xfer_persist *p, xfer_info *info, int *active)
+{
+    bool taken = false;
+    enter();
+    int32_t i = index_of(id);
+    record *r = i >= 0 && records[i].persistent ? &records[i] : NULL;
+    if (r && (r->state == INACTIVE || r->state == ACTIVE)) {
+        *active = r->state == ACTIVE;
+        r->state = ACQUIRED;
+        r->persist.req = r->req;
+        *p = r->persist;
+        *info = r->info;
+        taken = true;
+    } else if (r && r->state == ACQUIRED) {
+        r->free_pending = 1; /* its holder abandons it (settle_persistent) */
+    }
+    leave();
+    return taken;
+}
+
+void xfer_persist_drop(int64_t id, int finished)
+{
+    handle_batch b;
+    b.n = b.nbuffers = b.nholds = 0;
+    enter();
+    int32_t i = index_of(id); /* current: the caller took it */
+    record *r = &records[i];
+    if (finished) {
+        r->req = MPI_REQUEST_NULL; /* freed by the caller */
+        free_record(i, &b, GCH_PINS_RELEASED_BY_WAIT);
+    } else {
+        r->free_pending = 1;
+        settle_persistent(i, 1, &b);
+    }
+    leave();
+    free_batch(&b);
 }

@@ -197,7 +197,8 @@ int64_t xfer_unowned_bytes(void);
 /* Frees the transfers with no owner that MPI has finished, oldest first, up to the first still
  * running (they finish about in the order they started). Calls MPI: inside a bracket. */
 void xfer_reap_unowned(void);
-/* Records still registered (transfers not yet completed by Wait/Test or finished). */
+/* Records still registered (transfers not yet completed by Wait/Test or finished, and persistent
+ * requests not yet freed). */
 int64_t xfer_live(void);
 /* Before MPI_Finalize, on the thread that ends MPI: no GC event calls MPI from the return on
  * (one inside MPI is waited for), matched messages dropped unreceived are received (their
@@ -217,6 +218,54 @@ int xfer_message_drop(mpc_message msg, int64_t bytes);
  * receives of what was recorded and frees those finished, when MPI is running and not closing. A
  * few loads when nothing is pending. */
 void xfer_discard_dropped(void);
+
+/* ---- persistent requests (registry.c) ----
+ * A persistent request (Comm.SendInit / RecvInit) keeps one record for its whole life, from its
+ * init to its Dispose or the collection of its Prequest, and counts in xfer_live meanwhile. It
+ * is INACTIVE between uses, holding no object: the array may move then, and the next start gives
+ * MPI the array's address anew when it has moved (opi/opi_persistent.c). From a start to the
+ * completion Wait or Test reports it is ACTIVE, its array held in its slot like any transfer's
+ * (xfer_acquire, xfer_release and the sweep treat it as any record), and a completed use leaves
+ * it INACTIVE, not freed. The registry makes no MPI call for it but in the GC event's sweep and
+ * xfer_close (MPI_Request_free of a request whose Prequest was collected, or of one abandoned by
+ * Dispose once it finished); the internal calls make theirs in brackets. */
+typedef struct xfer_persist {
+    mpc_request req;       /* MPI's persistent request; MPI_REQUEST_NULL with MPI_PROC_NULL */
+    char *data;            /* the address MPI's request was made with */
+    ptrdiff_t data_offset; /* data's offset in its object: where the data is once it has moved */
+    MPI_Count count;       /* what MPI is given: (data, count, type) */
+    MPI_Datatype type;
+    int32_t peer, tag; /* MPI's values (MPI_PROC_NULL, MPI_ANY_SOURCE, MPI_ANY_TAG) */
+    mpc_comm comm;
+} xfer_persist;
+
+/* Registers a persistent request made by MPI_Send_init / MPI_Recv_init (p->req; none for
+ * MPI_PROC_NULL), INACTIVE, owned by owner (the Prequest) through a weak handle: once the owner
+ * is collected, the GC event frees the request, or lets a running use finish first. info as for
+ * xfer_track (its status fields serve every use). MPC_ERR_NO_MEMORY when the registry cannot
+ * grow; then nothing was registered. */
+int xfer_persist_add(const xfer_persist *p, MonoObject *owner, const xfer_info *info, int64_t *id);
+/* Takes an INACTIVE persistent request for a start on the calling thread: obj (its array) is
+ * held in its slot from here on, alive and in place at every collection, with early (a GC handle
+ * from xfer_early_pins, or 0); *p and *info are copies. MPC_ERR_REQUEST, with the error recorded,
+ * when a use is active (not yet completed by Wait or Test), another thread holds it, or it was
+ * freed (MPI finalised). */
+int xfer_persist_take(int64_t id, MonoObject *obj, uint32_t early, xfer_persist *p,
+                      xfer_info *info);
+/* Gives it back after the start, with p->req and p->data as they now are (a new MPI request when
+ * the array had moved). running: ACTIVE, the object still held, counted as a pin when pinned (the
+ * GC could move it, or early pinned it); otherwise (finished at once, or not started) INACTIVE,
+ * the object let go. */
+void xfer_persist_give(int64_t id, const xfer_persist *p, int running, int pinned);
+/* Dispose: takes the request for freeing whatever its use's state; *active: a use runs (MPI has
+ * not reported it complete to Wait or Test). false when there is nothing to take: freed already
+ * (MPI finalised), or held by another thread (a Wait, a Test, a start), which then abandons it
+ * as it lets go — the GC event frees it once MPI reports it finished. */
+bool xfer_persist_take_for_free(int64_t id, xfer_persist *p, xfer_info *info, int *active);
+/* After xfer_persist_take_for_free. finished: the caller freed the MPI request, and the record
+ * goes (its object let go). Otherwise (a use still running) it is abandoned: its object stays
+ * held until the GC event finds the use finished, completes it and frees the request. */
+void xfer_persist_drop(int64_t id, int finished);
 
 /* ---- native buffers for serialized graphs (buffer_pool.c) ---- */
 

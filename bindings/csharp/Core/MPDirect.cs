@@ -451,5 +451,32 @@ namespace System.MP
                                                    out int stopped);
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int RequestDone(long id, out int done);
+
+        // persistent requests (opi_persistent.c). SendInit/RecvInit register an inactive
+        // persistent request under id (a weak handle on owner; region: Region.Spec). A start
+        // gives useId = id while the use runs (for the Request* calls), -1 when it finished at
+        // once (status filled, as Isend's); started 0: nothing started (refused). An error with
+        // started 1 is MPI_Start's: the uses are as useId says. PrequestStartAll does the same
+        // for the first n entries, ids becoming use ids. PrequestFree never waits.
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int SendInit(int comm, int size, Array array, int offset, int count,
+                                            int dest, int tag, Prequest owner, out long id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int SendInitRegion(int comm, int size, Array array, int[] region,
+                                                  int dest, int tag, Prequest owner, out long id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int RecvInit(int comm, int size, Array array, int offset, int count,
+                                            int source, int tag, Prequest owner, out long id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int RecvInitRegion(int comm, int size, Array array, int[] region,
+                                                  int source, int tag, Prequest owner, out long id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int PrequestStart(long id, Array array, out long useId,
+                                                 ref StatusData status, out int started);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int PrequestStartAll(long[] ids, Array[] arrays, int n,
+                                                    StatusData[] statuses, out int started);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int PrequestFree(long id);
     }
 }
