@@ -3,11 +3,15 @@
  *
  * A box of a row-major array is a subarray with starts 0 (the caller's pointer is the box's
  * first element, so one type serves a column at any index); every stride-th element of a
- * one-dimensional array is a vector. The element is elem_size bytes (MPI_Type_contiguous of
- * MPI_BYTE). Before the key is made the shape is normalised: trailing dimensions the box covers
- * whole join the element, leading dimensions of size 1 go (the pointer carries them), and the
- * first dimension's length is replaced by the box's size in it (it only sets the extent, which
- * a count of 1 never uses) — so more shapes share a type, and MPICH's type is flatter. */
+ * one-dimensional array is a vector. The element is elem_size bytes, described as the widest
+ * unsigned word that divides it (MPI_UINT64_T, _32_T, _16_T, else MPI_BYTE; a contiguous run of
+ * them when it holds more than one): MPICH's datatype engine (yaksa) packs a column of words
+ * word by word, but a contiguous type of 8 MPI_BYTEs byte by byte — a 1024-element column
+ * ping-pong took 8.6 µs that way against 2.5 µs as MPI_DOUBLE or MPI_UINT64_T. Before the key is
+ * made the shape is normalised: trailing dimensions the box covers whole join the element, leading
+ * dimensions of size 1 go (the pointer carries them), and the first dimension's length is replaced
+ * by the box's size in it (it only sets the extent, which a count of 1 never uses) — so more shapes
+ * share a type, and MPICH's type is flatter. */
 #include "mpc_impl.h"
 
 #include "error_record.h"
@@ -92,7 +96,16 @@ static int build(size_t elem_size, int ndims, int stride, const int *dims, const
                  MPI_Datatype *out)
 {
     MPI_Datatype elem = MPI_DATATYPE_NULL, type = MPI_DATATYPE_NULL;
-    int rc = MPI_Type_contiguous((int)elem_size, MPI_BYTE, &elem);
+    size_t word = elem_size % 8 == 0 ? 8 : elem_size % 4 == 0 ? 4 : elem_size % 2 == 0 ? 2 : 1;
+    MPI_Datatype word_type = word == 8   ? MPI_UINT64_T
+                             : word == 4 ? MPI_UINT32_T
+                             : word == 2 ? MPI_UINT16_T
+                                         : MPI_BYTE;
+    int rc = MPI_SUCCESS, made = elem_size != word; /* a predefined type is never freed */
+    if (made)
+        rc = MPI_Type_contiguous((int)(elem_size / word), word_type, &elem);
+    else
+        elem = word_type;
     if (rc != MPI_SUCCESS)
         return rc;
     if (stride > 0) {
@@ -103,7 +116,7 @@ static int build(size_t elem_size, int ndims, int stride, const int *dims, const
     }
     if (rc == MPI_SUCCESS)
         rc = MPI_Type_commit(&type);
-    int freed = MPI_Type_free(&elem); /* the new type keeps what it needs of it */
+    int freed = made ? MPI_Type_free(&elem) : MPI_SUCCESS; /* the new type keeps what it needs */
     if (rc == MPI_SUCCESS)
         rc = freed;
     if (rc != MPI_SUCCESS) {
