@@ -30,6 +30,12 @@ rows "alltoallv native" native-c $mpi "$b/bench/collectives_native" alltoallv 8 
 # Iallreduce + Wait, System.MP and native C
 rows "iallreduce system-mp" system-mp $mpi "$b/motor" "$b/bench/Collectives.exe" system-mp iallreduce 8 32 1
 rows "iallreduce native" native-c $mpi "$b/bench/collectives_native" iallreduce 8 32 1
+# regions, persistent requests, neighbourhood halos (bench/regions.py): every size's data checked
+for op in column block3d persistent neighbor neighbor-packed; do
+    t=system-mp; [ $op = neighbor-packed ] && t=system-mp-packed
+    rows "regions $op system-mp" $t $mpi "$b/motor" "$b/bench/Regions.exe" $op 8 512 1
+    rows "regions $op native" "${t/system-mp/native-c}" $mpi "$b/bench/regions_native" $op 8 512 1
+done
 for t in sdto binaryformatter datacontract; do
     rows "sdto pingpong $t" $t $mpi "$b/motor" "$b/bench/Sdto.exe" pingpong $t 1 16 1
     rows "sdto perobject $t" "$t-serialize" mpiexec.mpich -n 1 "$b/motor" "$b/bench/Sdto.exe" perobject $t 100 1
