@@ -16,7 +16,10 @@
  *              place; µs per exchange
  *   neighbor-packed  the same exchange with MPI_Isend / MPI_Irecv / MPI_Waitall of the four edges,
  *              columns packed into and unpacked from buffers (rows sent in place)
- * Prints "native-c,bytes,rep,iterations,us" (native-c-packed for neighbor-packed) and
+ *   column-nb, block3d-nb  the same ping-pongs with every blocking call made as MPI_Isend /
+ *              MPI_Irecv + MPI_Wait: the MPI path System.MP's blocking calls take
+ * Prints "native-c,bytes,rep,iterations,us" (native-c-packed for neighbor-packed, native-c-nb for
+ * the -nb ops) and
  * "peak,native-c,rank,kib". */
 #include <mpi.h>
 #include <stdio.h>
@@ -53,6 +56,32 @@ static void report(const char *name, long bytes, int rep, int iters, double seco
         printf("%s,%ld,%d,%d,%.6f\n", name, bytes, rep, iters, seconds * 1e6 / iters);
 }
 
+/* with -nb: every blocking call as MPI_Isend / MPI_Irecv + MPI_Wait, the MPI path System.MP's
+ * blocking calls take (they must not block inside MPI while the GC may need the thread) */
+static int nonblocking;
+
+static void send1(void *base, MPI_Datatype type, int peer)
+{
+    if (!nonblocking) {
+        MPI_Send(base, 1, type, peer, 0, MPI_COMM_WORLD);
+        return;
+    }
+    MPI_Request req;
+    MPI_Isend(base, 1, type, peer, 0, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
+static void recv1(void *base, MPI_Datatype type, int peer)
+{
+    if (!nonblocking) {
+        MPI_Recv(base, 1, type, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return;
+    }
+    MPI_Request req;
+    MPI_Irecv(base, 1, type, peer, 0, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
 /* A ping-pong between ranks 0 and 1 of one element of type at base; half a round trip. */
 static void pingpong(void *base, MPI_Datatype type, long bytes, int reps)
 {
@@ -62,14 +91,14 @@ static void pingpong(void *base, MPI_Datatype type, long bytes, int reps)
         double t0 = MPI_Wtime();
         for (int i = 0; i < iters && rank < 2; i++) {
             if (rank == 0) {
-                MPI_Send(base, 1, type, 1, 0, MPI_COMM_WORLD);
-                MPI_Recv(base, 1, type, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                send1(base, type, 1);
+                recv1(base, type, 1);
             } else {
-                MPI_Recv(base, 1, type, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(base, 1, type, 0, 0, MPI_COMM_WORLD);
+                recv1(base, type, 0);
+                send1(base, type, 0);
             }
         }
-        report("native-c", bytes, rep, iters, (MPI_Wtime() - t0) / 2);
+        report(nonblocking ? "native-c-nb" : "native-c", bytes, rep, iters, (MPI_Wtime() - t0) / 2);
     }
 }
 
@@ -316,7 +345,13 @@ int main(int argc, char **argv)
     bench_mpi_init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    const char *op = argc > 1 ? argv[1] : "column";
+    char op[32];
+    snprintf(op, sizeof op, "%s", argc > 1 ? argv[1] : "column");
+    char *nb = strstr(op, "-nb"); /* column-nb, block3d-nb */
+    if (nb && nb[3] == '\0') {
+        nonblocking = 1;
+        *nb = '\0';
+    }
     long min = argc > 2 ? atol(argv[2]) : 8, max = argc > 3 ? atol(argv[3]) : 1 << 20;
     int reps = argc > 4 ? atoi(argv[4]) : 5;
     if (strcmp(op, "column") == 0)
@@ -331,8 +366,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "regions_native: unknown op %s\n", op);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    printf("peak,%s,%d,%ld\n", strstr(op, "packed") ? "native-c-packed" : "native-c", rank,
-           bench_peak_rss_kib());
+    printf("peak,%s,%d,%ld\n",
+           strstr(op, "packed") ? "native-c-packed"
+           : nonblocking        ? "native-c-nb"
+                                : "native-c",
+           rank, bench_peak_rss_kib());
     bench_mpi_finalize();
     return 0;
 }

@@ -31,8 +31,12 @@ rows "alltoallv native" native-c $mpi "$b/bench/collectives_native" alltoallv 8 
 rows "iallreduce system-mp" system-mp $mpi "$b/motor" "$b/bench/Collectives.exe" system-mp iallreduce 8 32 1
 rows "iallreduce native" native-c $mpi "$b/bench/collectives_native" iallreduce 8 32 1
 # regions, persistent requests, neighbourhood halos (bench/regions.py): every size's data checked
-for op in column block3d persistent neighbor neighbor-packed; do
+for op in column block3d persistent neighbor neighbor-packed column-nb; do
     t=system-mp; [ $op = neighbor-packed ] && t=system-mp-packed
+    if [ $op = column-nb ]; then # native C only: the MPI path System.MP's blocking calls take
+        rows "regions $op native" native-c-nb $mpi "$b/bench/regions_native" $op 8 512 1
+        continue
+    fi
     rows "regions $op system-mp" $t $mpi "$b/motor" "$b/bench/Regions.exe" $op 8 512 1
     rows "regions $op native" "${t/system-mp/native-c}" $mpi "$b/bench/regions_native" $op 8 512 1
 done
