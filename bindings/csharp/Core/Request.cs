@@ -166,8 +166,14 @@ namespace System.MP
         {
             CheckArray(requests);
             var statuses = new Status[requests.Length];
+            WaitAllRunning(requests, statuses);
+            // What the core completed is reported here as its own Wait reports it (it returns at
+            // once); the rest — awaited requests, requests that finished at once, requests
+            // another thread holds, an entry given twice — Wait handles as it does alone.
             Exception first = null;
             for (int i = 0; i < requests.Length; i++) {
+                if (statuses[i] != null)
+                    continue;
                 Request r = requests[i];
                 if (r.observed) {
                     statuses[i] = Status.Empty;
@@ -182,6 +188,68 @@ namespace System.MP
             if (first != null)
                 throw first;
             return statuses;
+        }
+
+        /// <summary>WaitAll's first step: the empty status of each inactive request, then one
+        /// internal call that waits for every running request (not awaited) at once and
+        /// completes each as Wait does, leaving the report (observed, the failure raised) to
+        /// Wait.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void WaitAllRunning(Request[] requests, Status[] statuses)
+        {
+            WaitScratch s = null;
+            int m = 0;
+            for (int i = 0; i < requests.Length; i++) {
+                Request r = requests[i];
+                if (r.observed) {
+                    statuses[i] = Status.Empty;
+                    continue;
+                }
+                long id = Volatile.Read(ref r.id);
+                if (r.awaited != null || id < 0)
+                    continue;
+                s = s ?? WaitScratch.For(requests.Length);
+                s.Ids[m] = id;
+                s.Index[m++] = i;
+            }
+            if (m == 0)
+                return;
+            int failures;
+            Errors.Check(MPDirect.RequestWaitAll(s.Ids, m, s.Statuses, out failures));
+            for (int k = 0; k < m; k++) {
+                if (s.Ids[k] >= 0)
+                    continue;   // not taken: its own Wait says why
+                Request r = requests[s.Index[k]];
+                int error = s.Statuses[k].Error;
+                if (error == 0)
+                    r.Complete(0, ref s.Statuses[k]);
+                else   // its error record, set aside by the call (Reserved: lost)
+                    r.Fail(Errors.Make(
+                        s.Statuses[k].Reserved != 0 ? error : MPDirect.RequestFailure()));
+            }
+        }
+
+        /// <summary>Per-thread arrays for WaitAll's internal call: no allocation per
+        /// call.</summary>
+        sealed class WaitScratch
+        {
+            [ThreadStatic]
+            static WaitScratch current;
+
+            internal long[] Ids;
+            internal int[] Index;
+            internal StatusData[] Statuses;
+
+            internal static WaitScratch For(int n)
+            {
+                WaitScratch s = current;
+                if (s == null || s.Ids.Length < n) {
+                    int size = Math.Max(n, 8);
+                    s = current = new WaitScratch { Ids = new long[size], Index = new int[size],
+                                                    Statuses = new StatusData[size] };
+                }
+                return s;
+            }
         }
 
         /// <summary>Waits until one of the active requests completes, completes it (as Wait)
@@ -246,6 +314,13 @@ namespace System.MP
                 failure = Errors.Make(rc);   // raised by the caller's RaisePendingError
             else
                 status = Status.Of(ref st);
+            Volatile.Write(ref id, -1);
+        }
+
+        // Completed with a failure whose exception the caller made (WaitAll), as Complete.
+        void Fail(Exception e)
+        {
+            failure = e;
             Volatile.Write(ref id, -1);
         }
     }
