@@ -149,14 +149,24 @@ namespace System.MP
         /// Wait, Test, IsCompleted, await or a set call: an inactive request) is the empty
         /// Status: Source MP.AnySource, Tag MP.AnyTag, Count and Bytes 0. Callers that ignore
         /// the result need not change.</summary>
-        /// <remarks>Every request is completed, failed or not; when some failed, the first
+        /// <remarks><para>The running requests are waited for together, in one call into the
+        /// core and one wait (as MPI_Waitall), each then reported exactly as its own Wait reports
+        /// it: a Prequest is inactive afterwards, ready for the next Start. An awaited request
+        /// is reported through its task; a request another thread is waiting on or testing at
+        /// that moment is left to that thread (InvalidOperationException for it, raised after
+        /// every other request is complete, as its own Wait would); an entry given twice is
+        /// reported once, the second entry being then inactive.</para>
+        /// <para>Every request is completed, failed or not; when some failed, the first
         /// failure (in array order) is raised after all are complete, as TestAll does, and the
         /// statuses are lost: each request's own Wait returns its status again (and a failed
-        /// one raises its MPException again).</remarks>
+        /// one raises its own MPException again).</para></remarks>
         /// <exception cref="ArgumentNullException">requests or one of its entries is null
         /// (nothing is waited for).</exception>
         /// <exception cref="MPException">a transfer failed (truncation, a partial element): the
         /// first failure, once every request is complete.</exception>
+        /// <exception cref="InvalidOperationException">another thread was waiting on or testing
+        /// one of the requests at that moment (raised once every other request is complete; the
+        /// other thread completes that one).</exception>
         /// <example><code>
         /// Request r = comm.Irecv(inbox, 0, n, left, 0), s = comm.Isend(outbox, 0, n, right, 0);
         /// Status[] st = Request.WaitAll(r, s);
