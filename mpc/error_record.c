@@ -7,19 +7,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A record set aside by error_keep. */
+typedef struct kept {
+    int code;
+    const char *argument;
+    int has_detail;
+    struct kept *next;
+    char detail[]; /* has_detail: the text */
+} kept;
+
 typedef struct record {
     int code; /* 0: empty */
     const char *argument;
     int has_detail;
     char detail[ERROR_DETAIL_BYTES];
     char scratch[ERROR_SCRATCH_BYTES];
+    kept *oldest, *newest; /* error_keep's, in the order kept */
 } record;
 
 static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int key_made;
 
-static void make_key(void) { key_made = pthread_key_create(&key, free) == 0; }
+static void drop_kept(record *r)
+{
+    while (r->oldest) {
+        kept *k = r->oldest;
+        r->oldest = k->next;
+        free(k);
+    }
+    r->newest = NULL;
+}
+
+static void free_record(void *p)
+{
+    drop_kept(p);
+    free(p);
+}
+
+static void make_key(void) { key_made = pthread_key_create(&key, free_record) == 0; }
 
 /* The thread's record; made when create is set and it has none yet. */
 static record *thread_record(int create)
@@ -83,4 +109,54 @@ char *error_scratch(void)
 {
     record *r = thread_record(1);
     return r ? r->scratch : NULL;
+}
+
+int error_keep(int code)
+{
+    record *r = thread_record(1);
+    if (!r)
+        return 0;
+    int recorded = r->code == code;
+    size_t text = recorded && r->has_detail ? strlen(r->detail) + 1 : 0;
+    kept *k = malloc(sizeof *k + text);
+    if (!k)
+        return 0;
+    k->code = code;
+    k->argument = recorded ? r->argument : NULL;
+    k->has_detail = text != 0;
+    k->next = NULL;
+    if (text)
+        memcpy(k->detail, r->detail, text);
+    if (r->newest)
+        r->newest->next = k;
+    else
+        r->oldest = k;
+    r->newest = k;
+    return 1;
+}
+
+int error_unkeep(void)
+{
+    record *r = thread_record(0);
+    if (!r || !r->oldest)
+        return 0;
+    kept *k = r->oldest;
+    r->oldest = k->next;
+    if (!r->oldest)
+        r->newest = NULL;
+    r->code = k->code;
+    r->argument = k->argument;
+    r->has_detail = k->has_detail;
+    if (k->has_detail)
+        memcpy(r->detail, k->detail, strlen(k->detail) + 1);
+    int code = k->code;
+    free(k);
+    return code;
+}
+
+void error_keep_clear(void)
+{
+    record *r = thread_record(0);
+    if (r)
+        drop_kept(r);
 }

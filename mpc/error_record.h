@@ -37,6 +37,15 @@ int error_last(int code, const char **argument, const char **detail);
 /* Empties the record: its error has been reported. */
 void error_clear(void);
 
+/* Several errors reported by one call (Request.WaitAll completing several failed requests),
+ * each to become its own exception: error_keep sets code aside, with the record's argument and
+ * detail when the record holds code (else none: readers use the code's own message); 0 when out
+ * of memory. error_unkeep makes the oldest set aside the record again and returns its code (0:
+ * none left); error_keep_clear drops what is set aside. */
+int error_keep(int code);
+int error_unkeep(void);
+void error_keep_clear(void);
+
 /* The thread's scratch text (ERROR_SCRATCH_BYTES), for a description that must outlive the
  * call making it (mpc_strerror); never the record's detail. NULL when out of memory. */
 char *error_scratch(void);

@@ -227,6 +227,8 @@
        IC_STATUS_REF))                                                                             \
     X(RequestTestMany, opi_request_test_many, IC_I32, (IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF))        \
     X(RequestDone, opi_request_done, IC_I32, (IC_I64, IC_I32_REF))                                 \
+    X(RequestWaitAll, opi_request_wait_all, IC_I32, (IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF))          \
+    X(RequestFailure, opi_request_failure, IC_I32, (void))                                         \
     /* persistent requests (opi_persistent.c) */                                                   \
     X(SendInit, opi_send_init, IC_I32,                                                             \
       (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF))                \

@@ -963,6 +963,100 @@ RT_HOLDS_STACK_MARK int32_t opi_request_test_many(MonoObject *ids, int32_t start
     return MPC_OK;
 }
 
+/* ---- Request.WaitAll: several running requests in one call ---- */
+
+/* Requests on the stack up to this many; more allocate. */
+#define STACK_WAITS 8
+
+/* Waits for the requests ids[0..n) (a long[]) in one wait, as Request.Wait does for one: takes
+ * every record (one registry lock), completes every MPI request in one deferred-pinning wait
+ * (xfer_complete_each), checks each (opi_completed) and fills its status while its buffer is
+ * still the record's, then gives all back (one lock: persistent requests INACTIVE, the others
+ * freed). A request completed gets ids[k] = -1 and statuses[k] (a StatusData[]); a failed one
+ * has its code in statuses[k].error and its error record set aside (error_keep) in the order of
+ * the ids, each taken back by the RequestFailure call (statuses[k].reserved = 1: out of memory
+ * for that, the code's own message then). A request this call could not take (another thread
+ * holds it, or it completed already) keeps its id: the caller waits for it on its own, as
+ * Request.Wait does. *failures: how many failed. */
+RT_HOLDS_STACK_MARK int32_t opi_request_wait_all(MonoObject *ids, int32_t n, MonoObject *statuses,
+                                                 int32_t *failures)
+{
+    *failures = 0;
+    if (n <= 0)
+        return MPC_OK;
+    if (rt_array_length(ids) < (size_t)n || rt_array_length(statuses) < (size_t)n)
+        return error_record(OPI_ERR_LENGTH, "requests", "%d requests, arrays too short", n);
+    /* no object address in these (they may be malloc'ed): the records' slots hold the objects */
+    int64_t stack_ids[STACK_WAITS];
+    mpc_request stack_reqs[STACK_WAITS];
+    xfer_info stack_infos[STACK_WAITS];
+    mpc_status stack_st[STACK_WAITS];
+    int stack_rcs[STACK_WAITS], stack_acq[STACK_WAITS];
+    int64_t *id = stack_ids;
+    mpc_request *reqs = stack_reqs;
+    xfer_info *infos = stack_infos;
+    mpc_status *st = stack_st;
+    int *rcs = stack_rcs, *acquired = stack_acq;
+    void *block = NULL;
+    if (n > STACK_WAITS) {
+        size_t each = sizeof *infos + sizeof *id + sizeof *st + sizeof *reqs + 2 * sizeof(int);
+        block = malloc((size_t)n * each);
+        if (!block)
+            return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory waiting for %d requests",
+                                n);
+        infos = block; /* the most aligned first */
+        id = (int64_t *)(infos + n);
+        st = (mpc_status *)(id + n);
+        reqs = (mpc_request *)(st + n);
+        rcs = (int *)(reqs + n);
+        acquired = rcs + n;
+    }
+    for (int k = 0; k < n; k++)
+        id[k] = ((int64_t *)rt_array_data(ids))[k];
+    int m = xfer_acquire_many(id, n, reqs, infos, acquired, NULL);
+    int kept = 0;
+    if (m > 0) {
+        /* the requests taken, at the front in order: the wait tests every entry it is given */
+        for (int k = 0, j = 0; k < n; k++)
+            if (acquired[k])
+                reqs[j++] = reqs[k];
+        /* ids and statuses are written after the wait: held in place while it waits GC-safe */
+        xfer_complete_each(reqs, m, (MonoObject *const[]){ids, statuses}, 2, st, rcs);
+        for (int k = n - 1, j = m - 1; k >= 0; k--) { /* each result to its request's place */
+            if (!acquired[k])
+                continue;
+            st[k] = st[j];
+            rcs[k] = rcs[j--];
+        }
+        int64_t *out_ids = (int64_t *)rt_array_data(ids);
+        opi_status *out = (opi_status *)rt_array_data(statuses);
+        for (int k = 0; k < n; k++) {
+            if (!acquired[k])
+                continue;
+            out[k] = (opi_status){0};
+            int rc = opi_completed(&infos[k], rcs[k]); /* its buffer still the record's */
+            rc = rc != MPC_OK ? opi_receive_failed(rc, &st[k], "the receive buffer",
+                                                   (size_t)infos[k].bytes, infos[k].elem_size)
+                              : opi_request_status(&out[k], &st[k], &infos[k]);
+            out_ids[k] = -1;
+            if (rc == MPC_OK)
+                continue;
+            out[k].error = rc;
+            if (kept++ == 0)
+                error_keep_clear(); /* what an earlier call left unclaimed */
+            out[k].reserved = !error_keep(rc);
+        }
+        xfer_release_completed(id, n, acquired);
+    }
+    free(block);
+    *failures = kept;
+    return MPC_OK;
+}
+
+/* The next failure Request.WaitAll's call set aside, made this thread's error record again (for
+ * its exception): its code, or 0 when none is left. */
+int32_t opi_request_failure(void) { return error_unkeep(); }
+
 /* Whether the request has finished, without completing it: what Request.TestAll asks of each
  * request before it completes any. */
 int32_t opi_request_done(int64_t id, int32_t *done)

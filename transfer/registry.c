@@ -385,6 +385,54 @@ void xfer_release(int64_t id, int completed)
     free_batch(&b);
 }
 
+int xfer_acquire_many(const int64_t *ids, int n, mpc_request *reqs, xfer_info *infos, int *acquired,
+                      int *busy)
+{
+    int taken = 0;
+    enter();
+    for (int k = 0; k < n; k++) {
+        int32_t i = index_of(ids[k]);
+        acquired[k] = i >= 0 && records[i].state == ACTIVE;
+        if (busy)
+            busy[k] = !acquired[k] && i >= 0 && records[i].state == ACQUIRED;
+        if (!acquired[k])
+            continue;
+        records[i].state = ACQUIRED;
+        reqs[k] = records[i].req;
+        infos[k] = records[i].info;
+        taken++;
+    }
+    leave();
+    return taken;
+}
+
+void xfer_release_completed(const int64_t *ids, int n, const int *acquired)
+{
+    handle_batch b;
+    b.n = b.nbuffers = b.nholds = 0;
+    enter();
+    for (int k = 0; k < n; k++) {
+        if (!acquired[k])
+            continue;
+        /* a record puts at most an owner and XFER_MAX_OBJECTS early handles, a buffer and a
+         * hold into the batch: hand a nearly full one over (outside the lock) first */
+        if (b.n > BATCH_HANDLES - 1 - XFER_MAX_OBJECTS || b.nbuffers == BATCH_HANDLES ||
+            b.nholds == BATCH_HANDLES) {
+            leave();
+            free_batch(&b);
+            b.n = b.nbuffers = b.nholds = 0;
+            enter();
+        }
+        int32_t i = index_of(ids[k]); /* current: the caller acquired it */
+        if (records[i].persistent)
+            settle_persistent(i, 0, &b);
+        else
+            free_record(i, &b, GCH_PINS_RELEASED_BY_WAIT);
+    }
+    leave();
+    free_batch(&b);
+}
+
 /* Has MPI finished this transfer? Does not complete the request. */
 static int finished(record *r);
 

@@ -105,6 +105,13 @@ static inline void xfer_mpi_leave(xfer_bracket *b)
  * return. statuses may be NULL (sends). */
 int xfer_complete(mpc_request *reqs, int nreqs, MonoObject *const *objs, int nobjs,
                   mpc_status *statuses);
+/* The same for requests of registered transfers (their records hold their objects), each
+ * request's code in rcs[i] and its status in statuses[i]; keep[0..nkeep) are objects the caller
+ * reads after the wait (its managed arguments), held in place while it waits GC-safe. A
+ * completed request's handle in reqs becomes MPI_REQUEST_NULL (a persistent one's record keeps
+ * its own). Returns the first error. */
+int xfer_complete_each(mpc_request *reqs, int nreqs, MonoObject *const *keep, int nkeep,
+                       mpc_status *statuses, int *rcs);
 /* Blocks until a message matching (source, tag) — MPI's values — is waiting; with msg, the
  * probe is matched: the message is then *msg's alone. */
 int xfer_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg);
@@ -192,6 +199,13 @@ int xfer_acquire(int64_t id, mpc_request *req, xfer_info *info);
 int xfer_acquire_or_busy(int64_t id, mpc_request *req, xfer_info *info, bool *busy);
 /* Gives it back; when completed (MPI freed the request), the record and its handles go. */
 void xfer_release(int64_t id, int completed);
+/* xfer_acquire_or_busy of ids[0..n) under one lock: acquired[i] says whether ids[i] was taken
+ * (then reqs[i] and infos[i] are filled); busy[i] (busy may be NULL) whether another thread
+ * held it. Refusals record no error. Returns how many were taken. */
+int xfer_acquire_many(const int64_t *ids, int n, mpc_request *reqs, xfer_info *infos, int *acquired,
+                      int *busy);
+/* xfer_release(ids[i], 1) of every ids[i] with acquired[i], under one lock: they completed. */
+void xfer_release_completed(const int64_t *ids, int n, const int *acquired);
 /* Bytes of the buffers of transfers registered with no owner, not yet finished. */
 int64_t xfer_unowned_bytes(void);
 /* Frees the transfers with no owner that MPI has finished, oldest first, up to the first still

@@ -71,16 +71,19 @@ bool xfer_may_move(MonoObject *obj)
 }
 
 /* Puts every object into anchor (the GC-safe region's stack mark), which pins it while the
- * region lasts (see the top of this file). With pin_all (MOTOR_PIN_POLICY=every, the
- * comparison policy) each also gets a pinned GC handle, as external bindings take; otherwise
- * the handle is counted as avoided. Objects already pinned are skipped. */
+ * region lasts (see the top of this file). When they are MPI's buffers (buffers), with pin_all
+ * (MOTOR_PIN_POLICY=every, the comparison policy) each also gets a pinned GC handle, as external
+ * bindings take; otherwise the handle is counted as avoided. Objects already pinned are
+ * skipped. */
 static void anchor_objects(MonoObject *const *objs, int nobjs, uint32_t *pins, MonoObject **anchor,
-                           int pin_all)
+                           int pin_all, int buffers)
 {
     for (int i = 0; i < nobjs; i++) {
         if (!objs[i] || pins[i])
             continue;
         anchor[i] = objs[i];
+        if (!buffers) /* objects the caller reads after the wait, not MPI's buffers */
+            continue;
         if (pin_all) {
             pins[i] = mono_gchandle_new(objs[i], 1);
             gch_count(GCH_PINS_TAKEN, 1);
@@ -108,15 +111,17 @@ static int64_t monotonic_ns(void)
 }
 
 /* Waits until poll() reports nothing left running (poll returns the number still running).
- * objs[0..nobjs) are the objects whose data MPI reads or writes meanwhile. */
+ * objs[0..nobjs) are the objects whose data MPI reads or writes meanwhile (buffers), or, without
+ * buffers, objects the caller reads after the wait: held in place alike, but no transfer's pins
+ * (neither counted nor pinned by MOTOR_PIN_POLICY=every). */
 RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
-                                              MonoObject *const *objs, int nobjs)
+                                              MonoObject *const *objs, int nobjs, int buffers)
 {
     uint32_t pins[XFER_MAX_OBJECTS] = {0};
     MonoObject *anchor[XFER_MAX_OBJECTS] = {NULL};
     xfer_discard_dropped(); /* a safe point: matched messages dropped unreceived go first */
-    if (pin_every_transfer) /* the comparison policy: pin first, whatever the object */
-        anchor_objects(objs, nobjs, pins, anchor, 1);
+    if (pin_every_transfer && buffers) /* the comparison policy: pin first, whatever the object */
+        anchor_objects(objs, nobjs, pins, anchor, 1, buffers);
     /* Each poll GC-unsafe only as the rule allows (transfer.h): not while a C# operator
      * exists, which could hold MPICH's lock while its collection waits for this thread. */
     int running = 1;
@@ -137,7 +142,7 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
         xfer_unsafe_mpi_end();
     }
 
-    anchor_objects(objs, nobjs, pins, anchor, 0);
+    anchor_objects(objs, nobjs, pins, anchor, 0, buffers);
     if (running > 0) {
         /* The region's stack mark is the anchor array itself: the GC scans from there up, so
          * the objects stay in place in every suspend mode (coop scans no native frame below
@@ -162,12 +167,15 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
 struct request_set {
     mpc_request *reqs;
     mpc_status *st;
+    int *rcs; /* each request's code, or NULL */
     int n;
     int first_error;
 };
 
 /* One pass over the unfinished requests. A request that fails has completed (MPI frees it);
- * the first error is kept. */
+ * the first error is kept. A completed request's handle here becomes MPI_REQUEST_NULL, so that
+ * no later pass tests it again: a persistent request stays valid once complete (inactive), and a
+ * test of it would report the empty status over its own. */
 static int poll_requests(void *ctx)
 {
     struct request_set *rs = ctx;
@@ -180,9 +188,12 @@ static int poll_requests(void *ctx)
         if (rc != MPC_OK) {
             if (rs->first_error == MPC_OK)
                 rs->first_error = rc;
-            rs->reqs[i] = MPI_REQUEST_NULL;
             done = 1;
         }
+        if (rs->rcs)
+            rs->rcs[i] = rc;
+        if (done)
+            rs->reqs[i] = MPI_REQUEST_NULL;
         running += !done;
     }
     return running;
@@ -191,8 +202,18 @@ static int poll_requests(void *ctx)
 int xfer_complete(mpc_request *reqs, int nreqs, MonoObject *const *objs, int nobjs,
                   mpc_status *statuses)
 {
-    struct request_set rs = {reqs, statuses, nreqs, MPC_OK};
-    wait_deferred(poll_requests, &rs, objs, nobjs);
+    struct request_set rs = {reqs, statuses, NULL, nreqs, MPC_OK};
+    wait_deferred(poll_requests, &rs, objs, nobjs, 1);
+    return rs.first_error;
+}
+
+int xfer_complete_each(mpc_request *reqs, int nreqs, MonoObject *const *keep, int nkeep,
+                       mpc_status *statuses, int *rcs)
+{
+    struct request_set rs = {reqs, statuses, rcs, nreqs, MPC_OK};
+    for (int i = 0; i < nreqs; i++)
+        rcs[i] = MPC_OK;
+    wait_deferred(poll_requests, &rs, keep, nkeep, 0);
     return rs.first_error;
 }
 
@@ -220,7 +241,7 @@ static int poll_probe(void *ctx)
 int xfer_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg)
 {
     struct probe pr = {source, tag, comm, status, msg, MPC_OK};
-    wait_deferred(poll_probe, &pr, NULL, 0);
+    wait_deferred(poll_probe, &pr, NULL, 0, 1);
     return pr.error;
 }
 
@@ -235,7 +256,7 @@ RT_HOLDS_STACK_MARK void xfer_enter_gc_safe(xfer_bracket *b, MonoObject *const *
         b->mark[i] = NULL;
     for (int i = 0; i < nobjs; i++)
         b->pins[i] = 0;
-    anchor_objects(objs, nobjs, b->pins, b->mark, pin_every_transfer);
+    anchor_objects(objs, nobjs, b->pins, b->mark, pin_every_transfer, 1);
     b->cookie = mono_threads_enter_gc_safe_region_unbalanced((void **)b->mark);
 }
 

@@ -451,6 +451,16 @@ namespace System.MP
                                                    out int stopped);
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int RequestDone(long id, out int done);
+        // RequestWaitAll waits for ids[0..n) in one wait (Request.WaitAll): each completed one's
+        // id becomes -1 and its status is filled, a failed one's code in its Error (Reserved 1:
+        // its text is lost), its error set aside for RequestFailure, which makes the next one this
+        // thread's error record again and returns its code (0: none). An id it could not take
+        // (another thread holds it, or it completed already) stays.
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int RequestWaitAll(long[] ids, int n, StatusData[] statuses,
+                                                  out int failures);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int RequestFailure();
 
         // persistent requests (opi_persistent.c). SendInit/RecvInit register an inactive
         // persistent request under id (a weak handle on owner; region: Region.Spec). A start

@@ -94,7 +94,7 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.NoInlining)]
         public void Start()
         {
-            Ready(null);
+            Ready(-1);
             var st = new StatusData();
             long useId;
             int started;
@@ -180,24 +180,27 @@ namespace System.MP
             Errors.Check(rc);
         }
 
-        /// <summary>Refuses a start unless the request (entry index of StartAll, or null) can
-        /// begin a use now.</summary>
-        void Ready(object index)
+        /// <summary>Refuses a start unless the request (entry index of StartAll, or -1) can
+        /// begin a use now. Allocates nothing unless it refuses: StartAll runs it for every
+        /// request of every step.</summary>
+        void Ready(int index)
         {
-            string which = index == null ? "the persistent request" : "request " + index;
             if (Volatile.Read(ref handle) < 0)
-                throw new ObjectDisposedException(nameof(Prequest),
-                                                  "System.MP: " + which + " has been disposed");
+                throw new ObjectDisposedException(nameof(Prequest), "System.MP: " + Which(index) +
+                                                                        " has been disposed");
             if (comm.handle == Comm.NullHandle)
-                throw new ObjectDisposedException(nameof(Comm), "System.MP: the communicator of " +
-                                                                    which + " has been disposed");
+                throw new ObjectDisposedException(nameof(Comm),
+                                                  "System.MP: the communicator of " + Which(index) +
+                                                      " has been disposed");
             if (!Inactive)
                 throw new InvalidOperationException(
-                    "System.MP: " + which + " is active: its previous use has not been " +
+                    "System.MP: " + Which(index) + " is active: its previous use has not been " +
                     "completed by Wait, Test, WaitAll, WaitAny, TestAny, WaitSome, TestSome, " +
                     "TestAll, IsCompleted or await");
             AwaitEngineLetGo();
         }
+
+        static string Which(int index) => index < 0 ? "the persistent request" : "request " + index;
 
         /// <summary>Per-thread arrays for StartAll's internal call: no allocation per
         /// call.</summary>

@@ -149,14 +149,24 @@ namespace System.MP
         /// Wait, Test, IsCompleted, await or a set call: an inactive request) is the empty
         /// Status: Source MP.AnySource, Tag MP.AnyTag, Count and Bytes 0. Callers that ignore
         /// the result need not change.</summary>
-        /// <remarks>Every request is completed, failed or not; when some failed, the first
+        /// <remarks><para>The running requests are waited for together, in one call into the
+        /// core and one wait (as MPI_Waitall), each then reported exactly as its own Wait reports
+        /// it: a Prequest is inactive afterwards, ready for the next Start. An awaited request
+        /// is reported through its task; a request another thread is waiting on or testing at
+        /// that moment is left to that thread (InvalidOperationException for it, raised after
+        /// every other request is complete, as its own Wait would); an entry given twice is
+        /// reported once, the second entry being then inactive.</para>
+        /// <para>Every request is completed, failed or not; when some failed, the first
         /// failure (in array order) is raised after all are complete, as TestAll does, and the
         /// statuses are lost: each request's own Wait returns its status again (and a failed
-        /// one raises its MPException again).</remarks>
+        /// one raises its own MPException again).</para></remarks>
         /// <exception cref="ArgumentNullException">requests or one of its entries is null
         /// (nothing is waited for).</exception>
         /// <exception cref="MPException">a transfer failed (truncation, a partial element): the
         /// first failure, once every request is complete.</exception>
+        /// <exception cref="InvalidOperationException">another thread was waiting on or testing
+        /// one of the requests at that moment (raised once every other request is complete; the
+        /// other thread completes that one).</exception>
         /// <example><code>
         /// Request r = comm.Irecv(inbox, 0, n, left, 0), s = comm.Isend(outbox, 0, n, right, 0);
         /// Status[] st = Request.WaitAll(r, s);
@@ -166,8 +176,14 @@ namespace System.MP
         {
             CheckArray(requests);
             var statuses = new Status[requests.Length];
+            WaitAllRunning(requests, statuses);
+            // What the core completed is reported here as its own Wait reports it (it returns at
+            // once); the rest — awaited requests, requests that finished at once, requests
+            // another thread holds, an entry given twice — Wait handles as it does alone.
             Exception first = null;
             for (int i = 0; i < requests.Length; i++) {
+                if (statuses[i] != null)
+                    continue;
                 Request r = requests[i];
                 if (r.observed) {
                     statuses[i] = Status.Empty;
@@ -182,6 +198,68 @@ namespace System.MP
             if (first != null)
                 throw first;
             return statuses;
+        }
+
+        /// <summary>WaitAll's first step: the empty status of each inactive request, then one
+        /// internal call that waits for every running request (not awaited) at once and
+        /// completes each as Wait does, leaving the report (observed, the failure raised) to
+        /// Wait.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void WaitAllRunning(Request[] requests, Status[] statuses)
+        {
+            WaitScratch s = null;
+            int m = 0;
+            for (int i = 0; i < requests.Length; i++) {
+                Request r = requests[i];
+                if (r.observed) {
+                    statuses[i] = Status.Empty;
+                    continue;
+                }
+                long id = Volatile.Read(ref r.id);
+                if (r.awaited != null || id < 0)
+                    continue;
+                s = s ?? WaitScratch.For(requests.Length);
+                s.Ids[m] = id;
+                s.Index[m++] = i;
+            }
+            if (m == 0)
+                return;
+            int failures;
+            Errors.Check(MPDirect.RequestWaitAll(s.Ids, m, s.Statuses, out failures));
+            for (int k = 0; k < m; k++) {
+                if (s.Ids[k] >= 0)
+                    continue;   // not taken: its own Wait says why
+                Request r = requests[s.Index[k]];
+                int error = s.Statuses[k].Error;
+                if (error == 0)
+                    r.Complete(0, ref s.Statuses[k]);
+                else   // its error record, set aside by the call (Reserved: lost)
+                    r.Fail(Errors.Make(
+                        s.Statuses[k].Reserved != 0 ? error : MPDirect.RequestFailure()));
+            }
+        }
+
+        /// <summary>Per-thread arrays for WaitAll's internal call: no allocation per
+        /// call.</summary>
+        sealed class WaitScratch
+        {
+            [ThreadStatic]
+            static WaitScratch current;
+
+            internal long[] Ids;
+            internal int[] Index;
+            internal StatusData[] Statuses;
+
+            internal static WaitScratch For(int n)
+            {
+                WaitScratch s = current;
+                if (s == null || s.Ids.Length < n) {
+                    int size = Math.Max(n, 8);
+                    s = current = new WaitScratch { Ids = new long[size], Index = new int[size],
+                                                    Statuses = new StatusData[size] };
+                }
+                return s;
+            }
         }
 
         /// <summary>Waits until one of the active requests completes, completes it (as Wait)
@@ -246,6 +324,13 @@ namespace System.MP
                 failure = Errors.Make(rc);   // raised by the caller's RaisePendingError
             else
                 status = Status.Of(ref st);
+            Volatile.Write(ref id, -1);
+        }
+
+        // Completed with a failure whose exception the caller made (WaitAll), as Complete.
+        void Fail(Exception e)
+        {
+            failure = e;
             Volatile.Write(ref id, -1);
         }
     }
