@@ -58,7 +58,7 @@ int mpc_comm_private(mpc_comm comm, mpc_comm *out)
 
 /* One tag per call kind on the twin: calls made in different orders on different ranks then
  * wait for each other instead of matching the wrong blocks. */
-enum { TAG_GATHERV = 1, TAG_SCATTERV = 2, TAG_ALLTOALLV = 3 };
+enum { TAG_GATHERV = 1, TAG_SCATTERV = 2, TAG_ALLTOALLV = 3, TAG_NEIGHBORS = 16 };
 
 /* Requests and statuses of one call: on the stack up to 2 * STACK_PEERS, else on the heap;
  * every request starts as MPI_REQUEST_NULL (never waited for until posted). */
@@ -279,6 +279,52 @@ int mpc_alltoallv_exact(const void *sendbuf, const mpc_block *send, void *recvbu
             if (r != rank)
                 got[r] = received(&p.st[r], &rc);
         send_errors(p.st, size, size, rank, &rc);
+    }
+    peer_requests_free(&p);
+    return rc;
+}
+
+/* ---- the blocking neighbourhood collectives ----
+ * One receive per source and one send per destination on the twin, each block in place with its
+ * own datatype: the receive's status gives the block's size (MPICH's neighbourhood collectives
+ * give none, and drop a longer block with MPI_SUCCESS). The tags pair the blocks (the caller's
+ * edge tags; allgather apart from the rest); a call kind per tag parity keeps an allgather from
+ * matching an alltoall's blocks. */
+int mpc_neighbor_exact(mpc_comm comm, int allgather, int out, const mpc_nb_block *send,
+                       const int *dests, const int *stags, int in, const mpc_nb_block *recv,
+                       const int *sources, const int *rtags, int64_t *got)
+{
+    MPI_Comm twin;
+    int rc = mpc_comm_private(comm, &twin);
+    if (rc != MPC_OK)
+        return rc;
+    int top = (mpc_tag_ub() - TAG_NEIGHBORS - 1) / 2;
+    for (int k = 0; k < out; k++)
+        if (stags[k] < 0 || stags[k] > top)
+            return error_record(MPC_ERR_TAG, NULL,
+                                "a neighbourhood collective's edge %d needs tag %d, past this "
+                                "MPI's bound (%d edges between two processes at most)",
+                                k, stags[k], top);
+    peer_requests p;
+    if ((rc = peer_requests_init(&p, in + out)) != MPC_OK)
+        return rc;
+    for (int j = 0; j < in; j++) {
+        const mpc_nb_block *b = &recv[j];
+        if ((rc = MPI_Irecv_c(b->data, b->count, b->type, sources[j],
+                              TAG_NEIGHBORS + 2 * rtags[j] + (allgather != 0), twin, &p.reqs[j])))
+            return peer_requests_abandon(&p, rc);
+    }
+    for (int k = 0; k < out; k++) {
+        const mpc_nb_block *b = &send[allgather ? 0 : k];
+        if ((rc = MPI_Isend_c(b->data, b->count, b->type, dests[k],
+                              TAG_NEIGHBORS + 2 * stags[k] + (allgather != 0), twin,
+                              &p.reqs[in + k])))
+            return peer_requests_abandon(&p, rc);
+    }
+    if ((rc = peer_requests_wait(&p)) == MPI_SUCCESS) {
+        for (int j = 0; j < in; j++)
+            got[j] = sources[j] == MPI_PROC_NULL ? 0 : received(&p.st[j], &rc);
+        send_errors(p.st, in, out, -1, &rc);
     }
     peer_requests_free(&p);
     return rc;

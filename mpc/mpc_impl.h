@@ -38,6 +38,9 @@ static inline int64_t status_bytes(const MPI_Status *in)
 /* datatypes.c, for lifetime.c: frees every cached region datatype, just before MPI_Finalize.
  * Returns MPI_SUCCESS or the first failure's code. */
 int mpc_datatypes_free_all(void);
+/* neighbors.c, for lifetime.c: frees the cached datatypes of mpc_neighbor_exchange, the same way.
+ */
+int mpc_neighbor_types_free_all(void);
 
 /* wait_policy.c, for lifetime.c: measures the ranks and cores of this host (collective over
  * World; only by the mpc_init that initialised MPI), then chooses the policy from MOTOR_WAIT. */

@@ -37,7 +37,7 @@ namespace System.MP
             sources = new int[indegree];
             destinations = new int[outdegree];
             Errors.Check(MPDirect.DistGraphNeighbors(handle, sources, destinations));
-            topology = Neighborhood.Describe(sources, outdegree, false);
+            topology = Neighborhood.Describe(sources, destinations, false);
         }
 
         /// <summary>The ranks this process receives from, in the order given to
