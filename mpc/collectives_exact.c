@@ -362,9 +362,11 @@ void mpc_vexchange_init(mpc_vexchange *x, void *storage, int size)
 }
 
 /* MPI's count, displacement and datatype for one block: none (MPC_NO_BLOCK: count 0), the
- * header alone (an empty block: 8 MPI_BYTEs at the header's address), or the header and the data
- * at data + offset (count 1 of a two-piece datatype made here, the only case with a count of 1
- * and a type other than MPI_BYTE). On failure nothing is left to free (count 0, MPI_BYTE). */
+ * header alone (an empty block: one MPI_INT64_T at the header's address), or the header and the
+ * data at data + offset (count 1 of a two-piece struct made here — an MPI_INT64_T, then the bytes
+ * as one contiguous type: MPICH packs a hindexed of MPI_BYTE byte by byte, 6x slower at 1 KiB —
+ * the only case with a count of 1 and a type other than MPI_INT64_T). On failure nothing is left
+ * to free (count 0, MPI_BYTE). */
 static int block_type(const mpc_block *b, int64_t *header, char *data, MPI_Count *count,
                       MPI_Aint *displ, MPI_Datatype *type)
 {
@@ -378,15 +380,21 @@ static int block_type(const mpc_block *b, int64_t *header, char *data, MPI_Count
     if (rc != MPI_SUCCESS)
         return rc;
     if (b->bytes == 0) {
-        *count = (MPI_Count)sizeof *header;
+        *count = 1;
         *displ = at[0];
+        *type = MPI_INT64_T;
         return MPI_SUCCESS;
     }
     if ((rc = MPI_Get_address(data + b->offset, &at[1])) != MPI_SUCCESS)
         return rc;
-    MPI_Count lengths[2] = {(MPI_Count)sizeof *header, (MPI_Count)b->bytes};
-    MPI_Datatype made;
-    if ((rc = MPI_Type_create_hindexed_c(2, lengths, at, MPI_BYTE, &made)) != MPI_SUCCESS)
+    MPI_Datatype bytes, made;
+    if ((rc = MPI_Type_contiguous_c((MPI_Count)b->bytes, MPI_BYTE, &bytes)) != MPI_SUCCESS)
+        return rc;
+    MPI_Count lengths[2] = {1, 1}, displs[2] = {at[0], at[1]};
+    MPI_Datatype types[2] = {MPI_INT64_T, bytes};
+    rc = MPI_Type_create_struct_c(2, lengths, displs, types, &made);
+    MPI_Type_free(&bytes); /* the struct keeps what it needs of it */
+    if (rc != MPI_SUCCESS)
         return rc;
     if ((rc = MPI_Type_commit(&made)) != MPI_SUCCESS) {
         MPI_Type_free(&made);
@@ -400,7 +408,7 @@ static int block_type(const mpc_block *b, int64_t *header, char *data, MPI_Count
 /* Frees a copy of a datatype block_type made (the arrays MPI was given stay as they were). */
 static void free_made(MPI_Count count, MPI_Datatype type)
 {
-    if (count == 1 && type != MPI_BYTE)
+    if (count == 1 && type != MPI_INT64_T)
         MPI_Type_free(&type);
 }
 

@@ -656,7 +656,13 @@ static const struct block_names
     igather_names = {"the root's recvArray.Length / Size", "and every rank's sendArray must hold "
                                                            "recvArray.Length / Size elements"},
     iscatter_names = {"this rank's recvArray.Length", "and every recvArray must hold the root's "
-                                                      "sendArray.Length / Size elements"};
+                                                      "sendArray.Length / Size elements"},
+    ibcast_names = {"this rank's array.Length", "and every rank's array must hold as many "
+                                                "elements as the root's"},
+    iallgather_names = {"this rank's recvArray.Length / Size", "and every rank's sendArray must "
+                                                               "hold as many elements"},
+    ialltoall_names = {"this rank's recvArray.Length / Size", "and every rank's arrays must hold "
+                                                              "as many elements"};
 
 /* A block that arrived from rank from with got bytes (or MPC_GOT_MORE) where expected were: the
  * error its receiver raises. */
@@ -1079,30 +1085,6 @@ int32_t opi_ibarrier(int32_t comm, MonoObject *owner, int64_t *id, opi_status *s
     return rc ? rc : icollective(NULL, comm, size, owner, id, status);
 }
 
-int32_t opi_ibcast(int32_t comm, int32_t size, MonoObject *array, int32_t root, MonoObject *owner,
-                   int64_t *id, opi_status *status)
-{
-    struct prepared p = {0};
-    int rc = prepare_bcast(comm, size, array, "array", root, &p);
-    return rc ? rc : icollective(&p, comm, size, owner, id, status);
-}
-
-int32_t opi_iallgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
-                       MonoObject *owner, int64_t *id, opi_status *status)
-{
-    struct prepared p = {0};
-    int rc = prepare_allgather(comm, size, send, recv, &p);
-    return rc ? rc : icollective(&p, comm, size, owner, id, status);
-}
-
-int32_t opi_ialltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
-                      MonoObject *owner, int64_t *id, opi_status *status)
-{
-    struct prepared p = {0};
-    int rc = prepare_alltoall(comm, size, send, recv, &p);
-    return rc ? rc : icollective(&p, comm, size, owner, id, status);
-}
-
 int32_t opi_ireduce(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
                     int32_t op, int32_t root, MonoObject *owner, int64_t *id, opi_status *status)
 {
@@ -1218,6 +1200,21 @@ static int ivcoll_take(int32_t size, xfer_buffer **buffer, struct ivcoll **v)
 
 /* Starts v's exchange (its blocks filled: offsets into sendbuf, in send, and recvbuf, in recv,
  * arrays of elem_size-byte elements) for the Request owner; the request takes buffer (v's). */
+static int start_exchange_counting(xfer_buffer *buffer, struct ivcoll *v,
+                                   const struct block_names *names, MonoObject *send,
+                                   const void *sendbuf, MonoObject *recv, void *recvbuf,
+                                   uint32_t elem_size, size_t received, int32_t comm, int32_t size,
+                                   MonoObject *owner, int64_t *id, opi_status *status)
+{
+    v->names = names;
+    v->elem_size = elem_size;
+    struct prepared q = {
+        {VEXCHANGE, sendbuf, recvbuf, 0, 0, 0, 0, comm}, send, recv, elem_size, received, 0};
+    struct request_owns own = {buffer, &v->x, ivcoll_verify};
+    return icollective_owning(&q, &own, comm, size, owner, id, status);
+}
+
+/* The same, the Status counting what v's receive blocks hold. */
 static int start_exchange(xfer_buffer *buffer, struct ivcoll *v, const struct block_names *names,
                           MonoObject *send, const void *sendbuf, MonoObject *recv, void *recvbuf,
                           uint32_t elem_size, int32_t comm, int32_t size, MonoObject *owner,
@@ -1227,12 +1224,70 @@ static int start_exchange(xfer_buffer *buffer, struct ivcoll *v, const struct bl
     for (int r = 0; r < size; r++)
         if (v->x.recv[r].bytes != MPC_NO_BLOCK)
             received += v->x.recv[r].bytes;
-    v->names = names;
-    v->elem_size = elem_size;
-    struct prepared q = {
-        {VEXCHANGE, sendbuf, recvbuf, 0, 0, 0, 0, comm}, send, recv, elem_size, received, 0};
-    struct request_owns own = {buffer, &v->x, ivcoll_verify};
-    return icollective_owning(&q, &own, comm, size, owner, id, status);
+    return start_exchange_counting(buffer, v, names, send, sendbuf, recv, recvbuf, elem_size,
+                                   received, comm, size, owner, id, status);
+}
+
+/* Ibcast, Iallgather and Ialltoall as an exchange, every block with its size: MPICH's own leave
+ * a disagreement silent (MPI_Iallgather with a shorter block from one rank), report it as an
+ * "Other MPI error" (MPI_Ibcast), or write past a block. Ibcast: the root sends its array to every
+ * other rank (the Status counts the array on every rank, as before); Iallgather: every rank its
+ * sendArray to every rank, block r of recvArray from rank r; Ialltoall: block r of sendArray to
+ * rank r. */
+int32_t opi_ibcast(int32_t comm, int32_t size, MonoObject *array, int32_t root, MonoObject *owner,
+                   int64_t *id, opi_status *status)
+{
+    struct prepared p = {0};
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
+    int32_t rank = 0;
+    int rc;
+    if ((rc = prepare_bcast(comm, size, array, "array", root, &p)) ||
+        (rc = mpc_comm_rank(comm, &rank)) || (rc = ivcoll_take(size, &buffer, &v)))
+        return rc;
+    size_t n = p.c.n;
+    for (int r = 0; r < size && rank == root; r++)
+        if (r != root)
+            v->x.send[r] = (mpc_block){0, n};
+    if (rank != root)
+        v->x.recv[root] = (mpc_block){0, n};
+    return start_exchange_counting(buffer, v, &ibcast_names, rank == root ? p.a : NULL, p.c.recv,
+                                   rank == root ? NULL : p.a, p.c.recv, p.elem_size, n, comm, size,
+                                   owner, id, status);
+}
+
+/* Iallgather (blocks: 0) and Ialltoall (blocks: 1) of a prepared collective. */
+static int32_t iallgather_alltoall(int blocks, const struct prepared *p, int32_t comm, int32_t size,
+                                   MonoObject *owner, int64_t *id, opi_status *status)
+{
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
+    int rc = ivcoll_take(size, &buffer, &v);
+    if (rc != MPC_OK)
+        return rc;
+    size_t n = p->c.n; /* bytes per rank */
+    for (int r = 0; r < size; r++) {
+        v->x.send[r] = (mpc_block){blocks ? (size_t)r * n : 0, n};
+        v->x.recv[r] = (mpc_block){(size_t)r * n, n};
+    }
+    return start_exchange(buffer, v, blocks ? &ialltoall_names : &iallgather_names, p->a, p->c.send,
+                          p->b, p->c.recv, p->elem_size, comm, size, owner, id, status);
+}
+
+int32_t opi_iallgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
+                       MonoObject *owner, int64_t *id, opi_status *status)
+{
+    struct prepared p = {0};
+    int rc = prepare_allgather(comm, size, send, recv, &p);
+    return rc ? rc : iallgather_alltoall(0, &p, comm, size, owner, id, status);
+}
+
+int32_t opi_ialltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
+                      MonoObject *owner, int64_t *id, opi_status *status)
+{
+    struct prepared p = {0};
+    int rc = prepare_alltoall(comm, size, send, recv, &p);
+    return rc ? rc : iallgather_alltoall(1, &p, comm, size, owner, id, status);
 }
 
 /* Igather and Iscatter as an exchange: every block with its size, as the v-forms' (MPICH's
