@@ -361,83 +361,53 @@ void mpc_vexchange_init(mpc_vexchange *x, void *storage, int size)
     }
 }
 
-/* MPI's count, displacement and datatype for one block: none (MPC_NO_BLOCK: count 0), the
- * header alone (an empty block: one MPI_INT64_T at the header's address), or the header and the
- * data at data + offset (count 1 of a two-piece struct made here — an MPI_INT64_T, then the bytes
- * as one contiguous type: MPICH packs a hindexed of MPI_BYTE byte by byte, 6x slower at 1 KiB —
- * the only case with a count of 1 and a type other than MPI_INT64_T). On failure nothing is left
- * to free (count 0, MPI_BYTE). */
-static int block_type(const mpc_block *b, int64_t *header, char *data, MPI_Count *count,
-                      MPI_Aint *displ, MPI_Datatype *type)
+/* MPI's count, displacement and datatype for one block of an exchange: none (MPC_NO_BLOCK:
+ * count 0), or the block at base + offset behind its header, from the cache of two-piece
+ * datatypes (mpc_header_type; an empty block is its header alone). Under the cache's lock. */
+static int block_type(const mpc_block *b, int64_t *header, char *base, MPI_Count *count,
+                      MPI_Aint *displ, MPI_Datatype *type, mpc_type_lease *lease)
 {
+    lease->entry = NULL;
+    lease->own = MPI_DATATYPE_NULL;
     *count = 0;
     *displ = 0;
     *type = MPI_BYTE;
     if (b->bytes == MPC_NO_BLOCK)
         return MPI_SUCCESS;
-    MPI_Aint at[2];
-    int rc = MPI_Get_address(header, &at[0]);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (b->bytes == 0) {
-        *count = 1;
-        *displ = at[0];
-        *type = MPI_INT64_T;
-        return MPI_SUCCESS;
-    }
-    if ((rc = MPI_Get_address(data + b->offset, &at[1])) != MPI_SUCCESS)
-        return rc;
-    MPI_Datatype bytes, made;
-    if ((rc = MPI_Type_contiguous_c((MPI_Count)b->bytes, MPI_BYTE, &bytes)) != MPI_SUCCESS)
-        return rc;
-    MPI_Count lengths[2] = {1, 1}, displs[2] = {at[0], at[1]};
-    MPI_Datatype types[2] = {MPI_INT64_T, bytes};
-    rc = MPI_Type_create_struct_c(2, lengths, displs, types, &made);
-    MPI_Type_free(&bytes); /* the struct keeps what it needs of it */
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if ((rc = MPI_Type_commit(&made)) != MPI_SUCCESS) {
-        MPI_Type_free(&made);
-        return rc;
-    }
-    *type = made;
-    *count = 1;
-    return MPI_SUCCESS;
-}
-
-/* Frees a copy of a datatype block_type made (the arrays MPI was given stay as they were). */
-static void free_made(MPI_Count count, MPI_Datatype type)
-{
-    if (count == 1 && type != MPI_INT64_T)
-        MPI_Type_free(&type);
+    mpc_nb_block block = {base + b->offset, (MPI_Count)b->bytes, MPI_BYTE};
+    return mpc_header_type(&block, header, count, displ, type, lease);
 }
 
 int mpc_ivexchange(const void *sendbuf, void *recvbuf, mpc_vexchange *x, mpc_comm comm,
                    mpc_request *req)
 {
-    int n = x->size, rc = MPI_SUCCESS, filled = 0;
+    int n = x->size, rc = MPI_SUCCESS, taken = 0;
     MPI_Count *rcounts = x->counts + n;
     MPI_Aint *rdispls = x->displs + n;
     MPI_Datatype *rtypes = x->types + n;
-    while (filled < n && rc == MPI_SUCCESS) {
-        int r = filled++;
+    mpc_type_lease stack_leases[2 * STACK_PEERS],
+        *leases = n <= STACK_PEERS ? stack_leases : malloc(2 * (size_t)n * sizeof *leases);
+    if (!leases)
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "out of memory for the datatypes of an exchange over %d ranks", n);
+    mpc_header_types_lock();
+    for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
         x->sent[r] = x->send[r].bytes == MPC_NO_BLOCK ? 0 : (int64_t)x->send[r].bytes;
         x->got[r] = MPC_GOT_MORE;
-        rcounts[r] = 0;
-        rtypes[r] = MPI_BYTE;
         rc = block_type(&x->send[r], &x->sent[r], (char *)sendbuf, &x->counts[r], &x->displs[r],
-                        &x->types[r]);
+                        &x->types[r], &leases[taken++]);
         if (rc == MPI_SUCCESS)
-            rc = block_type(&x->recv[r], &x->got[r], recvbuf, &rcounts[r], &rdispls[r], &rtypes[r]);
+            rc = block_type(&x->recv[r], &x->got[r], recvbuf, &rcounts[r], &rdispls[r], &rtypes[r],
+                            &leases[taken++]);
     }
+    mpc_header_types_unlock();
     if (rc == MPI_SUCCESS)
         rc = MPI_Ialltoallw_c(MPI_BOTTOM, x->counts, x->displs, x->types, MPI_BOTTOM, rcounts,
                               rdispls, rtypes, comm, req);
-    /* freed now, started or not: a started exchange completes normally on freed datatypes */
-    for (int r = 0; r < filled; r++) {
-        free_made(x->counts[r], x->types[r]);
-        free_made(rcounts[r], rtypes[r]);
-    }
+    /* given back now, started or not: a started exchange completes normally on freed types */
+    mpc_header_types_give_back(leases, taken);
+    if (leases != stack_leases)
+        free(leases);
     return rc;
 }
 

@@ -292,16 +292,16 @@ static int make_block_type(const mpc_nb_block *b, const int64_t *header, MPI_Dat
     return rc;
 }
 
-/* What a call holds of the cache: an entry (busy), or a type made for it alone. */
-typedef struct nb_lease {
-    nb_type *entry;
-    MPI_Datatype own;
-} nb_lease;
+void mpc_header_types_lock(void)
+{
+    pthread_mutex_lock(&type_lock);
+    type_cache_init();
+}
 
-/* MPI's count, displacement and type for block b behind header, into *count, *displ, *type;
- * *lease says what to give back. Under type_lock. */
-static int block_entry(const mpc_nb_block *b, int64_t *header, MPI_Count *count, MPI_Aint *displ,
-                       MPI_Datatype *type, nb_lease *lease)
+void mpc_header_types_unlock(void) { pthread_mutex_unlock(&type_lock); }
+
+int mpc_header_type(const mpc_nb_block *b, int64_t *header, MPI_Count *count, MPI_Aint *displ,
+                    MPI_Datatype *type, mpc_type_lease *lease)
 {
     lease->entry = NULL;
     lease->own = MPI_DATATYPE_NULL;
@@ -346,8 +346,7 @@ static int block_entry(const mpc_nb_block *b, int64_t *header, MPI_Count *count,
     return MPI_SUCCESS;
 }
 
-/* Gives back what a call held (n leases). */
-static void give_back(nb_lease *leases, int n)
+void mpc_header_types_give_back(mpc_type_lease *leases, int n)
 {
     pthread_mutex_lock(&type_lock);
     for (int i = 0; i < n; i++)
@@ -364,24 +363,23 @@ static void give_back(nb_lease *leases, int n)
 int mpc_neighbor_exchange(const mpc_nb_exchange *x, mpc_comm comm, mpc_request *req)
 {
     int n = x->out + x->in, taken = 0, rc = MPI_SUCCESS;
-    nb_lease stack_leases[STACK_LEASES],
+    mpc_type_lease stack_leases[STACK_LEASES],
         *leases = n <= STACK_LEASES ? stack_leases : malloc((size_t)n * sizeof *leases);
     if (!leases)
         return error_record(MPC_ERR_NO_MEMORY, NULL,
                             "out of memory for the datatypes of %d neighbourhood blocks", n);
-    pthread_mutex_lock(&type_lock);
-    type_cache_init();
+    mpc_header_types_lock();
     for (int k = 0; k < x->out && rc == MPI_SUCCESS; k++, taken++) {
         int b = x->send_one ? 0 : k;
-        rc = block_entry(&x->send[b], &x->sent[b], &x->counts[k], &x->displs[k], &x->types[k],
-                         &leases[taken]);
+        rc = mpc_header_type(&x->send[b], &x->sent[b], &x->counts[k], &x->displs[k], &x->types[k],
+                             &leases[taken]);
     }
     for (int i = 0; i < x->in && rc == MPI_SUCCESS; i++, taken++) {
         int j = x->perm ? x->perm[i] : i, e = x->out + i;
-        rc = block_entry(&x->recv[j], &x->got[j], &x->counts[e], &x->displs[e], &x->types[e],
-                         &leases[taken]);
+        rc = mpc_header_type(&x->recv[j], &x->got[j], &x->counts[e], &x->displs[e], &x->types[e],
+                             &leases[taken]);
     }
-    pthread_mutex_unlock(&type_lock);
+    mpc_header_types_unlock();
     if (rc == MPI_SUCCESS) {
         const MPI_Count *rcounts = x->counts + x->out;
         const MPI_Aint *rdispls = x->displs + x->out;
@@ -399,7 +397,7 @@ int mpc_neighbor_exchange(const mpc_nb_exchange *x, mpc_comm comm, mpc_request *
             rc = MPI_Neighbor_alltoallw_c(MPI_BOTTOM, x->counts, x->displs, x->types, MPI_BOTTOM,
                                           rcounts, rdispls, rtypes, comm);
     }
-    give_back(leases, taken);
+    mpc_header_types_give_back(leases, taken);
     if (leases != stack_leases)
         free(leases);
     return rc;
