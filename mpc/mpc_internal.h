@@ -268,7 +268,9 @@ int64_t mpc_neighbor_types_made(void);
  * with each pair (2i, 2i+1) swapped, or in an order not known. Probed once per process on
  * topologies over MPI_COMM_SELF, for each form (kind), blocking (as the blocking calls run under
  * the wait policy in force) or not, on a grid (cart) or a graph. allgather needs no answer: every
- * block it receives from one process is the same. */
+ * block it receives from one process is the same. opi asks for the non-blocking alltoallw only
+ * (the blocking neighbourhood collectives run as point-to-point, paired by tags); every form is
+ * probed alike, twelve tiny collectives once per process. */
 enum { MPC_NB_ALLTOALL, MPC_NB_ALLTOALLV, MPC_NB_ALLTOALLW, MPC_NB_KINDS };
 typedef enum {
     MPC_POSTING_LIST,
