@@ -58,7 +58,7 @@ int mpc_comm_private(mpc_comm comm, mpc_comm *out)
 
 /* One tag per call kind on the twin: calls made in different orders on different ranks then
  * wait for each other instead of matching the wrong blocks. */
-enum { TAG_GATHERV = 1, TAG_SCATTERV = 2, TAG_ALLTOALLV = 3 };
+enum { TAG_GATHERV = 1, TAG_SCATTERV = 2, TAG_ALLTOALLV = 3, TAG_NEIGHBORS = 16 };
 
 /* Requests and statuses of one call: on the stack up to 2 * STACK_PEERS, else on the heap;
  * every request starts as MPI_REQUEST_NULL (never waited for until posted). */
@@ -284,6 +284,52 @@ int mpc_alltoallv_exact(const void *sendbuf, const mpc_block *send, void *recvbu
     return rc;
 }
 
+/* ---- the blocking neighbourhood collectives ----
+ * One receive per source and one send per destination on the twin, each block in place with its
+ * own datatype: the receive's status gives the block's size (MPICH's neighbourhood collectives
+ * give none, and drop a longer block with MPI_SUCCESS). The tags pair the blocks (the caller's
+ * edge tags; allgather apart from the rest); a call kind per tag parity keeps an allgather from
+ * matching an alltoall's blocks. */
+int mpc_neighbor_exact(mpc_comm comm, int allgather, int out, const mpc_nb_block *send,
+                       const int *dests, const int *stags, int in, const mpc_nb_block *recv,
+                       const int *sources, const int *rtags, int64_t *got)
+{
+    MPI_Comm twin;
+    int rc = mpc_comm_private(comm, &twin);
+    if (rc != MPC_OK)
+        return rc;
+    int top = (mpc_tag_ub() - TAG_NEIGHBORS - 1) / 2;
+    for (int k = 0; k < out; k++)
+        if (stags[k] < 0 || stags[k] > top)
+            return error_record(MPC_ERR_TAG, NULL,
+                                "a neighbourhood collective's edge %d needs tag %d, past this "
+                                "MPI's bound (%d edges between two processes at most)",
+                                k, stags[k], top);
+    peer_requests p;
+    if ((rc = peer_requests_init(&p, in + out)) != MPC_OK)
+        return rc;
+    for (int j = 0; j < in; j++) {
+        const mpc_nb_block *b = &recv[j];
+        if ((rc = MPI_Irecv_c(b->data, b->count, b->type, sources[j],
+                              TAG_NEIGHBORS + 2 * rtags[j] + (allgather != 0), twin, &p.reqs[j])))
+            return peer_requests_abandon(&p, rc);
+    }
+    for (int k = 0; k < out; k++) {
+        const mpc_nb_block *b = &send[allgather ? 0 : k];
+        if ((rc = MPI_Isend_c(b->data, b->count, b->type, dests[k],
+                              TAG_NEIGHBORS + 2 * stags[k] + (allgather != 0), twin,
+                              &p.reqs[in + k])))
+            return peer_requests_abandon(&p, rc);
+    }
+    if ((rc = peer_requests_wait(&p)) == MPI_SUCCESS) {
+        for (int j = 0; j < in; j++)
+            got[j] = sources[j] == MPI_PROC_NULL ? 0 : received(&p.st[j], &rc);
+        send_errors(p.st, in, out, -1, &rc);
+    }
+    peer_requests_free(&p);
+    return rc;
+}
+
 /* ---- without blocking: one MPI_Ialltoallw_c with a header before every block ---- */
 
 size_t mpc_vexchange_bytes(int size)
@@ -315,75 +361,53 @@ void mpc_vexchange_init(mpc_vexchange *x, void *storage, int size)
     }
 }
 
-/* MPI's count, displacement and datatype for one block: none (MPC_NO_BLOCK: count 0), the
- * header alone (an empty block: 8 MPI_BYTEs at the header's address), or the header and the data
- * at data + offset (count 1 of a two-piece datatype made here, the only case with a count of 1
- * and a type other than MPI_BYTE). On failure nothing is left to free (count 0, MPI_BYTE). */
-static int block_type(const mpc_block *b, int64_t *header, char *data, MPI_Count *count,
-                      MPI_Aint *displ, MPI_Datatype *type)
+/* MPI's count, displacement and datatype for one block of an exchange: none (MPC_NO_BLOCK:
+ * count 0), or the block at base + offset behind its header, from the cache of two-piece
+ * datatypes (mpc_header_type; an empty block is its header alone). Under the cache's lock. */
+static int block_type(const mpc_block *b, int64_t *header, char *base, MPI_Count *count,
+                      MPI_Aint *displ, MPI_Datatype *type, mpc_type_lease *lease)
 {
+    lease->entry = NULL;
+    lease->own = MPI_DATATYPE_NULL;
     *count = 0;
     *displ = 0;
     *type = MPI_BYTE;
     if (b->bytes == MPC_NO_BLOCK)
         return MPI_SUCCESS;
-    MPI_Aint at[2];
-    int rc = MPI_Get_address(header, &at[0]);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (b->bytes == 0) {
-        *count = (MPI_Count)sizeof *header;
-        *displ = at[0];
-        return MPI_SUCCESS;
-    }
-    if ((rc = MPI_Get_address(data + b->offset, &at[1])) != MPI_SUCCESS)
-        return rc;
-    MPI_Count lengths[2] = {(MPI_Count)sizeof *header, (MPI_Count)b->bytes};
-    MPI_Datatype made;
-    if ((rc = MPI_Type_create_hindexed_c(2, lengths, at, MPI_BYTE, &made)) != MPI_SUCCESS)
-        return rc;
-    if ((rc = MPI_Type_commit(&made)) != MPI_SUCCESS) {
-        MPI_Type_free(&made);
-        return rc;
-    }
-    *type = made;
-    *count = 1;
-    return MPI_SUCCESS;
-}
-
-/* Frees a copy of a datatype block_type made (the arrays MPI was given stay as they were). */
-static void free_made(MPI_Count count, MPI_Datatype type)
-{
-    if (count == 1 && type != MPI_BYTE)
-        MPI_Type_free(&type);
+    mpc_nb_block block = {base + b->offset, (MPI_Count)b->bytes, MPI_BYTE};
+    return mpc_header_type(&block, header, count, displ, type, lease);
 }
 
 int mpc_ivexchange(const void *sendbuf, void *recvbuf, mpc_vexchange *x, mpc_comm comm,
                    mpc_request *req)
 {
-    int n = x->size, rc = MPI_SUCCESS, filled = 0;
+    int n = x->size, rc = MPI_SUCCESS, taken = 0;
     MPI_Count *rcounts = x->counts + n;
     MPI_Aint *rdispls = x->displs + n;
     MPI_Datatype *rtypes = x->types + n;
-    while (filled < n && rc == MPI_SUCCESS) {
-        int r = filled++;
+    mpc_type_lease stack_leases[2 * STACK_PEERS],
+        *leases = n <= STACK_PEERS ? stack_leases : malloc(2 * (size_t)n * sizeof *leases);
+    if (!leases)
+        return error_record(MPC_ERR_NO_MEMORY, NULL,
+                            "out of memory for the datatypes of an exchange over %d ranks", n);
+    mpc_header_types_lock();
+    for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
         x->sent[r] = x->send[r].bytes == MPC_NO_BLOCK ? 0 : (int64_t)x->send[r].bytes;
         x->got[r] = MPC_GOT_MORE;
-        rcounts[r] = 0;
-        rtypes[r] = MPI_BYTE;
         rc = block_type(&x->send[r], &x->sent[r], (char *)sendbuf, &x->counts[r], &x->displs[r],
-                        &x->types[r]);
+                        &x->types[r], &leases[taken++]);
         if (rc == MPI_SUCCESS)
-            rc = block_type(&x->recv[r], &x->got[r], recvbuf, &rcounts[r], &rdispls[r], &rtypes[r]);
+            rc = block_type(&x->recv[r], &x->got[r], recvbuf, &rcounts[r], &rdispls[r], &rtypes[r],
+                            &leases[taken++]);
     }
+    mpc_header_types_unlock();
     if (rc == MPI_SUCCESS)
         rc = MPI_Ialltoallw_c(MPI_BOTTOM, x->counts, x->displs, x->types, MPI_BOTTOM, rcounts,
                               rdispls, rtypes, comm, req);
-    /* freed now, started or not: a started exchange completes normally on freed datatypes */
-    for (int r = 0; r < filled; r++) {
-        free_made(x->counts[r], x->types[r]);
-        free_made(rcounts[r], rtypes[r]);
-    }
+    /* given back now, started or not: a started exchange completes normally on freed types */
+    mpc_header_types_give_back(leases, taken);
+    if (leases != stack_leases)
+        free(leases);
     return rc;
 }
 

@@ -58,6 +58,11 @@ static void free_what_callers_left(void)
     if (rc != MPI_SUCCESS)
         fprintf(stderr, "motor: freeing the datatypes of regions at the end failed: %s\n",
                 mpc_strerror(rc));
+    rc = mpc_neighbor_types_free_all();
+    if (rc != MPI_SUCCESS)
+        fprintf(stderr,
+                "motor: freeing the datatypes of neighbourhood collectives at the end failed: %s\n",
+                mpc_strerror(rc));
     rc = owned_free_all();
     if (rc != MPI_SUCCESS)
         fprintf(stderr,

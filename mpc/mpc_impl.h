@@ -38,6 +38,26 @@ static inline int64_t status_bytes(const MPI_Status *in)
 /* datatypes.c, for lifetime.c: frees every cached region datatype, just before MPI_Finalize.
  * Returns MPI_SUCCESS or the first failure's code. */
 int mpc_datatypes_free_all(void);
+/* neighbors.c, for lifetime.c: frees the cached datatypes of the exchanges with headers (below),
+ * the same way. */
+int mpc_neighbor_types_free_all(void);
+
+/* neighbors.c, for the exchanges with a size header before every block (mpc_neighbor_exchange,
+ * mpc_ivexchange): the two-piece datatypes of blocks behind headers, cached by (data, count,
+ * type, header). Under the lock, mpc_header_type gives MPI's count, displacement and type for
+ * block b behind header (count 0: the header alone, one MPI_INT64_T at its address) and what the
+ * call holds in *lease; after the lock and once the call has started (non-blocking) or returned
+ * (blocking), the leases are given back (an entry held is never freed). */
+struct nb_type;
+typedef struct mpc_type_lease {
+    struct nb_type *entry; /* an entry of the cache, busy while held */
+    MPI_Datatype own;      /* or a type made for this call alone */
+} mpc_type_lease;
+void mpc_header_types_lock(void);
+void mpc_header_types_unlock(void);
+int mpc_header_type(const mpc_nb_block *b, int64_t *header, MPI_Count *count, MPI_Aint *displ,
+                    MPI_Datatype *type, mpc_type_lease *lease);
+void mpc_header_types_give_back(mpc_type_lease *leases, int n);
 
 /* wait_policy.c, for lifetime.c: measures the ranks and cores of this host (collective over
  * World; only by the mpc_init that initialised MPI), then chooses the policy from MOTOR_WAIT. */

@@ -233,31 +233,56 @@ int mpc_topo_test(mpc_comm comm,
 int mpc_dist_graph_neighbors_count(mpc_comm comm, int *indegree, int *outdegree);
 int mpc_dist_graph_neighbors(mpc_comm comm, int indegree, int *sources, int outdegree,
                              int *destinations);
-/* The collectives over comm's neighbours (a Cartesian or distributed-graph communicator), in
- * bytes. req NULL: the blocking call; otherwise the non-blocking one is started, and its buffers
- * and the arrays of counts, displacements and types stay MPI's until it completes. allgather and
- * alltoall: blocks of `bytes`; alltoallv: per neighbour, counts and displacements in bytes from
- * sendbuf / recvbuf; alltoallw: per neighbour, count elements of a type at an address. */
-int mpc_neighbor_allgather(const void *sendbuf, size_t bytes, void *recvbuf, mpc_comm comm,
-                           mpc_request *req);
-int mpc_neighbor_alltoall(const void *sendbuf, void *recvbuf, size_t bytes, mpc_comm comm,
-                          mpc_request *req);
-int mpc_neighbor_alltoallv(const void *sendbuf, const MPI_Count *sendcounts,
-                           const MPI_Aint *sdispls, void *recvbuf, const MPI_Count *recvcounts,
-                           const MPI_Aint *rdispls, mpc_comm comm, mpc_request *req);
-/* sdispls and rdispls hold each block's location, (MPI_Aint)(uintptr_t)pointer, on entry; they
- * are replaced by its absolute address (MPI_Get_address), from MPI_BOTTOM. */
-int mpc_neighbor_alltoallw(int outdegree, const MPI_Count *sendcounts, MPI_Aint *sdispls,
-                           const MPI_Datatype *sendtypes, int indegree, const MPI_Count *recvcounts,
-                           MPI_Aint *rdispls, const MPI_Datatype *recvtypes, mpc_comm comm,
-                           mpc_request *req);
+/* The neighbourhood collectives with a size header before every block: MPICH 4.0.2's neighbourhood
+ * collectives drop a block longer than its receive block with MPI_SUCCESS (the block left as it
+ * was) and say nothing of a shorter one, so a receiver learns what each neighbour sent only from
+ * the 8 bytes that travel in front of the block: its size as the sender counts it. One
+ * MPI_(I)neighbor_alltoallw from MPI_BOTTOM, every block that travels described by a datatype of
+ * two pieces at absolute addresses (the header, then the block in place: no copy), made once and
+ * cached (mpc_neighbor_exchange): a halo exchange repeated on long-lived arrays, with its headers
+ * at the same place, makes no datatype after its first call. */
+typedef struct mpc_nb_block {
+    void *data;        /* the block's first byte */
+    MPI_Count count;   /* elements of type (MPI_BYTE: bytes; a region's datatype: 1); 0: empty */
+    MPI_Datatype type; /* MPI_BYTE, or a committed type that stays until MPI ends (a region's) */
+} mpc_nb_block;
+typedef struct mpc_nb_exchange {
+    int out, in;                     /* the degrees */
+    const mpc_nb_block *send, *recv; /* per destination / source; read during the call only */
+    int send_one;                    /* every destination gets send[0] behind sent[0] */
+    int64_t *sent, *got;             /* the headers (the caller fills both: got with
+                                      * MPC_GOT_MORE), read and written until completion */
+    const int32_t *perm;             /* receive entry i carries block perm[i] (NULL: i) */
+    MPI_Count *counts;               /* MPI's arrays, out + in entries each, until completion */
+    MPI_Aint *displs;
+    MPI_Datatype *types;
+} mpc_nb_exchange;
+/* The exchange of x over comm: blocking with req NULL, else started. After completion got[j] is
+ * what source j's header said, or still MPC_GOT_MORE when MPI dropped the block as too long (or
+ * the source is MPI_PROC_NULL); a block MPI kept in part has a header larger than it. */
+int mpc_neighbor_exchange(const mpc_nb_exchange *x, mpc_comm comm, mpc_request *req);
+/* The blocking form, exact and without headers: one Irecv per source and one Isend per
+ * destination on comm's private twin (mpc_comm_private), the blocks in place, waited for with
+ * the wait policy's backoff. Block k goes to dests[k] (allgather: send[0] to every one), block j
+ * comes from sources[j]; the tags pair them (a block sent with stags[k] lands where the receiver
+ * expects rtags[j]: MPI-4.0's pairing is the caller's choice of tags). got[j]: the bytes block j
+ * brought (0 from MPI_PROC_NULL), or MPC_GOT_MORE when its sender sent more than it holds
+ * (nothing past the block written). */
+int mpc_neighbor_exact(mpc_comm comm, int allgather, int out, const mpc_nb_block *send,
+                       const int *dests, const int *stags, int in, const mpc_nb_block *recv,
+                       const int *sources, const int *rtags, int64_t *got);
+/* Datatypes mpc_neighbor_exchange has made so far (the cache's misses: for tests). */
+int64_t mpc_neighbor_types_made(void);
+
 /* Where one process is a neighbour several times (a periodic grid dimension of one or two
  * processes, a graph's repeated or self edges), the order in which this MPI posts a form's
  * receives decides which block lands where: in list order, in reverse list order, in list order
  * with each pair (2i, 2i+1) swapped, or in an order not known. Probed once per process on
  * topologies over MPI_COMM_SELF, for each form (kind), blocking (as the blocking calls run under
  * the wait policy in force) or not, on a grid (cart) or a graph. allgather needs no answer: every
- * block it receives from one process is the same. */
+ * block it receives from one process is the same. opi asks for the non-blocking alltoallw only
+ * (the blocking neighbourhood collectives run as point-to-point, paired by tags); every form is
+ * probed alike, twelve tiny collectives once per process. */
 enum { MPC_NB_ALLTOALL, MPC_NB_ALLTOALLV, MPC_NB_ALLTOALLW, MPC_NB_KINDS };
 typedef enum {
     MPC_POSTING_LIST,

@@ -324,12 +324,15 @@ static int prepare_scatter_gather(int gather, int32_t comm, int32_t size, int32_
     return MPC_OK;
 }
 
+/* Scatter and Gather run as the exact Scatterv and Gatherv (below). */
+static int32_t exact_rooted(int gather, const struct prepared *p, int32_t size, int32_t rank);
+
 int32_t opi_scatter(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
                     int32_t root)
 {
     struct prepared p = {0};
     int rc = prepare_scatter_gather(0, comm, size, rank, send, recv, root, &p);
-    return rc ? rc : run_prepared(&p);
+    return rc ? rc : exact_rooted(0, &p, size, rank);
 }
 
 int32_t opi_gather(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
@@ -337,7 +340,7 @@ int32_t opi_gather(int32_t comm, int32_t size, int32_t rank, MonoObject *send, M
 {
     struct prepared p = {0};
     int rc = prepare_scatter_gather(1, comm, size, rank, recv, send, root, &p);
-    return rc ? rc : run_prepared(&p);
+    return rc ? rc : exact_rooted(1, &p, size, rank);
 }
 
 static int prepare_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
@@ -363,11 +366,14 @@ static int prepare_allgather(int32_t comm, int32_t size, MonoObject *send, MonoO
     return MPC_OK;
 }
 
+/* Allgather and Alltoall run as the exact Alltoallv (below). */
+static int32_t exact_equal_blocks(int blocks, const struct prepared *p, int32_t size);
+
 int32_t opi_allgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv)
 {
     struct prepared p = {0};
     int rc = prepare_allgather(comm, size, send, recv, &p);
-    return rc ? rc : run_prepared(&p);
+    return rc ? rc : exact_equal_blocks(0, &p, size);
 }
 
 static int prepare_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
@@ -402,7 +408,7 @@ int32_t opi_alltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *r
 {
     struct prepared p = {0};
     int rc = prepare_alltoall(comm, size, send, recv, &p);
-    return rc ? rc : run_prepared(&p);
+    return rc ? rc : exact_equal_blocks(1, &p, size);
 }
 
 /* Reduce (recv significant at the root only), Allreduce and Scan. send == recv means in place. */
@@ -656,7 +662,11 @@ static const struct block_names
     igather_names = {"the root's recvArray.Length / Size", "and every rank's sendArray must hold "
                                                            "recvArray.Length / Size elements"},
     iscatter_names = {"this rank's recvArray.Length", "and every recvArray must hold the root's "
-                                                      "sendArray.Length / Size elements"};
+                                                      "sendArray.Length / Size elements"},
+    allgather_names = {"this rank's recvArray.Length / Size", "and every rank's sendArray must "
+                                                              "hold as many elements"},
+    alltoall_names = {"this rank's recvArray.Length / Size", "and every rank's arrays must hold "
+                                                             "as many elements"};
 
 /* A block that arrived from rank from with got bytes (or MPC_GOT_MORE) where expected were: the
  * error its receiver raises. */
@@ -859,6 +869,66 @@ static int run_blocking(int rc, const struct vprep *p, vc_scratch *s, int32_t co
         rc = run_vprep(p, comm, size, rank, s->got);
     vc_scratch_free(s);
     return rc;
+}
+
+/* Gather (gather 1) and Scatter (0) as the exact Gatherv and Scatterv, every rank's part of the
+ * root's whole array one equal block: MPICH 4.0.2's MPI_Gather and MPI_Scatter complete silently
+ * when one rank's part is longer or shorter (the block dropped, or the rest of it left as it was);
+ * here the receiver learns what arrived. */
+static int32_t exact_rooted(int gather, const struct prepared *p, int32_t size, int32_t rank)
+{
+    vc_scratch s;
+    struct vprep v = {0};
+    int rc = blocking_scratch(&s, &v, size);
+    if (rc != MPC_OK)
+        return rc;
+    size_t n = p->c.n; /* bytes per rank */
+    int root = p->c.root;
+    mpc_block *whole = gather ? v.rblocks : v.sblocks;
+    for (int r = 0; r < size; r++)
+        whole[r] = (mpc_block){(size_t)r * n, n};
+    v.kind = gather ? GATHERV : SCATTERV;
+    v.names = gather ? &igather_names : &iscatter_names;
+    v.root = root;
+    opi_buffer part = {.data = gather ? (char *)p->c.send : p->c.recv,
+                       .bytes = n,
+                       .elem_size = p->elem_size},
+               all = {.data = gather ? p->c.recv : (char *)p->c.send,
+                      .bytes = rank == root ? n * (size_t)size : 0,
+                      .elem_size = p->elem_size};
+    v.sb = gather ? part : all;
+    v.rb = gather ? all : part;
+    v.send = gather ? p->b : p->a; /* prepare_scatter_gather: a the whole, b the part */
+    v.recv = gather ? p->a : p->b;
+    return run_blocking(MPC_OK, &v, &s, p->c.comm, size, rank);
+}
+
+/* Allgather (blocks 0: every rank's whole sendArray to every rank) and Alltoall (blocks 1: block
+ * r of sendArray to rank r) as the exact Alltoallv: MPICH 4.0.2's MPI_Allgather writes garbage
+ * into recvArray, silently, when one rank's arrays are longer or shorter (3 ranks: values from
+ * its scratch memory), and MPI_Alltoall drops a longer block without an error; here every
+ * receiver learns each block's size, and a disagreement is its MPException. */
+static int32_t exact_equal_blocks(int blocks, const struct prepared *p, int32_t size)
+{
+    vc_scratch s;
+    struct vprep v = {0};
+    int rc = blocking_scratch(&s, &v, size);
+    if (rc != MPC_OK)
+        return rc;
+    size_t n = p->c.n; /* bytes per rank */
+    for (int r = 0; r < size; r++) {
+        v.sblocks[r] = (mpc_block){blocks ? (size_t)r * n : 0, n};
+        v.rblocks[r] = (mpc_block){(size_t)r * n, n};
+    }
+    v.kind = ALLTOALLV;
+    v.names = blocks ? &alltoall_names : &allgather_names;
+    v.send = p->a;
+    v.recv = p->b;
+    v.sb = (opi_buffer){.data = (char *)p->c.send,
+                        .bytes = blocks ? n * (size_t)size : n,
+                        .elem_size = p->elem_size};
+    v.rb = (opi_buffer){.data = p->c.recv, .bytes = n * (size_t)size, .elem_size = p->elem_size};
+    return run_blocking(MPC_OK, &v, &s, p->c.comm, size, 0);
 }
 
 int32_t opi_gatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, MonoObject *recv,
@@ -1079,27 +1149,14 @@ int32_t opi_ibarrier(int32_t comm, MonoObject *owner, int64_t *id, opi_status *s
     return rc ? rc : icollective(NULL, comm, size, owner, id, status);
 }
 
+/* MPI's own: MPICH's MPI_Ibcast reports a disagreement on the receiving ranks (an "Other MPI
+ * error"; also below a rank whose array differs, in its tree), and its tree is 3-4x faster than an
+ * exchange from the root at 512 KiB. */
 int32_t opi_ibcast(int32_t comm, int32_t size, MonoObject *array, int32_t root, MonoObject *owner,
                    int64_t *id, opi_status *status)
 {
     struct prepared p = {0};
     int rc = prepare_bcast(comm, size, array, "array", root, &p);
-    return rc ? rc : icollective(&p, comm, size, owner, id, status);
-}
-
-int32_t opi_iallgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
-                       MonoObject *owner, int64_t *id, opi_status *status)
-{
-    struct prepared p = {0};
-    int rc = prepare_allgather(comm, size, send, recv, &p);
-    return rc ? rc : icollective(&p, comm, size, owner, id, status);
-}
-
-int32_t opi_ialltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
-                      MonoObject *owner, int64_t *id, opi_status *status)
-{
-    struct prepared p = {0};
-    int rc = prepare_alltoall(comm, size, send, recv, &p);
     return rc ? rc : icollective(&p, comm, size, owner, id, status);
 }
 
@@ -1233,6 +1290,44 @@ static int start_exchange(xfer_buffer *buffer, struct ivcoll *v, const struct bl
         {VEXCHANGE, sendbuf, recvbuf, 0, 0, 0, 0, comm}, send, recv, elem_size, received, 0};
     struct request_owns own = {buffer, &v->x, ivcoll_verify};
     return icollective_owning(&q, &own, comm, size, owner, id, status);
+}
+
+/* Iallgather and Ialltoall as an exchange, every block with its size: MPICH's own complete
+ * silently when one rank's arrays are longer (the block dropped) or shorter (unreported).
+ * Iallgather: every rank its sendArray to every rank, block r of recvArray from rank r;
+ * Ialltoall: block r of sendArray to rank r. (Ibcast stays MPI's, above.) */
+/* Iallgather (blocks: 0) and Ialltoall (blocks: 1) of a prepared collective. */
+static int32_t iallgather_alltoall(int blocks, const struct prepared *p, int32_t comm, int32_t size,
+                                   MonoObject *owner, int64_t *id, opi_status *status)
+{
+    xfer_buffer *buffer = NULL;
+    struct ivcoll *v = NULL;
+    int rc = ivcoll_take(size, &buffer, &v);
+    if (rc != MPC_OK)
+        return rc;
+    size_t n = p->c.n; /* bytes per rank */
+    for (int r = 0; r < size; r++) {
+        v->x.send[r] = (mpc_block){blocks ? (size_t)r * n : 0, n};
+        v->x.recv[r] = (mpc_block){(size_t)r * n, n};
+    }
+    return start_exchange(buffer, v, blocks ? &alltoall_names : &allgather_names, p->a, p->c.send,
+                          p->b, p->c.recv, p->elem_size, comm, size, owner, id, status);
+}
+
+int32_t opi_iallgather(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
+                       MonoObject *owner, int64_t *id, opi_status *status)
+{
+    struct prepared p = {0};
+    int rc = prepare_allgather(comm, size, send, recv, &p);
+    return rc ? rc : iallgather_alltoall(0, &p, comm, size, owner, id, status);
+}
+
+int32_t opi_ialltoall(int32_t comm, int32_t size, MonoObject *send, MonoObject *recv,
+                      MonoObject *owner, int64_t *id, opi_status *status)
+{
+    struct prepared p = {0};
+    int rc = prepare_alltoall(comm, size, send, recv, &p);
+    return rc ? rc : iallgather_alltoall(1, &p, comm, size, owner, id, status);
 }
 
 /* Igather and Iscatter as an exchange: every block with its size, as the v-forms' (MPICH's

@@ -69,18 +69,22 @@ static int array_arg(MonoObject *a, const char *name, opi_buffer *b, MonoClass *
     return rc ? rc : element_class(a, name, elem);
 }
 
-/* The topology as C# describes it: {indegree, outdegree, cart, n, sources[n]}; n is the
- * indegree when a process is a source more than once (then the order of MPI's receives matters,
- * receive_order), 0 otherwise. */
+/* The topology as C# describes it (Neighborhood.Describe): {indegree, outdegree, cart, repeated,
+ * sources[indegree], destinations[outdegree], recvTags[indegree], sendTags[outdegree]}; repeated
+ * is 1 when a process is a source more than once (then the order of MPI's receives matters to
+ * the non-blocking forms, receive_order); the tags pair the blocking forms' point-to-point
+ * blocks as MPI-4.0 does. The sources also tell the check which blocks come from MP.ProcNull (an
+ * open grid edge), where nothing arrives. */
 typedef struct nb_topo {
-    int32_t in, out, cart, listed;
+    int32_t in, out, cart, repeated;
 } nb_topo;
 
 static int topo_arg(MonoObject *topo, nb_topo *t)
 {
     size_t n = topo ? rt_array_length(topo) : 0;
     const int32_t *v = topo ? (const int32_t *)rt_array_data(topo) : NULL;
-    if (n < 4 || v[0] < 0 || v[1] < 0 || (v[3] != 0 && v[3] != v[0]) || (size_t)v[3] > n - 4)
+    if (n < 4 || v[0] < 0 || v[1] < 0 || (v[3] != 0 && v[3] != 1) ||
+        n - 4 != 2 * ((size_t)v[0] + (size_t)v[1]))
         return error_record(OPI_ERR_BAD_ARGUMENT, NULL, "the topology description is malformed");
     *t = (nb_topo){v[0], v[1], v[2] != 0, v[3]};
     return MPC_OK;
@@ -131,7 +135,7 @@ static int receive_order(MonoObject *topo, const nb_topo *t, int kind, int nonbl
                          int32_t **perm)
 {
     *perm = NULL;
-    if (t->listed == 0)
+    if (!t->repeated)
         return MPC_OK;
     mpc_posting posting;
     int rc = posting_of(kind, nonblocking, t->cart, &posting);
@@ -198,80 +202,167 @@ static int receive_order(MonoObject *topo, const nb_topo *t, int kind, int nonbl
     return MPC_OK;
 }
 
-/* entries (n of them, width bytes each) reordered by perm: entry i takes old entry perm[i]. */
-static int permute(void *entries, size_t width, const int32_t *perm, int32_t n)
+/* ---- running a prepared collective ----
+ * MPICH 4.0.2's neighbourhood collectives drop a block longer than its receive block (the call
+ * succeeds, the block is left as it was) and say nothing of a shorter one, so a receiver learns
+ * each block's size another way. A blocking call runs as point-to-point on the communicator's
+ * private twin (mpc_neighbor_exact): each receive's status gives its block's size, and MPICH's
+ * neighbourhood collective is no faster (it posts the same receives and sends, through a
+ * schedule). A non-blocking call, whose Request is one MPI request, sends each block behind an
+ * 8-byte header in one MPI_Ineighbor_alltoallw (mpc_neighbor_exchange, its datatypes cached). A
+ * block of another size than its receive block is OPI_ERR_BLOCK_MISMATCH (MPException) on the
+ * receiver, when the call completes. */
+
+/* How a message names block j of this rank's receive side. */
+enum nb_naming { NAME_BLOCK, NAME_BLOCK_V, NAME_REGION, NAME_REGION_ARRAYS };
+
+/* What the receiver checks once the blocks have arrived: block j, from Sources[j], holds
+ * expected[j] bytes, and its sender sent got[j] (MPC_GOT_MORE: more than that, the block
+ * dropped or cut; nothing comes from MP.ProcNull). A non-blocking call keeps it at the start of
+ * its request's buffer. */
+typedef struct nb_check {
+    const char *call; /* "NeighborAlltoall", "INeighborAlltoall", ... */
+    int naming;
+    int32_t in;
+    uint32_t elem_size;
+    MonoClass *elem;
+    const int64_t *expected, *got;
+    const int32_t *sources; /* MPI's ranks (MPI_PROC_NULL) */
+} nb_check;
+
+/* The message of a block j whose sender sent got bytes. */
+static int block_mismatch(const nb_check *k, int32_t j, int64_t got)
 {
-    char *copy = malloc((size_t)n * width + 1), *e = entries;
-    if (!copy)
-        return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory ordering %d entries", n);
-    memcpy(copy, e, (size_t)n * width);
-    for (int32_t i = 0; i < n; i++)
-        memcpy(e + (size_t)i * width, copy + (size_t)perm[i] * width, width);
-    free(copy);
-    return MPC_OK;
-}
-
-/* ---- running a prepared collective ---- */
-
-enum nb_op { NB_ALLGATHER, NB_ALLTOALL, NB_ALLTOALLV, NB_ALLTOALLW };
-
-typedef struct nb_call {
-    enum nb_op op;
-    MPI_Comm comm;
-    int in, out;
-    const void *send;
-    void *recv;
-    size_t bytes; /* ALLGATHER, ALLTOALL: per block */
-    /* ALLTOALLV: bytes; ALLTOALLW: elements of types, at locations (pointers as integers) */
-    MPI_Count *scounts, *rcounts;
-    MPI_Aint *sdispls, *rdispls;
-    MPI_Datatype *stypes, *rtypes;
-} nb_call;
-
-/* Makes c's MPI call: blocking with req NULL, else started. Inside a bracket. */
-static int nb_mpi(const nb_call *c, mpc_request *req)
-{
-    switch (c->op) {
-    case NB_ALLGATHER: return mpc_neighbor_allgather(c->send, c->bytes, c->recv, c->comm, req);
-    case NB_ALLTOALL: return mpc_neighbor_alltoall(c->send, c->recv, c->bytes, c->comm, req);
-    case NB_ALLTOALLV:
-        return mpc_neighbor_alltoallv(c->send, c->scounts, c->sdispls, c->recv, c->rcounts,
-                                      c->rdispls, c->comm, req);
-    case NB_ALLTOALLW:
-        return mpc_neighbor_alltoallw(c->out, c->scounts, c->sdispls, c->stypes, c->in, c->rcounts,
-                                      c->rdispls, c->rtypes, c->comm, req);
+    char block[112];
+    int64_t e = k->elem_size ? (int64_t)k->elem_size : 1, holds = k->expected[j] / e;
+    int32_t from = k->sources[j];
+    switch (k->naming) {
+    case NAME_BLOCK:
+        snprintf(block, sizeof block, "block %d of recvArray (elements [%lld, %lld))", j,
+                 (long long)(j * holds), (long long)((j + 1) * holds));
+        break;
+    case NAME_BLOCK_V:
+        snprintf(block, sizeof block, "block %d of recvArray (recvCounts[%d] = %lld)", j, j,
+                 (long long)holds);
+        break;
+    case NAME_REGION: snprintf(block, sizeof block, "recvRegions[%d] (of recvArray)", j); break;
+    default: snprintf(block, sizeof block, "recvRegions[%d] (of recvArrays[%d])", j, j); break;
     }
-    return RT_ERR_RUNTIME;
+    char *type = rt_class_name(k->elem);
+    const char *t = type ? type : "?";
+    if (got < 0 || got > k->expected[j])
+        error_record(OPI_ERR_BLOCK_MISMATCH, NULL,
+                     "%s: %s, the block from Sources[%d] (rank %d), holds %lld %s elements, and "
+                     "rank %d sent more: the neighbours disagree on the block's size (nothing was "
+                     "written outside the block; its contents are not valid)",
+                     k->call, block, j, from, (long long)holds, t, from);
+    else if (got % e == 0)
+        error_record(OPI_ERR_BLOCK_MISMATCH, NULL,
+                     "%s: %s, the block from Sources[%d] (rank %d), holds %lld %s elements, but "
+                     "rank %d sent %lld: the neighbours disagree on the block's size (only the "
+                     "first %lld elements were written; the block's contents are not valid)",
+                     k->call, block, j, from, (long long)holds, t, from, (long long)(got / e),
+                     (long long)(got / e));
+    else
+        error_record(OPI_ERR_BLOCK_MISMATCH, NULL,
+                     "%s: %s, the block from Sources[%d] (rank %d), holds %lld %s elements (%lld "
+                     "bytes), but rank %d sent %lld bytes, not a whole number of %lld-byte "
+                     "elements: the neighbours disagree on the block's size or element type "
+                     "(nothing was written outside the block; its contents are not valid)",
+                     k->call, block, j, from, (long long)holds, t, (long long)k->expected[j], from,
+                     (long long)got, (long long)e);
+    free(type);
+    return OPI_ERR_BLOCK_MISMATCH;
 }
 
-/* The arrays of counts, displacements and types of a v or w call: MPI's until the call
+/* The receiver's check of a completed call that returned rc: a block of another size is its
+ * error (also where MPI reported a truncation); otherwise rc. */
+static int check_blocks(const nb_check *k, int rc)
+{
+    if (rc != MPC_OK && (rc < 0 || mpc_error_class(rc) != MPI_ERR_TRUNCATE))
+        return rc; /* not about sizes: MPI's own error */
+    for (int32_t j = 0; j < k->in; j++)
+        if (k->sources[j] != MPI_PROC_NULL && k->got[j] != k->expected[j])
+            return block_mismatch(k, j, k->got[j]);
+    return rc;
+}
+
+static int nb_verify(const xfer_info *info, int rc)
+{
+    return check_blocks((const nb_check *)(void *)info->buffer->data, rc);
+}
+
+/* A call's scratch, in one piece: its blocks (sends, then receives), the sizes expected and
+ * got, the sources; blocking, the destinations and tags; non-blocking, the check first, the
+ * headers sent, and MPI's arrays of counts, displacements and types. MPI's until the call
  * completes, so a non-blocking one's go with its registry record (xfer_info.buffer). */
-/* Neighbours up to which a blocking call's arrays fit in its frame. */
+typedef struct nb_parts {
+    nb_check *check; /* non-blocking */
+    MPI_Count *counts;
+    MPI_Aint *displs;
+    MPI_Datatype *types; /* non-blocking */
+    int64_t *sent;       /* non-blocking */
+    int64_t *got, *expected;
+    int32_t *sources, *dests, *stags, *rtags; /* dests and tags: blocking */
+    mpc_nb_block *blocks;
+} nb_parts;
+
+/* Lays the parts out from base (NULL: only counts); returns the bytes they take. */
+static size_t lay_out(char *base, int32_t in, int32_t out, int nonblocking, nb_parts *p)
+{
+    size_t n = (size_t)in + (size_t)out, at = 0;
+#define NB_PART(field, type, count)                              \
+    do {                                                         \
+        if (base)                                                \
+            p->field = (type *)(void *)(base + at);              \
+        at += ((size_t)(count) * sizeof(type) + 7) & ~(size_t)7; \
+    } while (0)
+    if (nonblocking)
+        NB_PART(check, nb_check, 1);
+    NB_PART(counts, MPI_Count, n);
+    NB_PART(displs, MPI_Aint, n);
+    NB_PART(got, int64_t, in);
+    NB_PART(expected, int64_t, in);
+    NB_PART(sources, int32_t, in);
+    NB_PART(blocks, mpc_nb_block, n);
+    if (nonblocking) {
+        NB_PART(types, MPI_Datatype, n);
+        NB_PART(sent, int64_t, out);
+    } else {
+        NB_PART(dests, int32_t, out);
+        NB_PART(stags, int32_t, out);
+        NB_PART(rtags, int32_t, in);
+    }
+#undef NB_PART
+    return at;
+}
+
+/* Neighbours up to which a blocking call's parts fit in its frame. */
 #define NB_STACK_NEIGHBOURS 16
 typedef struct nb_scratch {
-    xfer_buffer *pooled;                        /* non-blocking */
-    void *heap;                                 /* blocking, past NB_STACK_NEIGHBOURS */
-    int64_t stack[NB_STACK_NEIGHBOURS * 5 / 2]; /* blocking: counts, displacements, types */
+    xfer_buffer *pooled; /* non-blocking */
+    void *heap;          /* blocking, past NB_STACK_NEIGHBOURS */
+    int64_t stack[NB_STACK_NEIGHBOURS * 18];
 } nb_scratch;
 
-static int scratch_take(nb_scratch *s, int nonblocking, size_t bytes, void **out)
+/* Takes the scratch of a call over in sources and out destinations and lays it out in p. */
+static int scratch_take(nb_scratch *s, int32_t in, int32_t out, int nonblocking, nb_parts *p)
 {
     s->pooled = NULL;
     s->heap = NULL;
-    bytes = bytes ? bytes : 8;
-    if (!nonblocking && bytes <= sizeof s->stack) {
-        *out = s->stack;
-        return MPC_OK;
-    }
-    if (nonblocking) {
-        if ((s->pooled = xfer_buffer_take(bytes)))
-            *out = s->pooled->data;
-    } else if ((s->heap = malloc(bytes))) {
-        *out = s->heap;
-    }
-    if (!s->pooled && !s->heap)
+    *p = (nb_parts){0};
+    size_t bytes = lay_out(NULL, in, out, nonblocking, p) + 8;
+    char *base = NULL;
+    if (!nonblocking && bytes <= sizeof s->stack)
+        base = (char *)s->stack;
+    else if (nonblocking && (s->pooled = xfer_buffer_take(bytes)))
+        base = (char *)s->pooled->data;
+    else if (!nonblocking && (s->heap = malloc(bytes)))
+        base = s->heap;
+    if (!base)
         return error_record(MPC_ERR_NO_MEMORY, NULL,
-                            "out of memory for the counts and displacements of %zu bytes", bytes);
+                            "out of memory for the blocks of %d neighbours", in + out);
+    lay_out(base, in, out, nonblocking, p);
     return MPC_OK;
 }
 
@@ -284,58 +375,65 @@ static void scratch_give(nb_scratch *s)
     s->heap = NULL;
 }
 
-/* Lays out a v or w call's arrays in one block of scratch (8-byte entries each). */
-static int call_arrays(nb_call *c, nb_scratch *s, int nonblocking, int with_types)
-{
-    size_t n = (size_t)c->in + (size_t)c->out, bytes = 2 * n * 8;
-    if (with_types)
-        bytes += n * sizeof(MPI_Datatype);
-    void *p = NULL;
-    int rc = scratch_take(s, nonblocking, bytes, &p);
-    if (rc != MPC_OK)
-        return rc;
-    char *at = p;
-    c->scounts = (MPI_Count *)at;
-    c->rcounts = c->scounts + c->out;
-    c->sdispls = (MPI_Aint *)(at + n * 8);
-    c->rdispls = c->sdispls + c->out;
-    if (with_types) {
-        c->stypes = (MPI_Datatype *)(at + 2 * n * 8);
-        c->rtypes = c->stypes + c->out;
-    }
-    return MPC_OK;
-}
-
 _Static_assert(sizeof(MPI_Count) == 8 && sizeof(MPI_Aint) == 8,
                "counts and displacements are 8-byte entries");
+_Static_assert(sizeof(int32_t) == sizeof(int), "ranks and tags are MPI's ints");
 
-/* Runs c blocking: its buffers lie in objects a and b (either may be NULL; objects beyond them
- * are held by the caller). */
-RT_HOLDS_STACK_MARK static int run_blocking(const nb_call *c, MonoObject *a, MonoObject *b)
+/* The check of a call (k: the parts' check, or the caller's for a blocking one) and what it needs
+ * of topo (read now: no Mono call follows until MPI runs): the sources, and for a blocking call
+ * the destinations and the tags that pair the blocks; every size still unknown. */
+static void check_init(nb_check *k, const nb_parts *p, MonoObject *topo, const nb_topo *t,
+                       const char *call, int naming, uint32_t elem_size, MonoClass *elem)
+{
+    const int32_t *v = (const int32_t *)rt_array_data(topo) + 4;
+    size_t in = (size_t)t->in, out = (size_t)t->out;
+    for (size_t j = 0; j < in; j++) { /* MP.ProcNull becomes MPI's */
+        p->sources[j] = v[j] == OPI_PROC_NULL ? MPI_PROC_NULL : v[j];
+        p->got[j] = MPC_GOT_MORE;
+    }
+    if (p->dests) {
+        for (size_t k = 0; k < out; k++)
+            p->dests[k] = v[in + k] == OPI_PROC_NULL ? MPI_PROC_NULL : v[in + k];
+        memcpy(p->rtags, v + in + out, in * sizeof(int32_t));
+        memcpy(p->stags, v + 2 * in + out, out * sizeof(int32_t));
+    }
+    *k = (nb_check){call, naming, t->in, elem_size, elem, p->expected, p->got, p->sources};
+}
+
+/* Runs a blocking call (its parts p, allgather: one send block) and checks it: its buffers lie
+ * in objects a and b (either may be NULL; objects beyond them are held by the caller). */
+RT_HOLDS_STACK_MARK static int run_blocking(MPI_Comm comm, int allgather, const nb_topo *t,
+                                            const nb_parts *p, const nb_check *k, MonoObject *a,
+                                            MonoObject *b)
 {
     gch_count(GCH_OPERATIONS, 1);
     int rc;
     XFER_BLOCKING_BEGIN(a, b);
-    rc = nb_mpi(c, NULL);
+    rc = mpc_neighbor_exact(comm, allgather, t->out, p->blocks, p->dests, p->stags, t->in,
+                            p->blocks + t->out, p->sources, p->rtags, p->got);
     XFER_BLOCKING_END;
-    return rc;
+    return check_blocks(k, rc);
 }
 
-/* Starts c for the Request owner, its buffers in objs[0..2) (early: their early pins) and in
- * hold, the arrays of counts in s->pooled, this rank receiving `received` bytes of elem_size
- * elements. Whatever the registry does not take (a start that fails or finishes at once) is
- * released here. */
-RT_HOLDS_STACK_MARK static int run_started(const nb_call *c, MonoObject **objs, uint32_t *early,
-                                           xfer_hold *hold, nb_scratch *s, uint32_t elem_size,
-                                           size_t received, MonoObject *owner, int64_t *id,
-                                           opi_status *status)
+/* Starts a non-blocking call (its parts p, the check first; allgather: one send block; perm:
+ * receive_order's; p->sent filled: the headers, each send block's bytes) for the Request owner, its
+ * buffers in objs[0..2) (early: their early pins) and in hold, this rank receiving `received` bytes
+ * of elem_size elements. Whatever the registry does not take (a start that fails or finishes at
+ * once) is released here. */
+RT_HOLDS_STACK_MARK static int run_started(MPI_Comm comm, int allgather, const nb_topo *t,
+                                           const int32_t *perm, nb_scratch *s, const nb_parts *p,
+                                           MonoObject **objs, uint32_t *early, xfer_hold *hold,
+                                           uint32_t elem_size, size_t received, MonoObject *owner,
+                                           int64_t *id, opi_status *status)
 {
+    mpc_nb_exchange x = {t->out, t->in, p->blocks, p->blocks + t->out, allgather, p->sent,
+                         p->got, perm,  p->counts, p->displs,          p->types};
     int32_t size = 0;
-    int rc = mpc_comm_size(c->comm, &size); /* takes no lock in MPICH (transfer.h) */
+    int rc = mpc_comm_size(comm, &size); /* takes no lock in MPICH (transfer.h) */
     xfer_started st = {0};
     if (rc == MPC_OK) {
         XFER_MPI_BEGIN(objs[0], objs[1]);
-        rc = nb_mpi(c, &st.req);
+        rc = mpc_neighbor_exchange(&x, comm, &st.req);
         /* a communicator of one rank has finished at once (as in opi_collectives.c) */
         if (rc == MPC_OK && size == 1)
             st.test_rc = mpc_test(&st.req, &st.done, &st.st);
@@ -352,7 +450,8 @@ RT_HOLDS_STACK_MARK static int run_started(const nb_call *c, MonoObject **objs, 
                       .tag = OPI_ANY_TAG,
                       .bytes = (int64_t)received,
                       .buffer = s->pooled,
-                      .hold = hold};
+                      .hold = hold,
+                      .verify = nb_verify};
     rc = opi_track_transfer(&st, objs, 2, early, owner, &info,
                             "this rank's receive block of a neighbour", id, status);
     if (*id < 0) { /* not registered: what it held is ours to release */
@@ -435,13 +534,14 @@ static int equal_blocks(const opi_buffer *b, const char *name, int32_t n, const 
 
 enum { NBA_ALLGATHER, NBA_ALLTOALL, NBA_ALLTOALLV }; /* C#'s kinds of the array forms */
 
-static const char *const array_form_names[] = {"NeighborAllgather", "NeighborAlltoall",
-                                               "NeighborAlltoallv"};
+static const char *const array_form_names[2][3] = {
+    {"NeighborAllgather", "NeighborAlltoall", "NeighborAlltoallv"},
+    {"INeighborAllgather", "INeighborAlltoall", "INeighborAlltoallv"}};
 
-/* The array forms' work once the receive order is known (perm: NULL or receive_order's for
- * alltoallv; a2a_moved: alltoall's own order would move blocks, so it runs as an alltoallv). */
-static int neighbor_arrays(int32_t comm, int32_t kind, const nb_topo *t, const int32_t *perm,
-                           int a2a_moved, MonoObject *send, MonoObject *send_counts,
+/* The array forms' work once the receive order is known (perm: NULL or, non-blocking,
+ * receive_order's for the alltoallw they run as). */
+static int neighbor_arrays(int32_t comm, int32_t kind, MonoObject *topo, const nb_topo *t,
+                           const int32_t *perm, MonoObject *send, MonoObject *send_counts,
                            MonoObject *send_displs, MonoObject *recv, MonoObject *recv_counts,
                            MonoObject *recv_displs, MonoObject *owner, int64_t *id,
                            opi_status *status)
@@ -460,17 +560,15 @@ static int neighbor_arrays(int32_t comm, int32_t kind, const nb_topo *t, const i
         return error_record(OPI_ERR_ALIAS, "recvArray",
                             "sendArray and recvArray are the same array: %s needs two (the region "
                             "forms take one array whose send and receive regions do not overlap)",
-                            array_form_names[kind]);
-    nb_call c = {.comm = comm, .in = t->in, .out = t->out, .send = sb.data, .recv = rb.data};
-    nb_scratch s = {NULL, NULL, {0}};
+                            array_form_names[nonblocking][kind]);
+    size_t block = 0; /* ALLGATHER, ALLTOALL: bytes per block */
     if (kind == NBA_ALLGATHER) {
         if (rb.bytes != sb.bytes * (size_t)t->in)
             return error_record(OPI_ERR_LENGTH, "recvArray",
                                 "recvArray has %zu elements; the indegree (%d, the sources) times "
                                 "sendArray's %zu = %zu were expected",
                                 elements(&rb), t->in, elements(&sb), elements(&sb) * (size_t)t->in);
-        c.op = NB_ALLGATHER;
-        c.bytes = sb.bytes;
+        block = sb.bytes;
     } else if (kind == NBA_ALLTOALL) {
         size_t sblock = 0, rblock = 0;
         if ((rc = equal_blocks(&sb, "sendArray", t->out, "the outdegree", &sblock)) ||
@@ -482,49 +580,59 @@ static int neighbor_arrays(int32_t comm, int32_t kind, const nb_topo *t, const i
                                 "recvArray's %zu (%zu for indegree %d): they must be equal",
                                 sblock / sb.elem_size, elements(&sb), t->out, rblock / rb.elem_size,
                                 elements(&rb), t->in);
-        c.op = NB_ALLTOALL;
-        c.bytes = t->out ? sblock : rblock;
-        if (a2a_moved) { /* this MPI's alltoall would misplace blocks: an alltoallv of them */
-            if ((rc = call_arrays(&c, &s, nonblocking, 0)))
-                return rc;
-            for (int32_t k = 0; k < t->out; k++) {
-                c.scounts[k] = (MPI_Count)c.bytes;
-                c.sdispls[k] = (MPI_Aint)(c.bytes * (size_t)k);
-            }
-            for (int32_t k = 0; k < t->in; k++) {
-                c.rcounts[k] = (MPI_Count)c.bytes;
-                c.rdispls[k] = (MPI_Aint)(c.bytes * (size_t)k);
-            }
-            c.op = NB_ALLTOALLV;
-        }
-    } else {
-        if ((rc = call_arrays(&c, &s, nonblocking, 0)))
-            return rc;
+        block = t->out ? sblock : rblock;
+    }
+    nb_scratch s;
+    nb_parts p;
+    if ((rc = scratch_take(&s, t->in, t->out, nonblocking, &p)))
+        return rc;
+    MPI_Count *scounts = p.counts, *rcounts = p.counts + t->out; /* bytes, for now */
+    MPI_Aint *sdispls = p.displs, *rdispls = p.displs + t->out;
+    if (kind == NBA_ALLTOALLV) {
         if ((rc = blocks_arg(send_counts, "sendCounts", send_displs, "sendDispls", t->out,
-                             "destination (outdegree)", &sb, "sendArray", 0, c.scounts,
-                             c.sdispls)) ||
+                             "destination (outdegree)", &sb, "sendArray", 0, scounts, sdispls)) ||
             (rc = blocks_arg(recv_counts, "recvCounts", recv_displs, "recvDispls", t->in,
-                             "source (indegree)", &rb, "recvArray", 1, c.rcounts, c.rdispls))) {
+                             "source (indegree)", &rb, "recvArray", 1, rcounts, rdispls))) {
             scratch_give(&s);
             return rc;
         }
-        c.op = NB_ALLTOALLV;
+    } else { /* equal blocks: allgather sends the whole array to each destination */
+        for (int32_t k = 0; k < t->out; k++) {
+            scounts[k] = (MPI_Count)block;
+            sdispls[k] = kind == NBA_ALLGATHER ? 0 : (MPI_Aint)(block * (size_t)k);
+        }
+        for (int32_t j = 0; j < t->in; j++) {
+            rcounts[j] = (MPI_Count)block;
+            rdispls[j] = (MPI_Aint)(block * (size_t)j);
+        }
     }
-    if (c.op == NB_ALLTOALLV && perm &&
-        ((rc = permute(c.rcounts, 8, perm, t->in)) || (rc = permute(c.rdispls, 8, perm, t->in)))) {
-        scratch_give(&s);
-        return rc;
+    /* the blocks, in place (the addresses MPI gets: no Mono call from here until it runs) */
+    for (int32_t k = 0; k < t->out; k++) {
+        p.blocks[k] = (mpc_nb_block){(char *)sb.data + sdispls[k], scounts[k], MPI_BYTE};
+        if (nonblocking)
+            p.sent[k] = (int64_t)scounts[k];
     }
+    for (int32_t j = 0; j < t->in; j++) {
+        p.blocks[t->out + j] = (mpc_nb_block){(char *)rb.data + rdispls[j], rcounts[j], MPI_BYTE};
+        p.expected[j] = (int64_t)rcounts[j];
+    }
+    const char *call = array_form_names[nonblocking][kind];
+    int naming = kind == NBA_ALLTOALLV ? NAME_BLOCK_V : NAME_BLOCK;
+    int allgather = kind == NBA_ALLGATHER;
     if (!nonblocking) {
-        rc = run_blocking(&c, send, recv);
+        nb_check k;
+        check_init(&k, &p, topo, t, call, naming, rb.elem_size, re);
+        rc = run_blocking(comm, allgather, t, &p, &k, send, recv);
         scratch_give(&s);
         return opi_receive_failed(rc, NULL, "recvArray's block of a source", rb.bytes,
                                   rb.elem_size);
     }
+    check_init(p.check, &p, topo, t, call, naming, rb.elem_size, re);
     MonoObject *objs[2] = {send, recv};
     uint32_t early[2];
     xfer_early_pins(objs, 2, early);
-    return run_started(&c, objs, early, NULL, &s, rb.elem_size, rb.bytes, owner, id, status);
+    return run_started(comm, allgather, t, perm, &s, &p, objs, early, NULL, rb.elem_size, rb.bytes,
+                       owner, id, status);
 }
 
 int32_t opi_neighbor_arrays(int32_t comm, int32_t kind, MonoObject *topo, MonoObject *send,
@@ -533,27 +641,20 @@ int32_t opi_neighbor_arrays(int32_t comm, int32_t kind, MonoObject *topo, MonoOb
                             int64_t *id, opi_status *status)
 {
     nb_topo t;
-    int nonblocking = owner != NULL;
     int rc;
     if ((rc = check_comm(comm)) || (rc = topo_arg(topo, &t)))
         return rc;
     if (kind < NBA_ALLGATHER || kind > NBA_ALLTOALLV)
         return error_record(OPI_ERR_BAD_ARGUMENT, NULL, "neighbourhood collective %d is unknown",
                             kind);
-    /* first: the probe of the receive order may let collections run (no address is held yet) */
+    /* first: the probe of the receive order may let collections run (no address is held yet).
+     * Only a non-blocking call needs it (a blocking one pairs its blocks by tags), and not
+     * allgather's, whose blocks from one process are all alike */
     int32_t *perm = NULL;
-    int a2a_moved = 0;
-    if (kind == NBA_ALLTOALL) {
-        if ((rc = receive_order(topo, &t, MPC_NB_ALLTOALL, nonblocking, &perm)))
-            return rc;
-        a2a_moved = perm != NULL;
-        free(perm);
-        perm = NULL;
-    }
-    if ((kind == NBA_ALLTOALLV || a2a_moved) &&
-        (rc = receive_order(topo, &t, MPC_NB_ALLTOALLV, nonblocking, &perm)))
+    if (owner && kind != NBA_ALLGATHER &&
+        (rc = receive_order(topo, &t, MPC_NB_ALLTOALLW, 1, &perm)))
         return rc;
-    rc = neighbor_arrays(comm, kind, &t, perm, a2a_moved, send, send_counts, send_displs, recv,
+    rc = neighbor_arrays(comm, kind, topo, &t, perm, send, send_counts, send_displs, recv,
                          recv_counts, recv_displs, owner, id, status);
     free(perm);
     return rc;
@@ -655,8 +756,9 @@ static int side_args(MonoObject *list, int arrays, const char *list_name, MonoOb
     return MPC_OK;
 }
 
-/* Validates every block (region against array, one element type), keeping offsets only. */
-static int validate_blocks(nb_regions *r)
+/* Validates every block (region against array, one element type: *elem), keeping offsets
+ * only. */
+static int validate_blocks(nb_regions *r, MonoClass **elem)
 {
     MonoClass *first = NULL;
     int rc;
@@ -695,6 +797,7 @@ static int validate_blocks(nb_regions *r)
             return OPI_ERR_TYPE_MISMATCH;
         }
     }
+    *elem = first;
     return MPC_OK;
 }
 
@@ -782,35 +885,22 @@ static int identity_pass(nb_regions *r, int *ndistinct, MonoObject **objs)
 }
 
 /* A w call's receive entries in the order perm (receive_order) says; nothing with NULL. */
-static int reorder_receives(nb_call *c, const int32_t *perm)
+/* The addresses, last: the call's arguments read again, no Mono call until MPI runs; into p's
+ * blocks (its send blocks, then its receive blocks: one send block with NB_SEND_ONE). */
+static void address_pass(const nb_regions *r, const nb_topo *t, nb_parts *p)
 {
-    if (!perm)
-        return MPC_OK;
-    int rc;
-    if ((rc = permute(c->rcounts, sizeof *c->rcounts, perm, c->in)) ||
-        (rc = permute(c->rdispls, sizeof *c->rdispls, perm, c->in)))
-        return rc;
-    return permute(c->rtypes, sizeof *c->rtypes, perm, c->in);
+    for (int b = 0; b < r->nsend + r->nrecv; b++) {
+        const nb_block *bl = &r->blocks[b];
+        char *at = (char *)block_array((void *)r, b) + bl->offset;
+        if (b >= r->nsend)
+            p->blocks[t->out + (b - r->nsend)] = (mpc_nb_block){at, bl->count, bl->type};
+        else if (b < t->out)
+            p->blocks[b] = (mpc_nb_block){at, bl->count, bl->type};
+    }
 }
 
-/* The addresses, last: the call's arguments read again, no Mono call until MPI runs. */
-static void address_pass(const nb_regions *r, const nb_topo *t, nb_call *c)
-{
-    for (int32_t k = 0; k < t->out; k++) {
-        int b = r->form & NB_SEND_ONE ? 0 : k;
-        const nb_block *bl = &r->blocks[b];
-        c->scounts[k] = bl->count;
-        c->stypes[k] = bl->type;
-        c->sdispls[k] = (MPI_Aint)(uintptr_t)((char *)block_array((void *)r, b) + bl->offset);
-    }
-    for (int32_t k = 0; k < t->in; k++) {
-        const nb_block *bl = &r->blocks[r->nsend + k];
-        c->rcounts[k] = bl->count;
-        c->rtypes[k] = bl->type;
-        c->rdispls[k] =
-            (MPI_Aint)(uintptr_t)((char *)block_array((void *)r, r->nsend + k) + bl->offset);
-    }
-}
+static const char *const region_form_names[2][2] = {{"NeighborAlltoall", "NeighborAllgather"},
+                                                    {"INeighborAlltoall", "INeighborAllgather"}};
 
 int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoObject *send,
                              MonoObject *send_specs, MonoObject *recv, MonoObject *recv_specs,
@@ -846,39 +936,49 @@ int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoO
     if (!r.blocks)
         return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for %d regions", nblocks);
     MonoObject *objs[2] = {NULL, NULL};
+    MonoClass *elem = NULL;
     int distinct = 0;
     xfer_hold *hold = NULL;
     nb_scratch s = {NULL, NULL, {0}};
-    nb_call c = {.op = NB_ALLTOALLW, .comm = comm, .in = t.in, .out = t.out};
-    if ((rc = validate_blocks(&r)) || (rc = identity_pass(&r, &distinct, objs)) ||
-        (!(form & NB_SEND_ONE) &&
-         (rc = receive_order(topo, &t, MPC_NB_ALLTOALLW, nonblocking, &perm))) ||
-        (rc = call_arrays(&c, &s, nonblocking, 1)))
+    nb_parts p;
+    /* the receive order: a non-blocking call's (a blocking one pairs its blocks by tags), not
+     * NeighborAllgather's (every block from one process is the same) */
+    if ((rc = validate_blocks(&r, &elem)) || (rc = identity_pass(&r, &distinct, objs)) ||
+        (nonblocking && !(form & NB_SEND_ONE) &&
+         (rc = receive_order(topo, &t, MPC_NB_ALLTOALLW, 1, &perm))) ||
+        (rc = scratch_take(&s, t.in, t.out, nonblocking, &p)))
         goto failed;
     size_t received = 0;
-    for (int32_t k = 0; k < t.in; k++)
-        received += r.blocks[r.nsend + k].bytes;
+    for (int32_t j = 0; j < t.in; j++) {
+        p.expected[j] = (int64_t)r.blocks[r.nsend + j].bytes;
+        received += r.blocks[r.nsend + j].bytes;
+    }
+    for (int32_t k = 0; k < t.out && nonblocking; k++)
+        p.sent[k] = (int64_t)r.blocks[form & NB_SEND_ONE ? 0 : k].bytes;
     uint32_t elem_size = 1;
     if (nblocks) { /* the element size, for a Status's Count */
-        const rt_class_plan *p = opi_plan_for(block_array(&r, 0));
-        elem_size = p && p->data_size ? p->data_size : 1;
+        const rt_class_plan *pl = opi_plan_for(block_array(&r, 0));
+        elem_size = pl && pl->data_size ? pl->data_size : 1;
     }
     if (distinct > XFER_MAX_OBJECTS) { /* more than the bracket and the registry hold */
         if ((rc = xfer_hold_take(block_array, &r, nblocks, nonblocking, &hold)))
             goto failed;
         objs[0] = objs[1] = NULL;
     }
+    const char *call = region_form_names[nonblocking][(form & NB_SEND_ONE) != 0];
+    int naming = form & NB_RECV_ARRAYS ? NAME_REGION_ARRAYS : NAME_REGION;
+    int allgather = (form & NB_SEND_ONE) != 0;
     if (!nonblocking) {
+        nb_check k;
         if (distinct <= XFER_MAX_OBJECTS)
             number_arrays(&r, NULL, objs); /* read again: a collection may have moved them */
-        address_pass(&r, &t, &c);
-        if ((rc = reorder_receives(&c, perm)) == MPC_OK)
-            rc = run_blocking(&c, objs[0], objs[1]);
+        address_pass(&r, &t, &p);
+        check_init(&k, &p, topo, &t, call, naming, elem_size, elem);
+        rc = run_blocking(comm, allgather, &t, &p, &k, objs[0], objs[1]);
         xfer_hold_release(hold, GCH_PINS_RELEASED_BY_WAIT);
         scratch_give(&s);
         if (r.blocks != stack_blocks)
             free(r.blocks);
-        free(perm);
         return opi_receive_failed(rc, NULL, "the receive region of a source", received, elem_size);
     }
     uint32_t early[2];
@@ -888,19 +988,17 @@ int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoO
     } else {
         early[0] = early[1] = 0;
     }
-    address_pass(&r, &t, &c);
+    address_pass(&r, &t, &p);
+    check_init(p.check, &p, topo, &t, call, naming, elem_size, elem);
     if (r.blocks != stack_blocks)
         free(r.blocks);
-    if ((rc = reorder_receives(&c, perm)) != MPC_OK) {
-        xfer_early_unpin(early, 2);
-        goto failed_late;
-    }
+    rc = run_started(comm, allgather, &t, perm, &s, &p, objs, early, hold, elem_size, received,
+                     owner, id, status);
     free(perm);
-    return run_started(&c, objs, early, hold, &s, elem_size, received, owner, id, status);
+    return rc;
 failed:
     if (r.blocks != stack_blocks)
         free(r.blocks);
-failed_late:
     xfer_hold_release(hold, GCH_PINS_RELEASED_BY_WAIT);
     scratch_give(&s);
     free(perm);

@@ -372,30 +372,21 @@ static class NeighborTest
                    world.CreateDistGraphAdjacent(new[] { left }, new[] { right }, false))
         {
             Check.Equal(1, ok.Sources.Length, "a graph is made after the refusals");
-            // a block larger than its receive block: never a write outside that block. MPI's
-            // truncation error where MPI reports it; MPICH 4.0.2's neighbourhood collectives do
-            // not, and leave the receive block as it was (the block is lost)
+            // a block larger than its receive block: MPException on the receiver (here every
+            // rank), nothing written outside the block
             var three = new[] { 1, 2, 3 };
             for (int blocking = 0; blocking < 2; blocking++) {
                 var four = new[] { -1, -1, -1, -1 };
-                bool raised = false;
-                try {
-                    if (blocking == 1)
-                        ok.NeighborAlltoallv(three, new[] { 3 }, new[] { 0 }, four, new[] { 2 },
-                                             new[] { 1 });
-                    else
-                        ok.INeighborAlltoallv(three, new[] { 3 }, new[] { 0 }, four, new[] { 2 },
-                                              new[] { 1 })
-                            .Wait();
-                } catch (MPException) {
-                    raised = true;
-                }
+                Exception e = Run(blocking == 1 ? 0 : 1,
+                                  () => ok.NeighborAlltoallv(three, new[] { 3 }, new[] { 0 }, four,
+                                                             new[] { 2 }, new[] { 1 }),
+                                  () => ok.INeighborAlltoallv(three, new[] { 3 }, new[] { 0 }, four,
+                                                              new[] { 2 }, new[] { 1 }));
                 string what = (blocking == 1 ? "" : "I") + "NeighborAlltoallv of a block longer " +
                               "than its receive block";
+                Check.True(e is MPException && e.Message.Contains("sent more"),
+                           what + ": MPException, got " + e?.Message);
                 Check.True(four[0] == -1 && four[3] == -1, what + ": nothing written outside it");
-                Check.True(raised || (four[1] == -1 && four[2] == -1) ||
-                               (four[1] == 1 && four[2] == 2),
-                           what + ": MPException, or the block left as it was or cut");
             }
             StillUsable(ok, "a truncated neighbourhood collective");
             var got = new int[1];
@@ -527,6 +518,191 @@ static class NeighborTest
         Check.Throws<ObjectDisposedException>(
             () => gone.CreateDistGraphAdjacent(new int[0], new int[0], false),
             "a disposed communicator refuses CreateDistGraphAdjacent");
+    }
+
+    // ---- blocks of the wrong size: MPException on the rank they arrive at ----
+
+    /// <summary>Runs one form blocking (way 0) or starts it and completes it by Wait, Test or
+    /// await (ways 1-3); returns what it raised.</summary>
+    static Exception Run(int way, Action blocking, Func<Request> start)
+    {
+        try {
+            if (way == 0) {
+                blocking();
+                return null;
+            }
+            Request r = start();
+            if (way == 1) {
+                r.Wait();
+            } else if (way == 2) {
+                Status st;
+                while (!r.Test(out st)) { }
+            } else {
+                r.AsTask().GetAwaiter().GetResult();
+            }
+        } catch (Exception e) {
+            return e;
+        }
+        return null;
+    }
+
+    static readonly string[] Ways = { "blocking", "Wait", "Test", "await" };
+
+    /// <summary>The value element i of the block rank s sends.</summary>
+    static int M(int s, int i) => 1000 * (s + 1) + i;
+
+    /// <summary>Checks what one call did on this rank. got[j] is block j's array (a segment of
+    /// it from at[j], n elements expected); every element of the arrays outside the blocks is -7
+    /// (a sentinel, checked); len[j] the number of elements Sources[j] sent (-1: MP.ProcNull).
+    /// The receiver of a block of another size raises MPException naming the first such source
+    /// and the element type; good blocks arrive whole.</summary>
+    static void Verdict(Exception e, string what, int n, int[] src, Func<int, int[]> got,
+                        Func<int, int> at, Func<int, int> len, IEnumerable<int[]> arrays,
+                        Func<int[], int, bool> inBlock)
+    {
+        int bad = -1;
+        for (int j = 0; j < src.Length && bad < 0; j++)
+            if (src[j] != ProcNull && len(j) != n)
+                bad = j;
+        if (bad >= 0) {
+            string who = $"Sources[{bad}] (rank {src[bad]})",
+                   sent = len(bad) > n ? "sent more" : $"sent {len(bad)}";
+            Check.True(e is MPException && e.Message.Contains(who) &&
+                           e.Message.Contains("System.Int32") && e.Message.Contains(sent),
+                       $"{what}: MPException naming {who}, Int32 and '{sent}', got " +
+                           $"{e?.GetType().Name}: {e?.Message}");
+        } else {
+            Check.True(e == null, $"{what}: no exception on this rank, got {e?.Message}");
+        }
+        bool outside = true, good = true;
+        foreach (int[] a in arrays)
+            for (int i = 0; i < a.Length; i++)
+                outside &= inBlock(a, i) || a[i] == -7;
+        for (int j = 0; j < src.Length; j++)
+            if (src[j] != ProcNull && len(j) == n)
+                for (int i = 0; i < n; i++)
+                    good &= got(j) [at(j) + i] == M(src[j], i);
+        Check.True(outside, what + ": nothing written outside the receive blocks");
+        Check.True(good, what + ": the blocks of the right size arrived whole");
+    }
+
+    /// <summary>A correct exchange right after a disagreement: the communicator still
+    /// works.</summary>
+    static void StillExchanges(Topo t, string after)
+    {
+        StillUsable(t.Comm, after);
+        int[] src = t.T.Sources, dst = t.T.Destinations;
+        var got = Filled(2 * src.Length, i => -1);
+        t.Alltoallv(Filled(2 * dst.Length, i => M(rank, i % 2)), Filled(dst.Length, k => 2),
+                    Filled(dst.Length, k => 2 * k), got, Filled(src.Length, j => 2),
+                    Filled(src.Length, j => 2 * j));
+        bool ok = true;
+        for (int j = 0; j < src.Length; j++)
+            if (src[j] != ProcNull)
+                ok &= got[2 * j] == M(src[j], 0) && got[2 * j + 1] == M(src[j], 1);
+        Check.True(ok, $"{t.Name}: a correct NeighborAlltoallv right after {after}");
+    }
+
+    /// <summary>Every form with rank 0 sending a block delta elements longer or shorter (to
+    /// destination kbad where the form has a block per destination; every block where it has
+    /// one size per rank), completed blocking, by Wait, by Test and by await.</summary>
+    static void Mismatches(Topo t, int kbad)
+    {
+        const int n = 3;
+        int[] src = t.T.Sources, dst = t.T.Destinations;
+        int nin = src.Length, nout = dst.Length, way = 0;
+        foreach (int delta in new[] { 1, -1, 2 })
+            for (int w = 0; w < 4; w++, way++) {
+                string how = $"{t.Name}, rank 0's block {delta:+0;-0}, {Ways[w]}: ";
+                // the forms with one block size per rank: rank 0's are all off
+                int mine = rank == 0 ? n + delta : n;
+                Func<int, int> uniform = j => src[j] == 0 ? n + delta : n;
+
+                // NeighborAllgather(arrays): recvArray holds a block of this rank's length each
+                int[] gs = Filled(mine, i => M(rank, i)), gg = Filled(mine * nin, i => -7);
+                Exception e = Run(w, () => t.Allgather(gs, gg), () => t.IAllgather(gs, gg));
+                Verdict(e, how + "NeighborAllgather", mine, src, j => gg, j => j * mine, uniform,
+                        new[] { gg }, (a, i) => true);
+                StillExchanges(t, how + "NeighborAllgather");
+
+                // NeighborAlltoall(arrays): equal blocks of this rank's size
+                int[] ts = Filled(mine * nout, i => M(rank, i % mine)),
+                      tg = Filled(mine * nin, i => -7);
+                e = Run(w, () => t.Alltoall(ts, tg), () => t.IAlltoall(ts, tg));
+                Verdict(e, how + "NeighborAlltoall", mine, src, j => tg, j => j * mine, uniform,
+                        new[] { tg }, (a, i) => true);
+                StillExchanges(t, how + "NeighborAlltoall");
+
+                // the forms with a block per destination: rank 0's block to dst[kbad] is off;
+                // its receiver is rank (kbad's neighbour), block jbad as MPI-4.0 pairs it
+                Func<int, int> sent = k => rank == 0 && k == kbad ? n + delta : n;
+                int room = n + 4;   // each block's room: sentinels around it
+                int[] sc = Filled(nout, sent), sd = Filled(nout, k => room * k + 2);
+                int[] vs = Filled(room * nout, i => M(rank, i % room - 2));
+                int[] rc = Filled(nin, j => n), rd = Filled(nin, j => room * j + 2);
+                int[] vg = Filled(room * nin, i => -7);
+                Func<int[], int, bool> inV = (a, i) => i % room >= 2 && i % room < 2 + n;
+                Func<int, int> edge = j => BadEdge(t, j) ? n + delta : n;
+                e = Run(w, () => t.Alltoallv(vs, sc, sd, vg, rc, rd),
+                        () => t.IAlltoallv(vs, sc, sd, vg, rc, rd));
+                Verdict(e, how + "NeighborAlltoallv", n, src, j => vg, j => room * j + 2, edge,
+                        new[] { vg }, inV);
+                StillExchanges(t, how + "NeighborAlltoallv");
+
+                // NeighborAlltoallv(regions of one array each side)
+                Region[] sr =
+                    Filled(nout, k => k)
+                        .Select(k => new Region(new[] { room * k + 2 }, new[] { sent(k) }))
+                        .ToArray();
+                Region[] rr = Filled(nin, j => j)
+                                  .Select(j => new Region(new[] { room * j + 2 }, new[] { n }))
+                                  .ToArray();
+                vg = Filled(room * nin, i => -7);
+                e = Run(w, () => t.RegionAlltoallv(vs, sr, vg, rr),
+                        () => t.IRegionAlltoallv(vs, sr, vg, rr));
+                Verdict(e, how + "NeighborAlltoallv(regions)", n, src, j => vg, j => room * j + 2,
+                        edge, new[] { vg }, inV);
+                StillExchanges(t, how + "NeighborAlltoallv(regions)");
+
+                // NeighborAlltoall(an array and a region per neighbour)
+                Array[] sa = Filled(nout, k => k).Select(k => (Array)vs).ToArray();
+                int[][] ra = Filled(nin, j => j).Select(j => Filled(n + 4, i => -7)).ToArray();
+                Region[] rr1 =
+                    Filled(nin, j => j).Select(j => new Region(new[] { 2 }, new[] { n })).ToArray();
+                Array[] raa = ra.Select(a => (Array)a).ToArray();
+                e = Run(w, () => t.RegionAlltoall(sa, sr, raa, rr1),
+                        () => t.IRegionAlltoall(sa, sr, raa, rr1));
+                Verdict(e, how + "NeighborAlltoall(regions)", n, src, j => ra[j], j => 2, edge, ra,
+                        (a, i) => i >= 2 && i < 2 + n);
+                StillExchanges(t, how + "NeighborAlltoall(regions)");
+
+                // NeighborAllgather(a region): rank 0's one send region is off, to every
+                // destination
+                Region one = new Region(new[] { 2 }, new[] { mine });
+                vg = Filled(room * nin, i => -7);
+                e = Run(w, () => t.RegionAllgather(vs, one, vg, rr),
+                        () => t.IRegionAllgather(vs, one, vg, rr));
+                Verdict(e, how + "NeighborAllgather(region)", n, src, j => vg, j => room * j + 2,
+                        uniform, new[] { vg }, inV);
+                StillExchanges(t, how + "NeighborAllgather(region)");
+            }
+    }
+
+    /// <summary>Whether receive block j of this rank is the one rank 0's block to
+    /// Destinations[kbad] lands in (Mismatches: on the ring graph kbad 0, rank 1 % size's
+    /// block 0; on a 1-D grid kbad 1, toward +1: the +1 neighbour's -1 block, 0).</summary>
+    static bool BadEdge(Topo t, int j) => j == 0 && rank == 1 % size && t.T.Sources[0] == 0;
+
+    static void AllMismatches()
+    {
+        int left = (rank + size - 1) % size, right = (rank + 1) % size;
+        using (DistGraphComm ring =
+                   world.CreateDistGraphAdjacent(new[] { left }, new[] { right }, false))
+            Mismatches(Topo.Of(ring, "ring graph"), 0);
+        using (CartComm c = world.CreateCart(new[] { size }, new[] { true }, false))
+            Mismatches(Topo.Of(c, "periodic 1-D grid"), 1);
+        using (CartComm c = world.CreateCart(new[] { size }, new[] { false }, false))
+            Mismatches(Topo.Of(c, "open 1-D grid"), 1);
     }
 
     // ---- non-blocking forms with young arrays while collections happen ----
@@ -905,6 +1081,7 @@ static class NeighborTest
         Grids();
         Graphs();
         Refusals();
+        AllMismatches();
         NonBlocking();
         RegionForms();
         return Check.FinishWithNoPinLeft("NeighborTest");

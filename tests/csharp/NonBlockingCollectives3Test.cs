@@ -417,6 +417,86 @@ static class NonBlockingCollectives3Test
                          way++);
             Expect(e, rank == 1, "sendArray.Length / Size", "Iscatter " + d);
             GoodCallStillWorks("an Iscatter disagreement " + d);
+
+            // Ibcast (MPI's own, which reports the mismatch in its words): rank 1's array holds
+            // 2 + delta, the root's 2
+            var bc = Filled(rank == 1 ? 2 + delta : 2, rank == 0 ? 5 : -1);
+            e = Complete(world.Ibcast(bc, 0), way++);
+            Expect(e, rank == 1, "", "Ibcast " + d);
+            if (rank > 1)
+                Check.True(bc.All(v => v == 5), $"Ibcast {d}: the other ranks get the root's");
+            GoodCallStillWorks("an Ibcast disagreement " + d);
+
+            // Iallgather: rank 1's sendArray holds 2 + delta, every other rank's 2: every rank
+            // receives a block of another size (rank 1 from the others, the others from rank 1)
+            int mine = rank == 1 ? 2 + delta : 2;
+            var ag = Filled(mine * size, -1);
+            e = Complete(world.Iallgather(Filled(mine, rank + 10), ag), way++);
+            Expect(e, true, rank == 1 ? "rank 0 sent" : "rank 1 sent", "Iallgather " + d);
+            Check.True(ag.Skip(rank * mine).Take(mine).All(v => v == rank + 10) &&
+                           (rank == 1 || size < 3 ||
+                            ag.Skip(2 * mine).Take(mine).All(v => v == 12)),
+                       $"Iallgather {d}: the blocks of the right size arrived");
+            GoodCallStillWorks("an Iallgather disagreement " + d);
+
+            // Ialltoall: rank 1's arrays hold blocks of 2 + delta, every other rank's of 2
+            var at = Filled(mine * size, -1);
+            e = Complete(world.Ialltoall(Filled(mine * size, rank + 20), at), way++);
+            Expect(e, true, rank == 1 ? "rank 0 sent" : "rank 1 sent", "Ialltoall " + d);
+            Check.True(at.Skip(rank * mine).Take(mine).All(v => v == rank + 20),
+                       $"Ialltoall {d}: this rank's own block arrived");
+            GoodCallStillWorks("an Ialltoall disagreement " + d);
+
+            // the blocking Allgather and Alltoall alike (MPICH's own wrote garbage or dropped
+            // blocks silently)
+            ag = Filled(mine * size, -1);
+            e = null;
+            try {
+                world.Allgather(Filled(mine, rank + 30), ag);
+            } catch (Exception x) {
+                e = x;
+            }
+            Expect(e, true, rank == 1 ? "rank 0 sent" : "rank 1 sent", "Allgather " + d);
+            Check.True(ag.Skip(rank * mine).Take(mine).All(v => v == rank + 30) &&
+                           ag.All(v => v == -1 || v >= 30 && v < 30 + size),
+                       $"Allgather {d}: this rank's own block arrived, nothing else written");
+            GoodCallStillWorks("an Allgather disagreement " + d);
+            at = Filled(mine * size, -1);
+            e = null;
+            try {
+                world.Alltoall(Filled(mine * size, rank + 40), at);
+            } catch (Exception x) {
+                e = x;
+            }
+            Expect(e, true, rank == 1 ? "rank 0 sent" : "rank 1 sent", "Alltoall " + d);
+            Check.True(at.All(v => v == -1 || v >= 40 && v < 40 + size),
+                       $"Alltoall {d}: nothing but blocks written");
+            GoodCallStillWorks("an Alltoall disagreement " + d);
+            // and the blocking Gather and Scatter (MPICH's own dropped or cut blocks silently)
+            var gw = rank == 0 ? Filled(2 * size, -1) : null;
+            e = null;
+            try {
+                world.Gather(Filled(rank == 1 ? 2 + delta : 2, rank + 50), gw, 0);
+            } catch (Exception x) {
+                e = x;
+            }
+            Expect(e, rank == 0, "the root's recvArray.Length / Size", "Gather " + d);
+            if (rank == 0)
+                Check.True(gw.Take(2).All(v => v == 50) && gw.Skip(4).All(v => v >= 52),
+                           $"Gather {d}: the other blocks arrived, nothing written outside " +
+                               "rank 1's block");
+            GoodCallStillWorks("a Gather disagreement " + d);
+            var sp = Filled(rank == 1 ? 2 + delta : 2, -1);
+            e = null;
+            try {
+                world.Scatter(rank == 0 ? Filled(2 * size, 60) : null, sp, 0);
+            } catch (Exception x) {
+                e = x;
+            }
+            Expect(e, rank == 1, "this rank's recvArray.Length", "Scatter " + d);
+            if (rank != 1)
+                Check.True(sp.All(v => v == 60), $"Scatter {d}: the other ranks get their part");
+            GoodCallStillWorks("a Scatter disagreement " + d);
         }
         // another element type: 3 shorts where the root expects 3 ints
         int[] three = Filled(size, 3), d4 = Make(size, r => 3 * r);

@@ -1,9 +1,10 @@
 // Intracomm, non-blocking collectives: each starts MPI's non-blocking collective and returns a
 // Request. The arrays stay MPI's until the request completes (Wait, Test, await, ...); like an
 // Isend's object they are pinned only if the GC could move them, and a dropped Request is
-// finished by the core. Igather, Iscatter and the v-forms run as one MPI_Ialltoallw in which
-// every block carries its size, so that a block of the wrong size is an MPException where it
-// arrives (MPICH drops a too-long block of a non-blocking collective without an error).
+// finished by the core. Iallgather, Ialltoall, Igather, Iscatter and the v-forms run as one
+// MPI_Ialltoallw in which every block carries its size, so that a block of the wrong size is an
+// MPException where it arrives (MPICH drops a too-long block of a non-blocking collective without
+// an error, and leaves a short one unreported). MPICH's Ibcast reports a mismatch itself.
 using System.Runtime.CompilerServices;
 
 namespace System.MP
@@ -29,7 +30,10 @@ namespace System.MP
 
         /// <summary>Starts a broadcast of the root's whole array into every other rank's array
         /// (of the same length and element type). Do not read or write the array until the
-        /// request completes.</summary>
+        /// request completes. A rank whose array holds another number of elements than the
+        /// root's raises MPException when its request completes (Wait, Test, await: MPI's report
+        /// of the mismatch; ranks that receive from it in MPI's tree may raise too); nothing past
+        /// its array is written.</summary>
         /// <exception cref="ArgumentNullException">array is null.</exception>
         /// <exception cref="ArgumentException">array is not transportable.</exception>
         /// <exception cref="ArgumentOutOfRangeException">root is not a rank of
@@ -82,7 +86,10 @@ namespace System.MP
         }
 
         /// <summary>Starts gathering every rank's sendArray, in rank order, into every rank's
-        /// recvArray (Size times as long).</summary>
+        /// recvArray (Size times as long). A rank that receives a block of another size (the
+        /// ranks' sendArrays differ in length) raises MPException when its request completes
+        /// (Wait, Test, await), naming the sender and both sizes; nothing outside the block is
+        /// written.</summary>
         /// <exception cref="ArgumentNullException">an array is null.</exception>
         /// <exception cref="ArgumentException">wrong lengths, different element types, or the
         /// same array twice.</exception>
@@ -98,7 +105,10 @@ namespace System.MP
         }
 
         /// <summary>Starts an all-to-all exchange: both arrays hold Size equal blocks; block j of
-        /// rank i goes to block i of rank j.</summary>
+        /// rank i goes to block i of rank j. A rank that receives a block of another size (the
+        /// ranks' arrays differ in length) raises MPException when its request completes (Wait,
+        /// Test, await), naming the sender and both sizes; nothing outside the block is
+        /// written.</summary>
         /// <exception cref="ArgumentNullException">an array is null.</exception>
         /// <exception cref="ArgumentException">wrong lengths, different element types, or the
         /// same array twice.</exception>

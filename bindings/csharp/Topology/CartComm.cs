@@ -26,7 +26,7 @@ namespace System.MP
             for (int d = 0; d < ndims; d++)
                 Errors.Check(MPDirect.CartShift(handle, d, 1, out neighbours[2 * d],
                                                 out neighbours[2 * d + 1]));
-            topology = Neighborhood.Describe(neighbours, neighbours.Length, true);
+            topology = Neighborhood.Describe(neighbours, neighbours, true);
         }
 
         /// <summary>The number of processes along each dimension (a new array each read).</summary>

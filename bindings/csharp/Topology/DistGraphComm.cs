@@ -37,7 +37,7 @@ namespace System.MP
             sources = new int[indegree];
             destinations = new int[outdegree];
             Errors.Check(MPDirect.DistGraphNeighbors(handle, sources, destinations));
-            topology = Neighborhood.Describe(sources, outdegree, false);
+            topology = Neighborhood.Describe(sources, destinations, false);
         }
 
         /// <summary>The ranks this process receives from, in the order given to
@@ -62,7 +62,10 @@ namespace System.MP
         /// array.</exception>
         /// <exception cref="ObjectDisposedException">the communicator has been
         /// disposed.</exception>
-        /// <exception cref="MPException">MPI failed.</exception>
+        /// <exception cref="MPException">a block from a neighbour holds another number of elements
+        /// than its receive block (raised on the process it arrives at, naming the source, the
+        /// sizes and the element type; nothing outside the block is written, the block's
+        /// contents are not valid, and the communicator stays usable), or MPI failed.</exception>
         public void NeighborAllgather(Array sendArray, Array recvArray) => Neighborhood.Arrays(
             this, topology, Neighborhood.Allgather, sendArray, null, null, recvArray, null, null);
 
@@ -83,17 +86,19 @@ namespace System.MP
         /// same array.</exception>
         /// <exception cref="ObjectDisposedException">the communicator has been
         /// disposed.</exception>
-        /// <exception cref="MPException">MPI failed.</exception>
+        /// <exception cref="MPException">a block from a neighbour holds another number of elements
+        /// than its receive block (raised on the process it arrives at, naming the source, the
+        /// sizes and the element type; nothing outside the block is written, the block's
+        /// contents are not valid, and the communicator stays usable), or MPI failed.</exception>
         public void NeighborAlltoall(Array sendArray, Array recvArray) => Neighborhood.Arrays(
             this, topology, Neighborhood.Alltoall, sendArray, null, null, recvArray, null, null);
 
         /// <summary>Sends sendArray[sendDispls[k] .. + sendCounts[k]) to Destinations[k] and
         /// receives from Sources[k] into recvArray[recvDispls[k] .. + recvCounts[k])
         /// (MPI_Neighbor_alltoallv). Counts and displacements are in elements, one per
-        /// destination / source; the receive blocks must not overlap. A sender's count must not
-        /// exceed its receiver's: a shorter block fills the front of its receive block, and a
-        /// longer one is lost (MPICH 4.0.2 reports no truncation in neighbourhood collectives and
-        /// leaves that receive block as it was).</summary>
+        /// destination / source; the receive blocks must not overlap. A sender's count must
+        /// equal its receiver's: a block of another size raises MPException on the process it
+        /// arrives at.</summary>
         /// <exception cref="ArgumentNullException">an argument is null.</exception>
         /// <exception cref="ArgumentException">a count or displacement list does not hold one
         /// entry per neighbour, the element types differ, receive blocks overlap, or both arrays
@@ -102,22 +107,24 @@ namespace System.MP
         /// a block passes the end of its array.</exception>
         /// <exception cref="ObjectDisposedException">the communicator has been
         /// disposed.</exception>
-        /// <exception cref="MPException">MPI failed.</exception>
+        /// <exception cref="MPException">a block from a neighbour holds another number of elements
+        /// than its receive block (raised on the process it arrives at, naming the source, the
+        /// sizes and the element type; nothing outside the block is written, the block's
+        /// contents are not valid, and the communicator stays usable), or MPI failed.</exception>
         public void NeighborAlltoallv(Array sendArray, int[] sendCounts, int[] sendDispls,
                                       Array recvArray, int[] recvCounts, int[] recvDispls) =>
             Neighborhood.Arrays(this, topology, Neighborhood.Alltoallv, sendArray, sendCounts,
                                 sendDispls, recvArray, recvCounts, recvDispls);
 
-        /// <summary>A halo exchange in one call (MPI_Neighbor_alltoallw with a derived datatype
-        /// per region, no packing): sendRegions[k] of sendArrays[k] goes to Destinations[k], and
+        /// <summary>A halo exchange in one call (MPI_Neighbor_alltoallw's semantics, a datatype per
+        /// region, no packing): sendRegions[k] of sendArrays[k] goes to Destinations[k], and
         /// what Sources[k] sent this way lands in recvRegions[k] of recvArrays[k]. The arrays may
         /// be different arrays (one per neighbour) or the same one listed several times, on both
         /// sides: an array may be in both lists as long as its send and receive regions do not
         /// overlap (a field's edges and its ghost cells). All arrays hold one element type; the
-        /// elements of a region travel in its row-major order, and a sender's region must not
-        /// hold more elements than its receiver's (a smaller one fills the front; a larger one is
-        /// lost: MPICH 4.0.2 reports no truncation here). The pairing of blocks is as for
-        /// <see cref="NeighborAlltoall(Array, Array)"/>.</summary>
+        /// elements of a region travel in its row-major order, and a sender's region must hold as
+        /// many elements as its receiver's (else MPException where it arrives). The pairing of
+        /// blocks is as for <see cref="NeighborAlltoall(Array, Array)"/>.</summary>
         /// <example><code>
         /// // field: double[rows + 2, cols + 2], one ghost row and column on each side; a 2-D grid
         /// // lists its neighbours as { up, down, left, right }
@@ -142,7 +149,10 @@ namespace System.MP
         /// array.</exception>
         /// <exception cref="ObjectDisposedException">the communicator has been
         /// disposed.</exception>
-        /// <exception cref="MPException">MPI failed.</exception>
+        /// <exception cref="MPException">a block from a neighbour holds another number of elements
+        /// than its receive block (raised on the process it arrives at, naming the source, the
+        /// sizes and the element type; nothing outside the block is written, the block's
+        /// contents are not valid, and the communicator stays usable), or MPI failed.</exception>
         public void NeighborAlltoall(Array[] sendArrays, Region[] sendRegions, Array[] recvArrays,
                                      Region[] recvRegions) =>
             Neighborhood.RegionAlltoall(this, topology, null, sendArrays, sendRegions, recvArrays,
@@ -162,7 +172,10 @@ namespace System.MP
         /// array.</exception>
         /// <exception cref="ObjectDisposedException">the communicator has been
         /// disposed.</exception>
-        /// <exception cref="MPException">MPI failed.</exception>
+        /// <exception cref="MPException">a block from a neighbour holds another number of elements
+        /// than its receive block (raised on the process it arrives at, naming the source, the
+        /// sizes and the element type; nothing outside the block is written, the block's
+        /// contents are not valid, and the communicator stays usable), or MPI failed.</exception>
         public void NeighborAllgather(Array sendArray, Region sendRegion, Array recvArray,
                                       Region[] recvRegions) =>
             Neighborhood.RegionAllgather(this, topology, null, sendArray, sendRegion, recvArray,
@@ -184,7 +197,10 @@ namespace System.MP
         /// array.</exception>
         /// <exception cref="ObjectDisposedException">the communicator has been
         /// disposed.</exception>
-        /// <exception cref="MPException">MPI failed.</exception>
+        /// <exception cref="MPException">a block from a neighbour holds another number of elements
+        /// than its receive block (raised on the process it arrives at, naming the source, the
+        /// sizes and the element type; nothing outside the block is written, the block's
+        /// contents are not valid, and the communicator stays usable), or MPI failed.</exception>
         public void NeighborAlltoallv(Array sendArray, Region[] sendRegions, Array recvArray,
                                       Region[] recvRegions) =>
             Neighborhood.RegionAlltoallv(this, topology, null, sendArray, sendRegions, recvArray,
@@ -196,7 +212,9 @@ namespace System.MP
         // raises NotSupportedException (MPI forbids cancelling a collective). ----
 
         /// <summary>Starts <see cref="NeighborAllgather(Array, Array)"/>; the same checks,
-        /// before anything starts.</summary>
+        /// before anything starts. A block of another size than its receive block raises
+        /// MPException when the request completes (Wait, Test, await), on the process it arrives
+        /// at.</summary>
         /// <exception cref="ArgumentNullException">an argument is null.</exception>
         /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
         /// do not fit the neighbours, different element types, overlapping blocks or
@@ -211,7 +229,8 @@ namespace System.MP
                                      null, null);
 
         /// <summary>Starts <see cref="NeighborAlltoall(Array, Array)"/>; the same checks, before
-        /// anything starts.</summary>
+        /// anything starts. A block of another size than its receive block raises MPException
+        /// when the request completes (Wait, Test, await), on the process it arrives at.</summary>
         /// <exception cref="ArgumentNullException">an argument is null.</exception>
         /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
         /// do not fit the neighbours, different element types, overlapping blocks or
@@ -226,7 +245,9 @@ namespace System.MP
                                      null, null);
 
         /// <summary>Starts <see cref="NeighborAlltoallv(Array, int[], int[], Array, int[],
-        /// int[])"/>; the same checks, before anything starts.</summary>
+        /// int[])"/>; the same checks, before anything starts. A block of another size than its
+        /// receive block raises MPException when the request completes (Wait, Test, await), on
+        /// the process it arrives at.</summary>
         /// <exception cref="ArgumentNullException">an argument is null.</exception>
         /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
         /// do not fit the neighbours, different element types, overlapping blocks or
@@ -243,7 +264,9 @@ namespace System.MP
 
         /// <summary>Starts the halo exchange of <see cref="NeighborAlltoall(Array[], Region[],
         /// Array[], Region[])"/>; the same checks, before anything starts. Every array listed is
-        /// MPI's until the request completes.</summary>
+        /// MPI's until the request completes. A block of another size than its receive block
+        /// raises MPException when the request completes (Wait, Test, await), on the process it
+        /// arrives at.</summary>
         /// <exception cref="ArgumentNullException">an argument is null.</exception>
         /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
         /// do not fit the neighbours, different element types, overlapping blocks or
@@ -258,7 +281,9 @@ namespace System.MP
                                         sendRegions, recvArrays, recvRegions);
 
         /// <summary>Starts <see cref="NeighborAllgather(Array, Region, Array, Region[])"/>; the
-        /// same checks, before anything starts.</summary>
+        /// same checks, before anything starts. A block of another size than its receive block
+        /// raises MPException when the request completes (Wait, Test, await), on the process it
+        /// arrives at.</summary>
         /// <exception cref="ArgumentNullException">an argument is null.</exception>
         /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
         /// do not fit the neighbours, different element types, overlapping blocks or
@@ -273,7 +298,9 @@ namespace System.MP
                                          sendRegion, recvArray, recvRegions);
 
         /// <summary>Starts <see cref="NeighborAlltoallv(Array, Region[], Array, Region[])"/>; the
-        /// same checks, before anything starts.</summary>
+        /// same checks, before anything starts. A block of another size than its receive block
+        /// raises MPException when the request completes (Wait, Test, await), on the process it
+        /// arrives at.</summary>
         /// <exception cref="ArgumentNullException">an argument is null.</exception>
         /// <exception cref="ArgumentException">as for the blocking form: lengths or lists that
         /// do not fit the neighbours, different element types, overlapping blocks or

@@ -11,24 +11,49 @@ namespace System.MP
         internal const int SendArrays = 1, RecvArrays = 2, SendOne = 4;
 
         /// <summary>What the core reads of a topology: {indegree, outdegree, cart (1) or graph
-        /// (0), n, sources[n]}, the sources listed (n = indegree) only when a process is a source
-        /// more than once — a periodic grid dimension of one or two processes, a graph's repeated
-        /// or self edges — where the core must know which block is which.</summary>
-        internal static int[] Describe(int[] sources, int outdegree, bool cart)
+        /// (0), repeated, sources[indegree], destinations[outdegree], recvTags[indegree],
+        /// sendTags[outdegree]}. repeated is 1 when a process is a source more than once — a
+        /// periodic grid dimension of one or two processes, a graph's repeated or self edges —
+        /// where the order of MPI's receives decides which block lands where (the non-blocking
+        /// forms). The blocking forms run as point-to-point, paired by the tags: on a grid the
+        /// block sent toward -1 (send k = 2d, tag k) lands in the -1 neighbour's +1 block
+        /// (receive j = 2d + 1 expects tag j ^ 1), MPI-4.0's pairing; on a graph the k-th edge to
+        /// a process carries tag k and the receiver's k-th edge from it expects tag k. The
+        /// sources also tell which blocks come from MP.ProcNull (nothing arrives).</summary>
+        internal static int[] Describe(int[] sources, int[] destinations, bool cart)
         {
             bool repeated = false;
             var seen = new System.Collections.Generic.HashSet<int>();
             foreach (int s in sources)
                 if (s != MP.ProcNull && !seen.Add(s))
                     repeated = true;
-            int listed = repeated ? sources.Length : 0;
-            var topo = new int[4 + listed];
-            topo[0] = sources.Length;
-            topo[1] = outdegree;
+            int nin = sources.Length, nout = destinations.Length;
+            var topo = new int[4 + 2 * (nin + nout)];
+            topo[0] = nin;
+            topo[1] = nout;
             topo[2] = cart ? 1 : 0;
-            topo[3] = listed;
-            Array.Copy(sources, 0, topo, 4, listed);
+            topo[3] = repeated ? 1 : 0;
+            Array.Copy(sources, 0, topo, 4, nin);
+            Array.Copy(destinations, 0, topo, 4 + nin, nout);
+            Ordinals(sources, cart, topo, 4 + nin + nout, true);
+            Ordinals(destinations, cart, topo, 4 + 2 * nin + nout, false);
             return topo;
+        }
+
+        /// <summary>The tag of each edge of a list, from position at in topo.</summary>
+        static void Ordinals(int[] ranks, bool cart, int[] topo, int at, bool receiving)
+        {
+            var count = new System.Collections.Generic.Dictionary<int, int>();
+            for (int i = 0; i < ranks.Length; i++) {
+                if (cart) {
+                    topo[at + i] = receiving ? i ^ 1 : i;
+                    continue;
+                }
+                int n;
+                count.TryGetValue(ranks[i], out n);
+                topo[at + i] = n;
+                count[ranks[i]] = n + 1;
+            }
         }
 
         /// <summary>The regions' specs for the core, refusing a null list and
