@@ -275,23 +275,20 @@ int mpc_neighbor_exact(mpc_comm comm, int allgather, int out, const mpc_nb_block
 int64_t mpc_neighbor_types_made(void);
 
 /* Where one process is a neighbour several times (a periodic grid dimension of one or two
- * processes, a graph's repeated or self edges), the order in which this MPI posts a form's
- * receives decides which block lands where: in list order, in reverse list order, in list order
- * with each pair (2i, 2i+1) swapped, or in an order not known. Probed once per process on
- * topologies over MPI_COMM_SELF, for each form (kind), blocking (as the blocking calls run under
- * the wait policy in force) or not, on a grid (cart) or a graph. allgather needs no answer: every
- * block it receives from one process is the same. opi asks for the non-blocking alltoallw only
- * (the blocking neighbourhood collectives run as point-to-point, paired by tags); every form is
- * probed alike, twelve tiny collectives once per process. */
-enum { MPC_NB_ALLTOALL, MPC_NB_ALLTOALLV, MPC_NB_ALLTOALLW, MPC_NB_KINDS };
+ * processes, a graph's repeated or self edges), the order in which this MPI posts the receives of
+ * MPI_Ineighbor_alltoallw (what the non-blocking neighbourhood collectives run as; the blocking
+ * ones run as point-to-point, paired by tags) decides which block lands where: in list order, in
+ * reverse list order, in list order with each pair (2i, 2i+1) swapped, or in an order not known.
+ * Probed once per process, on a grid (cart) and on a graph over MPI_COMM_SELF: two tiny
+ * collectives. */
 typedef enum {
     MPC_POSTING_LIST,
     MPC_POSTING_REVERSED,
     MPC_POSTING_PAIRS_SWAPPED,
     MPC_POSTING_UNKNOWN
 } mpc_posting;
-int mpc_neighbor_posting(int kind, int nonblocking, int cart, mpc_posting *posting);
+int mpc_neighbor_posting(int cart, mpc_posting *posting);
 /* The same once probed, with no MPI call (1); 0 before the first mpc_neighbor_posting. */
-int mpc_neighbor_posting_known(int kind, int nonblocking, int cart, mpc_posting *posting);
+int mpc_neighbor_posting_known(int cart, mpc_posting *posting);
 
 #endif

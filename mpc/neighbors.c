@@ -37,73 +37,6 @@ int mpc_dist_graph_neighbors(mpc_comm comm, int indegree, int *sources, int outd
                                     destinations, MPI_UNWEIGHTED);
 }
 
-/* ---- the collectives, as MPI has them (the probe below runs them) ----
- * Byte-wise alltoall and alltoallv, and alltoallw of (count, type) at locations (pointers as
- * integers, replaced by their absolute addresses: from MPI_BOTTOM). req NULL: blocking. */
-
-static int mpc_neighbor_alltoall(const void *sendbuf, void *recvbuf, size_t bytes, mpc_comm comm,
-                                 mpc_request *req)
-{
-    MPI_Request own;
-    if (!req && YIELDING)
-        return backoff_complete(mpc_neighbor_alltoall(sendbuf, recvbuf, bytes, comm, &own), &own,
-                                NULL);
-    if (MPC_FITS_INT(bytes))
-        return req ? MPI_Ineighbor_alltoall(sendbuf, (int)bytes, MPI_BYTE, recvbuf, (int)bytes,
-                                            MPI_BYTE, comm, req)
-                   : MPI_Neighbor_alltoall(sendbuf, (int)bytes, MPI_BYTE, recvbuf, (int)bytes,
-                                           MPI_BYTE, comm);
-    MPI_Count n = (MPI_Count)bytes;
-    return req ? MPI_Ineighbor_alltoall_c(sendbuf, n, MPI_BYTE, recvbuf, n, MPI_BYTE, comm, req)
-               : MPI_Neighbor_alltoall_c(sendbuf, n, MPI_BYTE, recvbuf, n, MPI_BYTE, comm);
-}
-
-static int mpc_neighbor_alltoallv(const void *sendbuf, const MPI_Count *sendcounts,
-                                  const MPI_Aint *sdispls, void *recvbuf,
-                                  const MPI_Count *recvcounts, const MPI_Aint *rdispls,
-                                  mpc_comm comm, mpc_request *req)
-{
-    MPI_Request own;
-    if (!req && YIELDING)
-        return backoff_complete(mpc_neighbor_alltoallv(sendbuf, sendcounts, sdispls, recvbuf,
-                                                       recvcounts, rdispls, comm, &own),
-                                &own, NULL);
-    return req ? MPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, MPI_BYTE, recvbuf,
-                                           recvcounts, rdispls, MPI_BYTE, comm, req)
-               : MPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, MPI_BYTE, recvbuf,
-                                          recvcounts, rdispls, MPI_BYTE, comm);
-}
-
-/* Each location (a pointer as an integer) becomes its absolute address (MPI_Get_address). */
-static int addresses(MPI_Aint *locations, int n)
-{
-    int rc = MPI_SUCCESS;
-    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-        rc = MPI_Get_address((const void *)(uintptr_t)locations[i], &locations[i]);
-    return rc;
-}
-
-static int mpc_neighbor_alltoallw(int outdegree, const MPI_Count *sendcounts, MPI_Aint *sdispls,
-                                  const MPI_Datatype *sendtypes, int indegree,
-                                  const MPI_Count *recvcounts, MPI_Aint *rdispls,
-                                  const MPI_Datatype *recvtypes, mpc_comm comm, mpc_request *req)
-{
-    int rc;
-    if ((rc = addresses(sdispls, outdegree)) != MPI_SUCCESS ||
-        (rc = addresses(rdispls, indegree)) != MPI_SUCCESS)
-        return rc;
-    MPI_Request own;
-    if (!req && YIELDING)
-        return backoff_complete(MPI_Ineighbor_alltoallw_c(MPI_BOTTOM, sendcounts, sdispls,
-                                                          sendtypes, MPI_BOTTOM, recvcounts,
-                                                          rdispls, recvtypes, comm, &own),
-                                &own, NULL);
-    return req ? MPI_Ineighbor_alltoallw_c(MPI_BOTTOM, sendcounts, sdispls, sendtypes, MPI_BOTTOM,
-                                           recvcounts, rdispls, recvtypes, comm, req)
-               : MPI_Neighbor_alltoallw_c(MPI_BOTTOM, sendcounts, sdispls, sendtypes, MPI_BOTTOM,
-                                          recvcounts, rdispls, recvtypes, comm);
-}
-
 /* ---- how this MPI matches repeated edges ----
  * Where one process is a neighbour several times (a periodic grid dimension of one or two
  * processes; a graph's repeated or self edges), only the order in which MPI posts its receives
@@ -113,47 +46,40 @@ static int mpc_neighbor_alltoallw(int outdegree, const MPI_Count *sendcounts, MP
  * that destination. MPICH 4.0.2 posts (I)neighbor_alltoall's receives in reverse list order, for
  * every topology (right for a grid dimension of two blocks, wrong for a graph's repeated edges),
  * and the v and w forms' in list order (wrong for grids, right for graphs); later MPICHs changed
- * both (pmodels/mpich#5777, #7945). Rather than trust a version number, each form is tried once
- * per process on MPI_COMM_SELF, on a grid of three periodic dimensions of one process and on a
- * graph of four self edges: every block comes back to the sender, and where each one lands gives
- * the order of posting. */
+ * both (pmodels/mpich#5777, #7945). Rather than trust a version number, the one form that
+ * needs it — MPI_Ineighbor_alltoallw, which the non-blocking neighbourhood collectives run as
+ * (the blocking ones run as point-to-point, paired by tags) — is tried once per process on
+ * MPI_COMM_SELF, on a grid of three periodic dimensions of one process and on a graph of four
+ * self edges: every block comes back to the sender, and where each one lands gives the order of
+ * posting. */
 
 enum { PROBE_BLOCKS = 6, PROBED = 1u << 31 };
-static atomic_uint postings; /* PROBED | a 2-bit mpc_posting per (kind, nonblocking, cart) */
+static atomic_uint postings; /* PROBED | a 2-bit mpc_posting for a graph, then one for a grid */
 
-static unsigned posting_shift(int kind, int nonblocking, int cart)
-{
-    return 2u * (unsigned)((kind * 2 + (nonblocking != 0)) * 2 + (cart != 0));
-}
+static unsigned posting_shift(int cart) { return cart ? 2u : 0u; }
 
-/* One form on topo (a topology over MPI_COMM_SELF with n self edges): the order it posts. */
-static int probe_form(mpc_comm topo, int n, int kind, int nonblocking, mpc_posting *posting)
+/* MPI_Ineighbor_alltoallw on topo (a topology over MPI_COMM_SELF with n self edges): the order
+ * it posts. */
+static int probe_form(mpc_comm topo, int n, mpc_posting *posting)
 {
     int send[PROBE_BLOCKS], recv[PROBE_BLOCKS];
-    MPI_Count bytes[PROBE_BLOCKS], ones[PROBE_BLOCKS];
-    MPI_Aint displs[PROBE_BLOCKS], sa[PROBE_BLOCKS], ra[PROBE_BLOCKS];
+    MPI_Count ones[PROBE_BLOCKS];
+    MPI_Aint sa[PROBE_BLOCKS], ra[PROBE_BLOCKS];
     MPI_Datatype types[PROBE_BLOCKS];
-    for (int i = 0; i < n; i++) {
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
         send[i] = i;
         recv[i] = -1;
-        bytes[i] = sizeof(int);
         ones[i] = 1;
-        displs[i] = (MPI_Aint)(i * sizeof(int));
-        sa[i] = (MPI_Aint)(uintptr_t)&send[i];
-        ra[i] = (MPI_Aint)(uintptr_t)&recv[i];
         types[i] = MPI_INT;
+        if ((rc = MPI_Get_address(&send[i], &sa[i])) == MPI_SUCCESS)
+            rc = MPI_Get_address(&recv[i], &ra[i]);
     }
     MPI_Request req = MPI_REQUEST_NULL;
-    mpc_request *r = nonblocking ? &req : NULL;
-    int rc;
-    switch (kind) {
-    case MPC_NB_ALLTOALL: rc = mpc_neighbor_alltoall(send, recv, sizeof(int), topo, r); break;
-    case MPC_NB_ALLTOALLV:
-        rc = mpc_neighbor_alltoallv(send, bytes, displs, recv, bytes, displs, topo, r);
-        break;
-    default: rc = mpc_neighbor_alltoallw(n, ones, sa, types, n, ones, ra, types, topo, r); break;
-    }
-    if (rc == MPI_SUCCESS && nonblocking)
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Ineighbor_alltoallw_c(MPI_BOTTOM, ones, sa, types, MPI_BOTTOM, ones, ra, types,
+                                       topo, &req);
+    if (rc == MPI_SUCCESS)
         rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -182,16 +108,16 @@ static int probe_topologies(mpc_comm *cart, mpc_comm *graph)
                                           MPI_UNWEIGHTED, MPI_INFO_NULL, 0, graph);
 }
 
-int mpc_neighbor_posting_known(int kind, int nonblocking, int cart, mpc_posting *posting)
+int mpc_neighbor_posting_known(int cart, mpc_posting *posting)
 {
     unsigned known = atomic_load(&postings);
     if (!(known & PROBED))
         return 0;
-    *posting = (mpc_posting)((known >> posting_shift(kind, nonblocking, cart)) & 3u);
+    *posting = (mpc_posting)((known >> posting_shift(cart)) & 3u);
     return 1;
 }
 
-int mpc_neighbor_posting(int kind, int nonblocking, int cart, mpc_posting *posting)
+int mpc_neighbor_posting(int cart, mpc_posting *posting)
 {
     unsigned known = atomic_load(&postings);
     if (!(known & PROBED)) {
@@ -199,13 +125,11 @@ int mpc_neighbor_posting(int kind, int nonblocking, int cart, mpc_posting *posti
         mpc_comm topo[2] = {MPI_COMM_NULL, MPI_COMM_NULL};
         int rc = probe_topologies(&topo[1], &topo[0]);
         unsigned bits = 0;
-        for (int k = 0; k < MPC_NB_KINDS && rc == MPI_SUCCESS; k++)
-            for (int nb = 0; nb < 2 && rc == MPI_SUCCESS; nb++)
-                for (int c = 0; c < 2 && rc == MPI_SUCCESS; c++) {
-                    mpc_posting p = MPC_POSTING_UNKNOWN;
-                    rc = probe_form(topo[c], c ? 6 : 4, k, nb, &p);
-                    bits |= (unsigned)p << posting_shift(k, nb, c);
-                }
+        for (int c = 0; c < 2 && rc == MPI_SUCCESS; c++) {
+            mpc_posting p = MPC_POSTING_UNKNOWN;
+            rc = probe_form(topo[c], c ? 6 : 4, &p);
+            bits |= (unsigned)p << posting_shift(c);
+        }
         for (int c = 0; c < 2; c++) {
             int frc = topo[c] == MPI_COMM_NULL ? MPI_SUCCESS : MPI_Comm_free(&topo[c]);
             if (rc == MPI_SUCCESS)
@@ -216,7 +140,7 @@ int mpc_neighbor_posting(int kind, int nonblocking, int cart, mpc_posting *posti
         known = bits | PROBED;
         atomic_store(&postings, known);
     }
-    *posting = (mpc_posting)((known >> posting_shift(kind, nonblocking, cart)) & 3u);
+    *posting = (mpc_posting)((known >> posting_shift(cart)) & 3u);
     return MPC_OK;
 }
 

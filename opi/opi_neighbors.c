@@ -8,8 +8,8 @@
  * dimension of one or two processes, a graph's repeated or self edges). Then only the order in
  * which MPI posts its receives decides which block lands where; MPI-4.0 fixes the outcome, and
  * where this MPI's order gives another (mpc_neighbor_posting: MPICH 4.0.2 differs by form and by
- * topology) the receive entries are permuted so that every form gives MPI-4.0's
- * (receive_order).
+ * topology) the receive entries of the non-blocking forms' MPI_Ineighbor_alltoallw are permuted
+ * so that they give MPI-4.0's (receive_order); the blocking forms pair blocks by tags.
  *
  * The array forms are MPI's own (blocks of bytes). The region forms are one
  * MPI_Neighbor_alltoallw: one (address, 1, region datatype) per neighbour, the addresses absolute
@@ -90,16 +90,16 @@ static int topo_arg(MonoObject *topo, nb_topo *t)
     return MPC_OK;
 }
 
-/* How this MPI posts form kind's receives (mpc_neighbor_posting): probed the first time, with
- * collectives over MPI_COMM_SELF that never wait for another process. */
-RT_HOLDS_STACK_MARK static int posting_of(int kind, int nonblocking, int cart, mpc_posting *out)
+/* How this MPI posts MPI_Ineighbor_alltoallw's receives (mpc_neighbor_posting): probed the first
+ * time, with collectives over MPI_COMM_SELF that never wait for another process. */
+RT_HOLDS_STACK_MARK static int posting_of(int cart, mpc_posting *out)
 {
     mpc_posting p = MPC_POSTING_UNKNOWN;
-    if (mpc_neighbor_posting_known(kind, nonblocking, cart, out))
+    if (mpc_neighbor_posting_known(cart, out))
         return MPC_OK; /* every call after the first: no MPI */
     int rc;
     XFER_BLOCKING_BEGIN();
-    rc = mpc_neighbor_posting(kind, nonblocking, cart, &p);
+    rc = mpc_neighbor_posting(cart, &p);
     XFER_BLOCKING_END;
     *out = p;
     return rc;
@@ -125,20 +125,19 @@ static int32_t posted_rank(mpc_posting p, int32_t i, int32_t n)
     }
 }
 
-/* The receive entries of form kind so that this MPI's matching gives MPI-4.0's outcome where a
- * process is a source more than once: *perm (NULL when every entry keeps its own block; else
- * in entries, the caller frees it) says which block receive entry i carries. The o-th message
- * from a process lands in the entry posted o-th among its entries; it must land in its o-th
+/* The receive entries of an MPI_Ineighbor_alltoallw so that this MPI's matching gives MPI-4.0's
+ * outcome where a process is a source more than once: *perm (NULL when every entry keeps its own
+ * block; else in entries, the caller frees it) says which block receive entry i carries. The o-th
+ * message from a process lands in the entry posted o-th among its entries; it must land in its o-th
  * entry on a graph (the k-th edge carries the k-th block), and on a grid in the other entry of
  * its dimension (the block sent toward -1 arrives in the +1 block). */
-static int receive_order(MonoObject *topo, const nb_topo *t, int kind, int nonblocking,
-                         int32_t **perm)
+static int receive_order(MonoObject *topo, const nb_topo *t, int32_t **perm)
 {
     *perm = NULL;
     if (!t->repeated)
         return MPC_OK;
     mpc_posting posting;
-    int rc = posting_of(kind, nonblocking, t->cart, &posting);
+    int rc = posting_of(t->cart, &posting);
     if (rc != MPC_OK)
         return rc;
     if (posting == MPC_POSTING_UNKNOWN)
@@ -651,8 +650,7 @@ int32_t opi_neighbor_arrays(int32_t comm, int32_t kind, MonoObject *topo, MonoOb
      * Only a non-blocking call needs it (a blocking one pairs its blocks by tags), and not
      * allgather's, whose blocks from one process are all alike */
     int32_t *perm = NULL;
-    if (owner && kind != NBA_ALLGATHER &&
-        (rc = receive_order(topo, &t, MPC_NB_ALLTOALLW, 1, &perm)))
+    if (owner && kind != NBA_ALLGATHER && (rc = receive_order(topo, &t, &perm)))
         return rc;
     rc = neighbor_arrays(comm, kind, topo, &t, perm, send, send_counts, send_displs, recv,
                          recv_counts, recv_displs, owner, id, status);
@@ -944,8 +942,7 @@ int32_t opi_neighbor_regions(int32_t comm, int32_t form, MonoObject *topo, MonoO
     /* the receive order: a non-blocking call's (a blocking one pairs its blocks by tags), not
      * NeighborAllgather's (every block from one process is the same) */
     if ((rc = validate_blocks(&r, &elem)) || (rc = identity_pass(&r, &distinct, objs)) ||
-        (nonblocking && !(form & NB_SEND_ONE) &&
-         (rc = receive_order(topo, &t, MPC_NB_ALLTOALLW, 1, &perm))) ||
+        (nonblocking && !(form & NB_SEND_ONE) && (rc = receive_order(topo, &t, &perm))) ||
         (rc = scratch_take(&s, t.in, t.out, nonblocking, &p)))
         goto failed;
     size_t received = 0;
