@@ -34,7 +34,13 @@
     X(OUT_OF_RANGE, -322, "an argument outside its valid range")                                   \
     X(DIMS, -323,                                                                                  \
       "the dimensions do not fit (lengths, or their product against the communicator size)")       \
-    X(BAD_ARGUMENT, -324, "the argument does not fit the call (see the message)")
+    X(BAD_ARGUMENT, -324, "the argument does not fit the call (see the message)")                  \
+    /* files (MPFile, opi_file.c) */                                                               \
+    X(FILE_NOT_FOUND, -350, "the file does not exist")                                             \
+    X(DIRECTORY_NOT_FOUND, -351, "a directory of the path does not exist")                         \
+    X(FILE_ACCESS, -352, "permission denied, or a read-only file or file system")                  \
+    X(FILE_EXISTS, -353, "the file exists already")                                                \
+    X(FILE_IO, -354, "an input/output error (see the message)")
 
 #define OPI_ERR_FIRST (-300)
 #define OPI_ERR_LIMIT (-399)
