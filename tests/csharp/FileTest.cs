@@ -583,10 +583,47 @@ static class FileTest
         return Check.FinishWithNoPinLeft("FileTest stress");
     }
 
+    // `FileTest.exe leak DIR`: writes DIR/leaked.bin (each rank its long at rank * 8, through a
+    // view; a non-blocking write too) and exits without Dispose; `FileTest.exe leaked DIR` then
+    // checks the data the close at exit kept (file_exit_close.sh runs both).
+    static int Leak(string where)
+    {
+        MPFile f = MPFile.Open(world, System.IO.Path.Combine(where, "leaked.bin"), FileMode.Create,
+                               FileAccess.Write);
+        f.SetView(0, typeof(long), new[] { 2 * size }, new Region(new[] { rank }, new[] { 1 }));
+        f.WriteAll(new long[] { 1000 + rank });
+        f.IwriteAt(0, new long[] { 0 }, 0, 0);   // (nothing: a request left to the end)
+        var g = MPFile.Open(world, System.IO.Path.Combine(where, "leaked.bin"), FileMode.Open,
+                            FileAccess.Write);
+        Check.Equal(1, g.WriteAt((size + rank) * 8, new long[] { 2000 + rank }, 0, 1).Count,
+                    "a write to a file left open");
+        return Check.Finish("FileTest leak");
+    }
+
+    static int Leaked(string where)
+    {
+        using (MPFile f = MPFile.Open(world, System.IO.Path.Combine(where, "leaked.bin"),
+                                      FileMode.Open, FileAccess.Read))
+        {
+            Check.Equal(16L * size, f.Length, "the files closed at exit: the length");
+            var all = new long[2 * size];
+            f.ReadAt(0, all, 0, 2 * size);
+            bool ok = true;
+            for (int r = 0; r < size; r++)
+                ok &= all[r] == 1000 + r && all[size + r] == 2000 + r;
+            Check.True(ok, "the files closed at exit: every rank's data intact");
+        }
+        return Check.Finish("FileTest leaked");
+    }
+
     static int Main(string[] args)
     {
         if (args.Length > 0 && args[0] == "stress")
             return Stress(args.Length > 1 ? int.Parse(args[1]) : 60);
+        if (args.Length > 1 && args[0] == "leak")
+            return Leak(args[1]);
+        if (args.Length > 1 && args[0] == "leaked")
+            return Leaked(args[1]);
         MakeDirectory();
         Bytes();
         NonBlocking();
