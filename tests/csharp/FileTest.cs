@@ -437,6 +437,8 @@ static class FileTest
                                             "null globalSizes");
         Check.Throws<ArgumentException>(
             () => file.SetView(0, typeof(string), new[] { size * 10 }, all), "string elements");
+        Check.Throws<ArgumentException>(
+            () => file.SetView(0, typeof(void), new[] { size * 10 }, all), "void elements");
         Check.Throws<ArgumentException>(() => file.SetView(0, typeof(double), new[] { size * 10 },
                                                            default(Region)),
                                         "default(Region)");

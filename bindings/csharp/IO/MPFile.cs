@@ -18,7 +18,9 @@ namespace System.MP
     /// <see cref="SetView"/>, <see cref="ReadAll"/>, <see cref="WriteAll"/>,
     /// <see cref="ReadAtAll"/>, <see cref="WriteAtAll"/>, <see cref="Sync"/>,
     /// <see cref="Dispose"/>) must be called by every rank of the communicator, in the same
-    /// order. An MPFile, like a FileStream, is used by one thread at a time.</remarks>
+    /// order. An MPFile, like a FileStream, is used by one thread at a time. It has no
+    /// finalizer (closing is collective): one never disposed is closed when MPI ends, with a
+    /// warning on stderr, its written data intact.</remarks>
     /// <example><code>
     /// // rank r of p writes rows [r*n/p, (r+1)*n/p) of a global double[n, m]
     /// using (var f = MPFile.Open(MP.World, "field.bin", FileMode.Create, FileAccess.Write)) {
