@@ -97,6 +97,12 @@ static class FileTest
             // a rank may take no part in the data of a collective
             st = file.ReadAtAll(0, got, 0, rank == 0 ? 1 : 0);
             Check.True(st.Count == (rank == 0 ? 1 : 0), "ReadAtAll with count 0 on some ranks");
+            // the end of the file in a collective read: what was read, not what was asked
+            long length = file.Length;
+            var past = new int[8];
+            st = file.ReadAtAll(length - 12 + (rank == 0 ? 0 : 12), past, 0, 8);
+            Check.True(rank == 0 ? st.Count == 3 && st.Bytes == 12 : st.Count == 0 && st.Bytes == 0,
+                       $"ReadAtAll at the end: {st.Count} elements, {st.Bytes} bytes");
 
             // multi-dimensional arrays: arrayOffset and count are row-major linear indices
             var grid = new long[3, 4];
@@ -393,6 +399,16 @@ static class FileTest
         Check.Throws<IOException>(() =>
                                       MPFile.Open(world, dir, FileMode.Open, FileAccess.ReadWrite),
                                   "a directory opened as a file");
+        if (size > 1) {
+            // one outcome when only some ranks fail: rank 0's path exists, the others' does not
+            using (MPFile made = MPFile.Open(world, f, FileMode.Create, FileAccess.Write)) { }
+            string mine = rank == 0 ? f : missing;
+            var failed = Check.Throws<FileNotFoundException>(
+                () => MPFile.Open(world, mine, FileMode.Open, FileAccess.Read),
+                "an open that fails on some ranks raises on every rank");
+            Check.True(failed != null && failed.Message.Contains("rank 1"),
+                       "the message names the lowest rank that failed");
+        }
         Check.Throws<ArgumentNullException>(
             () => MPFile.Open(null, f, FileMode.Create, FileAccess.Write), "null comm");
         Check.Throws<ArgumentNullException>(
