@@ -89,46 +89,50 @@ enum opi_comparison {
 #define OPI_CONSTANT_ONE(...) +1
 #define OPI_GROUP_COMBINE_COUNT (0 OPI_GROUP_COMBINES(OPI_CONSTANT_ONE))
 
-/* The exception Errors.Make builds for each error code: X(NAME, C# exception type), every name
- * of MOTOR_ERRORS once (checked below, so a new code needs its row). MPI's own codes (> 0)
- * become an MPException. */
-#define OPI_ERROR_EXCEPTIONS(X)                        \
-    X(NOT_INITIALIZED, InvalidOperationException)      \
-    X(DEST, ArgumentOutOfRangeException)               \
-    X(SOURCE, ArgumentOutOfRangeException)             \
-    X(TAG, ArgumentOutOfRangeException)                \
-    X(ROOT, ArgumentOutOfRangeException)               \
-    X(COMM_NULL, ObjectDisposedException)              \
-    X(TOO_LARGE, ArgumentException)                    \
-    X(NO_MEMORY, OutOfMemoryException)                 \
-    X(REQUEST, InvalidOperationException)              \
-    X(RUNTIME, MPException)                            \
-    X(SERIALIZATION, MPSerializationException)         \
-    X(GRAPH, ArgumentException)                        \
-    X(NULL_ARGUMENT, ArgumentNullException)            \
-    X(OFFSET, ArgumentOutOfRangeException)             \
-    X(COUNT, ArgumentOutOfRangeException)              \
-    X(NOT_TRANSPORTABLE, ArgumentException)            \
-    X(NOT_1D_ARRAY, ArgumentException)                 \
-    X(SAME_OBJECT, ArgumentException)                  \
-    X(OP, ArgumentException)                           \
-    X(TYPE_MISMATCH, ArgumentException)                \
-    X(LENGTH, ArgumentException)                       \
-    X(ALIAS, ArgumentException)                        \
-    X(PARTIAL_ELEMENT, MPException)                    \
-    X(BLOCKS_OVERLAP, ArgumentException)               \
-    X(BLOCK_MISMATCH, MPException)                     \
-    X(NOT_SUPPORTED, NotSupportedException)            \
-    X(GROUP_RANK, ArgumentOutOfRangeException)         \
-    X(DUPLICATE_RANK, ArgumentException)               \
-    X(OUT_OF_RANGE, ArgumentOutOfRangeException)       \
-    X(DIMS, ArgumentException)                         \
-    X(BAD_ARGUMENT, ArgumentException)                 \
+/* Files' codes (opi_errors.h, OPI_FILE_ERRORS): what FileStream raises. */
+#define OPI_FILE_ERROR_EXCEPTIONS(X)                   \
     X(FILE_NOT_FOUND, FileNotFoundException)           \
     X(DIRECTORY_NOT_FOUND, DirectoryNotFoundException) \
     X(FILE_ACCESS, UnauthorizedAccessException)        \
     X(FILE_EXISTS, IOException)                        \
     X(FILE_IO, IOException)
+
+/* The exception Errors.Make builds for each error code: X(NAME, C# exception type), every name
+ * of MOTOR_ERRORS once (checked below, so a new code needs its row). MPI's own codes (> 0)
+ * become an MPException. */
+#define OPI_ERROR_EXCEPTIONS(X)                   \
+    OPI_FILE_ERROR_EXCEPTIONS(X)                  \
+    X(NOT_INITIALIZED, InvalidOperationException) \
+    X(DEST, ArgumentOutOfRangeException)          \
+    X(SOURCE, ArgumentOutOfRangeException)        \
+    X(TAG, ArgumentOutOfRangeException)           \
+    X(ROOT, ArgumentOutOfRangeException)          \
+    X(COMM_NULL, ObjectDisposedException)         \
+    X(TOO_LARGE, ArgumentException)               \
+    X(NO_MEMORY, OutOfMemoryException)            \
+    X(REQUEST, InvalidOperationException)         \
+    X(RUNTIME, MPException)                       \
+    X(SERIALIZATION, MPSerializationException)    \
+    X(GRAPH, ArgumentException)                   \
+    X(NULL_ARGUMENT, ArgumentNullException)       \
+    X(OFFSET, ArgumentOutOfRangeException)        \
+    X(COUNT, ArgumentOutOfRangeException)         \
+    X(NOT_TRANSPORTABLE, ArgumentException)       \
+    X(NOT_1D_ARRAY, ArgumentException)            \
+    X(SAME_OBJECT, ArgumentException)             \
+    X(OP, ArgumentException)                      \
+    X(TYPE_MISMATCH, ArgumentException)           \
+    X(LENGTH, ArgumentException)                  \
+    X(ALIAS, ArgumentException)                   \
+    X(PARTIAL_ELEMENT, MPException)               \
+    X(BLOCKS_OVERLAP, ArgumentException)          \
+    X(BLOCK_MISMATCH, MPException)                \
+    X(NOT_SUPPORTED, NotSupportedException)       \
+    X(GROUP_RANK, ArgumentOutOfRangeException)    \
+    X(DUPLICATE_RANK, ArgumentException)          \
+    X(OUT_OF_RANGE, ArgumentOutOfRangeException)  \
+    X(DIMS, ArgumentException)                    \
+    X(BAD_ARGUMENT, ArgumentException)
 
 /* Every error code by its name alone (the layers' enums prefix it: MPC_ERR_, SD_ERR_, …). */
 enum opi_error_code {
