@@ -291,4 +291,49 @@ int mpc_neighbor_posting(int cart, mpc_posting *posting);
 /* The same once probed, with no MPI call (1); 0 before the first mpc_neighbor_posting. */
 int mpc_neighbor_posting_known(int cart, mpc_posting *posting);
 
+/* ---- files: MPI-IO (io.c) ----
+ * Errors are MPI's codes; the caller maps their classes to what its user expects. */
+/* Collective MPI_File_open over comm with amode, then an allreduce of the outcome so that every
+ * rank returns the same: MPC_OK and *fh (errors returned by its operations) on every rank, or on
+ * every rank an error, *failed_class the worst MPI error class seen and *failed_rank the lowest
+ * rank that saw it (a rank whose own open succeeded closes its file first). */
+int mpc_file_open(mpc_comm comm, const char *path, int amode, MPI_File *fh, int *failed_class,
+                  int *failed_rank);
+int mpc_file_close(MPI_File *fh);
+/* MPI_File_delete; *cls: the failure's MPI error class (MPI_SUCCESS when none). */
+int mpc_file_delete(const char *path, int *cls);
+int mpc_file_get_size(MPI_File fh, int64_t *bytes);
+int mpc_file_set_size(MPI_File fh, int64_t bytes); /* collective */
+int mpc_file_sync(MPI_File fh);                    /* collective */
+/* What MPI is given for bytes of memory: count words of the widest unsigned word dividing bytes
+ * (MPC_ERR_TOO_LARGE past INT_MAX words). */
+int mpc_file_memory(size_t bytes, int *count, MPI_Datatype *type);
+/* kind: what mpc_file_at does (or'ed); none: an independent read. */
+#define MPC_FILE_WRITE 1
+#define MPC_FILE_COLLECTIVE 2
+/* MPI_File_read_at / write_at (_all with MPC_FILE_COLLECTIVE) of (buf, count, type) at offset
+ * (bytes, or etypes of the view); status->bytes: the bytes moved. */
+int mpc_file_at(MPI_File fh, int64_t offset, void *buf, int count, MPI_Datatype type, int kind,
+                mpc_status *status);
+/* MPI_File_iwrite_at (write) or MPI_File_iread_at: the buffer is MPI's until *req completes. */
+int mpc_file_iat(MPI_File fh, int64_t offset, void *buf, int count, MPI_Datatype type, int write,
+                 mpc_request *req);
+/* The bytes of count elements of etype_size bytes from offset (the view's etypes; bytes without
+ * one) that lie inside the file now: what a read of them can have read. ROMIO's collective reads
+ * report the bytes asked for even past the end of the file; this corrects them. */
+int mpc_file_readable(MPI_File fh, int64_t offset, int64_t count, size_t etype_size,
+                      int64_t *bytes);
+/* MPI_Test of a file access's request: *bytes, once *done, the bytes it moved. */
+int mpc_file_test(mpc_request *req, int *done, int64_t *bytes);
+/* The committed types of a view of this rank's box (sizes from starts) of a row-major global
+ * array of gsizes elements of elem_size bytes: *etype one element (a contiguous run of its word),
+ * *filetype the subarray of etype (an empty box: a type of no bytes). The caller frees both
+ * with mpc_file_type_free. */
+int mpc_file_view_types(size_t elem_size, int ndims, const int *gsizes, const int *sizes,
+                        const int *starts, MPI_Datatype *etype, MPI_Datatype *filetype);
+/* MPI_File_set_view(fh, disp, etype, filetype, "native"): collective. */
+int mpc_file_set_view(MPI_File fh, int64_t disp, MPI_Datatype etype, MPI_Datatype filetype);
+/* MPI_Type_free of a type mpc_file_view_types made (MPI_DATATYPE_NULL: nothing). */
+int mpc_file_type_free(MPI_Datatype *type);
+
 #endif

@@ -229,6 +229,20 @@
     X(RequestDone, opi_request_done, IC_I32, (IC_I64, IC_I32_REF))                                 \
     X(RequestWaitAll, opi_request_wait_all, IC_I32, (IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF))          \
     X(RequestFailure, opi_request_failure, IC_I32, (void))                                         \
+    /* files (opi_file.c, MPFile) */                                                               \
+    X(FileOpen, opi_file_open, IC_I32, (IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32_REF))               \
+    X(FileClose, opi_file_close, IC_I32, (IC_I32))                                                 \
+    X(FileDelete, opi_file_delete, IC_I32, (IC_OBJ))                                               \
+    X(FileSize, opi_file_size, IC_I32, (IC_I32, IC_I64_REF))                                       \
+    X(FileSetSize, opi_file_set_size, IC_I32, (IC_I32, IC_I64))                                    \
+    X(FileSync, opi_file_sync, IC_I32, (IC_I32))                                                   \
+    X(FileAt, opi_file_at, IC_I32,                                                                 \
+      (IC_I32, IC_I64, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_STATUS_REF))                             \
+    X(FileIat, opi_file_iat, IC_I32,                                                               \
+      (IC_I32, IC_I64, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF, IC_STATUS_REF))         \
+    X(FileSetView, opi_file_set_view, IC_I32,                                                      \
+      (IC_I32, IC_I64, IC_OBJ, IC_OBJ, IC_OBJ, IC_I64_REF))                                        \
+    X(FileAll, opi_file_all, IC_I32, (IC_I32, IC_OBJ, IC_I32))                                     \
     /* persistent requests (opi_persistent.c) */                                                   \
     X(SendInit, opi_send_init, IC_I32,                                                             \
       (IC_I32, IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I32, IC_OBJ, IC_I64_REF))                \

@@ -89,10 +89,19 @@ enum opi_comparison {
 #define OPI_CONSTANT_ONE(...) +1
 #define OPI_GROUP_COMBINE_COUNT (0 OPI_GROUP_COMBINES(OPI_CONSTANT_ONE))
 
+/* Files' codes (opi_errors.h, OPI_FILE_ERRORS): what FileStream raises. */
+#define OPI_FILE_ERROR_EXCEPTIONS(X)                   \
+    X(FILE_NOT_FOUND, FileNotFoundException)           \
+    X(DIRECTORY_NOT_FOUND, DirectoryNotFoundException) \
+    X(FILE_ACCESS, UnauthorizedAccessException)        \
+    X(FILE_EXISTS, IOException)                        \
+    X(FILE_IO, IOException)
+
 /* The exception Errors.Make builds for each error code: X(NAME, C# exception type), every name
  * of MOTOR_ERRORS once (checked below, so a new code needs its row). MPI's own codes (> 0)
  * become an MPException. */
 #define OPI_ERROR_EXCEPTIONS(X)                   \
+    OPI_FILE_ERROR_EXCEPTIONS(X)                  \
     X(NOT_INITIALIZED, InvalidOperationException) \
     X(DEST, ArgumentOutOfRangeException)          \
     X(SOURCE, ArgumentOutOfRangeException)        \

@@ -8,6 +8,14 @@
 #include "rt_errors.h"
 #include "sd_errors.h"
 
+/* Files (MPFile, opi_file.c): -350 … -354, System.IO's exceptions (opi_constants.h). */
+#define OPI_FILE_ERRORS(X)                                                        \
+    X(FILE_NOT_FOUND, -350, "the file does not exist")                            \
+    X(DIRECTORY_NOT_FOUND, -351, "a directory of the path does not exist")        \
+    X(FILE_ACCESS, -352, "permission denied, or a read-only file or file system") \
+    X(FILE_EXISTS, -353, "the file exists already")                               \
+    X(FILE_IO, -354, "an input/output error (see the message)")
+
 /* X(NAME, code, message) gives OPI_ERR_NAME; codes -300 … -399. */
 #define OPI_ERRORS(X)                                                                              \
     X(NULL_ARGUMENT, -300, "a required object is null")                                            \
@@ -24,6 +32,7 @@
     X(PARTIAL_ELEMENT, -310,                                                                       \
       "the message is not a whole number of elements of the receiving array (sender and receiver " \
       "element types differ)")                                                                     \
+    OPI_FILE_ERRORS(X) /* files */                                                                 \
     /* the v-collectives */                                                                        \
     X(BLOCKS_OVERLAP, -311, "blocks of a receive array overlap")                                   \
     X(BLOCK_MISMATCH, -312, "a block's size differs between the sender and the receiver")          \

@@ -156,6 +156,12 @@ int opi_receive_failed(int rc, const mpc_status *st, const char *what, size_t by
 /* Broadcasts native memory (no managed object involved), GC-safe. */
 int opi_native_bcast(void *buf, size_t bytes, int root, MPI_Comm comm);
 
+/* ---- files (opi_file.c) ---- */
+
+/* At the end of MPI, before the registry closes: closes the files a program did not dispose, in
+ * the order they were opened (collective: every rank does the same), with a warning on stderr. */
+void opi_files_close_at_exit(void);
+
 /* ---- reduction operators (opi_ops.c) ---- */
 
 /* MPI's built-in operators as System.MP.Op numbers them: X(NAME, MPI operator, family); the

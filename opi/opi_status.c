@@ -104,6 +104,14 @@ static void fill_send_status(opi_status *out, const mpc_status *s, const xfer_in
 
 int opi_request_status(opi_status *out, const mpc_status *st, const xfer_info *info)
 {
+    if (info->is_send == XFER_FILE_ACCESS) { /* the bytes moved, no envelope (opi_file.c) */
+        int64_t n = info->elem_size ? st->bytes / info->elem_size : 0;
+        *out = (opi_status){.source = OPI_ANY_SOURCE,
+                            .tag = OPI_ANY_TAG,
+                            .count = n > INT32_MAX ? INT32_MAX : (int32_t)n,
+                            .bytes = st->bytes};
+        return MPC_OK;
+    }
     if (!info->is_send)
         return opi_fill_status(out, st, info->elem_size);
     fill_send_status(out, st, info);

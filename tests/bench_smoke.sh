@@ -40,6 +40,13 @@ for op in column block3d persistent neighbor neighbor-packed column-nb; do
     rows "regions $op system-mp" $t $mpi "$b/motor" "$b/bench/Regions.exe" $op 8 512 1
     rows "regions $op native" "${t/system-mp/native-c}" $mpi "$b/bench/regions_native" $op 8 512 1
 done
+# parallel files (bench/io.py): a collective write and read of a 64 KiB double[90,90], data checked
+io_dir=$(mktemp -d "${TMPDIR:-/tmp}/motor-bench-io.XXXXXX")
+for op in write read; do
+    rows "io $op system-mp" system-mp $mpi "$b/motor" "$b/bench/Io.exe" $op 65536 65536 1 "$io_dir"
+    rows "io $op native" native-c $mpi "$b/bench/io_native" $op 65536 65536 1 "$io_dir"
+done
+rm -rf "$io_dir"
 for t in sdto binaryformatter datacontract; do
     rows "sdto pingpong $t" $t $mpi "$b/motor" "$b/bench/Sdto.exe" pingpong $t 1 16 1
     rows "sdto perobject $t" "$t-serialize" mpiexec.mpich -n 1 "$b/motor" "$b/bench/Sdto.exe" perobject $t 100 1

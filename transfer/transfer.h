@@ -125,11 +125,13 @@ int xfer_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_
 
 struct xfer_buffer;
 
+#define XFER_FILE_ACCESS 2 /* xfer_info.is_send of a file's read or write (opi_file.c) */
 typedef struct xfer_info {
     uint32_t elem_size; /* bytes per element, for a status's count */
-    int32_t is_send; /* non-zero: the status comes from tag and bytes here (sends, collectives) */
-    int32_t tag;     /* sends: the tag sent with */
-    int64_t bytes;   /* sends: the bytes sent; receives: the buffer's */
+    int32_t is_send;    /* non-zero: the status comes from tag and bytes here (sends, collectives);
+                           XFER_FILE_ACCESS: an MPI-IO access, never cancelled at the end */
+    int32_t tag;        /* sends: the tag sent with */
+    int64_t bytes;      /* sends: the bytes sent; receives: the buffer's */
     struct xfer_buffer *buffer; /* native bytes MPI reads or writes (a serialized graph), or NULL:
                                    owned by the record, given back to the pool when it goes */
     struct xfer_hold *hold;     /* objects beyond the record's XFER_MAX_OBJECTS, or NULL: owned by

@@ -8,14 +8,21 @@
 //   - at the end each worker sends its rows back as a Res record (structured transport: OSend),
 //     which the master recomposes.
 //   mpiexec.mpich -n 3 motor ShallowWater.exe [M N STEPS] [--verify] [--checksum] [--neighbour]
+//                                           [--checkpoint FILE] [--dump FILE]
 // --neighbour does each exchange phase (u, v, p; then cu, cv, z, h) in one call instead: a
 // NeighborAlltoall of regions (the edge and halo rows of every field) over a distributed graph of
 // the ring with an edge per field and direction, from the fields themselves (NeighbourHalo).
 // With one rank the master computes alone. --verify also runs the serial model on the master
 // and compares the parallel result bit for bit (exit code 1 when they differ); --checksum prints
 // a hash of the final fields that shallow_water.c prints too (the implementations agree).
+// --checkpoint FILE writes the final u, v and p (each the global double[M, N], row-major, one
+// after the other, no header) with MPI-IO: every rank opens FILE together, and each worker writes
+// its rows straight from its slab through a view of the global array (the master, owning no rows,
+// takes part with none). --dump FILE writes the same bytes from the master's gathered fields with
+// one serial FileStream write per field: the two files are equal byte for byte.
 using System;
 using System.Diagnostics;
+using System.IO;
 using System.MP;
 using System.Threading;
 using Mono.Simd;
@@ -419,6 +426,53 @@ sealed class Slab
 static class ShallowWater
 {
     static bool checksum, neighbour;
+    static string checkpoint, dump;   // --checkpoint FILE, --dump FILE (null: none)
+
+    /// <summary>The argument after name (null when absent); removes both from args.</summary>
+    static string Option(ref string[] args, string name)
+    {
+        int at = Array.IndexOf(args, name);
+        if (at < 0 || at + 1 >= args.Length)
+            return null;
+        string value = args[at + 1];
+        var rest = new System.Collections.Generic.List<string>(args);
+        rest.RemoveRange(at, 2);
+        args = rest.ToArray();
+        return value;
+    }
+
+    /// <summary>--checkpoint: the fields u, v, p one after the other in FILE, each a global
+    /// double[m, n]. Collective over world: this rank's rows [row0, row0 + rows) of each field
+    /// are fields[k][first .. first + rows * n) (a slab's owned rows: the halos are left out by
+    /// the offset and count); a rank with no rows passes rows 0.</summary>
+    static void Checkpoint(Intracomm world, int m, int n, int row0, int rows, double[][] fields,
+                           int first)
+    {
+        using (MPFile file = MPFile.Open(world, checkpoint, FileMode.Create, FileAccess.Write))
+        {
+            var part = new Region(new[] { row0, 0 }, new[] { rows, n });
+            for (int k = 0; k < fields.Length; k++) {
+                // field k starts k * m * n doubles into the file; offsets count this rank's part
+                file.SetView((long)k * m * n * sizeof(double), typeof(double), new[] { m, n },
+                             part);
+                file.WriteAtAll(0, fields[k], first, rows * n);
+            }
+        }
+    }
+
+    /// <summary>--dump: the master's gathered fields, serially, one FileStream write
+    /// each.</summary>
+    static void Dump(double[][,] r)
+    {
+        using (var f = new FileStream(dump, FileMode.Create, FileAccess.Write))
+        {
+            foreach (double[,] field in r) {
+                var bytes = new byte[Buffer.ByteLength(field)];
+                Buffer.BlockCopy(field, 0, bytes, 0, bytes.Length);
+                f.Write(bytes, 0, bytes.Length);
+            }
+        }
+    }
 
     static void Main(string[] args) { Environment.ExitCode = Run(args); }
 
@@ -429,6 +483,8 @@ static class ShallowWater
         checksum = Array.IndexOf(args, "--checksum") >= 0;
         bool pinvoke = Array.IndexOf(args, "--pinvoke") >= 0;
         neighbour = Array.IndexOf(args, "--neighbour") >= 0;
+        checkpoint = Option(ref args, "--checkpoint");
+        dump = Option(ref args, "--dump");
         ISwmTransport net =
             pinvoke ? (ISwmTransport) new PInvokeTransport() : new SystemMpTransport();
         var nums = Array.FindAll(args, a => !a.StartsWith("--"));
@@ -439,7 +495,8 @@ static class ShallowWater
             n < 2 || steps < 0 || (pinvoke && neighbour)) {
             if (world.Rank == 0)
                 Console.Error.WriteLine("usage: ShallowWater.exe [ROWS COLUMNS STEPS] [--verify] " +
-                                        "[--checksum] [--pinvoke | --neighbour]");
+                                        "[--checksum] [--pinvoke | --neighbour] " +
+                                        "[--checkpoint FILE] [--dump FILE]");
             return 2;
         }
         int workers = Math.Max(1, world.Size - 1);
@@ -459,6 +516,10 @@ static class ShallowWater
             Report(world, m, n, steps, Gather(s), p0, u0, v0,
                    new[] { new double[] { sw.Elapsed.TotalSeconds, 0, 0 } },
                    sw.Elapsed.TotalSeconds);
+            if (checkpoint != null)
+                Checkpoint(world, m, n, 0, m, new[] { s.U, s.V, s.P }, s.At(0, 0));
+            if (dump != null)
+                Dump(Gather(s));
             return 0;
         }
         // The workers alone (the master takes no part in the stencil): their periodic ring is a
@@ -534,6 +595,10 @@ static class ShallowWater
             times[w] = t;
         }
         double elapsed = total.Elapsed.TotalSeconds;
+        if (checkpoint != null)   // (after the workers' messages: they checkpoint after sending)
+            Checkpoint(world, m, n, 0, 0, new[] { new double[0], new double[0], new double[0] }, 0);
+        if (dump != null)
+            Dump(result);
         Console.WriteLine(
             "transport: " + net.Name + (neighbour ? ", halos by NeighborAlltoall of regions" : ""));
         Report(world, m, n, steps, result, p0, u0, v0, times, elapsed);
@@ -622,6 +687,8 @@ static class ShallowWater
         }
         double sdto = net.Wtime() - sdt0;
         net.Send(new[] { compute, comm, sdto }, 0, 3, 0, 3);
+        if (checkpoint != null)
+            Checkpoint(world, m, n, row0, rows, new[] { s.U, s.V, s.P }, s.At(0, 0));
     }
 
     /// <summary>Edge rows to and from the neighbours, in place: first row up / last row down;

@@ -57,6 +57,10 @@ namespace System.MP
         internal const int NotSupported = -319, GroupRank = -320, DuplicateRank = -321,
                            OutOfRange = -322, Dims = -323, BadArgument = -324;
 
+        // OPI: files (opi/opi_file.c): System.IO's exceptions, as FileStream raises them
+        internal const int FileNotFound = -350, DirectoryNotFound = -351, FileAccess = -352,
+                           FileExists = -353, FileIo = -354;
+
         /// <param name="code">what an internal call returned (0: success, nothing thrown)</param>
         /// <remarks>Inlined at every call: the success test costs a compare, the throw stays
         /// in Make.</remarks>
@@ -108,6 +112,12 @@ namespace System.MP
             case DuplicateRank:
             case Dims:
             case BadArgument: return new ArgumentException(text, argument);
+            // files (MPFile.Open gives FileNotFoundException its FileName)
+            case FileNotFound: return new IO.FileNotFoundException("System.MP: " + text);
+            case DirectoryNotFound: return new IO.DirectoryNotFoundException("System.MP: " + text);
+            case FileAccess: return new UnauthorizedAccessException("System.MP: " + text);
+            case FileExists:
+            case FileIo: return new IO.IOException("System.MP: " + text);
             default:
                 return new MPException(code > 0 ? text : "System.MP: " + text,
                                        code > 0 ? MPDirect.ErrorClass(code) : code);

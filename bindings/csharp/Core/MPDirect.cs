@@ -462,6 +462,35 @@ namespace System.MP
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int RequestFailure();
 
+        // files (opi_file.c, MPFile). path: NUL-terminated UTF-8. FileAt's kind: 1 write, 2
+        // collective (or'ed); FileIat's write: 0/1, the request registered as Isend's is.
+        // FileSetView: sample is a 1-element array of the element type, spec Region.Spec.
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int FileOpen(int comm, byte[] path, int mode, int access,
+                                            out int id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int FileClose(int id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int FileDelete(byte[] path);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int FileSize(int id, out long bytes);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int FileSetSize(int id, long bytes);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int FileSync(int id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int FileAt(int id, long offset, Array array, int arrayOffset,
+                                          int count, int kind, ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int FileIat(int id, long offset, Array array, int arrayOffset,
+                                           int count, int write, Request owner, out long reqId,
+                                           ref StatusData status);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int FileSetView(int id, long displacement, Array sample,
+                                               int[] globalSizes, int[] spec, out long localCount);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int FileAll(int id, Array array, int write);
+
         // persistent requests (opi_persistent.c). SendInit/RecvInit register an inactive
         // persistent request under id (a weak handle on owner; region: Region.Spec). A start
         // gives useId = id while the use runs (for the Request* calls), -1 when it finished at
