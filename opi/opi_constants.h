@@ -123,7 +123,9 @@ enum opi_comparison {
     X(DUPLICATE_RANK, ArgumentException)          \
     X(OUT_OF_RANGE, ArgumentOutOfRangeException)  \
     X(DIMS, ArgumentException)                    \
-    X(BAD_ARGUMENT, ArgumentException)
+    X(BAD_ARGUMENT, ArgumentException)            \
+    X(WIN_EPOCH, MPException)                     \
+    X(WIN_DISPOSED, ObjectDisposedException)
 
 /* Every error code by its name alone (the layers' enums prefix it: MPC_ERR_, SD_ERR_, …). */
 enum opi_error_code {

@@ -56,6 +56,9 @@ namespace System.MP
         // OPI: groups, topologies, intercommunicators, spawn (opi/opi_comms.c)
         internal const int NotSupported = -319, GroupRank = -320, DuplicateRank = -321,
                            OutOfRange = -322, Dims = -323, BadArgument = -324;
+        // OPI: one-sided communication (opi/opi_window.c): an operation outside an epoch that
+        // allows it (MPException: the default case); a window disposed
+        internal const int WinEpoch = -355, WinDisposed = -356;
 
         /// <param name="code">what an internal call returned (0: success, nothing thrown)</param>
         /// <remarks>Inlined at every call: the success test costs a compare, the throw stays
@@ -96,6 +99,7 @@ namespace System.MP
             case BlocksOverlap:
             case TooLarge: return new ArgumentException(text, argument);
             case CommNull: return new ObjectDisposedException("Comm", text);
+            case WinDisposed: return new ObjectDisposedException("Window", text);
             case NotInitialized: return new InvalidOperationException("System.MP: " + text);
             case NoMemory: return new OutOfMemoryException(text);
             case Request: return new InvalidOperationException("System.MP: " + text);
