@@ -40,6 +40,11 @@ for op in column block3d persistent neighbor neighbor-packed column-nb; do
     rows "regions $op system-mp" $t $mpi "$b/motor" "$b/bench/Regions.exe" $op 8 512 1
     rows "regions $op native" "${t/system-mp/native-c}" $mpi "$b/bench/regions_native" $op 8 512 1
 done
+# one-sided communication (bench/rma.py): Put/Get in lock, flush and fence epochs, FetchAndOp
+for op in put-lock put-flush get-flush put-fence fetch-op; do
+    rows "rma $op system-mp" system-mp $mpi "$b/motor" "$b/bench/Rma.exe" $op 8 512 1
+    rows "rma $op native" native-c $mpi "$b/bench/rma_native" $op 8 512 1
+done
 for t in sdto binaryformatter datacontract; do
     rows "sdto pingpong $t" $t $mpi "$b/motor" "$b/bench/Sdto.exe" pingpong $t 1 16 1
     rows "sdto perobject $t" "$t-serialize" mpiexec.mpich -n 1 "$b/motor" "$b/bench/Sdto.exe" perobject $t 100 1
