@@ -7,6 +7,9 @@
 // closing open epochs, then ObjectDisposedException) and no pin left.
 //   `WindowTest.exe leak`: two windows never disposed (one with a LockAll epoch open): freed at
 // exit with a warning, the process ends normally.
+//   `WindowTest.exe stress-user-op [rounds]`: the same with an Op.Create operator alive, so that
+// every window call runs GC-safe; without UCX_MEM_EVENTS=no it reproduces the UCX munmap-hook
+// deadlock of docs/design.md, "Windows" (the testlist runs it with the variable set).
 //   `WindowTest.exe stress [rounds]`: young exposed arrays and young origin arrays while another
 // thread forces minor and major collections, during fence and lock epochs, every element checked.
 using System;
@@ -432,6 +435,13 @@ static class WindowTest
         if (args.Length > 0 && args[0] == "stress") {
             Stress(args.Length > 1 ? int.Parse(args[1]) : 30);
             return Check.FinishWithNoPinLeft("WindowTest stress");
+        }
+        if (args.Length > 0 && args[0] == "stress-user-op") {
+            // a C# operator exists: every MPI call of the window goes GC-safe (the rule of
+            // transfer.h), MPI_Win_create and MPI_Win_free too
+            using (Op.Create<long>((a, b) => a + b))
+                Stress(args.Length > 1 ? int.Parse(args[1]) : 30);
+            return Check.FinishWithNoPinLeft("WindowTest stress-user-op");
         }
         Alignments();
         Others();
