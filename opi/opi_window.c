@@ -45,6 +45,8 @@ typedef struct held_origin {
     xfer_hold *hold;
 } held_origin;
 
+#define KEPT 4
+
 typedef struct window {
     MPI_Win win;
     int size, rank;
@@ -59,6 +61,12 @@ typedef struct window {
     int nlocked;
     held_origin *held;
     int nheld, held_capacity;
+    /* Origins the collector cannot move need only be kept alive: the last few stay so (a plain
+     * handle each) until another replaces them or Dispose, so that a loop reusing its arrays
+     * takes no handle per operation. */
+    MonoObject *kept[KEPT];
+    uint32_t kept_handle[KEPT];
+    int kept_next;
 } window;
 
 /* A type id that says: this rank's memory was refused. */
@@ -129,7 +137,7 @@ static int same_type_locked(window *w, MonoClass *k, uint32_t size, int *same)
         return rc;
     *same = id == w->type_id;
     if (*same)
-        w->elem_class = k;
+        __atomic_store_n(&w->elem_class, k, __ATOMIC_RELEASE);
     return MPC_OK;
 }
 
@@ -138,6 +146,8 @@ static int check_type(window *w, const rt_class_plan *p, const char *name)
 {
     if (w->type_id == 0)
         return MPC_OK; /* nobody exposes: every access is out of range, found after */
+    if (__atomic_load_n(&w->elem_class, __ATOMIC_ACQUIRE) == p->elem_class)
+        return MPC_OK;
     int same = 0;
     pthread_mutex_lock(&wins_lock);
     int rc = same_type_locked(w, p->elem_class, p->data_size, &same);
@@ -163,13 +173,14 @@ static int check_type(window *w, const rt_class_plan *p, const char *name)
 
 /* ---- the table ---- */
 
+/* Without the lock: the table only grows, a grown table is published after its entries are
+ * copied, and an older one is never freed (ids are never reused). */
 static window *find(int32_t id)
 {
     window *w = NULL;
-    pthread_mutex_lock(&wins_lock);
-    if (id >= 1 && id <= nwins)
-        w = wins[id - 1];
-    pthread_mutex_unlock(&wins_lock);
+    window **table = __atomic_load_n(&wins, __ATOMIC_ACQUIRE);
+    if (id >= 1 && id <= __atomic_load_n(&nwins, __ATOMIC_ACQUIRE))
+        w = __atomic_load_n(&table[id - 1], __ATOMIC_ACQUIRE);
     if (!w)
         error_record(OPI_ERR_WIN_DISPOSED, NULL, "window %d has been disposed", id);
     return w;
@@ -180,15 +191,18 @@ static int add(window *w, int32_t *id)
     pthread_mutex_lock(&wins_lock);
     if (nwins == wins_capacity) {
         int32_t grown = wins_capacity ? 2 * wins_capacity : 16;
-        window **more = realloc(wins, (size_t)grown * sizeof *more);
+        window **more = calloc((size_t)grown, sizeof *more);
         if (!more) {
             pthread_mutex_unlock(&wins_lock);
             return error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory for the window table");
         }
-        wins = more;
+        for (int32_t i = 0; i < nwins; i++)
+            more[i] = wins[i];
+        __atomic_store_n(&wins, more, __ATOMIC_RELEASE); /* the old table stays: see find */
         wins_capacity = grown;
     }
-    wins[nwins++] = w;
+    __atomic_store_n(&wins[nwins], w, __ATOMIC_RELEASE);
+    __atomic_store_n(&nwins, nwins + 1, __ATOMIC_RELEASE);
     *id = nwins;
     pthread_mutex_unlock(&wins_lock);
     return MPC_OK;
@@ -235,6 +249,34 @@ static int hold_origin(window *w, MonoObject **array, int target)
     w->held[w->nheld++] = (held_origin){target, h};
     pthread_mutex_unlock(&wins_lock);
     return MPC_OK;
+}
+
+/* Keeps origin (which the collector cannot move) alive until its epoch closes, and longer: see
+ * window.kept. */
+static void keep_origin(window *w, MonoObject *origin)
+{
+    pthread_mutex_lock(&wins_lock);
+    for (int k = 0; k < KEPT; k++)
+        if (w->kept[k] == origin) {
+            pthread_mutex_unlock(&wins_lock);
+            return;
+        }
+    int k = w->kept_next;
+    w->kept_next = (k + 1) % KEPT;
+    uint32_t old = w->kept_handle[k];
+    w->kept[k] = origin;
+    w->kept_handle[k] = xfer_keep_alive(origin);
+    pthread_mutex_unlock(&wins_lock);
+    xfer_let_go(old);
+}
+
+static void let_go_kept(window *w)
+{
+    for (int k = 0; k < KEPT; k++) {
+        xfer_let_go(w->kept_handle[k]);
+        w->kept_handle[k] = 0;
+        w->kept[k] = NULL;
+    }
 }
 
 /* Lets go of the origin arrays held for target (-1: every target): their epoch closed. */
@@ -380,7 +422,7 @@ RT_HOLDS_STACK_MARK int32_t opi_win_free(int32_t id)
     pthread_mutex_lock(&wins_lock);
     if (id >= 1 && id <= nwins) {
         w = wins[id - 1];
-        wins[id - 1] = NULL;
+        __atomic_store_n(&wins[id - 1], NULL, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&wins_lock);
     if (!w)
@@ -399,6 +441,7 @@ RT_HOLDS_STACK_MARK int32_t opi_win_free(int32_t id)
             rc = freed;
     }
     release_origins(w, -1);
+    let_go_kept(w);
     xfer_unpin_for_life(w->pin);
     discard(w);
     return rc;
@@ -413,7 +456,7 @@ void opi_window_close_all(void)
     for (int32_t i = 0; i < n; i++) {
         pthread_mutex_lock(&wins_lock);
         window *w = wins[i];
-        wins[i] = NULL;
+        __atomic_store_n(&wins[i], NULL, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&wins_lock);
         if (!w)
             continue;
@@ -477,7 +520,7 @@ RT_HOLDS_STACK_MARK int32_t opi_win_fence(int32_t id)
     if (rc != MPC_OK)
         return rc;
     pthread_mutex_lock(&wins_lock);
-    w->fenced = 1;
+    __atomic_store_n(&w->fenced, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&wins_lock);
     release_origins(w, -1);
     return MPC_OK;
@@ -494,7 +537,7 @@ RT_HOLDS_STACK_MARK int32_t opi_win_lock(int32_t id, int32_t rank, int32_t exclu
     pthread_mutex_lock(&wins_lock);
     int state = w->lock_all ? -1 : w->locked[rank];
     if (state == 0)
-        w->locked[rank] = exclusive ? 2 : 1; /* claimed: a second Lock of rank is refused */
+        __atomic_store_n(&w->locked[rank], exclusive ? 2 : 1, __ATOMIC_RELAXED); /* claimed */
     pthread_mutex_unlock(&wins_lock);
     if (state < 0)
         return epoch_error("Lock inside a LockAll epoch: every target is locked already");
@@ -506,9 +549,9 @@ RT_HOLDS_STACK_MARK int32_t opi_win_lock(int32_t id, int32_t rank, int32_t exclu
     XFER_BLOCKING_END;
     pthread_mutex_lock(&wins_lock);
     if (rc != MPC_OK)
-        w->locked[rank] = 0;
+        __atomic_store_n(&w->locked[rank], 0, __ATOMIC_RELAXED);
     else
-        w->nlocked++;
+        __atomic_store_n(&w->nlocked, w->nlocked + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&wins_lock);
     return rc;
 }
@@ -534,8 +577,8 @@ RT_HOLDS_STACK_MARK int32_t opi_win_unlock(int32_t id, int32_t rank)
     if (rc != MPC_OK)
         return rc; /* the epoch is as MPI left it; the origins stay held */
     pthread_mutex_lock(&wins_lock);
-    w->locked[rank] = 0;
-    w->nlocked--;
+    __atomic_store_n(&w->locked[rank], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->nlocked, w->nlocked - 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&wins_lock);
     release_origins(w, rank);
     return MPC_OK;
@@ -549,7 +592,7 @@ RT_HOLDS_STACK_MARK int32_t opi_win_lock_all(int32_t id)
     pthread_mutex_lock(&wins_lock);
     int busy = w->lock_all || w->nlocked;
     if (!busy)
-        w->lock_all = 1;
+        __atomic_store_n(&w->lock_all, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&wins_lock);
     if (busy)
         return epoch_error("LockAll while a passive-target epoch is open (Lock or LockAll): "
@@ -560,7 +603,7 @@ RT_HOLDS_STACK_MARK int32_t opi_win_lock_all(int32_t id)
     XFER_BLOCKING_END;
     if (rc != MPC_OK) {
         pthread_mutex_lock(&wins_lock);
-        w->lock_all = 0;
+        __atomic_store_n(&w->lock_all, 0, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&wins_lock);
     }
     return rc;
@@ -583,7 +626,7 @@ RT_HOLDS_STACK_MARK int32_t opi_win_unlock_all(int32_t id)
     if (rc != MPC_OK)
         return rc;
     pthread_mutex_lock(&wins_lock);
-    w->lock_all = 0;
+    __atomic_store_n(&w->lock_all, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&wins_lock);
     release_origins(w, -1);
     return MPC_OK;
@@ -592,10 +635,9 @@ RT_HOLDS_STACK_MARK int32_t opi_win_unlock_all(int32_t id)
 /* Whether a passive-target epoch covers target (-1: any target). */
 static int passive(window *w, int target)
 {
-    pthread_mutex_lock(&wins_lock);
-    int open = w->lock_all || (target < 0 ? w->nlocked > 0 : w->locked[target] != 0);
-    pthread_mutex_unlock(&wins_lock);
-    return open;
+    return __atomic_load_n(&w->lock_all, __ATOMIC_RELAXED) ||
+           (target < 0 ? __atomic_load_n(&w->nlocked, __ATOMIC_RELAXED) > 0
+                       : __atomic_load_n(&w->locked[target], __ATOMIC_RELAXED) != 0);
 }
 
 RT_HOLDS_STACK_MARK int32_t opi_win_flush(int32_t id, int32_t rank)
@@ -666,9 +708,10 @@ static int check_access(window *w, int32_t target, int64_t index, int64_t count,
 /* An operation on target is allowed in a fence epoch or a passive epoch covering it. */
 static int check_epoch(window *w, int32_t target, const char *op)
 {
-    pthread_mutex_lock(&wins_lock);
-    int open = w->fenced || w->lock_all || w->locked[target];
-    pthread_mutex_unlock(&wins_lock);
+    /* read without the lock: the epoch calls that change these are the program's to order */
+    int open = __atomic_load_n(&w->fenced, __ATOMIC_RELAXED) ||
+               __atomic_load_n(&w->lock_all, __ATOMIC_RELAXED) ||
+               __atomic_load_n(&w->locked[target], __ATOMIC_RELAXED);
     if (open)
         return MPC_OK;
     return error_record(OPI_ERR_WIN_EPOCH, NULL,
@@ -726,8 +769,12 @@ RT_HOLDS_STACK_MARK static int32_t transfer(enum rma_kind kind, int32_t id, Mono
         return rc;
     if ((rc = check_epoch(w, target, names[kind])) != MPC_OK)
         return rc;
-    if (count > 0 && (rc = hold_origin(w, &origin, target)) != MPC_OK)
-        return rc;
+    if (count > 0) {
+        if (!xfer_pin_every() && !xfer_may_move(origin))
+            keep_origin(w, origin);
+        else if ((rc = hold_origin(w, &origin, target)) != MPC_OK)
+            return rc;
+    }
     /* origin is held from here on (or needs no hold: nothing moves for count 0) */
     char *data = (char *)rt_array_data(origin) + (size_t)offset * p->data_size;
     size_t bytes = (size_t)count * p->data_size;

@@ -93,3 +93,11 @@ void xfer_unpin_for_life(uint32_t handle)
     mono_gchandle_free(handle);
     gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
 }
+
+uint32_t xfer_keep_alive(MonoObject *obj) { return mono_gchandle_new(obj, 0); }
+
+void xfer_let_go(uint32_t handle)
+{
+    if (handle)
+        mono_gchandle_free(handle);
+}

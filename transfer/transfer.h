@@ -168,6 +168,10 @@ void xfer_hold_release(xfer_hold *h, int reason);
  * or not (it keeps obj alive too), counted as a pin until xfer_unpin_for_life (0: nothing). */
 uint32_t xfer_pin_for_life(MonoObject *obj);
 void xfer_unpin_for_life(uint32_t handle);
+/* A plain (strong, not pinning) handle keeping obj alive, for an object the collector cannot move
+ * that MPI uses after its call returned (a window's origin array); 0: nothing to let go. */
+uint32_t xfer_keep_alive(MonoObject *obj);
+void xfer_let_go(uint32_t handle);
 
 /* MOTOR_PIN_POLICY=every: pins objs[0..nobjs) (NULL entries: none) before a transfer starts,
  * pins[i] = 0 where nothing was pinned; xfer_early_unpin releases them if it does not start. */
