@@ -244,10 +244,15 @@ static class WindowTest
     static void Refusals()
     {
         var exposed = new double[10];
+        long pinsBefore = MP.Stats.PinsLive;
         Window win = Window.Create(world, exposed);
+        Check.Equal(pinsBefore + 1, MP.Stats.PinsLive,
+                    "the exposed array is pinned while the " + "window lives");
         var d = new double[4];
         // outside any epoch (no Fence yet)
-        Check.Throws<MPException>(() => win.Put(d, 0, 1, next, 0), "Put outside an epoch");
+        MPException outside =
+            Check.Throws<MPException>(() => win.Put(d, 0, 1, next, 0), "Put outside an epoch");
+        Check.Equal(-355, outside == null ? 0 : outside.ErrorClass, "its ErrorClass");
         Check.Throws<MPException>(() => win.Get(d, 0, 1, next, 0), "Get outside an epoch");
         Check.Throws<MPException>(() => win.Accumulate(d, 0, 1, next, 0, Op.Sum),
                                   "Accumulate outside an epoch");
@@ -320,6 +325,7 @@ static class WindowTest
         win.Lock(next, false);
         win.Put(d, 0, 2, next, 2);
         win.Dispose();
+        Check.Equal(pinsBefore, MP.Stats.PinsLive, "Dispose unpins the exposed array");
         win.Dispose();
         Check.True(exposed[2] == 42 && exposed[8] == 42 && exposed[0] == 1,
                    "Dispose completes the open epoch");
