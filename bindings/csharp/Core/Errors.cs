@@ -57,7 +57,7 @@ namespace System.MP
         internal const int NotSupported = -319, GroupRank = -320, DuplicateRank = -321,
                            OutOfRange = -322, Dims = -323, BadArgument = -324;
         // OPI: one-sided communication (opi/opi_window.c): an operation outside an epoch that
-        // allows it (MPException: the default case); a window disposed
+        // allows it (MPException with MPI's class MPI_ERR_RMA_SYNC); a window disposed
         internal const int WinEpoch = -355, WinDisposed = -356;
 
         /// <param name="code">what an internal call returned (0: success, nothing thrown)</param>
@@ -100,6 +100,7 @@ namespace System.MP
             case TooLarge: return new ArgumentException(text, argument);
             case CommNull: return new ObjectDisposedException("Comm", text);
             case WinDisposed: return new ObjectDisposedException("Window", text);
+            case WinEpoch: return new MPException("System.MP: " + text, Window.RmaSyncClass);
             case NotInitialized: return new InvalidOperationException("System.MP: " + text);
             case NoMemory: return new OutOfMemoryException(text);
             case Request: return new InvalidOperationException("System.MP: " + text);

@@ -52,6 +52,10 @@ namespace System.MP
     /// </code></example>
     public sealed class Window : IDisposable
     {
+        // MPI_ERR_RMA_SYNC: the ErrorClass of an operation refused outside an epoch (the class MPI
+        // reports for that misuse; opi/opi_constants.h, checked by ContractTest)
+        internal const int RmaSyncClass = 50;
+
         int id;                  // the core's window id; 0 once disposed
         readonly Array memory;   // the exposed array (also pinned by the core): kept alive here
         readonly int size;
