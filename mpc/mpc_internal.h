@@ -336,4 +336,26 @@ int mpc_file_set_view(MPI_File fh, int64_t disp, MPI_Datatype etype, MPI_Datatyp
 /* MPI_Type_free of a type mpc_file_view_types made (MPI_DATATYPE_NULL: nothing). */
 int mpc_file_type_free(MPI_Datatype *type);
 
+/* ---- one-sided communication: windows (rma.c) ----
+ * A window over [base, base + bytes) with displacement unit 1 (displacements are bytes from
+ * base), MPI_ERRORS_RETURN. FetchAndOp and CompareAndSwap flush the target before returning, so
+ * the result is there. */
+int mpc_win_create(void *base, size_t bytes, mpc_comm comm, MPI_Win *win);
+int mpc_win_free(MPI_Win *win);
+int mpc_win_fence(int assert_flags, MPI_Win win);
+int mpc_win_lock(int exclusive, int rank, MPI_Win win);
+int mpc_win_unlock(int rank, MPI_Win win);
+int mpc_win_lock_all(MPI_Win win);
+int mpc_win_unlock_all(MPI_Win win);
+int mpc_win_flush(int rank, MPI_Win win);
+int mpc_win_flush_all(MPI_Win win);
+int mpc_put(const void *origin, size_t bytes, int rank, MPI_Aint disp, MPI_Win win);
+int mpc_get(void *origin, size_t bytes, int rank, MPI_Aint disp, MPI_Win win);
+int mpc_accumulate(const void *origin, MPI_Count count, MPI_Datatype type, int rank, MPI_Aint disp,
+                   MPI_Op op, MPI_Win win);
+int mpc_fetch_and_op(const void *value, void *result, MPI_Datatype type, int rank, MPI_Aint disp,
+                     MPI_Op op, MPI_Win win);
+int mpc_compare_and_swap(const void *value, const void *compare, void *result, MPI_Datatype type,
+                         int rank, MPI_Aint disp, MPI_Win win);
+
 #endif

@@ -256,6 +256,23 @@
       (IC_I64, IC_OBJ, IC_I64_REF, IC_STATUS_REF, IC_I32_REF))                                     \
     X(PrequestStartAll, opi_prequest_start_all, IC_I32,                                            \
       (IC_OBJ, IC_OBJ, IC_I32, IC_OBJ, IC_I32_REF))                                                \
-    X(PrequestFree, opi_prequest_free, IC_I32, (IC_I64))
+    X(PrequestFree, opi_prequest_free, IC_I32, (IC_I64))                                           \
+    /* one-sided communication: windows (opi_window.c) */                                          \
+    X(WinCreate, opi_win_create, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_I32_REF))                     \
+    X(WinTargetCount, opi_win_target_count, IC_I32, (IC_I32, IC_I32, IC_I64_REF))                  \
+    X(WinFree, opi_win_free, IC_I32, (IC_I32))                                                     \
+    X(WinFence, opi_win_fence, IC_I32, (IC_I32))                                                   \
+    X(WinLock, opi_win_lock, IC_I32, (IC_I32, IC_I32, IC_I32))                                     \
+    X(WinUnlock, opi_win_unlock, IC_I32, (IC_I32, IC_I32))                                         \
+    X(WinLockAll, opi_win_lock_all, IC_I32, (IC_I32))                                              \
+    X(WinUnlockAll, opi_win_unlock_all, IC_I32, (IC_I32))                                          \
+    X(WinFlush, opi_win_flush, IC_I32, (IC_I32, IC_I32))                                           \
+    X(WinFlushAll, opi_win_flush_all, IC_I32, (IC_I32))                                            \
+    X(WinPut, opi_win_put, IC_I32, (IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I64))               \
+    X(WinGet, opi_win_get, IC_I32, (IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I64))               \
+    X(WinAccumulate, opi_win_accumulate, IC_I32,                                                   \
+      (IC_I32, IC_OBJ, IC_I32, IC_I32, IC_I32, IC_I64, IC_I32))                                    \
+    X(WinFetchAndOp, opi_win_fetch_and_op, IC_I32, (IC_I32, IC_OBJ, IC_I32, IC_I64, IC_I32))       \
+    X(WinCompareAndSwap, opi_win_compare_and_swap, IC_I32, (IC_I32, IC_OBJ, IC_I32, IC_I64))
 
 #endif

@@ -53,6 +53,7 @@ int motor_core_finalize(void)
     if (!mpc_is_initialized())
         return mpc_finalize(); /* MPC_ERR_NOT_INITIALIZED, with its record */
     opi_files_close_at_exit(); /* undisposed MPFiles: their data written, with a warning */
+    opi_window_close_all();    /* windows not disposed: freed, with a warning */
     xfer_close(); /* no GC event calls MPI from here on; what is registered is finished */
     double bound = mpc_config_seconds(MPC_CONFIG_FINALIZE_TIMEOUT);
     return mpc_finalize_within(bound, 0);

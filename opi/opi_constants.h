@@ -49,11 +49,16 @@
     X(Comparison, SIMILAR, 2)   \
     X(Comparison, UNEQUAL, 3)
 
+/* The MPI error class of a window operation refused outside an epoch (OPI_ERR_WIN_EPOCH): the one
+ * MPI itself reports for that misuse (MPI_ERR_RMA_SYNC), so System.MP's refusals and MPI's look
+ * alike to a program that tests MPException.ErrorClass. */
+#define OPI_WINDOW_CONSTANTS(X) X(Window, RMA_SYNC_CLASS, MPI_ERR_RMA_SYNC)
+
 /* Every row above, for the contract. */
 /* clang-format off */
 #define OPI_MIRRORED_CONSTANTS(X)                                               \
     OPI_SENTINELS(X) OPI_SEND_MODES(X) OPI_COMM_LIMITS(X) OPI_GROUP_COMBINES(X) \
-    OPI_WAIT_POLICIES(X) OPI_COMPARISONS(X)
+    OPI_WAIT_POLICIES(X) OPI_COMPARISONS(X) OPI_WINDOW_CONSTANTS(X)
 /* clang-format on */
 
 enum opi_sentinel {
@@ -132,7 +137,9 @@ enum opi_comparison {
     X(DUPLICATE_RANK, ArgumentException)          \
     X(OUT_OF_RANGE, ArgumentOutOfRangeException)  \
     X(DIMS, ArgumentException)                    \
-    X(BAD_ARGUMENT, ArgumentException)
+    X(BAD_ARGUMENT, ArgumentException)            \
+    X(WIN_EPOCH, MPException)                     \
+    X(WIN_DISPOSED, ObjectDisposedException)
 
 /* Every error code by its name alone (the layers' enums prefix it: MPC_ERR_, SD_ERR_, …). */
 enum opi_error_code {

@@ -43,7 +43,10 @@
     X(OUT_OF_RANGE, -322, "an argument outside its valid range")                                   \
     X(DIMS, -323,                                                                                  \
       "the dimensions do not fit (lengths, or their product against the communicator size)")       \
-    X(BAD_ARGUMENT, -324, "the argument does not fit the call (see the message)")
+    X(BAD_ARGUMENT, -324, "the argument does not fit the call (see the message)")                  \
+    /* one-sided communication (windows, opi_window.c) */                                          \
+    X(WIN_EPOCH, -355, "no epoch of the window allows this (Fence, Lock, LockAll)")                \
+    X(WIN_DISPOSED, -356, "the window has been disposed")
 
 #define OPI_ERR_FIRST (-300)
 #define OPI_ERR_LIMIT (-399)

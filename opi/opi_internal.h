@@ -188,6 +188,11 @@ enum { OPI_BUILTIN_OPS(OPI_OP_ENUM) OP_BUILTINS };
  * (System.MP.Op's numbering); OPI_ERR_OP when MPI does not define it for that type, and for
  * the one-sided operators (Op.Replace, Op.NoOp), which no reduction takes. */
 int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_Datatype *dt);
+/* The same for one-sided operations (Window.Accumulate, FetchAndOp): Op.Replace and Op.NoOp too
+ * (any primitive type), a user operator OPI_ERR_NOT_SUPPORTED (MPI applies only built-in ones
+ * to a window). */
+int opi_op_resolve_one_sided(int32_t code, const rt_class_plan *elements, MPI_Op *op,
+                             MPI_Datatype *dt);
 
 /* ---- internal calls (opi_icalls.h, icall_table.c) ---- */
 
@@ -258,5 +263,11 @@ static inline int opi_completed(const xfer_info *info, int rc)
 {
     return info->verify ? info->verify(info, rc) : rc;
 }
+
+/* ---- one-sided communication (opi_window.c) ---- */
+
+/* At exit, before MPI_Finalize (GC-safe, MPI calls only): frees the windows not disposed, in
+ * creation order, each with a warning on stderr. */
+void opi_window_close_all(void);
 
 #endif

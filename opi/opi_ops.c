@@ -360,3 +360,21 @@ int opi_op_resolve(int32_t code, const rt_class_plan *elements, MPI_Op *op, MPI_
     }
     return MPC_OK;
 }
+
+int opi_op_resolve_one_sided(int32_t code, const rt_class_plan *elements, MPI_Op *op,
+                             MPI_Datatype *dt)
+{
+    if (code == OP_REPLACE || code == OP_NO_OP) {
+        *dt = primitive_datatype(elements->elem_type);
+        if (*dt == MPI_DATATYPE_NULL)
+            return op_refused(builtins[code].name, elements->elem_class,
+                              "one-sided operators take primitive types");
+        *op = builtins[code].op;
+        return MPC_OK;
+    }
+    if (code < 0 || code >= OP_BUILTINS)
+        return error_record(OPI_ERR_NOT_SUPPORTED, "op",
+                            "a user operator (Op.Create) cannot be applied to a window: MPI's "
+                            "one-sided operations take only the built-in operators");
+    return opi_op_resolve(code, elements, op, dt);
+}

@@ -47,6 +47,11 @@ for op in write read; do
     rows "io $op native" native-c $mpi "$b/bench/io_native" $op 65536 65536 1 "$io_dir"
 done
 rm -rf "$io_dir"
+# one-sided communication (bench/rma.py): Put/Get in lock, flush and fence epochs, FetchAndOp
+for op in put-lock put-flush get-flush put-fence fetch-op; do
+    rows "rma $op system-mp" system-mp $mpi "$b/motor" "$b/bench/Rma.exe" $op 8 512 1
+    rows "rma $op native" native-c $mpi "$b/bench/rma_native" $op 8 512 1
+done
 for t in sdto binaryformatter datacontract; do
     rows "sdto pingpong $t" $t $mpi "$b/motor" "$b/bench/Sdto.exe" pingpong $t 1 16 1
     rows "sdto perobject $t" "$t-serialize" mpiexec.mpich -n 1 "$b/motor" "$b/bench/Sdto.exe" perobject $t 100 1

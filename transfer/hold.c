@@ -79,3 +79,25 @@ void xfer_hold_release(xfer_hold *h, int reason)
     }
     free(h);
 }
+
+uint32_t xfer_pin_for_life(MonoObject *obj)
+{
+    gch_count(GCH_PINS_TAKEN, 1);
+    return mono_gchandle_new(obj, 1);
+}
+
+void xfer_unpin_for_life(uint32_t handle)
+{
+    if (!handle)
+        return;
+    mono_gchandle_free(handle);
+    gch_count(GCH_PINS_RELEASED_BY_WAIT, 1);
+}
+
+uint32_t xfer_keep_alive(MonoObject *obj) { return mono_gchandle_new(obj, 0); }
+
+void xfer_let_go(uint32_t handle)
+{
+    if (handle)
+        mono_gchandle_free(handle);
+}

@@ -166,6 +166,15 @@ int xfer_hold_take(xfer_object_at at, void *ctx, int n, bool keep_alive, xfer_ho
  * (GCH_PINS_RELEASED_BY_WAIT or _BY_GC), and frees h. */
 void xfer_hold_release(xfer_hold *h, int reason);
 
+/* A long-lived MPI object over obj's data (a window's exposed array): a pinned GC handle, movable
+ * or not (it keeps obj alive too), counted as a pin until xfer_unpin_for_life (0: nothing). */
+uint32_t xfer_pin_for_life(MonoObject *obj);
+void xfer_unpin_for_life(uint32_t handle);
+/* A plain (strong, not pinning) handle keeping obj alive, for an object the collector cannot move
+ * that MPI uses after its call returned (a window's origin array); 0: nothing to let go. */
+uint32_t xfer_keep_alive(MonoObject *obj);
+void xfer_let_go(uint32_t handle);
+
 /* MOTOR_PIN_POLICY=every: pins objs[0..nobjs) (NULL entries: none) before a transfer starts,
  * pins[i] = 0 where nothing was pinned; xfer_early_unpin releases them if it does not start. */
 void xfer_early_pins(MonoObject *const *objs, int nobjs, uint32_t *pins);

@@ -56,6 +56,9 @@ namespace System.MP
         // OPI: groups, topologies, intercommunicators, spawn (opi/opi_comms.c)
         internal const int NotSupported = -319, GroupRank = -320, DuplicateRank = -321,
                            OutOfRange = -322, Dims = -323, BadArgument = -324;
+        // OPI: one-sided communication (opi/opi_window.c): an operation outside an epoch that
+        // allows it (MPException with MPI's class MPI_ERR_RMA_SYNC); a window disposed
+        internal const int WinEpoch = -355, WinDisposed = -356;
 
         // OPI: files (opi/opi_file.c): System.IO's exceptions, as FileStream raises them
         internal const int FileNotFound = -350, DirectoryNotFound = -351, FileAccess = -352,
@@ -100,6 +103,8 @@ namespace System.MP
             case BlocksOverlap:
             case TooLarge: return new ArgumentException(text, argument);
             case CommNull: return new ObjectDisposedException("Comm", text);
+            case WinDisposed: return new ObjectDisposedException("Window", text);
+            case WinEpoch: return new MPException("System.MP: " + text, Window.RmaSyncClass);
             case NotInitialized: return new InvalidOperationException("System.MP: " + text);
             case NoMemory: return new OutOfMemoryException(text);
             case Request: return new InvalidOperationException("System.MP: " + text);

@@ -517,5 +517,46 @@ namespace System.MP
                                                     StatusData[] statuses, out int started);
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int PrequestFree(long id);
+
+        // one-sided communication (opi_window.c). WinCreate is collective: id names the window
+        // (never reused); memory may be null. Fence, Lock(rank, exclusive), Unlock, LockAll,
+        // UnlockAll, Flush, FlushAll close or open epochs; the origin arrays of Put, Get and
+        // Accumulate (offset, count: linear elements) stay held until their epoch closes.
+        // FetchAndOp / CompareAndSwap take values = T[3] {value, compare, result}; op: Op.Code.
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinCreate(int comm, int size, Array memory, out int id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinTargetCount(int id, int rank, out long count);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinFree(int id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinFence(int id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinLock(int id, int rank, int exclusive);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinUnlock(int id, int rank);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinLockAll(int id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinUnlockAll(int id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinFlush(int id, int rank);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinFlushAll(int id);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinPut(int id, Array origin, int offset, int count,
+                                          int targetRank, long targetIndex);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinGet(int id, Array origin, int offset, int count,
+                                          int targetRank, long targetIndex);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinAccumulate(int id, Array origin, int offset, int count,
+                                                 int targetRank, long targetIndex, int op);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinFetchAndOp(int id, Array values, int targetRank,
+                                                 long targetIndex, int op);
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int WinCompareAndSwap(int id, Array values, int targetRank,
+                                                     long targetIndex);
     }
 }
