@@ -832,36 +832,6 @@ static class PersistentTest
 
     /// <summary>Another thread that forces minor and major collections in turn, a millisecond
     /// apart (at any moment of this thread's uses), until disposed.</summary>
-    sealed class PacedCollector : IDisposable
-    {
-        volatile bool stop;
-        readonly Thread thread;
-
-        internal PacedCollector()
-        {
-            ThreadStart collect = () =>
-            {
-                var keep = new List<byte[]>();
-                for (int k = 0; !stop; k++) {
-                    for (int i = 0; i < 50; i++)
-                        keep.Add(new byte[100 + 37 * (i % 20)]);
-                    if (keep.Count > 3000)
-                        keep.RemoveRange(0, 1500);
-                    GC.Collect(k % 3 == 2 ? 2 : 0);
-                    Thread.Sleep(1);   // pacing, not synchronisation
-                }
-            };
-            thread = new Thread(collect) { Name = "collector" };
-            thread.Start();
-        }
-
-        public void Dispose()
-        {
-            stop = true;
-            thread.Join();
-        }
-    }
-
     [MethodImpl(MethodImplOptions.NoInlining)]
     static void Churn(Random random)
     {

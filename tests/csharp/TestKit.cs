@@ -208,6 +208,39 @@ sealed class Collector : IDisposable
     }
 }
 
+/// <summary>Another thread that allocates and collects (minor, minor, major, ...) about once a
+/// millisecond until disposed: collections paced so that the operations under test still run
+/// between them.</summary>
+sealed class PacedCollector : IDisposable
+{
+    volatile bool stop;
+    readonly Thread thread;
+
+    public PacedCollector()
+    {
+        ThreadStart collect = () =>
+        {
+            var keep = new List<byte[]>();
+            for (int k = 0; !stop; k++) {
+                for (int i = 0; i < 50; i++)
+                    keep.Add(new byte[100 + 37 * (i % 20)]);
+                if (keep.Count > 3000)
+                    keep.RemoveRange(0, 1500);
+                GC.Collect(k % 3 == 2 ? 2 : 0);
+                Thread.Sleep(1);   // pacing, not synchronisation
+            }
+        };
+        thread = new Thread(collect) { Name = "collector" };
+        thread.Start();
+    }
+
+    public void Dispose()
+    {
+        stop = true;
+        thread.Join();
+    }
+}
+
 static class Graphs
 {
     /// <summary>Through Serializer and back: Serialize must give Measure bytes, and the same
