@@ -46,8 +46,13 @@ RT_HOLDS_STACK_MARK static void prefer_huge_pages(const char *data, size_t bytes
     uintptr_t start = ((uintptr_t)data + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
     uintptr_t end = ((uintptr_t)data + bytes) & ~(HUGE_PAGE - 1);
     if (end > start) {
+        /* One huge page per call: MADV_COLLAPSE does not return to user space, so does not take
+         * the signal with which a collection suspends a GC-safe thread, until its whole range
+         * is done (seconds for 1 GiB, every other thread of the process stopped meanwhile);
+         * page by page, a collection waits for one page's copy at most. */
         XFER_BLOCKING_BEGIN();
-        (void)madvise((void *)start, end - start, MADV_COLLAPSE); /* advice: refusal is fine */
+        for (uintptr_t page = start; page < end; page += HUGE_PAGE)
+            (void)madvise((void *)page, HUGE_PAGE, MADV_COLLAPSE); /* advice: refusal is fine */
         XFER_BLOCKING_END;
     }
     ptr_map_get_or_build(&collapsed, data, mark_collapsed, NULL);
