@@ -677,7 +677,7 @@ static int block_mismatch(const struct block_names *names, int from, int64_t got
                           names->rule);
 }
 
-/* A v-collective whose arguments passed the checks (prepare_gatherv, _scatterv, _alltoallv): its
+/* A v-collective whose arguments passed the checks (prepare_rooted_v, prepare_alltoallv): its
  * arrays (NULL where this rank has none) and the blocks cut from them per rank, in bytes, written
  * into the caller's sblocks and rblocks (size entries each; left as they were where this rank
  * sends or receives nothing, and for Gatherv's and Scatterv's one whole array). */
@@ -690,59 +690,41 @@ struct vprep {
     mpc_block *sblocks, *rblocks;
 };
 
-static int prepare_gatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
-                           MonoObject *recv, MonoObject *counts, MonoObject *displs, int32_t root,
-                           struct vprep *p)
-{
-    const rt_class_plan *plan;
-    int rc;
-    p->kind = GATHERV;
-    p->names = &gatherv_names;
-    p->root = root;
-    p->send = send;
-    p->recv = NULL;
-    if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
-        return rc;
-    if (rank != root)
-        return array_arg(send, "sendArray", &p->sb, &plan);
-    p->recv = recv;
-    if ((rc = array_pair(send, "sendArray", recv, "recvArray", &p->sb, &p->rb, &plan, 0)) ||
-        (rc = blocks_arg(counts, "counts", displs, "displs", size, &p->rb, "recvArray", 1,
-                         p->rblocks)))
-        return rc;
-    if (p->rblocks[root].bytes != p->sb.bytes)
-        return error_record(
-            OPI_ERR_LENGTH, "sendArray",
-            "the root's sendArray has %zu elements but counts[%d], the root's own block, is %zu",
-            elements(&p->sb), root, p->rblocks[root].bytes / p->sb.elem_size);
-    return MPC_OK;
-}
-
-static int prepare_scatterv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
-                            MonoObject *counts, MonoObject *displs, MonoObject *recv, int32_t root,
+/* Gatherv (gather) and Scatterv: every rank has its own array (Gatherv's sendArray, Scatterv's
+ * recvArray); the root alone also has the array cut into per-rank blocks by counts and displs
+ * (Gatherv's recvArray, whose blocks must not overlap, and Scatterv's sendArray), and its own
+ * block must be as long as its own array. */
+static int prepare_rooted_v(int gather, int32_t comm, int32_t size, int32_t rank, MonoObject *send,
+                            MonoObject *recv, MonoObject *counts, MonoObject *displs, int32_t root,
                             struct vprep *p)
 {
+    MonoObject *own = gather ? send : recv;
+    const char *own_name = gather ? "sendArray" : "recvArray";
+    const char *cut_name = gather ? "recvArray" : "sendArray";
+    opi_buffer *own_b = gather ? &p->sb : &p->rb, *cut_b = gather ? &p->rb : &p->sb;
+    mpc_block *blocks = gather ? p->rblocks : p->sblocks;
     const rt_class_plan *plan;
     int rc;
-    p->kind = SCATTERV;
-    p->names = &scatterv_names;
+    p->kind = gather ? GATHERV : SCATTERV;
+    p->names = gather ? &gatherv_names : &scatterv_names;
     p->root = root;
-    p->send = NULL;
-    p->recv = recv;
+    p->send = gather ? send : NULL;
+    p->recv = gather ? NULL : recv;
     if ((rc = check_comm(comm)) || (rc = check_root(size, root)))
         return rc;
     if (rank != root)
-        return array_arg(recv, "recvArray", &p->rb, &plan);
+        return array_arg(own, own_name, own_b, &plan);
     p->send = send;
+    p->recv = recv;
     if ((rc = array_pair(send, "sendArray", recv, "recvArray", &p->sb, &p->rb, &plan, 0)) ||
-        (rc = blocks_arg(counts, "counts", displs, "displs", size, &p->sb, "sendArray", 0,
-                         p->sblocks)))
+        (rc =
+             blocks_arg(counts, "counts", displs, "displs", size, cut_b, cut_name, gather, blocks)))
         return rc;
-    if (p->sblocks[root].bytes != p->rb.bytes)
-        return error_record(
-            OPI_ERR_LENGTH, "recvArray",
-            "the root's recvArray has %zu elements but counts[%d], the root's own block, is %zu",
-            elements(&p->rb), root, p->sblocks[root].bytes / p->rb.elem_size);
+    if (blocks[root].bytes != own_b->bytes)
+        return error_record(OPI_ERR_LENGTH, own_name,
+                            "the root's %s has %zu elements but counts[%d], the root's own block, "
+                            "is %zu",
+                            own_name, elements(own_b), root, blocks[root].bytes / own_b->elem_size);
     return MPC_OK;
 }
 
@@ -939,7 +921,7 @@ int32_t opi_gatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send, 
     int rc = blocking_scratch(&s, &p, size);
     if (rc != MPC_OK)
         return rc;
-    rc = prepare_gatherv(comm, size, rank, send, recv, counts, displs, root, &p);
+    rc = prepare_rooted_v(1, comm, size, rank, send, recv, counts, displs, root, &p);
     return run_blocking(rc, &p, &s, comm, size, rank);
 }
 
@@ -951,7 +933,7 @@ int32_t opi_scatterv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
     int rc = blocking_scratch(&s, &p, size);
     if (rc != MPC_OK)
         return rc;
-    rc = prepare_scatterv(comm, size, rank, send, counts, displs, recv, root, &p);
+    rc = prepare_rooted_v(0, comm, size, rank, send, recv, counts, displs, root, &p);
     return run_blocking(rc, &p, &s, comm, size, rank);
 }
 
@@ -1229,8 +1211,8 @@ int32_t opi_ireduce_scatter_block(int32_t comm, int32_t size, MonoObject *send, 
 }
 
 /* ---- Igather, Iscatter, Igatherv, Iscatterv, Iallgatherv, Ialltoallv ----
- * The same checks as the blocking forms (prepare_scatter_gather, prepare_gatherv, _scatterv,
- * _alltoallv), with the blocks written into the request's own buffer, and then one
+ * The same checks as the blocking forms (prepare_scatter_gather, prepare_rooted_v,
+ * prepare_alltoallv), with the blocks written into the request's own buffer, and then one
  * MPI_Ialltoallw_c in which each block carries its size in a header (mpc_ivexchange: MPICH's
  * non-blocking collectives report neither a truncated block nor a short one). MPI reads counts,
  * displacements and datatypes until completion: they live in that buffer, so the caller's
@@ -1402,7 +1384,7 @@ int32_t opi_igatherv(int32_t comm, int32_t size, int32_t rank, MonoObject *send,
     if (rc != MPC_OK)
         return rc;
     vprep_into(&p, v);
-    rc = prepare_gatherv(comm, size, rank, send, recv, counts, displs, root, &p);
+    rc = prepare_rooted_v(1, comm, size, rank, send, recv, counts, displs, root, &p);
     return istart_v(rc, &p, buffer, v, comm, size, owner, id, status);
 }
 
@@ -1417,7 +1399,7 @@ int32_t opi_iscatterv(int32_t comm, int32_t size, int32_t rank, MonoObject *send
     if (rc != MPC_OK)
         return rc;
     vprep_into(&p, v);
-    rc = prepare_scatterv(comm, size, rank, send, counts, displs, recv, root, &p);
+    rc = prepare_rooted_v(0, comm, size, rank, send, recv, counts, displs, root, &p);
     return istart_v(rc, &p, buffer, v, comm, size, owner, id, status);
 }
 
