@@ -502,15 +502,29 @@ static int check_target(const window *w, int32_t rank, const char *name)
     return MPC_OK;
 }
 
+/* Whether a passive-target epoch covers target (-1: any target). */
+static int passive(window *w, int target)
+{
+    return __atomic_load_n(&w->lock_all, __ATOMIC_RELAXED) ||
+           (target < 0 ? __atomic_load_n(&w->nlocked, __ATOMIC_RELAXED) > 0
+                       : __atomic_load_n(&w->locked[target], __ATOMIC_RELAXED) != 0);
+}
+
+/* Sets one field of w's epoch state: under wins_lock, which the read-modify-writes of the
+ * state hold, and atomically, for the lock-free reads of passive and the operations. */
+static void set_epoch_state(int *field, int value)
+{
+    pthread_mutex_lock(&wins_lock);
+    __atomic_store_n(field, value, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&wins_lock);
+}
+
 RT_HOLDS_STACK_MARK int32_t opi_win_fence(int32_t id)
 {
     window *w = find(id);
     if (!w)
         return OPI_ERR_WIN_DISPOSED;
-    pthread_mutex_lock(&wins_lock);
-    int locked = w->lock_all || w->nlocked;
-    pthread_mutex_unlock(&wins_lock);
-    if (locked)
+    if (passive(w, -1))
         return epoch_error("Fence inside a passive-target epoch (Lock or LockAll): Unlock or "
                            "UnlockAll first");
     int rc;
@@ -519,9 +533,7 @@ RT_HOLDS_STACK_MARK int32_t opi_win_fence(int32_t id)
     XFER_BLOCKING_END;
     if (rc != MPC_OK)
         return rc;
-    pthread_mutex_lock(&wins_lock);
-    __atomic_store_n(&w->fenced, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&wins_lock);
+    set_epoch_state(&w->fenced, 1);
     release_origins(w, -1);
     return MPC_OK;
 }
@@ -601,11 +613,8 @@ RT_HOLDS_STACK_MARK int32_t opi_win_lock_all(int32_t id)
     XFER_BLOCKING_BEGIN();
     rc = mpc_win_lock_all(w->win);
     XFER_BLOCKING_END;
-    if (rc != MPC_OK) {
-        pthread_mutex_lock(&wins_lock);
-        __atomic_store_n(&w->lock_all, 0, __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&wins_lock);
-    }
+    if (rc != MPC_OK)
+        set_epoch_state(&w->lock_all, 0);
     return rc;
 }
 
@@ -625,19 +634,9 @@ RT_HOLDS_STACK_MARK int32_t opi_win_unlock_all(int32_t id)
     XFER_BLOCKING_END;
     if (rc != MPC_OK)
         return rc;
-    pthread_mutex_lock(&wins_lock);
-    __atomic_store_n(&w->lock_all, 0, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&wins_lock);
+    set_epoch_state(&w->lock_all, 0);
     release_origins(w, -1);
     return MPC_OK;
-}
-
-/* Whether a passive-target epoch covers target (-1: any target). */
-static int passive(window *w, int target)
-{
-    return __atomic_load_n(&w->lock_all, __ATOMIC_RELAXED) ||
-           (target < 0 ? __atomic_load_n(&w->nlocked, __ATOMIC_RELAXED) > 0
-                       : __atomic_load_n(&w->locked[target], __ATOMIC_RELAXED) != 0);
 }
 
 RT_HOLDS_STACK_MARK int32_t opi_win_flush(int32_t id, int32_t rank)
