@@ -21,26 +21,7 @@ static class NeighborTest
     const int ProcNull = MP.ProcNull;
     static readonly Intracomm world = MP.World;
     static readonly int rank = world.Rank, size = world.Size;
-    static int round;
-
-    /// <summary>A real exchange on comm (a ring over its ranks) after a refused call.</summary>
-    static void StillUsable(Intracomm comm, string after)
-    {
-        int n = comm.Size, r = comm.Rank;
-        var s = new int[] { r, ++round };
-        var got = new int[2];
-        comm.Sendrecv(s, (r + 1) % n, 71, got, (r + n - 1) % n, 71);
-        Check.True(got[0] == (r + n - 1) % n && got[1] == round,
-                   "communicator usable after " + after);
-    }
-
-    static void Refused<TException>(Action call, string parameter, string what)
-        where TException : Exception
-    {
-        TException e = Check.Throws<TException>(call, what);
-        if (e is ArgumentException a && parameter != null)
-            Check.Equal(parameter, a.ParamName, what + ": names the parameter");
-    }
+    static int round;   // a fresh salt per exchange, the same on every rank
 
     /// <summary>A topology communicator and its collectives, whichever class it is.</summary>
     sealed class Topo
@@ -332,42 +313,42 @@ static class NeighborTest
     {
         int left = (rank + size - 1) % size, right = (rank + 1) % size;
         // every rank refuses alike
-        Refused<ArgumentNullException>(
+        Check.Refused<ArgumentNullException>(
             () => world.CreateDistGraphAdjacent(null, new[] { right }, false), "sources",
             "CreateDistGraphAdjacent(null sources)");
-        Refused<ArgumentNullException>(
+        Check.Refused<ArgumentNullException>(
             () => world.CreateDistGraphAdjacent(new[] { left }, null, false), "destinations",
             "CreateDistGraphAdjacent(null destinations)");
-        Refused<ArgumentOutOfRangeException>(
+        Check.Refused<ArgumentOutOfRangeException>(
             () => world.CreateDistGraphAdjacent(new[] { left }, new[] { size }, false),
             "destinations", "CreateDistGraphAdjacent: a destination past the last rank");
-        Refused<ArgumentOutOfRangeException>(
+        Check.Refused<ArgumentOutOfRangeException>(
             () => world.CreateDistGraphAdjacent(new[] { -1 }, new[] { right }, false), "sources",
             "CreateDistGraphAdjacent: a negative source");
-        Refused<ArgumentOutOfRangeException>(
+        Check.Refused<ArgumentOutOfRangeException>(
             () => world.CreateDistGraphAdjacent(new[] { ProcNull }, new[] { ProcNull }, false),
             "sources", "CreateDistGraphAdjacent: MP.ProcNull is no neighbour");
-        StillUsable(world, "graph arguments refused on every rank");
+        Check.StillUsable(world, "graph arguments refused on every rank");
         // one rank refuses: it names its argument, every other one says another rank refused
         if (rank == 0)
-            Refused<ArgumentOutOfRangeException>(
+            Check.Refused<ArgumentOutOfRangeException>(
                 () => world.CreateDistGraphAdjacent(new[] { left }, new[] { size + 3 }, false),
                 "destinations", "CreateDistGraphAdjacent refused here, on rank 0");
         else
             Check.Throws<ArgumentException>(
                 () => world.CreateDistGraphAdjacent(new[] { left }, new[] { right }, false),
                 "CreateDistGraphAdjacent refused on rank 0: every rank raises");
-        StillUsable(world, "a graph refused on rank 0 only");
+        Check.StillUsable(world, "a graph refused on rank 0 only");
         // edges named at one end only: every rank finds it (each lists a source that does not
         // list it as a destination)
-        Refused<ArgumentException>(
+        Check.Refused<ArgumentException>(
             () => world.CreateDistGraphAdjacent(new[] { left }, new int[0], false), "sources",
             "CreateDistGraphAdjacent: edges named at one end only");
         // the other way round: destinations nobody lists as a source
         Check.Throws<ArgumentException>(
             () => world.CreateDistGraphAdjacent(new int[0], new[] { right }, false),
             "CreateDistGraphAdjacent: destinations nobody receives from");
-        StillUsable(world, "inconsistent graphs refused");
+        Check.StillUsable(world, "inconsistent graphs refused");
         using (DistGraphComm ok =
                    world.CreateDistGraphAdjacent(new[] { left }, new[] { right }, false))
         {
@@ -388,7 +369,7 @@ static class NeighborTest
                            what + ": MPException, got " + e?.Message);
                 Check.True(four[0] == -1 && four[3] == -1, what + ": nothing written outside it");
             }
-            StillUsable(ok, "a truncated neighbourhood collective");
+            Check.StillUsable(ok, "a truncated neighbourhood collective");
             var got = new int[1];
             ok.NeighborAllgather(new[] { rank }, got);
             Check.Equal(left, got[0], "the graph works after the truncations");
@@ -401,97 +382,100 @@ static class NeighborTest
         int nin = t.T.Sources.Length, nout = t.T.Destinations.Length;
         var send = new int[2 * nout];
         var recv = new int[2 * nin];
-        Refused<ArgumentNullException>(() => t.Alltoall(null, recv), "sendArray",
-                                       at + "NeighborAlltoall(null, ..)");
-        Refused<ArgumentNullException>(() => t.Allgather(send, null), "recvArray",
-                                       at + "NeighborAllgather(.., null)");
-        Refused<ArgumentException>(() => t.Alltoall(send, new long[2 * nin]), "recvArray",
-                                   at + "NeighborAlltoall with different element types");
-        Refused<ArgumentException>(() => t.Alltoall(send, new int[2 * nin + 1]), "recvArray",
-                                   at + "NeighborAlltoall: recvArray not indegree blocks");
-        Refused<ArgumentException>(() => t.Alltoall(send, send), "recvArray",
-                                   at + "NeighborAlltoall with one array twice");
-        Refused<ArgumentException>(() => t.Allgather(new int[3], new int[3 * nin + 1]), "recvArray",
-                                   at + "NeighborAllgather: wrong recvArray length");
-        Refused<ArgumentException>(() => t.Alltoall(new string[nout], new string[nin]), "sendArray",
-                                   at + "NeighborAlltoall of strings");
+        Check.Refused<ArgumentNullException>(() => t.Alltoall(null, recv), "sendArray",
+                                             at + "NeighborAlltoall(null, ..)");
+        Check.Refused<ArgumentNullException>(() => t.Allgather(send, null), "recvArray",
+                                             at + "NeighborAllgather(.., null)");
+        Check.Refused<ArgumentException>(() => t.Alltoall(send, new long[2 * nin]), "recvArray",
+                                         at + "NeighborAlltoall with different element types");
+        Check.Refused<ArgumentException>(() => t.Alltoall(send, new int[2 * nin + 1]), "recvArray",
+                                         at + "NeighborAlltoall: recvArray not indegree blocks");
+        Check.Refused<ArgumentException>(() => t.Alltoall(send, send), "recvArray",
+                                         at + "NeighborAlltoall with one array twice");
+        Check.Refused<ArgumentException>(() => t.Allgather(new int[3], new int[3 * nin + 1]),
+                                         "recvArray",
+                                         at + "NeighborAllgather: wrong recvArray length");
+        Check.Refused<ArgumentException>(() => t.Alltoall(new string[nout], new string[nin]),
+                                         "sendArray", at + "NeighborAlltoall of strings");
         int[] ones = Filled(nout, k => 1), offs = Filled(nout, k => k);
         int[] rones = Filled(nin, j => 1), roffs = Filled(nin, j => j);
-        Refused<ArgumentNullException>(() => t.Alltoallv(send, null, offs, recv, rones, roffs),
-                                       "sendCounts", at + "NeighborAlltoallv: null sendCounts");
-        Refused<ArgumentException>(
+        Check.Refused<ArgumentNullException>(
+            () => t.Alltoallv(send, null, offs, recv, rones, roffs), "sendCounts",
+            at + "NeighborAlltoallv: null sendCounts");
+        Check.Refused<ArgumentException>(
             () => t.Alltoallv(send, new int[nout + 1], offs, recv, rones, roffs), "sendCounts",
             at + "NeighborAlltoallv: sendCounts not one per destination");
-        Refused<ArgumentException>(
+        Check.Refused<ArgumentException>(
             () => t.Alltoallv(send, ones, offs, recv, rones, new int[nin + 2]), "recvDispls",
             at + "NeighborAlltoallv: recvDispls not one per source");
         if (nout > 0) {
-            Refused<ArgumentOutOfRangeException>(
+            Check.Refused<ArgumentOutOfRangeException>(
                 () => t.Alltoallv(send, Filled(nout, k => -1), offs, recv, rones, roffs),
                 "sendCounts", at + "NeighborAlltoallv: a negative count");
-            Refused<ArgumentOutOfRangeException>(
+            Check.Refused<ArgumentOutOfRangeException>(
                 () => t.Alltoallv(send, Filled(nout, k => 3 * nout), offs, recv, rones, roffs),
                 "sendCounts", at + "NeighborAlltoallv: a block past the end");
-            Refused<ArgumentOutOfRangeException>(
+            Check.Refused<ArgumentOutOfRangeException>(
                 () => t.Alltoallv(send, ones, Filled(nout, k => -2), recv, rones, roffs),
                 "sendDispls", at + "NeighborAlltoallv: a negative displacement");
         }
         if (nin > 1)
-            Refused<ArgumentException>(
+            Check.Refused<ArgumentException>(
                 () => t.Alltoallv(send, ones, offs, recv, Filled(nin, j => 2), roffs), "recvDispls",
                 at + "NeighborAlltoallv: receive blocks overlap");
-        Refused<ArgumentException>(() => t.IAlltoall(send, new double[2 * nin]), "recvArray",
-                                   at + "INeighborAlltoall: the same checks");
-        Refused<ArgumentNullException>(() => t.IAlltoallv(send, ones, offs, null, rones, roffs),
-                                       "recvArray", at + "INeighborAlltoallv(.., null, ..)");
+        Check.Refused<ArgumentException>(() => t.IAlltoall(send, new double[2 * nin]), "recvArray",
+                                         at + "INeighborAlltoall: the same checks");
+        Check.Refused<ArgumentNullException>(() =>
+                                                 t.IAlltoallv(send, ones, offs, null, rones, roffs),
+                                             "recvArray", at + "INeighborAlltoallv(.., null, ..)");
         // the region forms' lists, before any region is looked at
         Region one = Region.Strided(0, 1, 1);
         Region[] outRegions = Enumerable.Repeat(one, nout).ToArray(),
                  inRegions = Enumerable.Repeat(one, nin).ToArray();
-        Refused<ArgumentNullException>(
+        Check.Refused<ArgumentNullException>(
             () => t.RegionAlltoall(null, outRegions, new Array[nin], inRegions), "sendArrays",
             at + "region NeighborAlltoall: null sendArrays");
-        Refused<ArgumentNullException>(
+        Check.Refused<ArgumentNullException>(
             () => t.RegionAlltoall(new Array[nout], null, new Array[nin], inRegions), "sendRegions",
             at + "region NeighborAlltoall: null sendRegions");
-        Refused<ArgumentNullException>(() => t.RegionAlltoallv(send, outRegions, recv, null),
-                                       "recvRegions",
-                                       at + "region NeighborAlltoallv: null recvRegions");
-        Refused<ArgumentNullException>(() => t.RegionAllgather(null, one, recv, inRegions),
-                                       "sendArray",
-                                       at + "region NeighborAllgather: null sendArray");
-        Refused<ArgumentException>(
+        Check.Refused<ArgumentNullException>(() => t.RegionAlltoallv(send, outRegions, recv, null),
+                                             "recvRegions",
+                                             at + "region NeighborAlltoallv: null recvRegions");
+        Check.Refused<ArgumentNullException>(() => t.RegionAllgather(null, one, recv, inRegions),
+                                             "sendArray",
+                                             at + "region NeighborAllgather: null sendArray");
+        Check.Refused<ArgumentException>(
             () => t.RegionAlltoallv(send, new Region[nout + 1], recv, new Region[nin]),
             "sendRegions", at + "region NeighborAlltoallv: default(Region) or a wrong length");
-        Refused<ArgumentException>(() => t.RegionAllgather(send, default(Region), recv,
-                                                           new Region[nin]),
-                                   "sendRegion", at + "region NeighborAllgather: default(Region)");
+        Check.Refused<ArgumentException>(
+            () => t.RegionAllgather(send, default(Region), recv, new Region[nin]), "sendRegion",
+            at + "region NeighborAllgather: default(Region)");
         {
             Region r = Region.Strided(0, 1, 1);
-            Refused<ArgumentException>(
+            Check.Refused<ArgumentException>(
                 () => t.RegionAlltoallv(send, Enumerable.Repeat(r, nout + 1).ToArray(), recv,
                                         Enumerable.Repeat(r, nin).ToArray()),
                 "sendRegions", at + "region NeighborAlltoallv: one region too many");
-            Refused<ArgumentException>(
+            Check.Refused<ArgumentException>(
                 () => t.RegionAlltoall(Enumerable.Repeat((Array)send, nout).ToArray(),
                                        Enumerable.Repeat(r, nout).ToArray(),
                                        Enumerable.Repeat((Array)recv, nin + 1).ToArray(),
                                        Enumerable.Repeat(r, nin + 1).ToArray()),
                 "recvRegions", at + "region NeighborAlltoall: one receive region too many");
-            Refused<ArgumentException>(
+            Check.Refused<ArgumentException>(
                 () => t.RegionAlltoall(Enumerable.Repeat((Array)send, nout + 1).ToArray(),
                                        Enumerable.Repeat(r, nout).ToArray(),
                                        Enumerable.Repeat((Array)recv, nin).ToArray(),
                                        Enumerable.Repeat(r, nin).ToArray()),
                 "sendArrays", at + "region NeighborAlltoall: one send array too many");
             if (nin > 0)
-                Refused<ArgumentNullException>(
+                Check.Refused<ArgumentNullException>(
                     () => t.RegionAlltoall(Enumerable.Repeat((Array)send, nout).ToArray(),
                                            Enumerable.Repeat(r, nout).ToArray(), new Array[nin],
                                            Enumerable.Repeat(r, nin).ToArray()),
                     "recvArrays", at + "region NeighborAlltoall: a null receive array");
         }
-        StillUsable(t.Comm, at + "refused neighbourhood collectives");
+        Check.StillUsable(t.Comm, at + "refused neighbourhood collectives");
         Request q = t.IAlltoall(Filled(2 * nout, k => k), new int[2 * nin]);
         Check.Throws<NotSupportedException>(() => q.Cancel(), at + "Cancel of INeighborAlltoall");
         q.Wait();
@@ -590,7 +574,7 @@ static class NeighborTest
     /// works.</summary>
     static void StillExchanges(Topo t, string after)
     {
-        StillUsable(t.Comm, after);
+        Check.StillUsable(t.Comm, after);
         int[] src = t.T.Sources, dst = t.T.Destinations;
         var got = Filled(2 * src.Length, i => -1);
         t.Alltoallv(Filled(2 * dst.Length, i => M(rank, i % 2)), Filled(dst.Length, k => 2),
@@ -973,12 +957,14 @@ static class NeighborTest
         Region[] edges = EdgeRegions(rows, cols), ghosts = GhostRegions(rows, cols);
         Region[] overlapping = (Region[])ghosts.Clone();
         overlapping[1] = overlapping[0];
-        Refused<ArgumentException>(() => c.NeighborAlltoall(four, edges, four, overlapping),
-                                   "recvRegions", "two receive regions of an array overlap");
-        Refused<ArgumentException>(() => c.NeighborAlltoallv(f, edges, f, edges), "recvRegions",
-                                   "a send and a receive region of an array overlap");
-        Refused<ArgumentException>(() => c.INeighborAlltoallv(f, ghosts, f, ghosts), "recvRegions",
-                                   "INeighborAlltoallv: send and receive regions overlap");
+        Check.Refused<ArgumentException>(() => c.NeighborAlltoall(four, edges, four, overlapping),
+                                         "recvRegions", "two receive regions of an array overlap");
+        Check.Refused<ArgumentException>(() => c.NeighborAlltoallv(f, edges, f, edges),
+                                         "recvRegions",
+                                         "a send and a receive region of an array overlap");
+        Check.Refused<ArgumentException>(() => c.INeighborAlltoallv(f, ghosts, f, ghosts),
+                                         "recvRegions",
+                                         "INeighborAlltoallv: send and receive regions overlap");
         Region outside = new Region(new[] { rows + 1, 0 }, new[] { 2, cols });
         Region[] bad = (Region[])ghosts.Clone();
         bad[2] = outside;
@@ -988,18 +974,18 @@ static class NeighborTest
         Check.Throws<ArgumentException>(() => c.NeighborAlltoall(four, edges, four, bad),
                                         "a region of the wrong rank");
         var mixed = new Array[] { f, f, new float[rows + 2, cols + 2], f };
-        Refused<ArgumentException>(() => c.NeighborAlltoall(mixed, edges, four, ghosts),
-                                   "sendArrays", "arrays of different element types");
+        Check.Refused<ArgumentException>(() => c.NeighborAlltoall(mixed, edges, four, ghosts),
+                                         "sendArrays", "arrays of different element types");
         bad[2] = default(Region);
-        Refused<ArgumentException>(() => c.NeighborAlltoall(four, edges, four, bad), "recvRegions",
-                                   "default(Region) in a list");
-        Refused<ArgumentException>(() => c.NeighborAllgather(f, edges[0], f,
-                                                             ghosts.Take(3).ToArray()),
-                                   "recvRegions", "NeighborAllgather: a receive region short");
-        Refused<ArgumentException>(() => c.NeighborAllgather(f, ghosts[0], f, ghosts),
-                                   "recvRegions",
-                                   "NeighborAllgather: the send region is a receive region");
-        StillUsable(c, "refused region forms");
+        Check.Refused<ArgumentException>(() => c.NeighborAlltoall(four, edges, four, bad),
+                                         "recvRegions", "default(Region) in a list");
+        Check.Refused<ArgumentException>(
+            () => c.NeighborAllgather(f, edges[0], f, ghosts.Take(3).ToArray()), "recvRegions",
+            "NeighborAllgather: a receive region short");
+        Check.Refused<ArgumentException>(() => c.NeighborAllgather(f, ghosts[0], f, ghosts),
+                                         "recvRegions",
+                                         "NeighborAllgather: the send region is a receive region");
+        Check.StillUsable(c, "refused region forms");
         double[,] again = Field(rows, cols, 0);
         four = new Array[] { again, again, again, again };
         c.NeighborAlltoall(four, edges, four, ghosts);
@@ -1069,7 +1055,7 @@ static class NeighborTest
             for (int i = 0; i < n; i++)
                 ok &= a[2 * i] == rank * 100 + i && a[2 * i + 1] == left * 100 + i;
             Check.True(ok, "strided regions of one array, interleaved: evens sent, odds received");
-            Refused<ArgumentException>(
+            Check.Refused<ArgumentException>(
                 () => ring.NeighborAlltoallv(a, new[] { Region.Strided(0, n, 2) }, a,
                                              new[] { Region.Strided(4, 2, 4) }),
                 "recvRegions", "strided regions that meet");

@@ -46,6 +46,29 @@ static class Check
         return null;
     }
 
+    /// <summary>A refused call: throws TException, and an ArgumentException names
+    /// parameter (null: not checked).</summary>
+    public static void Refused<TException>(Action call, string parameter, string what)
+        where TException : Exception
+    {
+        TException e = Throws<TException>(call, what);
+        if (e is ArgumentException a && parameter != null)
+            Equal(parameter, a.ParamName, what + ": names the parameter");
+    }
+
+    static int usableRound;
+
+    /// <summary>A real exchange on comm (a ring over its ranks) after a refused call.</summary>
+    public static void StillUsable(Intracomm comm, string after)
+    {
+        int n = comm.Size, r = comm.Rank;
+        var s = new int[] { r, ++usableRound };
+        var got = new int[2];
+        comm.Sendrecv(s, (r + 1) % n, 71, got, (r + n - 1) % n, 71);
+        True(got[0] == (r + n - 1) % n && got[1] == usableRound,
+             "communicator usable after " + after);
+    }
+
     /// <summary>Finish, once every rank has checked that no pin outlived its transfer.</summary>
     public static int FinishWithNoPinLeft(string name)
     {

@@ -13,26 +13,6 @@ static class TopologyTest
     const int ProcNull = MP.ProcNull;
     static readonly Intracomm world = MP.World;
     static readonly int rank = world.Rank, size = world.Size;
-    static int round;
-
-    /// <summary>A real exchange on comm (a ring over its ranks) after a refused call.</summary>
-    static void StillUsable(Intracomm comm, string after)
-    {
-        int n = comm.Size, r = comm.Rank;
-        var s = new int[] { r, ++round };
-        var got = new int[2];
-        comm.Sendrecv(s, (r + 1) % n, 71, got, (r + n - 1) % n, 71);
-        Check.True(got[0] == (r + n - 1) % n && got[1] == round,
-                   "communicator usable after " + after);
-    }
-
-    static void Refused<TException>(Action call, string parameter, string what)
-        where TException : Exception
-    {
-        TException e = Check.Throws<TException>(call, what);
-        if (e is ArgumentException a && parameter != null)
-            Check.Equal(parameter, a.ParamName, what + ": names the parameter");
-    }
 
     static void Groups()
     {
@@ -82,25 +62,26 @@ static class TopologyTest
                             "ProcNull translates to itself");
 
                 // bad input, before MPI
-                Refused<ArgumentNullException>(() => g.Incl(null), "ranks", "Incl(null)");
-                Refused<ArgumentOutOfRangeException>(() => g.Incl(new[] { size }), "ranks",
-                                                     "Incl of a rank past the group");
-                Refused<ArgumentOutOfRangeException>(() => g.Excl(new[] { -1 }), "ranks",
-                                                     "Excl of -1");
-                Refused<ArgumentException>(() => g.Incl(new[] { 0, 0 }), "ranks",
-                                           "Incl with a rank twice");
-                Refused<ArgumentException>(() => g.Excl(new[] { 0, 0 }), "ranks",
-                                           "Excl with a rank twice");
-                Refused<ArgumentNullException>(() => Group.Union(null, g), "a", "Union(null, g)");
-                Refused<ArgumentNullException>(() => Group.Difference(g, null), "b",
-                                               "Difference(g, null)");
-                Refused<ArgumentNullException>(() => g.TranslateRanks(null, rev), "ranks",
-                                               "TranslateRanks(null)");
-                Refused<ArgumentNullException>(() => g.TranslateRanks(all, null), "other",
-                                               "TranslateRanks(.., null)");
-                Refused<ArgumentOutOfRangeException>(() => g.TranslateRanks(new[] { size }, rev),
-                                                     "ranks",
-                                                     "TranslateRanks of a rank past the group");
+                Check.Refused<ArgumentNullException>(() => g.Incl(null), "ranks", "Incl(null)");
+                Check.Refused<ArgumentOutOfRangeException>(() => g.Incl(new[] { size }), "ranks",
+                                                           "Incl of a rank past the group");
+                Check.Refused<ArgumentOutOfRangeException>(() => g.Excl(new[] { -1 }), "ranks",
+                                                           "Excl of -1");
+                Check.Refused<ArgumentException>(() => g.Incl(new[] { 0, 0 }), "ranks",
+                                                 "Incl with a rank twice");
+                Check.Refused<ArgumentException>(() => g.Excl(new[] { 0, 0 }), "ranks",
+                                                 "Excl with a rank twice");
+                Check.Refused<ArgumentNullException>(() => Group.Union(null, g), "a",
+                                                     "Union(null, g)");
+                Check.Refused<ArgumentNullException>(() => Group.Difference(g, null), "b",
+                                                     "Difference(g, null)");
+                Check.Refused<ArgumentNullException>(() => g.TranslateRanks(null, rev), "ranks",
+                                                     "TranslateRanks(null)");
+                Check.Refused<ArgumentNullException>(() => g.TranslateRanks(all, null), "other",
+                                                     "TranslateRanks(.., null)");
+                Check.Refused<ArgumentOutOfRangeException>(
+                    () => g.TranslateRanks(new[] { size }, rev), "ranks",
+                    "TranslateRanks of a rank past the group");
                 Group gone = g.Incl(new[] { 0 });
                 gone.Dispose();
                 gone.Dispose();   // a second Dispose does nothing
@@ -118,7 +99,7 @@ static class TopologyTest
         GC.WaitForPendingFinalizers();
         using (Group g = world.Group)
             Check.Equal(size, g.Size, "groups work after finalized ones were freed");
-        StillUsable(world, "the group checks");
+        Check.StillUsable(world, "the group checks");
     }
 
     static void Create()
@@ -144,7 +125,7 @@ static class TopologyTest
                                                       { var x = c.Group; },
                                                       "a disposed communicator has no group");
             }
-            Refused<ArgumentNullException>(() => world.Create(null), "group", "Create(null)");
+            Check.Refused<ArgumentNullException>(() => world.Create(null), "group", "Create(null)");
             Group gone = g.Incl(new[] { 0 });
             gone.Dispose();
             Check.Throws<ObjectDisposedException>(() => world.Create(gone),
@@ -153,12 +134,12 @@ static class TopologyTest
             using (Intracomm half = world.Split(rank % 2, rank))
             {
                 if (size > 1)
-                    Refused<ArgumentException>(() => half.Create(g), "group",
-                                               "Create of a group that is not a subgroup");
-                StillUsable(half, "Create refused");
+                    Check.Refused<ArgumentException>(() => half.Create(g), "group",
+                                                     "Create of a group that is not a subgroup");
+                Check.StillUsable(half, "Create refused");
             }
         }
-        StillUsable(world, "the Create checks");
+        Check.StillUsable(world, "the Create checks");
     }
 
     static void Cartesian()
@@ -213,24 +194,26 @@ static class TopologyTest
             }
 
             // bad input, before MPI; the grid works afterwards
-            Refused<ArgumentOutOfRangeException>(() => cart.Shift(2, 1, out int s, out int d),
-                                                 "direction", "Shift in direction 2 of 2");
-            Refused<ArgumentOutOfRangeException>(() => cart.Shift(-1, 1, out int s, out int d),
-                                                 "direction", "Shift in direction -1");
-            Refused<ArgumentNullException>(() => cart.RankOf(null), "coords", "RankOf(null)");
-            Refused<ArgumentException>(() => cart.RankOf(new[] { 0 }), "coords",
-                                       "RankOf with one coordinate of two");
-            Refused<ArgumentOutOfRangeException>(() => cart.RankOf(new[] { dims[0], 0 }), "coords",
-                                                 "RankOf past an open edge");
-            Refused<ArgumentOutOfRangeException>(() => cart.RankOf(new[] { 0, -1 }), "coords",
-                                                 "RankOf before an open edge");
-            Refused<ArgumentOutOfRangeException>(() => cart.CoordsOf(size), "rank",
-                                                 "CoordsOf(Size)");
-            Refused<ArgumentOutOfRangeException>(() => cart.CoordsOf(-1), "rank", "CoordsOf(-1)");
-            Refused<ArgumentNullException>(() => cart.Sub(null), "remainDims", "Sub(null)");
-            Refused<ArgumentException>(() => cart.Sub(new[] { true }), "remainDims",
-                                       "Sub with one entry of two");
-            StillUsable(cart, "the grid's refusals");
+            Check.Refused<ArgumentOutOfRangeException>(() => cart.Shift(2, 1, out int s, out int d),
+                                                       "direction", "Shift in direction 2 of 2");
+            Check.Refused<ArgumentOutOfRangeException>(() =>
+                                                           cart.Shift(-1, 1, out int s, out int d),
+                                                       "direction", "Shift in direction -1");
+            Check.Refused<ArgumentNullException>(() => cart.RankOf(null), "coords", "RankOf(null)");
+            Check.Refused<ArgumentException>(() => cart.RankOf(new[] { 0 }), "coords",
+                                             "RankOf with one coordinate of two");
+            Check.Refused<ArgumentOutOfRangeException>(() => cart.RankOf(new[] { dims[0], 0 }),
+                                                       "coords", "RankOf past an open edge");
+            Check.Refused<ArgumentOutOfRangeException>(() => cart.RankOf(new[] { 0, -1 }), "coords",
+                                                       "RankOf before an open edge");
+            Check.Refused<ArgumentOutOfRangeException>(() => cart.CoordsOf(size), "rank",
+                                                       "CoordsOf(Size)");
+            Check.Refused<ArgumentOutOfRangeException>(() => cart.CoordsOf(-1), "rank",
+                                                       "CoordsOf(-1)");
+            Check.Refused<ArgumentNullException>(() => cart.Sub(null), "remainDims", "Sub(null)");
+            Check.Refused<ArgumentException>(() => cart.Sub(new[] { true }), "remainDims",
+                                             "Sub with one entry of two");
+            Check.StillUsable(cart, "the grid's refusals");
         }
 
         // a periodic ring: wraps
@@ -277,30 +260,32 @@ static class TopologyTest
                     "CreateCart: null for processes outside the grid");
         part?.Dispose();
 
-        Refused<ArgumentNullException>(() => world.CreateCart(null, new[] { false }, false), "dims",
-                                       "CreateCart(null dims)");
-        Refused<ArgumentNullException>(() => world.CreateCart(new[] { 1 }, null, false), "periods",
-                                       "CreateCart(null periods)");
-        Refused<ArgumentException>(() => world.CreateCart(new[] { 1, 1 }, new[] { false }, false),
-                                   "periods", "dims and periods differ in length");
-        Refused<ArgumentOutOfRangeException>(
+        Check.Refused<ArgumentNullException>(() => world.CreateCart(null, new[] { false }, false),
+                                             "dims", "CreateCart(null dims)");
+        Check.Refused<ArgumentNullException>(() => world.CreateCart(new[] { 1 }, null, false),
+                                             "periods", "CreateCart(null periods)");
+        Check.Refused<ArgumentException>(
+            () => world.CreateCart(new[] { 1, 1 }, new[] { false }, false), "periods",
+            "dims and periods differ in length");
+        Check.Refused<ArgumentOutOfRangeException>(
             () => world.CreateCart(new[] { 0 }, new[] { false }, false), "dims",
             "a dimension of 0");
-        Refused<ArgumentException>(() =>
-                                       world.CreateCart(new[] { size + 1 }, new[] { false }, false),
-                                   "dims", "dims past Size");
-        Refused<ArgumentException>(() => world.CreateCart(new[] { size, 2 }, new[] { false, true },
-                                                          false),
-                                   "dims", "dims multiply past Size");
-        Refused<ArgumentOutOfRangeException>(() => MP.DimsCreate(0, new int[1]), "nodes",
-                                             "DimsCreate(0)");
-        Refused<ArgumentNullException>(() => MP.DimsCreate(size, null), "dims", "DimsCreate(null)");
-        Refused<ArgumentOutOfRangeException>(() => MP.DimsCreate(size, new[] { -1 }), "dims",
-                                             "DimsCreate of a negative entry");
-        Refused<ArgumentException>(() => MP.DimsCreate(6, new[] { 4, 0 }), "dims",
-                                   "DimsCreate: 4 does not divide 6");
-        Refused<ArgumentException>(() => MP.DimsCreate(6, new[] { 2, 2 }), "dims",
-                                   "DimsCreate: no free entry, 2x2 is not 6");
+        Check.Refused<ArgumentException>(
+            () => world.CreateCart(new[] { size + 1 }, new[] { false }, false), "dims",
+            "dims past Size");
+        Check.Refused<ArgumentException>(
+            () => world.CreateCart(new[] { size, 2 }, new[] { false, true }, false), "dims",
+            "dims multiply past Size");
+        Check.Refused<ArgumentOutOfRangeException>(() => MP.DimsCreate(0, new int[1]), "nodes",
+                                                   "DimsCreate(0)");
+        Check.Refused<ArgumentNullException>(() => MP.DimsCreate(size, null), "dims",
+                                             "DimsCreate(null)");
+        Check.Refused<ArgumentOutOfRangeException>(() => MP.DimsCreate(size, new[] { -1 }), "dims",
+                                                   "DimsCreate of a negative entry");
+        Check.Refused<ArgumentException>(() => MP.DimsCreate(6, new[] { 4, 0 }), "dims",
+                                         "DimsCreate: 4 does not divide 6");
+        Check.Refused<ArgumentException>(() => MP.DimsCreate(6, new[] { 2, 2 }), "dims",
+                                         "DimsCreate: no free entry, 2x2 is not 6");
         CartComm gone = world.CreateCart(new[] { size }, new[] { true }, false);
         gone.Dispose();
         Check.Throws<ObjectDisposedException>(() => gone.Shift(0, 1, out int s, out int d),
@@ -309,7 +294,7 @@ static class TopologyTest
                                               "RankOf on a disposed grid");
         Check.Throws<ObjectDisposedException>(() => gone.Sub(new[] { true }),
                                               "Sub on a disposed grid");
-        StillUsable(world, "the CreateCart checks");
+        Check.StillUsable(world, "the CreateCart checks");
     }
 
     class Note
@@ -323,17 +308,17 @@ static class TopologyTest
     {
         Check.True(MP.Parent == null, "MP.Parent is null in a program that was not spawned");
         // refusals every process sees
-        Refused<ArgumentOutOfRangeException>(() => world.CreateIntercomm(size, world, 0, 5),
-                                             "localLeader", "localLeader past Size");
-        Refused<ArgumentOutOfRangeException>(() => world.CreateIntercomm(0, world, 0, -1), "tag",
-                                             "a negative tag");
-        Refused<ArgumentOutOfRangeException>(() => world.CreateIntercomm(0, world, size, 5),
-                                             "remoteLeader", "remoteLeader past peer");
+        Check.Refused<ArgumentOutOfRangeException>(() => world.CreateIntercomm(size, world, 0, 5),
+                                                   "localLeader", "localLeader past Size");
+        Check.Refused<ArgumentOutOfRangeException>(() => world.CreateIntercomm(0, world, 0, -1),
+                                                   "tag", "a negative tag");
+        Check.Refused<ArgumentOutOfRangeException>(() => world.CreateIntercomm(0, world, size, 5),
+                                                   "remoteLeader", "remoteLeader past peer");
         // only the leader can see it: with more processes the others would wait, as in MPI
         if (size == 1)
-            Refused<ArgumentNullException>(() => world.CreateIntercomm(0, null, 0, 5), "peer",
-                                           "a null peer at the local leader");
-        StillUsable(world, "the CreateIntercomm checks");
+            Check.Refused<ArgumentNullException>(() => world.CreateIntercomm(0, null, 0, 5), "peer",
+                                                 "a null peer at the local leader");
+        Check.StillUsable(world, "the CreateIntercomm checks");
         if (size < 2)
             return;
 
@@ -381,12 +366,12 @@ static class TopologyTest
                 }
                 // ranks are checked against the remote group
                 int remote = inter.RemoteSize;
-                Refused<ArgumentOutOfRangeException>(() => inter.Send(new int[1], remote, 1),
-                                                     "dest", "dest = RemoteSize");
-                Refused<ArgumentOutOfRangeException>(() => inter.Recv(new int[1], remote, 1),
-                                                     "source", "source = RemoteSize");
-                Refused<ArgumentOutOfRangeException>(() => inter.OSend("x", remote, 1), "dest",
-                                                     "OSend to dest = RemoteSize");
+                Check.Refused<ArgumentOutOfRangeException>(() => inter.Send(new int[1], remote, 1),
+                                                           "dest", "dest = RemoteSize");
+                Check.Refused<ArgumentOutOfRangeException>(() => inter.Recv(new int[1], remote, 1),
+                                                           "source", "source = RemoteSize");
+                Check.Refused<ArgumentOutOfRangeException>(() => inter.OSend("x", remote, 1),
+                                                           "dest", "OSend to dest = RemoteSize");
                 Check.Throws<NotSupportedException>(() => inter.Dup(),
                                                     "Dup of an intercommunicator");
                 inter.Send(new int[1], MP.ProcNull, 1);   // no process: nothing happens
@@ -420,7 +405,7 @@ static class TopologyTest
                                                       "a disposed intercommunicator refuses Merge");
             }
         }
-        StillUsable(world, "the intercommunicator checks");
+        Check.StillUsable(world, "the intercommunicator checks");
     }
 
     /// <summary>Dispose frees what it should: more communicators than MPICH has context ids
@@ -442,7 +427,7 @@ static class TopologyTest
         // clang-format on
         Check.Equal(1100, fine,
                     "2200 communicators created and disposed: Dispose frees their context ids");
-        StillUsable(world, "2200 communicators");
+        Check.StillUsable(world, "2200 communicators");
     }
 
     static int Main()
