@@ -1,7 +1,7 @@
 // FirstSend — what the first transfer of a fresh large array costs its process (issue 36,
-// item 4). The first Send of a large array asks the kernel to put its memory into transparent huge
-// pages (opi_buffers.c), and a collection requested meanwhile by another thread must wait until the
-// sending thread takes the collector's suspend signal.
+// item 4). The first transfer of a large array hands it to the core's huge-page thread
+// (transfer/huge_pages.c), which copies it into transparent huge pages while the program runs on;
+// a collection requested meanwhile by another thread must not wait for that copy.
 //   motor FirstSend.exe [MiB...]   (2 ranks; default 64 256 1024)
 // Rank 0 allocates a fresh byte[] of each size and sends it once to rank 1, and once to
 // MP.ProcNull (a fresh array again), while a second thread of rank 0 runs GC.Collect(0) back to

@@ -5,58 +5,12 @@
 
 #include "layout.h"
 #include "names.h"
-#include "ptr_map.h"
 #include "rt_errors.h"
 
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25 /* Linux 6.1 */
-#endif
-
-/* Arrays this large move faster in transparent huge pages: 2 MiB pages, so fewer TLB misses
- * for MPI's copies through shared memory (ping-pong of 16 MiB ~1.9x faster, 64 MiB ~1.5x).
- * Mono allocates them in the large-object space, which never moves them, but with 4 KiB pages
- * by then already touched; so the first transfer of such an array asks the kernel to collapse
- * its 2 MiB-aligned part into huge pages (MADV_COLLAPSE, synchronous, Linux >= 6.1; a kernel
- * that refuses — older, THP "never" — changes nothing), once per array address. */
-#define HUGE_PAGE_ARRAY_MIN ((size_t)4 << 20)
-#define HUGE_PAGE ((uintptr_t)2 << 20)
-
-static ptr_map collapsed = PTR_MAP_INIT; /* data addresses of arrays already collapsed */
-
-static void *mark_collapsed(const void *key, void *ctx)
-{
-    (void)key;
-    (void)ctx;
-    return (void *)1;
-}
-
-/* The huge-page advice for a large array's data (bytes of it from data), once. Runs GC-safe:
- * the copy into huge pages takes milliseconds for tens of MiB. The array lies in the
- * large-object space (it never moves) and is held by the caller's frames. */
-RT_HOLDS_STACK_MARK static void prefer_huge_pages(const char *data, size_t bytes)
-{
-    if (bytes < HUGE_PAGE_ARRAY_MIN || ptr_map_get(&collapsed, data))
-        return;
-    uintptr_t start = ((uintptr_t)data + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-    uintptr_t end = ((uintptr_t)data + bytes) & ~(HUGE_PAGE - 1);
-    if (end > start) {
-        /* One huge page per call: MADV_COLLAPSE does not return to user space, so does not take
-         * the signal with which a collection suspends a GC-safe thread, until its whole range
-         * is done (seconds for 1 GiB, every other thread of the process stopped meanwhile);
-         * page by page, a collection waits for one page's copy at most. */
-        XFER_BLOCKING_BEGIN();
-        for (uintptr_t page = start; page < end; page += HUGE_PAGE)
-            (void)madvise((void *)page, HUGE_PAGE, MADV_COLLAPSE); /* advice: refusal is fine */
-        XFER_BLOCKING_END;
-    }
-    ptr_map_get_or_build(&collapsed, data, mark_collapsed, NULL);
-}
 
 int opi_layout_init(void)
 {
@@ -93,7 +47,7 @@ int opi_buffer_whole_as(MonoObject *obj, const char *name, opi_buffer *out)
     if (p->shape == RT_ARRAY) {
         out->data = (char *)rt_array_data(obj);
         out->bytes = rt_array_length(obj) * (size_t)p->data_size;
-        prefer_huge_pages(out->data, out->bytes);
+        xfer_huge_pages_stage(out->data, out->bytes);
     } else {
         out->data = (char *)obj + sizeof(MonoObject);
         out->bytes = p->data_size;
@@ -132,7 +86,7 @@ int opi_buffer_range_as(MonoObject *array, int32_t offset, int32_t count,
                             "%s %d from %s %d passes the end of %s (length %zu: %zu fit)",
                             names->count, count, names->offset, offset, names->array, length,
                             length - (size_t)offset);
-    prefer_huge_pages((const char *)rt_array_data(array), length * (size_t)p->data_size);
+    xfer_huge_pages_stage((const char *)rt_array_data(array), length * (size_t)p->data_size);
     out->data = (char *)rt_array_data(array) + (size_t)offset * p->data_size;
     out->bytes = (size_t)count * p->data_size;
     out->elem_size = p->data_size;
@@ -286,7 +240,7 @@ RT_HOLDS_STACK_MARK int opi_buffer_region_as(MonoObject *array, MonoObject *regi
     }
     /* (after the bracket: a GC-safe one may have let the array move before it began) */
     size_t length = rt_array_length(array);
-    prefer_huge_pages((const char *)rt_array_data(array), length * elem);
+    xfer_huge_pages_stage((const char *)rt_array_data(array), length * elem);
     out->data = (char *)rt_array_data(array) + region_first(&g) * elem;
     out->offset = (size_t)(out->data - (char *)array);
     return MPC_OK;

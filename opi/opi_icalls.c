@@ -246,6 +246,7 @@ int32_t opi_stats(MonoObject *values)
     v[STAT_POOLED_BUFFERS] = xfer_pooled_buffers();
     v[STAT_POOLED_BUFFERS_FREED_BY_GC] = c[GCH_POOLED_BUFFERS_FREED_BY_GC];
     v[STAT_PENDING_REQUESTS] = xfer_live();
+    v[STAT_HUGE_PAGE_ARRAYS] = xfer_huge_page_arrays();
     return MPC_OK;
 }
 
@@ -363,8 +364,10 @@ RT_HOLDS_STACK_MARK static int run_blocking(const struct transfer_args *t, MonoO
 static int send_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32_t dest,
                        int32_t tag, int32_t mode)
 {
-    if (dest == MPI_PROC_NULL)
-        return MPC_OK; /* a no-op in MPI too: nothing to start */
+    if (dest == MPI_PROC_NULL) {
+        xfer_huge_pages_unstage(); /* nothing moves: no huge pages wanted */
+        return MPC_OK;             /* a no-op in MPI too: nothing to start */
+    }
     struct transfer_args t = {send_kind(mode), b, dest, tag, comm};
     xfer_started s = {0};
     return run_blocking(&t, obj, &s);
@@ -374,6 +377,7 @@ static int recv_buffer(int32_t comm, const opi_buffer *b, MonoObject *obj, int32
                        int32_t tag, opi_status *status)
 {
     if (source == MPI_PROC_NULL) {
+        xfer_huge_pages_unstage();
         /* MPI completes it at once too, but MPICH 4.0's status of such a receive reads source
          * 0, tag 0: the status MPI defines is filled here instead. */
         opi_proc_null_status(status);
@@ -624,6 +628,7 @@ RT_HOLDS_STACK_MARK static int sendrecv_replace_buffer(int32_t comm, const opi_b
                                                        int32_t recv_tag, opi_status *status)
 {
     if (dest == MPI_PROC_NULL && source == MPI_PROC_NULL) {
+        xfer_huge_pages_unstage();
         opi_proc_null_status(status); /* nothing to send or receive (see recv_buffer) */
         return MPC_OK;
     }
@@ -739,6 +744,7 @@ RT_HOLDS_STACK_MARK static int start_transfer(int32_t comm, const opi_buffer *b,
                                               MonoObject *owner, int64_t *id, opi_status *status)
 {
     if (peer == MPI_PROC_NULL) { /* finished at once, without MPI (see recv_buffer) */
+        xfer_huge_pages_unstage();
         *id = -1;
         opi_proc_null_status(status);
         status->error = MPC_OK;

@@ -38,8 +38,8 @@ typedef struct opi_buffer {
 } opi_buffer;
 
 /* A collection may run inside opi_buffer_region_as (the first use of a shape builds its MPI
- * datatype, GC-safe when C# operators exist) and inside the first use of a large array (its
- * huge-page advice), and move objects whose buffers were computed before. A call that computes
+ * datatype, GC-safe when C# operators exist) and move objects whose buffers were computed
+ * before. A call that computes
  * several buffers re-reads each one's address, from the object it came from, after the last. */
 static inline void opi_buffer_rebase(opi_buffer *b, MonoObject *obj)
 {
@@ -209,7 +209,8 @@ int opi_op_resolve_one_sided(int32_t code, const rt_class_plan *elements, MPI_Op
     X(COLLECTIONS)                  \
     X(POOLED_BUFFERS)               \
     X(POOLED_BUFFERS_FREED_BY_GC)   \
-    X(PENDING_REQUESTS)
+    X(PENDING_REQUESTS)             \
+    X(HUGE_PAGE_ARRAYS)
 /* clang-format on */
 
 #define OPI_STAT_ENUM(name) STAT_##name,

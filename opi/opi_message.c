@@ -89,6 +89,7 @@ static int receive_matched_into(int32_t message, const opi_buffer *b, MonoObject
 {
     *used = 1;
     if (message == MPI_MESSAGE_NO_PROC) {
+        xfer_huge_pages_unstage();
         opi_proc_null_status(status);
         return MPC_OK;
     }
@@ -141,6 +142,7 @@ int32_t opi_message_irecv_range(int32_t message, MonoObject *array, int32_t offs
         return rc;
     *used = 1;
     if (message == MPI_MESSAGE_NO_PROC) { /* finished at once, without MPI */
+        xfer_huge_pages_unstage();
         opi_proc_null_status(status);
         status->error = MPC_OK;
         return MPC_OK;

@@ -50,6 +50,8 @@ RT_HOLDS_STACK_MARK static int init_request(int32_t comm, const opi_buffer *b, M
         XFER_MPI_END;
         if (rc != MPC_OK)
             return rc;
+    } else {
+        xfer_huge_pages_unstage(); /* no MPI request: the array never reaches MPI */
     }
     p.req = req;
     int64_t made;

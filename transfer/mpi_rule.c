@@ -70,6 +70,8 @@ static void process_wide_barrier(void)
 
 bool xfer_unsafe_mpi_begin(void)
 {
+    if (xfer_huge_pages_staged_)
+        xfer_huge_pages_submit();
     atomic_int *w = my_word ? my_word : (my_word = gch_thread_word());
     atomic_store_explicit(w, 1, memory_order_relaxed);
     /* Only the compiler is kept from swapping the store and the load: xfer_user_op_add's

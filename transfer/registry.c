@@ -507,6 +507,7 @@ static void make_room(handle_batch *b)
 
 void xfer_close(void)
 {
+    xfer_huge_pages_stop();
     xfer_close_mpi();
     xfer_close_dropped();
     handle_batch b;

@@ -97,6 +97,17 @@ static inline void xfer_mpi_leave(xfer_bracket *b)
     }                                   \
     while (0)
 
+/* ---- huge pages (huge_pages.c) ----
+ * A large array (4 MiB and more) that this call is about to transfer: staged, and handed to a
+ * thread of the core's own that moves it into transparent huge pages when the call next enters
+ * MPI (a bracket), so a call that never reaches MPI (a transfer to or from ProcNull) hands
+ * nothing. Each array once; smaller ones are ignored. Nothing here waits or enters Mono. */
+void xfer_huge_pages_stage(const char *data, size_t bytes);
+/* Forgets what this thread staged: the call ends without entering MPI. */
+void xfer_huge_pages_unstage(void);
+/* Arrays handed to the thread so far. */
+int64_t xfer_huge_page_arrays(void);
+
 /* ---- waiting (wait.c) ---- */
 
 /* Completes nreqs started requests whose buffers lie in objs[0..nobjs) (NULL entries: none).

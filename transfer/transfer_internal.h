@@ -29,4 +29,10 @@ void xfer_buffers_sweep(void);
 void xfer_dropped_sweep(void);
 void xfer_close_dropped(void);
 
+/* Huge pages (huge_pages.c): how many arrays this thread staged, read by every bracket, which
+ * then hands them over; xfer_close stops the thread (within one 2 MiB page). */
+extern __thread int xfer_huge_pages_staged_ __attribute__((tls_model("initial-exec")));
+void xfer_huge_pages_submit(void);
+void xfer_huge_pages_stop(void);
+
 #endif

@@ -249,6 +249,8 @@ int xfer_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_
  * GC-safe region's stack mark, which pins them while the region lasts (see the top). */
 RT_HOLDS_STACK_MARK void xfer_enter_gc_safe(xfer_bracket *b, MonoObject *const *objs, int nobjs)
 {
+    if (xfer_huge_pages_staged_)
+        xfer_huge_pages_submit();
     xfer_discard_dropped(); /* before a blocking call: see wait_deferred */
     b->gc_safe = true;
     b->nobjs = nobjs;

@@ -244,7 +244,7 @@ namespace System.MP
             internal const int Operations = 0, PinsTaken = 1, PinsAvoided = 2,
                                PinsReleasedByWait = 3, PinsReleasedByGC = 4, PinsLive = 5,
                                Collections = 6, PooledBuffers = 7, PooledBuffersFreedByGC = 8,
-                               PendingRequests = 9, Count = 10;
+                               PendingRequests = 9, HugePageArrays = 10, Count = 11;
         }
 
         internal MPStats(long[] v)
@@ -259,6 +259,7 @@ namespace System.MP
             PooledBuffers = v[Index.PooledBuffers];
             PooledBuffersFreedByGC = v[Index.PooledBuffersFreedByGC];
             PendingRequests = v[Index.PendingRequests];
+            HugePageArrays = v[Index.HugePageArrays];
         }
 
         /// <summary>Zero-copy transfers and collectives started.</summary>
@@ -287,13 +288,19 @@ namespace System.MP
         /// <summary>Non-blocking transfers not yet completed by Wait/Test (or, once their Request
         /// was collected, not yet finished).</summary>
         public long PendingRequests { get; }
+        /// <summary>Large arrays (4 MiB and more) the core has asked the kernel to move into
+        /// transparent huge pages, each once, at its first transfer that reached MPI (never for
+        /// ProcNull). The copy runs on a thread of the core's own; no collection waits for
+        /// it.</summary>
+        public long HugePageArrays { get; }
 
         /// <summary>Every counter as name=value pairs on one line.</summary>
         public override string ToString() =>
             $"operations={Operations} pinsTaken={PinsTaken} pinsAvoided={PinsAvoided} " +
             $"releasedByWait={PinsReleasedByWait} releasedByGC={PinsReleasedByGC} " +
             $"pinsLive={PinsLive} collections={Collections} pooledBuffers={PooledBuffers} " +
-            $"pooledFreedByGC={PooledBuffersFreedByGC} pendingRequests={PendingRequests}";
+            $"pooledFreedByGC={PooledBuffersFreedByGC} pendingRequests={PendingRequests} " +
+            $"hugePageArrays={HugePageArrays}";
     }
 
     /// <summary>The outcome of a receive or probe. Immutable: calls that end with equal outcomes
