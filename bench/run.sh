@@ -12,6 +12,7 @@
 #   bash bench/run.sh io       [--ops write,read --ranks N --min N --max N --reps N --rounds N --dir DIR]
 #   bash bench/run.sh rma      [--ops put-lock,put-flush,get-flush,put-fence,fetch-op --ranks N --min N --max N
 #                               --reps N --rounds N]
+#   bash bench/run.sh builds   --builds DIR[=LABEL],... [--pattern pingpong --min N --max N --reps N --rounds N]
 #   bash bench/run.sh jacobi   [--ranks 1,2,4 --grid N --steps N --reps N --rounds N --before BUILD --pingpong-max BYTES
 #                               --parts jacobi,pingpong]
 set -euo pipefail
@@ -22,7 +23,7 @@ bash scripts/build.sh --bench >&2
 case "$pattern" in
   pingpong|pingping|window|onetomany|1:n|manytoone|n:1|loggp|halo)
     exec /usr/bin/python3 bench/netgauge.py "$pattern" "$@" ;;
-  collectives|sdto|swm|arrays|jacobi|regions|io|rma)
+  collectives|sdto|swm|arrays|jacobi|regions|io|rma|builds)
     exec /usr/bin/python3 "bench/$pattern.py" "$@" ;;
   *) echo "bench/run.sh: unknown pattern '$pattern' (bench/README.md)" >&2; exit 2 ;;
 esac
