@@ -752,7 +752,7 @@ static int refuse_value(const message *m, uint32_t i, uint64_t e, const rt_value
  * DateTimeOffset, wherever it lies: class_plan.c lists them per class) is checked in the wire
  * bytes before anything is allocated or written, so no object ever holds one no program could
  * make. A message none of whose types holds such a value pays one test per type. A long array
- * gives way to collections as a long copy does (nothing is held yet). */
+ * gives way to collections every megabyte, as a copy does (nothing is held yet). */
 static int check_values(const message *m, uint64_t *seen)
 {
     uint32_t t = 0;
@@ -766,16 +766,17 @@ static int check_values(const message *m, uint64_t *seen)
         const rt_class_plan *p = m->plans[place->type_index];
         if (!p->nvalues)
             continue;
-        int object = p->shape == RT_OBJECT;
-        uint64_t n = object ? 1 : place->elements;
+        uint64_t n = p->shape == RT_OBJECT ? 1 : place->elements;
         size_t stride =
             p->element == RT_ELEM_STRUCTS ? p->data_size + 4u * p->nslots : p->data_size;
-        for (uint64_t e = 0; e < n; e++) {
-            const uint8_t *data = place->data + (object ? 0 : e * stride);
-            int bad = sd_values_invalid(p, data);
-            if (bad >= 0)
-                return refuse_value(m, i, e, &p->values[bad], data);
-            if ((e & 0xFFFF) == 0xFFFF)
+        uint64_t per_chunk = COPY_CHUNK / stride ? COPY_CHUNK / stride : 1;
+        for (uint64_t e = 0; e < n;) {
+            uint64_t chunk = n - e < per_chunk ? n - e : per_chunk;
+            uint32_t bad;
+            uint64_t at = sd_values_scan(p, place->data + e * stride, chunk, stride, &bad);
+            if (at < chunk)
+                return refuse_value(m, i, e + at, &p->values[bad], place->data + (e + at) * stride);
+            if ((e += chunk) < n)
                 give_way(seen);
         }
     }

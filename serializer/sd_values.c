@@ -11,6 +11,7 @@
 #include "sd_values.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define MAX_TICKS 3155378975999999999ull /* DateTime.MaxValue.Ticks */
 #define TICKS_MASK 0x3FFFFFFFFFFFFFFFull
@@ -57,12 +58,36 @@ static int valid(const rt_value_check *v, const uint8_t *data)
     return 0;
 }
 
-int sd_values_invalid(const rt_class_plan *p, const uint8_t *data)
+/* The first of n bytes that is not a bool (0 or 1), or n: eight at a time (a bool[] of 16 Mi
+ * elements took 30 ms checked element by element, ~1 ms so). */
+static uint64_t first_non_bool(const uint8_t *b, uint64_t n)
 {
-    for (uint32_t i = 0; i < p->nvalues; i++)
-        if (!valid(&p->values[i], data))
-            return (int)i;
-    return -1;
+    uint64_t i = 0;
+    for (uint64_t w; i + 8 <= n; i += 8) {
+        memcpy(&w, b + i, 8);
+        if (w & 0xFEFEFEFEFEFEFEFEull)
+            break;
+    }
+    for (; i < n; i++)
+        if (b[i] > 1)
+            return i;
+    return n;
+}
+
+uint64_t sd_values_scan(const rt_class_plan *p, const uint8_t *data, uint64_t n, size_t stride,
+                        uint32_t *check)
+{
+    *check = 0;
+    if (p->nvalues == 1 && p->values[0].kind == RT_VALUE_BOOL && stride == 1 &&
+        !p->values[0].offset)
+        return first_non_bool(data, n); /* bool[], List<bool> */
+    for (uint64_t e = 0; e < n; e++)
+        for (uint32_t i = 0; i < p->nvalues; i++)
+            if (!valid(&p->values[i], data + e * stride)) {
+                *check = i;
+                return e;
+            }
+    return n;
 }
 
 void sd_value_text(const rt_value_check *v, const uint8_t *data, char *out, size_t cap)

@@ -10,9 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The first of p's values (p->values) that the bytes of one instance or element (data, as on
- * the wire) do not hold validly, or -1 when all are valid. */
-int sd_values_invalid(const rt_class_plan *p, const uint8_t *data);
+/* The first of n instances or elements of plan p, stride bytes apart from data (the wire's
+ * bytes), that holds a value the runtime could not make: its index, and in *check the index of
+ * that value in p->values; n when every value is valid. */
+uint64_t sd_values_scan(const rt_class_plan *p, const uint8_t *data, uint64_t n, size_t stride,
+                        uint32_t *check);
 
 /* What value v of data holds, for a refusal: "a decimal with scale 31 (at most 28)". */
 void sd_value_text(const rt_value_check *v, const uint8_t *data, char *out, size_t cap);

@@ -286,6 +286,16 @@ static class SdtoValuesTest
         Case("root[1]", Kind.Offset, f => new[] { O(false), O(f) });
         Case("root[1].hasValue", Kind.HasValue, f => new bool?[] { true, N(f) });
         Case("root[1,0]", Kind.Decimal, f => new decimal[,] { { 1m }, { D(f) } });
+        // long arrays, read in chunks of a megabyte: the first bad value found past the first
+        Case("root[2500001]", Kind.Bool,
+             f =>
+             {
+                 var a = new bool[3000000];
+                 a[2500001] = B(f);
+                 return a;
+             });
+        Case("root[199999]", Kind.Decimal,
+             f => Enumerable.Repeat(1m, 199999).Append(D(f)).Append(2m).ToArray());
         Case("root[2]", Kind.Bool, f => new List<bool> { true, false, B(f) });
         Case("root[1]", Kind.Decimal, f => new List<decimal> { 1m, D(f) });
         Case("root[1]", Kind.DateTime, f => new HashSet<DateTime> { new DateTime(2), T(f) });
