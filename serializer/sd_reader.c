@@ -743,8 +743,8 @@ static int refuse_value(const message *m, uint32_t i, uint64_t e, const rt_value
         append(path, sizeof path, ".%s", v->name);
     sd_value_text(v, data, what, sizeof what);
     return error_record(SD_ERR_SERIALIZATION, NULL,
-                        "receiving a %s: %s holds %s, which no program can make (the bytes are "
-                        "corrupt or hostile)",
+                        "receiving a %s: %s holds %s, which the runtime never makes (the bytes "
+                        "are corrupt or hostile)",
                         class_text(m->expected, want, sizeof want), path, what);
 }
 
