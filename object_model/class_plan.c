@@ -167,12 +167,13 @@ static int carries_its_fields(MonoClass *c)
 
 /* The corlib values whose bytes the runtime constrains (rt_value_kind), by name, and the fields
  * their check reads, as Mono 6.8's corlib names them (a corlib that names them otherwise gets no
- * check: the test suite's edge cases would show it). */
+ * check: SdtoValuesTest's refusals would show it). A bool is its own one byte (field NULL), so a
+ * bool field never leads back here through System.Boolean's own field. */
 static const struct constrained_value {
     const char *name, *field, *field2;
     rt_value_kind kind;
 } constrained_values[] = {
-    {"Boolean", "m_value", NULL, RT_VALUE_BOOL},
+    {"Boolean", NULL, NULL, RT_VALUE_BOOL},
     {"Decimal", "flags", NULL, RT_VALUE_DECIMAL},
     {"DateTime", "_dateData", NULL, RT_VALUE_DATETIME},
     {"DateTimeOffset", "_dateTime", "_offsetMinutes", RT_VALUE_DATETIME_OFFSET},
@@ -189,9 +190,9 @@ static int constrained(MonoClass *k, uint32_t base, const char *prefix, slot_lis
         const struct constrained_value *c = &constrained_values[i];
         if (strcmp(name, c->name))
             continue;
-        MonoClassField *f = mono_class_get_field_from_name(k, c->field),
+        MonoClassField *f = c->field ? mono_class_get_field_from_name(k, c->field) : NULL,
                        *f2 = c->field2 ? mono_class_get_field_from_name(k, c->field2) : NULL;
-        if (!f || (c->field2 && !f2))
+        if ((c->field && !f) || (c->field2 && !f2))
             return 0;
         rt_value_check *v = reserve(l->values, l->nvalues, &l->cap_values, sizeof *v, 4);
         char *copy = prefix ? strdup(prefix) : NULL;
@@ -201,7 +202,8 @@ static int constrained(MonoClass *k, uint32_t base, const char *prefix, slot_lis
             free(copy);
             return -1;
         }
-        uint32_t off = base + (uint32_t)mono_field_get_offset(f) - (uint32_t)sizeof(MonoObject),
+        uint32_t off = f ? base + (uint32_t)mono_field_get_offset(f) - (uint32_t)sizeof(MonoObject)
+                         : base,
                  off2 =
                      f2 ? base + (uint32_t)mono_field_get_offset(f2) - (uint32_t)sizeof(MonoObject)
                         : 0;
