@@ -431,7 +431,7 @@ static class SdtoValuesTest
                       });
         Check.True(into.Money == 5m && into.Open && into.Many.Length == 2,
                    "the graph received into is as it was");
-        // bools in an array, over OBcast from rank 0
+        // bools in an array, from rank 0 to every other rank
         int bsite = Site(f => new[] { false, B(f) }, Kind.Bool);
         byte[] bools = With(Serializer.Serialize(new[] { false, false }), bsite, new byte[] { 7 });
         if (world.Rank == 0)
@@ -441,6 +441,24 @@ static class SdtoValuesTest
             Check.Throws<MPSerializationException>(() => world.ORecv<bool[]>(0, 63),
                                                    "ORecv of a bool byte 7");
         Check.StillUsable(world, "a refused bool");
+        // OIrecv: Wait throws, and the next message on the same tag arrives whole
+        ORequest<bool[]> pending = world.OIrecv<bool[]>(prev, 65);
+        Ring.Exchange(() => world.Send(bools, next, 65),
+                      () =>
+                      {
+                          Check.Throws<MPSerializationException>(() => pending.Wait(),
+                                                                 "OIrecv's Wait on a bool byte 7");
+                          return null;
+                      });
+        bool[] fine = null;
+        Ring.Exchange(() => world.OSend(new[] { true, false }, next, 65),
+                      () =>
+                      {
+                          fine = world.OIrecv<bool[]>(prev, 65).Wait();
+                          return null;
+                      });
+        Check.True(fine != null && fine.Length == 2 && fine[0] && !fine[1],
+                   "the next message after a refused one");
         // edge values over OSend/ORecv
         Account edge = Acct(false, Kind.Bool, "");
         edge.Money = decimal.MaxValue;
