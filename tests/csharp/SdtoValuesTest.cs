@@ -55,6 +55,17 @@ class Account
     public string Name;
 }
 
+class BaseFlags
+{
+    public bool Inherited;
+}
+
+class DerivedFlags : BaseFlags
+{
+    public int Own;
+    public DateTime When;
+}
+
 static class SdtoValuesTest
 {
     static readonly Intracomm world = Ring.World;
@@ -316,6 +327,8 @@ static class SdtoValuesTest
             Case("root.Many[1]." + Field(k), k, f => Acct(f, k, "Many"));
         }
         Case("root.Open", Kind.Bool, f => Acct(f, Kind.Bool, "Open"));
+        Case("root.Inherited", Kind.Bool, f => new DerivedFlags { Inherited = f, Own = 1 });
+        Case("root.When", Kind.DateTime, f => new DerivedFlags { When = T(f) });
         Case("root.Money", Kind.Decimal, f => Acct(f, Kind.Decimal, "Money"));
         Case("root.Opened", Kind.DateTime, f => Acct(f, Kind.DateTime, "Opened"));
         Case("root.Stamp", Kind.Offset, f => Acct(f, Kind.Offset, "Stamp"));
