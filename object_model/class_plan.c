@@ -86,6 +86,8 @@ typedef struct slot_lists {
     rt_slot *slots;
     rt_hidden_slot *hidden;
     first_reference first;
+    uint32_t nvalues, cap_values; /* (not slots: the values the runtime constrains) */
+    rt_value_check *values;
 } slot_lists;
 
 /* Room for one more of n items of `size` bytes in items (capacity *cap, the first growth to
@@ -163,11 +165,63 @@ static int carries_its_fields(MonoClass *c)
            !strcmp(name, "KeyValuePair`2") && mono_class_get_image(c) == mono_get_corlib();
 }
 
+/* The corlib values whose bytes the runtime constrains (rt_value_kind), by name, and the fields
+ * their check reads, as Mono 6.8's corlib names them (a corlib that names them otherwise gets no
+ * check: SdtoValuesTest's refusals would show it). A bool is its own one byte (field NULL), so a
+ * bool field never leads back here through System.Boolean's own field. */
+static const struct constrained_value {
+    const char *name, *field, *field2;
+    rt_value_kind kind;
+} constrained_values[] = {
+    {"Boolean", NULL, NULL, RT_VALUE_BOOL},
+    {"Decimal", "flags", NULL, RT_VALUE_DECIMAL},
+    {"DateTime", "_dateData", NULL, RT_VALUE_DATETIME},
+    {"DateTimeOffset", "_dateTime", "_offsetMinutes", RT_VALUE_DATETIME_OFFSET},
+};
+
+/* Is the struct k (its data at base, its path prefix) one of constrained_values? 1 when it is:
+ * its check is recorded in l; 0 when it is not; -1 when out of memory. */
+static int constrained(MonoClass *k, uint32_t base, const char *prefix, slot_lists *l)
+{
+    const char *ns = mono_class_get_namespace(k), *name = mono_class_get_name(k);
+    if (mono_class_get_image(k) != mono_get_corlib() || !ns || strcmp(ns, "System") || !name)
+        return 0;
+    for (size_t i = 0; i < sizeof constrained_values / sizeof constrained_values[0]; i++) {
+        const struct constrained_value *c = &constrained_values[i];
+        if (strcmp(name, c->name))
+            continue;
+        MonoClassField *f = c->field ? mono_class_get_field_from_name(k, c->field) : NULL,
+                       *f2 = c->field2 ? mono_class_get_field_from_name(k, c->field2) : NULL;
+        if ((c->field && !f) || (c->field2 && !f2))
+            return 0;
+        rt_value_check *v = reserve(l->values, l->nvalues, &l->cap_values, sizeof *v, 4);
+        char *copy = prefix ? strdup(prefix) : NULL;
+        if (v)
+            l->values = v;
+        if (!v || (prefix && !copy)) {
+            free(copy);
+            return -1;
+        }
+        uint32_t off = f ? base + (uint32_t)mono_field_get_offset(f) - (uint32_t)sizeof(MonoObject)
+                         : base,
+                 off2 =
+                     f2 ? base + (uint32_t)mono_field_get_offset(f2) - (uint32_t)sizeof(MonoObject)
+                        : 0;
+        l->values[l->nvalues++] = (rt_value_check){off, off2, c->kind, copy};
+        return 1;
+    }
+    return 0;
+}
+
 /* Reference slots of an instance of k whose data starts at base (nested structs flattened,
- * their fields named prefix.field). A value-type field always travels; a reference field only
- * when marked [Transportable]. Plans live as long as the process: names are never freed. */
+ * their fields named prefix.field), and the values in it the runtime constrains. A value-type
+ * field always travels; a reference field only when marked [Transportable]. Plans live as long
+ * as the process: names are never freed. */
 static int collect(MonoClass *k, uint32_t base, const char *prefix, slot_lists *l)
 {
+    int known = constrained(k, base, prefix, l);
+    if (known)
+        return known < 0 ? -1 : 0;
     int value_type = mono_class_is_valuetype(k);
     for (MonoClass *c = k; c; c = value_type ? NULL : mono_class_get_parent(c)) {
         int framework = rt_is_framework_class(c), carried = framework && carries_its_fields(c);
@@ -179,7 +233,8 @@ static int collect(MonoClass *k, uint32_t base, const char *prefix, slot_lists *
             MonoType *t = mono_field_get_type(f);
             uint32_t off = base + (uint32_t)mono_field_get_offset(f) - (uint32_t)sizeof(MonoObject);
             int rc = 0;
-            if (mono_type_is_reference(t) || mono_type_is_struct(t)) {
+            if (mono_type_is_reference(t) || mono_type_is_struct(t) ||
+                mono_type_get_type(t) == MONO_TYPE_BOOLEAN) { /* (a bool: as System.Boolean) */
                 char *name = join(prefix, mono_field_get_name(f));
                 if (!name)
                     return -1;
@@ -546,6 +601,9 @@ static void *build(const void *key, void *ctx)
         p->raw_refusal = raw_refusal(p, &l.first);
     p->first_reference = l.first.path; /* (kept for the plan's life, as the slot names are) */
     if (rc || !p->qualified_name) {
+        for (uint32_t v = 0; v < l.nvalues; v++)
+            free((char *)l.values[v].name);
+        free(l.values);
         free(p->runs);
         free(l.all);
         free(l.slots); /* (with the few names made so far: out of memory only) */
@@ -561,6 +619,8 @@ static void *build(const void *key, void *ctx)
     p->slots = l.slots;
     p->nhidden = l.nhidden;
     p->hidden = l.hidden;
+    p->nvalues = l.nvalues;
+    p->values = l.values;
     return p;
 }
 

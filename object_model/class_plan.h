@@ -76,6 +76,26 @@ typedef struct rt_collection {
     } parts[2];
 } rt_collection;
 
+/* A value whose bytes the runtime constrains (only some bit patterns are values a program can
+ * make): a received one is checked before it is copied (serializer/sd_values.c says how). Any
+ * bytes are a valid TimeSpan, char (lone surrogates included), enum (values outside the declared
+ * ones included: C# casts any), integer or floating-point number. */
+typedef enum rt_value_kind {
+    RT_VALUE_BOOL = 1,        /* a byte: 0 or 1 */
+    RT_VALUE_DECIMAL,         /* its flags word: scale <= 28, only the sign and scale bits */
+    RT_VALUE_DATETIME,        /* its 64-bit word: ticks <= MaxValue's, any of the 4 kinds */
+    RT_VALUE_DATETIME_OFFSET, /* its UTC DateTime, then its short offset in minutes */
+} rt_value_kind;
+
+/* Where such a value lies in an instance (or an array element): its offset in the data (for a
+ * decimal: of its flags word; for a DateTimeOffset: of its DateTime, the offset at +offset2), its
+ * kind and its path there ("Inner.On"; NULL: the instance or element itself). */
+typedef struct rt_value_check {
+    uint32_t offset, offset2;
+    rt_value_kind kind;
+    const char *name;
+} rt_value_check;
+
 typedef struct rt_class_plan {
     MonoClass *klass;
     MonoVTable *vtable; /* NULL for abstract classes and interfaces (one domain) */
@@ -93,6 +113,9 @@ typedef struct rt_class_plan {
     rt_slot *slots;
     uint32_t nruns; /* the data minus every reference slot, in order */
     rt_run *runs;
+    uint32_t nvalues; /* values the runtime constrains (rt_value_check), in the data or (arrays)
+                         in an element; 0 for most classes */
+    rt_value_check *values;
     uint32_t nhidden; /* framework-private reference slots */
     rt_hidden_slot *hidden;
     int polymorphic; /* class-level [Transportable] */

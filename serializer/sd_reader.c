@@ -14,6 +14,7 @@
 #include "layout.h"
 #include "names.h"
 #include "sd_threads.h"
+#include "sd_values.h"
 #include "sd_wire.h"
 
 #include <mono/metadata/metadata.h>
@@ -484,6 +485,20 @@ static int wire_references(const sd_type *t, const sd_place *place, uint64_t *gr
     return 1;
 }
 
+/* Appends element e's indices in an array record: "[3]", "[1,2]" (with its lower bounds). */
+static void append_index(const sd_record *rec, uint32_t rank, uint64_t e, char *out, size_t cap)
+{
+    int64_t index[SD_MAX_RANK];
+    for (uint32_t d = rank; d-- > 0;) {
+        index[d] = (int64_t)(rec->lengths[d] ? e % rec->lengths[d] : 0) + rec->lower_bounds[d];
+        e = rec->lengths[d] ? e / rec->lengths[d] : 0;
+    }
+    append(out, cap, "[");
+    for (uint32_t d = 0; d < rank; d++)
+        append(out, cap, d ? ",%lld" : "%lld", (long long)index[d]);
+    append(out, cap, "]");
+}
+
 /* Appends the step from record i to its reference s of group e: ".Next", "[3]", "[1,2].Label"
  * (an array's indices with its lower bounds). Sets *declared to the slot's declared class (NULL
  * when the record's type is not resolved here). */
@@ -503,15 +518,7 @@ static void step_text(const message *m, uint32_t i, uint64_t e, uint32_t s, char
             append(out, cap, ".(reference %u)", s);
         return;
     }
-    int64_t index[SD_MAX_RANK];
-    for (uint32_t d = t->rank; d-- > 0;) {
-        index[d] = (int64_t)(rec.lengths[d] ? e % rec.lengths[d] : 0) + rec.lower_bounds[d];
-        e = rec.lengths[d] ? e / rec.lengths[d] : 0;
-    }
-    append(out, cap, "[");
-    for (uint32_t d = 0; d < t->rank; d++)
-        append(out, cap, d ? ",%lld" : "%lld", (long long)index[d]);
-    append(out, cap, "]");
+    append_index(&rec, t->rank, e, out, cap);
     if (t->element == SD_ELEM_STRUCTS) {
         if (name && *name)
             append(out, cap, ".%s", name);
@@ -717,6 +724,63 @@ static int refuse_bounds(const message *m, uint32_t i, int32_t lower)
                         "zero-based (the bytes "
                         "are corrupt or hostile)",
                         want, path, found, lower, found);
+}
+
+/* Fails the read: value v of element e (an object: 0) of record i, whose bytes are data, is
+ * not one the runtime can make (sd_values.c). Names the path to it and the value. */
+static int refuse_value(const message *m, uint32_t i, uint64_t e, const rt_value_check *v,
+                        const uint8_t *data)
+{
+    char path[400], want[256], what[200];
+    MonoClass *declared;
+    sd_record rec;
+    record_at(&m->places[i], m->types, &rec);
+    const sd_type *t = &m->types[rec.type_index];
+    path_text(m, 0, i, path, sizeof path, &declared);
+    if (t->kind != SD_OBJECT)
+        append_index(&rec, t->rank, e, path, sizeof path);
+    if (v->name)
+        append(path, sizeof path, ".%s", v->name);
+    sd_value_text(v, data, what, sizeof what);
+    return error_record(SD_ERR_SERIALIZATION, NULL,
+                        "receiving a %s: %s holds %s, which the runtime never makes (the bytes "
+                        "are corrupt or hostile)",
+                        class_text(m->expected, want, sizeof want), path, what);
+}
+
+/* Every value of the message whose bytes the runtime constrains (a bool, decimal, DateTime or
+ * DateTimeOffset, wherever it lies: class_plan.c lists them per class) is checked in the wire
+ * bytes before anything is allocated or written, so no object ever holds one no program could
+ * make. A message none of whose types holds such a value pays one test per type. A long array
+ * gives way to collections every megabyte, as a copy does (nothing is held yet). */
+static int check_values(const message *m, uint64_t *seen)
+{
+    uint32_t t = 0;
+    while (t < m->h->type_count && !m->plans[t]->nvalues)
+        t++;
+    if (t == m->h->type_count)
+        return MPC_OK;
+    *seen = gch_epoch();
+    for (uint32_t i = 0; i < m->h->record_count; i++) {
+        const sd_place *place = &m->places[i];
+        const rt_class_plan *p = m->plans[place->type_index];
+        if (!p->nvalues)
+            continue;
+        uint64_t n = p->shape == RT_OBJECT ? 1 : place->elements;
+        size_t stride =
+            p->element == RT_ELEM_STRUCTS ? p->data_size + 4u * p->nslots : p->data_size;
+        uint64_t per_chunk = COPY_CHUNK / stride ? COPY_CHUNK / stride : 1;
+        for (uint64_t e = 0; e < n;) {
+            uint64_t chunk = n - e < per_chunk ? n - e : per_chunk;
+            uint32_t bad;
+            uint64_t at = sd_values_scan(p, place->data + e * stride, chunk, stride, &bad);
+            if (at < chunk)
+                return refuse_value(m, i, e + at, &p->values[bad], place->data + (e + at) * stride);
+            if ((e += chunk) < n)
+                give_way(seen);
+        }
+    }
+    return MPC_OK;
 }
 
 /* Links record i's references. It fails only where a reference does not fit its slot, which
@@ -1396,7 +1460,7 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     kept_work_busy = 1; /* (from here on managed code may run, and read a graph of its own) */
     int rc;
     if ((rc = take_tables(&rd)) != MPC_OK || (rc = resolve_types(&rd)) != MPC_OK ||
-        (rc = take_holders(&rd)) != MPC_OK)
+        (rc = check_values(&rd.m, &rd.seen)) != MPC_OK || (rc = take_holders(&rd)) != MPC_OK)
         goto end;
     int reused = reuse && !rd.collections; /* (a graph of collections is made new) */
     if (reused)
