@@ -864,23 +864,41 @@ static void holder_give(holder *h, uint32_t used)
 }
 
 /* Rebuilds every collection of the message from its elements, through the collections' public
- * API (System.MP's SdtoCollections.Rebuild, one managed call): duplicate keys, null keys and the
- * like fail the read there, so no inconsistent collection is ever made. A Mono call that runs
- * managed code: the caller holds no address but the pinned arrays. */
-static int rebuild_collections(MonoArray *objs, MonoArray *items)
+ * API (System.MP's SdtoCollections.Rebuild, one managed call): duplicate keys, null keys, keys
+ * that collide (hash flooding) and the like fail the read there, so no inconsistent collection
+ * is ever made. Its RebuildFailure says which record failed (its int field Record): the refusal
+ * names that collection's path. A Mono call that runs managed code: the caller holds no address
+ * but the pinned arrays. */
+static int rebuild_collections(MonoArray *objs, MonoArray *items, const message *m)
 {
-    MonoMethod *m = sd_managed(SD_COLLECTIONS_REBUILD);
-    if (!m)
+    MonoMethod *method = sd_managed(SD_COLLECTIONS_REBUILD);
+    if (!method)
         return error_record(RT_ERR_RUNTIME, NULL,
                             "SdtoCollections.Rebuild not found: no collection can be received");
     void *args[2] = {objs, items};
     MonoObject *exc = NULL;
-    mono_runtime_invoke(m, NULL, args, &exc);
+    mono_runtime_invoke(method, NULL, args, &exc);
     if (!exc)
         return MPC_OK;
     char *utf8 = exception_line(exc);
-    error_record(SD_ERR_SERIALIZATION, NULL, "a collection in the message cannot be rebuilt: %s",
-                 utf8 ? utf8 : "?");
+    MonoClassField *f = mono_class_get_field_from_name(mono_object_get_class(exc), "Record");
+    int32_t record = -1;
+    if (f)
+        mono_field_get_value(exc, f, &record);
+    if (record >= 0 && (uint32_t)record < m->h->record_count) {
+        char path[400], want[256];
+        MonoClass *declared;
+        const sd_type *t = &m->types[m->places[record].type_index];
+        path_text(m, 0, (uint32_t)record, path, sizeof path, &declared);
+        error_record(SD_ERR_SERIALIZATION, NULL,
+                     "receiving a %s: %s, a %.*s of %llu elements, cannot be rebuilt: %s",
+                     class_text(m->expected, want, sizeof want), path,
+                     short_len(t->name, t->name_len), t->name,
+                     (unsigned long long)m->places[record].elements, utf8 ? utf8 : "?");
+    } else {
+        error_record(SD_ERR_SERIALIZATION, NULL,
+                     "a collection in the message cannot be rebuilt: %s", utf8 ? utf8 : "?");
+    }
     mono_free(utf8);
     return SD_ERR_SERIALIZATION;
 }
@@ -1319,7 +1337,7 @@ static int link_objects(reading *rd, int reused)
         if (i % RECORDS_PER_GC_CHECK == 0)
             give_way(&rd->seen);
     }
-    return rd->collections ? rebuild_collections(objs, items) : MPC_OK;
+    return rd->collections ? rebuild_collections(objs, items, &rd->m) : MPC_OK;
 }
 
 /* The root, once it is known to be an expected. */
