@@ -156,6 +156,18 @@ static class ReceiveBudgetTest
                 });
             Check.True(refusal != null && refusal.Message.Contains("receive budget"),
                        "Message.ORecv: refused: " + refusal?.Message);
+
+            // ORecvInto: refused before the graph is touched
+            var into = new int [n][];
+            into[0] = new[] { -1 };
+            Ring.Exchange(() => dup.OSend(graph, next, 94),
+                          () =>
+                          {
+                              Check.Throws<MPSerializationException>(
+                                  () => dup.ORecvInto(into, prev, 94), "ORecvInto: refused");
+                              return null;
+                          });
+            Check.True(into[0][0] == -1 && into[1] == null, "ORecvInto: the graph is as it was");
             Check.StillUsable(dup, "refused OIrecv and Message.ORecv");
 
             // collectives: every rank reads, every rank refuses; then usable
@@ -165,6 +177,8 @@ static class ReceiveBudgetTest
                 rank == 0 ? Enumerable.Range(0, dup.Size).Select(r => graph).ToArray() : null;
             Check.Throws<MPSerializationException>(() => dup.OScatter(pieces, 0),
                                                    "OScatter: refused");
+            Check.Throws<MPSerializationException>(() => dup.OAllgather(new[] { graph }),
+                                                   "OAllgather: refused");
             Check.StillUsable(dup, "refused collectives");
             dup.ReceiveBudget = null;
             Check.True(SmallOk(dup.OBcast(rank == 0 ? graph : null, 0), n),
