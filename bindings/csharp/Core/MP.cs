@@ -101,7 +101,13 @@ namespace System.MP
         /// MP.ReceiveBudget = new ReceiveBudget(multiple: 8);   // every graph: at most 8 x its
         /// bytes
         /// </code></example>
-        public static ReceiveBudget ReceiveBudget { get; set; }
+        public static ReceiveBudget ReceiveBudget
+        {
+            get => receiveBudget;
+            set => receiveBudget = ReceiveBudget.Noted(value);
+        }
+
+        static ReceiveBudget receiveBudget;
 
         /// <summary>How blocking calls wait (MOTOR_WAIT, docs/reference.md): Spin polls MPI
         /// without pause, as MPI does, for the lowest latency while every rank has a core; Yield

@@ -75,6 +75,18 @@ namespace System.MP
         [ThreadStatic]
         static ReceiveBudget applied;
 
+        /// <summary>Whether a budget was ever set anywhere in the process: until then a read
+        /// reads no thread-static (every thread's is null).</summary>
+        static volatile bool used;
+
+        /// <summary>budget, noting that budgets are in use (MP's and Comm's setters).</summary>
+        internal static ReceiveBudget Noted(ReceiveBudget budget)
+        {
+            if (budget != null)
+                used = true;
+            return budget;
+        }
+
         /// <summary>Sets budget (null: none) in the core for this thread's reads until Dispose,
         /// which puts back what was there (a read nested in another one, in a type initializer or
         /// a key's GetHashCode, may apply another budget). Costs no call into the core when the
@@ -86,6 +98,11 @@ namespace System.MP
 
             internal Scope(ReceiveBudget budget)
             {
+                if (budget == null && !used) {   // no budget anywhere, as by default
+                    previous = null;
+                    changed = false;
+                    return;
+                }
                 previous = applied;
                 changed = !ReferenceEquals(budget, previous);
                 if (changed)
@@ -116,7 +133,13 @@ namespace System.MP
         /// <summary>The receive budget of this communicator's O-calls; null (the default):
         /// the process's, <see cref="MP.ReceiveBudget"/>. A communicator made from this one
         /// (Dup, Split, a topology) starts with null.</summary>
-        public ReceiveBudget ReceiveBudget { get; set; }
+        public ReceiveBudget ReceiveBudget
+        {
+            get => receiveBudget;
+            set => receiveBudget = ReceiveBudget.Noted(value);
+        }
+
+        ReceiveBudget receiveBudget;
 
         /// <summary>The budget in force for this communicator's reads, for the time of one
         /// receive.</summary>
