@@ -5,6 +5,7 @@
 #        [--reps N --warmup N --rounds N --ranks N --max-iterations N --out DIR]
 #   bash bench/run.sh collectives [--ranks N --min N --max N --reps N --rounds N]
 #   bash bench/run.sh sdto     [--min N --max N --objects N --reps N --rounds N]
+#   bash bench/run.sh flooding [KEYS [REPS]]   (a HashSet/Dictionary of colliding keys, one rank)
 #   bash bench/run.sh swm      [--ranks N --sizes 64,128,256,512 --steps N --runs N]
 #   bash bench/run.sh arrays   [--sizes 8,1024,65536 --ranks 2,3,4,5 --parts pingpong,stream,forward,collectives,migrate
 #                               --reps N --rounds N --target-ms MS]
@@ -25,5 +26,7 @@ case "$pattern" in
     exec /usr/bin/python3 bench/netgauge.py "$pattern" "$@" ;;
   collectives|sdto|swm|arrays|jacobi|regions|io|rma|builds)
     exec /usr/bin/python3 "bench/$pattern.py" "$@" ;;
+  flooding)
+    exec mpiexec.mpich -n 1 build/motor build/bench/Flooding.exe "$@" ;;
   *) echo "bench/run.sh: unknown pattern '$pattern' (bench/README.md)" >&2; exit 2 ;;
 esac

@@ -136,6 +136,7 @@
     X(OAllgather, opi_oallgather, IC_I32, (IC_I32, IC_I32, IC_I32, IC_OBJ, IC_OBJ))                \
     X(SdReadIncoming, opi_sd_read_incoming, IC_I32, (IC_I64, IC_I64, IC_TYPE, IC_OBJ_REF))         \
     X(SdRelease, opi_sd_release, IC_I32, (void))                                                   \
+    X(SdBudget, opi_sd_budget, IC_I32, (IC_I64, IC_F64))                                           \
     /* System.MP.Arrays' scheduler: a graph after a header of raw bytes; one probe per receive */  \
     X(OPost, opi_opost, IC_I32, (IC_I32, IC_I32, IC_OBJ, IC_OBJ, IC_I32, IC_I32))                  \
     X(OTake, opi_otake, IC_I32,                                                                    \

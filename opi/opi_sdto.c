@@ -126,6 +126,14 @@ int32_t opi_sd_copy(MonoObject *dest, int32_t offset)
     return rc;
 }
 
+/* The calling thread's receive budget for the reads that follow (0, 0: none): System.MP sets it
+ * around the reads of a communicator or process that has one (ReceiveBudget). */
+int32_t opi_sd_budget(int64_t bytes, double multiple)
+{
+    sd_set_budget(bytes, multiple);
+    return MPC_OK;
+}
+
 /* Reads bytes[0..len) as a graph whose root must be a `expected`, reusing the objects of the
  * graph under reuse where they fit (NULL: none). */
 static int read_graph_into(const uint8_t *bytes, size_t len, MonoReflectionType *expected,

@@ -928,23 +928,41 @@ static void holder_give(holder *h, uint32_t used)
 }
 
 /* Rebuilds every collection of the message from its elements, through the collections' public
- * API (System.MP's SdtoCollections.Rebuild, one managed call): duplicate keys, null keys and the
- * like fail the read there, so no inconsistent collection is ever made. A Mono call that runs
- * managed code: the caller holds no address but the pinned arrays. */
-static int rebuild_collections(MonoArray *objs, MonoArray *items)
+ * API (System.MP's SdtoCollections.Rebuild, one managed call): duplicate keys, null keys, keys
+ * that collide (hash flooding) and the like fail the read there, so no inconsistent collection
+ * is ever made. Its RebuildFailure says which record failed (its int field Record): the refusal
+ * names that collection's path. A Mono call that runs managed code: the caller holds no address
+ * but the pinned arrays. */
+static int rebuild_collections(MonoArray *objs, MonoArray *items, const message *m)
 {
-    MonoMethod *m = sd_managed(SD_COLLECTIONS_REBUILD);
-    if (!m)
+    MonoMethod *method = sd_managed(SD_COLLECTIONS_REBUILD);
+    if (!method)
         return error_record(RT_ERR_RUNTIME, NULL,
                             "SdtoCollections.Rebuild not found: no collection can be received");
     void *args[2] = {objs, items};
     MonoObject *exc = NULL;
-    mono_runtime_invoke(m, NULL, args, &exc);
+    mono_runtime_invoke(method, NULL, args, &exc);
     if (!exc)
         return MPC_OK;
     char *utf8 = exception_line(exc);
-    error_record(SD_ERR_SERIALIZATION, NULL, "a collection in the message cannot be rebuilt: %s",
-                 utf8 ? utf8 : "?");
+    MonoClassField *f = mono_class_get_field_from_name(mono_object_get_class(exc), "Record");
+    int32_t record = -1;
+    if (f)
+        mono_field_get_value(exc, f, &record);
+    if (record >= 0 && (uint32_t)record < m->h->record_count) {
+        char path[400], want[256];
+        MonoClass *declared;
+        const sd_type *t = &m->types[m->places[record].type_index];
+        path_text(m, 0, (uint32_t)record, path, sizeof path, &declared);
+        error_record(SD_ERR_SERIALIZATION, NULL,
+                     "receiving a %s: %s, a %.*s of %llu elements, cannot be rebuilt: %s",
+                     class_text(m->expected, want, sizeof want), path,
+                     short_len(t->name, t->name_len), t->name,
+                     (unsigned long long)m->places[record].elements, utf8 ? utf8 : "?");
+    } else {
+        error_record(SD_ERR_SERIALIZATION, NULL,
+                     "a collection in the message cannot be rebuilt: %s", utf8 ? utf8 : "?");
+    }
     mono_free(utf8);
     return SD_ERR_SERIALIZATION;
 }
@@ -1145,6 +1163,54 @@ int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject
     return read_message(buf, len, expected, reuse, result);
 }
 
+/* ---- the receive budget: what a read will allocate, refused past the thread's budget ----
+ * The managed heap a read takes, estimated from the validated records and this runtime's layout
+ * before anything is allocated: every object, array and string of the graph at its size in the
+ * heap (header, data, 8-byte alignment); a collection, the collection, the E[] its elements
+ * arrive in, and its own storage: a T[n] for a List, Queue or Stack, int[n] buckets and n
+ * entries of 8 bytes (hash code, next) plus the element for a HashSet or Dictionary (the runtime
+ * rounds n up to a prime: up to ~20% more buckets). The reader's own holder arrays (8 bytes per
+ * record, kept per thread) are not counted. */
+static __thread int64_t budget_bytes;
+static __thread double budget_multiple;
+
+void sd_set_budget(int64_t bytes, double multiple)
+{
+    budget_bytes = bytes > 0 ? bytes : 0;
+    budget_multiple = multiple > 0 ? multiple : 0;
+}
+
+#define HEAP_ALIGNED(b) (((b) + 7) & ~(uint64_t)7)
+/* a one-dimensional array's header: the object header, bounds and length */
+#define ARRAY_HEADER ((uint64_t)sizeof(MonoObject) + 2 * sizeof(void *))
+
+/* The heap bytes record `place`, of plan p, makes its receiver allocate (see above). */
+static uint64_t record_heap_bytes(const rt_class_plan *p, const sd_place *place)
+{
+    uint64_t n = place->elements;
+    switch (p->shape) {
+    case RT_OBJECT: return HEAP_ALIGNED(sizeof(MonoObject) + (uint64_t)p->data_size);
+    case RT_STRING: /* header, length, the characters and a terminating 0 */
+        return HEAP_ALIGNED(sizeof(MonoObject) + 4 + 2 * (n + 1));
+    case RT_ARRAY: /* T[*] and T[,] carry a length and lower bound per dimension */
+        return HEAP_ALIGNED(ARRAY_HEADER + (p->vector ? 0 : 16u * p->rank) + n * p->data_size);
+    case RT_COLLECTION: break;
+    }
+    uint64_t items = HEAP_ALIGNED(ARRAY_HEADER + n * p->data_size);
+    int hashed = p->collection->kind == RT_HASHSET || p->collection->kind == RT_DICTIONARY;
+    uint64_t storage = hashed ? HEAP_ALIGNED(ARRAY_HEADER + 4 * n) +
+                                    HEAP_ALIGNED(ARRAY_HEADER + n * HEAP_ALIGNED(8 + p->data_size))
+                              : items;
+    return HEAP_ALIGNED((uint64_t)mono_class_instance_size(p->klass)) + items + storage;
+}
+
+/* "12.3 MiB": bytes for a refusal's text, into buf. */
+static const char *mib_text(double bytes, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%.1f MiB", bytes / (1 << 20));
+    return buf;
+}
+
 /* ---- a read, phase by phase: tables, types, holders, checks, objects, links, root ----
  * Each phase returns MPC_OK or the error (a failed allocation: MPC_ERR_NO_MEMORY, which
  * read_end records); read_end is the one way out, and gives back whatever the read took. The
@@ -1243,6 +1309,43 @@ static int resolve_types(reading *rd)
             return rc;
     }
     return MPC_OK;
+}
+
+/* With a receive budget on the thread (sd_set_budget): the heap bytes the graph will take,
+ * refused past the budget before the first allocation. Nothing to do without one. */
+static int within_budget(const reading *rd)
+{
+    if (!budget_bytes && !budget_multiple)
+        return MPC_OK;
+    double by_size = budget_multiple * (double)rd->len;
+    double limit = budget_bytes ? (double)budget_bytes : by_size;
+    if (budget_multiple && by_size < limit)
+        limit = by_size;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < rd->h.record_count; i++)
+        total += record_heap_bytes(rd->plans[rd->places[i].type_index], &rd->places[i]);
+    if ((double)total <= limit)
+        return MPC_OK;
+    char want[256], need[32], size[32], by[32], cap[32], lim[32];
+    char budget[256];
+    mib_text((double)total, need, sizeof need);
+    mib_text(limit, lim, sizeof lim);
+    if (budget_multiple && budget_bytes)
+        snprintf(budget, sizeof budget, "%s, the smaller of %g x %s = %s and %s", lim,
+                 budget_multiple, mib_text((double)rd->len, size, sizeof size),
+                 mib_text(by_size, by, sizeof by), mib_text((double)budget_bytes, cap, sizeof cap));
+    else if (budget_multiple)
+        snprintf(budget, sizeof budget, "%g x %s = %s", budget_multiple,
+                 mib_text((double)rd->len, size, sizeof size), lim);
+    else
+        snprintf(budget, sizeof budget, "%s", lim);
+    return error_record(
+        SD_ERR_SERIALIZATION, NULL,
+        "receiving a %s: this message of %zu bytes would allocate %s (%llu bytes "
+        "for a graph of %u objects), more than the receive budget of %s; nothing was "
+        "allocated",
+        class_text(rd->expected, want, sizeof want), rd->len, need, (unsigned long long)total,
+        rd->h.record_count, budget);
 }
 
 /* The records' plans, and the pinned object[] that keeps every object reachable while later
@@ -1383,7 +1486,7 @@ static int link_objects(reading *rd, int reused)
         if (i % RECORDS_PER_GC_CHECK == 0)
             give_way(&rd->seen);
     }
-    return rd->collections ? rebuild_collections(objs, items) : MPC_OK;
+    return rd->collections ? rebuild_collections(objs, items, &rd->m) : MPC_OK;
 }
 
 /* The root, once it is known to be an expected. */
@@ -1460,7 +1563,8 @@ static int read_message(const uint8_t *buf, size_t len, MonoClass *expected, Mon
     kept_work_busy = 1; /* (from here on managed code may run, and read a graph of its own) */
     int rc;
     if ((rc = take_tables(&rd)) != MPC_OK || (rc = resolve_types(&rd)) != MPC_OK ||
-        (rc = check_values(&rd.m, &rd.seen)) != MPC_OK || (rc = take_holders(&rd)) != MPC_OK)
+        (rc = check_values(&rd.m, &rd.seen)) != MPC_OK || (rc = within_budget(&rd)) != MPC_OK ||
+        (rc = take_holders(&rd)) != MPC_OK)
         goto end;
     int reused = reuse && !rd.collections; /* (a graph of collections is made new) */
     if (reused)

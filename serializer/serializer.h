@@ -61,6 +61,13 @@ int sd_read(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject **re
 int sd_read_into(const uint8_t *buf, size_t len, MonoClass *expected, MonoObject *reuse,
                  MonoObject **result);
 
+/* The receive budget of the calling thread's reads (reference.md, "Receive budget"): a read
+ * whose graph would allocate more than `bytes` (0: no such cap) or more than `multiple` times the
+ * message's length (0: none) is refused with SD_ERR_SERIALIZATION before it allocates any object
+ * (sd_reader.c's budget section says what is counted). 0 and 0, the default: no budget. System.MP
+ * sets it around the reads of a communicator or process that has one. */
+void sd_set_budget(int64_t bytes, double multiple);
+
 /* System.MP's SdtoFactories.Make, called through a function pointer (a reverse P/Invoke:
  * ~1 µs cheaper than mono_runtime_invoke): makes every record's object of a large message in
  * JIT-compiled code and links those it can (sd_reader.c says what the arrays hold). holder is the

@@ -40,10 +40,13 @@ namespace System.MP.Arrays
         internal void Forward(long[] header, int dest, int tag) =>
             Errors.Check(MPDirect.OForward(comm.handle, comm.peers, header, dest, tag));
 
-        /// <summary>The graph of the message taken (bytes long), whose root must be a T.</summary>
+        /// <summary>The graph of the message taken (bytes long), whose root must be a T (under
+        /// the process's receive budget: the arrays' messages are the library's own).</summary>
         internal static T ReadIncoming<T>(int bytes)
         {
-            object result = Comm.ReadIncoming(0, bytes, typeof(T));
+            object result;
+            using (new ReceiveBudget.Scope(MP.ReceiveBudget)) result =
+                Comm.ReadIncoming(0, bytes, typeof(T));
             return result == null ? default(T) : (T)result;
         }
 
@@ -53,7 +56,8 @@ namespace System.MP.Arrays
         internal static object ReadIncomingAfter(long[] header, Type expected)
         {
             object result;
-            Errors.Check(MPDirect.SdReadIncomingAfter(header, expected, out result));
+            using (new ReceiveBudget.Scope(MP.ReceiveBudget))
+                Errors.Check(MPDirect.SdReadIncomingAfter(header, expected, out result));
             return result;
         }
     }

@@ -265,7 +265,8 @@ namespace System.MP
         object BroadcastGraph(object graph, int root, Type expected)
         {
             object result;
-            Errors.Check(MPDirect.OBcast(handle, Size, Rank, graph, root, expected, out result));
+            using (BudgetScope()) Errors.Check(
+                MPDirect.OBcast(handle, Size, Rank, graph, root, expected, out result));
             return result;
         }
 
@@ -277,7 +278,7 @@ namespace System.MP
             var sizes = new long[Size];
             try {
                 Scatter(array, root, sizes);
-                return (T[])ReadIncoming(0, sizes[0], typeof(T[]));
+                using (BudgetScope()) return (T[])ReadIncoming(0, sizes[0], typeof(T[]));
             } finally {
                 ReleaseIncoming();
             }
@@ -312,7 +313,9 @@ namespace System.MP
             var pieces = new T[sizes.Length][];
             long offset = 0;
             int total = 0;
-            for (int r = 0; r < sizes.Length; r++) {
+            using (BudgetScope())   // each piece is one message
+                for (int r = 0; r < sizes.Length; r++)
+            {
                 pieces[r] = (T[])ReadIncoming(offset, sizes[r], typeof(T[]));
                 offset += sizes[r];
                 total += pieces[r].Length;

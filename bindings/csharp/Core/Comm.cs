@@ -298,7 +298,8 @@ namespace System.MP
         object ReceiveGraph(int source, int tag, Type expected, ref StatusData st)
         {
             object result;
-            Errors.Check(MPDirect.ORecv(handle, peers, source, tag, expected, out result, ref st));
+            using (BudgetScope()) Errors.Check(
+                MPDirect.ORecv(handle, peers, source, tag, expected, out result, ref st));
             return result;
         }
 
@@ -338,8 +339,9 @@ namespace System.MP
         object ReceiveGraphInto(int source, int tag, Type expected, object reuse, ref StatusData st)
         {
             object result;
-            Errors.Check(MPDirect.ORecvInto(handle, peers, source, tag, expected, reuse, out result,
-                                            ref st));
+            using (BudgetScope())
+                Errors.Check(MPDirect.ORecvInto(handle, peers, source, tag, expected, reuse,
+                                                out result, ref st));
             return result;
         }
 

@@ -93,6 +93,22 @@ namespace System.MP
             }
         }
 
+        /// <summary>The process's receive budget (null, the default: none): it caps what one
+        /// graph read by <see cref="Serializer.Deserialize{T}"/>, or received by the O-calls of
+        /// a communicator whose own <see cref="Comm.ReceiveBudget"/> is null, may allocate
+        /// (docs/reference.md, "Receive budget").</summary>
+        /// <example><code>
+        /// MP.ReceiveBudget = new ReceiveBudget(multiple: 8);   // every graph: at most 8 x its
+        /// bytes
+        /// </code></example>
+        public static ReceiveBudget ReceiveBudget
+        {
+            get => receiveBudget;
+            set => receiveBudget = ReceiveBudget.Noted(value);
+        }
+
+        static ReceiveBudget receiveBudget;
+
         /// <summary>How blocking calls wait (MOTOR_WAIT, docs/reference.md): Spin polls MPI
         /// without pause, as MPI does, for the lowest latency while every rank has a core; Yield
         /// polls briefly, then gives the core away (yields, then naps of growing length), for a

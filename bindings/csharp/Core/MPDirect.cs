@@ -265,6 +265,9 @@ namespace System.MP
                                                   out object result);
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int SdRelease();
+        // the receive budget of this thread's reads from now on (0, 0: none)
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int SdBudget(long bytes, double multiple);
         // System.MP.Arrays' scheduler: OPost sends header's bytes then the graph and never waits;
         // OTake receives the next matching message into the thread's incoming buffer (one matched
         // probe) and copies its first bytes into header (null: none); OForward sends it on with

@@ -37,7 +37,7 @@ namespace System.MP
             int message;
             Errors.Check(MPDirect.Mprobe(handle, peers, source, tag, ref st, out message));
             status = Status.Of(ref st);
-            return new Message(message, st.Bytes);
+            return new Message(message, st.Bytes, this);
         }
 
         /// <summary>The non-blocking <see cref="Mprobe"/> (MPI_Improbe): a matching message,
@@ -66,7 +66,7 @@ namespace System.MP
                 return null;
             }
             status = Status.Of(ref st);
-            return new Message(message, st.Bytes);
+            return new Message(message, st.Bytes, this);
         }
     }
 
@@ -95,12 +95,14 @@ namespace System.MP
 
         readonly int handle;   // MPI_Message (MPI_MESSAGE_NO_PROC for MP.ProcNull's)
         readonly long bytes;   // the message's size, from its probe
+        readonly Comm comm;    // its ReceiveBudget applies to ORecv
         int state;             // Fresh, Busy (a receive is being made), Used
 
-        internal Message(int handle, long bytes)
+        internal Message(int handle, long bytes, Comm comm)
         {
             this.handle = handle;
             this.bytes = bytes;
+            this.comm = comm;
         }
 
         /// <summary>Receives the message into array[offset .. offset+count) of a one-dimensional
@@ -247,7 +249,8 @@ namespace System.MP
             object result = null;
             int used = 0, rc;
             try {
-                rc = MPDirect.MessageORecv(handle, bytes, typeof(T), out result, ref st, out used);
+                using (comm.BudgetScope()) rc =
+                    MPDirect.MessageORecv(handle, bytes, typeof(T), out result, ref st, out used);
             } finally {
                 Settle(used);
             }

@@ -199,8 +199,11 @@ namespace System.MP
         bool Finish(bool block)
         {
             var st = new StatusData();
-            int rc = MPDirect.OIrecvComplete(id, block ? 1 : 0, typeof(T), out object result,
-                                             out int completed, ref st);
+            int rc, completed;
+            object result;
+            using (comm.BudgetScope()) rc =
+                MPDirect.OIrecvComplete(id, block ? 1 : 0, typeof(T), out result, out completed,
+                                        ref st);
             if (completed == 0) {
                 Errors.Check(rc);
                 return false;

@@ -45,7 +45,8 @@ namespace System.MP
         }
 
         /// <summary>Reads a graph whose root must be a T; corrupt, hostile or mismatched bytes
-        /// raise MPSerializationException and create no object of an unexpected type.</summary>
+        /// raise MPSerializationException and create no object of an unexpected type, and so
+        /// does a graph over the process's <see cref="MP.ReceiveBudget"/>.</summary>
         public static T Deserialize<T>(byte[] buffer, int offset, int count)
         {
             if (buffer == null)
@@ -75,7 +76,8 @@ namespace System.MP
         static object Read(byte[] buffer, int offset, int count, Type expected)
         {
             object result;
-            Errors.Check(MPDirect.SdRead(buffer, offset, count, expected, out result));
+            using (new ReceiveBudget.Scope(MP.ReceiveBudget))
+                Errors.Check(MPDirect.SdRead(buffer, offset, count, expected, out result));
             return result;
         }
     }
