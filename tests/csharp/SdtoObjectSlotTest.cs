@@ -8,7 +8,9 @@
 // sender (ArgumentException) and, from hostile bytes naming them, at the receiver
 // (MPSerializationException naming the field path); so are generic classes with a type argument
 // outside the allowed set or against a constraint, and names nested too deep. Mutated messages
-// with object slots: MPSerializationException or a valid graph, nothing else.
+// with object slots — bytes anywhere, and type names (a character changed, inserted or removed,
+// names swapped, hostile names) — MPSerializationException or a valid graph, nothing else.
+// `SdtoObjectSlotTest.exe fuzz N` runs N cases of each mutation kind and prints the counts.
 #pragma warning disable 649   // fields exist to give types a shape
 using System;
 using System.Collections;
@@ -427,6 +429,139 @@ static class SdtoObjectSlotTest
 
     // ---- mutations of messages with object slots ----
 
+    /// <summary>Where each type name of message m lies: (offset, length).</summary>
+    static List<KeyValuePair<int, int>> NameSpans(byte[] m)
+    {
+        var spans = new List<KeyValuePair<int, int>>();
+        int types = BitConverter.ToInt32(m, 8), at = 32;
+        for (int t = 0; t < types; t++) {
+            int len = BitConverter.ToInt32(m, at + 12);
+            spans.Add(new KeyValuePair<int, int>(at + 16, len));
+            at += 16 + len;
+        }
+        return spans;
+    }
+
+    /// <summary>m with the name at span replaced by name (lengths adjusted).</summary>
+    static byte[] WithName(byte[] m, KeyValuePair<int, int> span, byte[] name)
+    {
+        var r = new byte[m.Length - span.Value + name.Length];
+        Array.Copy(m, r, span.Key);
+        BitConverter.GetBytes(name.Length).CopyTo(r, span.Key - 4);
+        name.CopyTo(r, span.Key);
+        Array.Copy(m, span.Key + span.Value, r, span.Key + name.Length,
+                   m.Length - span.Key - span.Value);
+        BitConverter.GetBytes((long)r.Length).CopyTo(r, 24);
+        return r;
+    }
+
+    const string NameChars = "<>[],.*`+& ABISTXabcefilmnorstxy0123456789";
+    static readonly string[] Hostile = {
+        "System.IO.FileInfo",
+        "System.Action",
+        "System.RuntimeType",
+        "System.IntPtr",
+        "Box<System.IO.FileInfo>",
+        "Strict<System.String>",
+        "Box<Box<Box<System.Int32>>>",
+        "System.Collections.Generic.List<System.Action>",
+        "System.Int32[*]",
+        "System.Object[,]",
+        "Outer.Inner",
+        "Outer.NBox<System.Double>",
+        "Pair<System.Int32>",
+        "Box<>",
+        "<>",
+        "[]",
+        "System.Collections.Generic.Dictionary<System.String,System.Int32>",
+        "Box<System.Int32[]>",
+        "System.Nullable<System.Int32>",
+        "Outer..Inner",
+        "System.Int32[,,,,,,,,,,,,,,,,,,,,,,,,,]",
+    };
+
+    /// <summary>A mutation of m's type names: a character changed, inserted or removed, a name
+    /// swapped with another's, or one from Hostile (with or without its assembly).</summary>
+    static byte[] NameMutation(byte[] m, Random rnd)
+    {
+        List<KeyValuePair<int, int>> spans = NameSpans(m);
+        KeyValuePair<int, int> span = spans[rnd.Next(spans.Count)];
+        var name = new List<byte>(m.Skip(span.Key).Take(span.Value));
+        switch (rnd.Next(5)) {
+        case 0: name[rnd.Next(name.Count)] = (byte)NameChars[rnd.Next(NameChars.Length)]; break;
+        case 1:
+            name.Insert(rnd.Next(name.Count + 1), (byte)NameChars[rnd.Next(NameChars.Length)]);
+            break;
+        case 2:
+            if (name.Count > 1)
+                name.RemoveAt(rnd.Next(name.Count));
+            break;
+        case 3:
+            KeyValuePair<int, int> other = spans[rnd.Next(spans.Count)];
+            name = new List<byte>(m.Skip(other.Key).Take(other.Value));
+            break;
+        default:
+            string h = Hostile[rnd.Next(Hostile.Length)];
+            string asm = rnd.Next(2) == 0 ? "mscorlib" : typeof(Shape).Assembly.GetName().Name;
+            name = new List<byte>(Encoding.ASCII.GetBytes(rnd.Next(8) == 0 ? h : h + ", " + asm));
+            break;
+        }
+        return WithName(m, span, name.ToArray());
+    }
+
+    static Holder MutationGraph() => new Holder {
+        Id = 3,
+        O = new List<object> { 1, "a", new[] { 2.5 }, 4m, new Box<int>[0] },
+        S = new Pair<string, Box<int>> { First = "f", Second = new Box<int> { Value = 1 } },
+        V = DateTime.UtcNow,
+        L = new[] { "x" },
+        C = 'c',
+        A = new Outer.Inner[1],
+        Items = new object[] { new Dictionary<string, int> { ["k"] = 1 }, new Outer.Inner(),
+                               (byte)1, new Outer.NBox<double>(), new Strict<int>() }
+    };
+
+    /// <summary>cases mutations of each kind (bytes anywhere; type names only) of a message
+    /// with object slots, read as a Holder and as object: returns the counts per kind, and
+    /// checks that nothing but MPSerializationException ever comes out.</summary>
+    static void Fuzz(int cases, bool print)
+    {
+        byte[] valid = Serializer.Serialize(MutationGraph());
+        var rnd = new Random(43 + Ring.Rank);
+        foreach (string kind in new[] { "bytes", "names" }) {
+            long refused = 0, accepted = 0, others = 0;
+            for (int i = 0; i < cases; i++) {
+                byte[] b;
+                if (kind == "bytes") {
+                    b = (byte[])valid.Clone();
+                    for (int k = rnd.Next(1, 5); k > 0; k--)
+                        b[rnd.Next(b.Length)] ^= (byte)rnd.Next(1, 256);
+                } else {
+                    b = NameMutation(valid, rnd);
+                }
+                try {
+                    object got = i % 2 == 0 ? Serializer.Deserialize<Holder>(b, 0, b.Length)
+                                            : Serializer.Deserialize<object>(b, 0, b.Length);
+                    accepted++;
+                    if (got != null)
+                        Serializer.Serialize(got);   // what arrived is a graph that can travel
+                } catch (MPSerializationException) {
+                    refused++;
+                } catch (Exception e) {
+                    others++;
+                    if (others < 5)
+                        Console.Error.WriteLine($"{kind}: unexpected {e.GetType()}: {e.Message}");
+                }
+            }
+            if (print)
+                Console.WriteLine($"rank {Ring.Rank}: {kind}: {cases} cases, {refused} refused, " +
+                                  $"{accepted} accepted, {others} other");
+            Check.Equal(0L, others,
+                        $"{cases} {kind} mutations with object slots: only " +
+                            $"MPSerializationException ({accepted} accepted)");
+        }
+    }
+
     static void Mutations()
     {
         var graph = new Holder {
@@ -496,13 +631,20 @@ static class SdtoObjectSlotTest
         Check.StillUsable(world, "a refused object");
     }
 
-    static int Main()
+    /// <summary>No argument: the suite. `fuzz N`: N cases of each mutation kind, counts
+    /// printed.</summary>
+    static int Main(string[] args)
     {
+        if (args.Length == 2 && args[0] == "fuzz") {
+            Fuzz(int.Parse(args[1]), true);
+            return Check.Finish("SdtoObjectSlotTest fuzz");
+        }
         AtTheRoot();
         InFields();
         Subclasses_();
         Refusals();
         Mutations();
+        Fuzz(2000, false);
         Transport();
         world.Barrier();
         Check.Equal(0L, MP.Stats.PinsLive, "no live pins");
