@@ -398,6 +398,84 @@ static const struct known_collection {
      "hashCode", "key", "value"},
 };
 
+/* How deep element and type-argument types may nest for rt_travels_as_base (List<int[]>[]: 3). */
+#define BASE_SLOT_DEPTH 8
+
+/* The framework values that travel anywhere: a primitive, decimal, a time, a Guid, a string. */
+static int framework_value(MonoClass *k)
+{
+    static const char *const names[] = {
+        "Boolean", "Char",   "SByte",    "Byte",     "Int16",          "UInt16",
+        "Int32",   "UInt32", "Int64",    "UInt64",   "Single",         "Double",
+        "Decimal", "String", "DateTime", "TimeSpan", "DateTimeOffset", "Guid"};
+    const char *ns = mono_class_get_namespace(k), *name = mono_class_get_name(k);
+    if (mono_class_get_image(k) != mono_get_corlib() || mono_class_get_nesting_type(k) || !ns ||
+        !name || strcmp(ns, "System"))
+        return 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(name, names[i]))
+            return 1;
+    return 0;
+}
+
+static int travels_as_base(MonoClass *k, int element, int depth);
+
+/* Do the fields `names` (NULL ends; entries of a store when store is set) hold types that travel
+ * as elements? */
+static int fields_travel(MonoClass *k, const char *store, const char *const *names, int depth)
+{
+    if (store) {
+        MonoClassField *f = mono_class_get_field_from_name(k, store);
+        MonoClass *array = f ? mono_class_from_mono_type(mono_field_get_type(f)) : NULL;
+        if (!array || mono_class_get_rank(array) != 1)
+            return 0;
+        k = mono_class_get_element_class(array);
+        if (!names[0]) /* the store is an E[] */
+            return travels_as_base(k, 1, depth + 1);
+    }
+    for (; *names; names++) {
+        MonoClassField *f = mono_class_get_field_from_name(k, *names);
+        if (!f || !travels_as_base(mono_class_from_mono_type(mono_field_get_type(f)), 1, depth + 1))
+            return 0;
+    }
+    return 1;
+}
+
+static int travels_as_base(MonoClass *k, int element, int depth)
+{
+    if (depth > BASE_SLOT_DEPTH)
+        return 0;
+    if (framework_value(k) || rt_has_transportable(k, NULL))
+        return 1;
+    if (mono_class_get_rank(k) > 0)
+        return travels_as_base(mono_class_get_element_class(k), 1, depth + 1);
+    if (element && k == mono_get_object_class())
+        return 1;
+    const char *ns = mono_class_get_namespace(k), *name = mono_class_get_name(k);
+    if (!ns || !name || !rt_is_framework_class(k))
+        return 0;
+    static const char *const value[] = {"value", NULL}, *const key_value[] = {"key", "value", NULL};
+    if (element && mono_class_get_image(k) == mono_get_corlib()) {
+        if (!strcmp(ns, "System") && !strcmp(name, "Nullable`1"))
+            return fields_travel(k, NULL, value, depth);
+        if (carries_its_fields(k)) /* KeyValuePair<K,V> */
+            return fields_travel(k, NULL, key_value, depth);
+    }
+    if (strcmp(ns, "System.Collections.Generic") || mono_class_is_valuetype(k))
+        return 0;
+    for (size_t i = 0; i < sizeof known_collections / sizeof known_collections[0]; i++) {
+        const struct known_collection *kc = &known_collections[i];
+        if (!strcmp(name, kc->name)) {
+            const char *const entry[] = {kc->entry_key ? kc->entry_key : kc->entry_value,
+                                         kc->entry_key ? kc->entry_value : NULL, NULL};
+            return fields_travel(k, kc->store, entry, depth);
+        }
+    }
+    return 0;
+}
+
+int rt_travels_as_base(MonoClass *k, int element) { return travels_as_base(k, element, 0); }
+
 /* The offset in instance data of k's field `name`, which must be an int (want_int) or a
  * reference; -1 when there is no such field. */
 static int64_t field_offset(MonoClass *k, const char *name, int want_int)
@@ -525,6 +603,7 @@ static rt_class_plan *build_collection(rt_class_plan *p, MonoClass *k,
     p->klass = own.klass;
     p->vtable = own.vtable;
     p->polymorphic = own.polymorphic;
+    p->in_base_slot = own.in_base_slot;
     p->framework = own.framework;
     p->denied = own.denied;
     p->value_type = own.value_type;
@@ -585,6 +664,7 @@ static void *build(const void *key, void *ctx)
         return NULL;
     p->klass = k;
     p->polymorphic = rt_has_transportable(k, NULL);
+    p->in_base_slot = p->polymorphic || travels_as_base(k, 0, 0);
     p->framework = rt_is_framework_class(k);
     p->denied = denied(k);
     p->value_type = mono_class_is_valuetype(k);

@@ -118,7 +118,8 @@ typedef struct rt_class_plan {
     rt_value_check *values;
     uint32_t nhidden; /* framework-private reference slots */
     rt_hidden_slot *hidden;
-    int polymorphic; /* class-level [Transportable] */
+    int polymorphic;  /* class-level [Transportable] */
+    int in_base_slot; /* travels in a slot declared as another type (rt_travels_as_base) */
     int value_type;
     int abstract;                /* abstract class or interface: never instantiated */
     int framework;               /* rt_is_framework_class */
@@ -153,6 +154,14 @@ int rt_has_transportable(MonoClass *k, MonoClassField *f);
  * mscorlib, netstandard, System, System.* (but not System.MP) or Mono.*? Users cannot mark such
  * a type's fields [Transportable], so its private references can never travel. */
 int rt_is_framework_class(MonoClass *k);
+
+/* May an instance of k travel in a slot declared as another type (`object`, a base class, an
+ * interface), at the root too? Classes marked [Transportable] at class level, and the framework
+ * values: the primitives, decimal, DateTime, TimeSpan, DateTimeOffset, Guid, string, arrays of
+ * such elements and the carried collections of them (FORMAT.md). As an element or a type argument
+ * of such a value (element 1), `object`, Nullable<T> and KeyValuePair<K,V> of such types are
+ * allowed too. Decided from the class alone (no plan is built); calls Mono. */
+int rt_travels_as_base(MonoClass *k, int element);
 
 /* The plan of k, built the first time (which calls Mono: a safepoint); NULL when out of
  * memory. */

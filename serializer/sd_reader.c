@@ -20,9 +20,11 @@
 #include <mono/metadata/metadata.h>
 
 #include <mono/metadata/appdomain.h>
+#include <mono/metadata/assembly.h>
 #include <mono/metadata/attrdefs.h>
 #include <mono/metadata/class.h>
 #include <mono/metadata/image.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,35 +95,272 @@ static int allow(allowed *r, MonoClass *k)
     return 0;
 }
 
-/* The class a message's type names, as loaded here; NULL when its assembly is not loaded or no
- * such class is in it. Only simple names "Ns.Name, image" are looked up (*simple says whether the
- * name was one): nested and generic classes are not (reference.md, Known issues). */
-static MonoClass *class_named(const sd_type *t, int *simple)
+/* ---- type names: a message names each type as class_plan's qualified_name writes it, Mono's
+ * IL form plus the image ("Ns.Outer.Inner, img", "Ns.Box<System.Int32,Ns.P[]>, img"): nested
+ * classes joined by '.', a generic without its arity, type arguments without their image. The
+ * reader finds a class of that name only in images already loaded (it never loads one), and
+ * keeps it only if its own qualified name is the wire's, byte for byte. */
+
+/* How deep arrays and type arguments may nest in a name, and how many arguments a generic has. */
+#define NAME_DEPTH 8
+#define NAME_ARGS 16
+
+/* k's nested class of that name, or NULL. */
+static MonoClass *nested_named(MonoClass *k, const char *name, size_t n)
 {
-    char name[SD_MAX_NAME + 1];
-    memcpy(name, t->name, t->name_len);
-    name[t->name_len] = '\0';
-    char *comma = strstr(name, ", ");
-    *simple = comma && !strpbrk(name, "[]<>/`+*&");
-    if (!*simple)
-        return NULL;
-    *comma = '\0';
-    MonoImage *image = mono_image_loaded(comma + 2);
-    if (!image)
-        return NULL;
-    char *dot = strrchr(name, '.');
-    return dot ? (*dot = '\0', mono_class_from_name(image, name, dot + 1))
-               : mono_class_from_name(image, "", name);
+    void *iter = NULL;
+    for (MonoClass *c; (c = mono_class_get_nested_types(k, &iter));) {
+        const char *cn = mono_class_get_name(c);
+        if (cn && strlen(cn) == n && !memcmp(cn, name, n))
+            return c;
+    }
+    return NULL;
 }
 
-/* A class named on the wire that is not in R may still come if marked [Transportable] and
+/* The class seg (n bytes) names: in namespace ns of image, or nested in outer when that is set.
+ * A segment of a generic's name lost its arity ("Box" for Box`1, "G" for G`1 of G<T>.In): those
+ * with arity up to `arity` are tried first, then seg itself. */
+static MonoClass *segment_named(MonoImage *image, const char *ns, MonoClass *outer, const char *seg,
+                                size_t n, uint32_t arity)
+{
+    char name[SD_MAX_NAME + 16];
+    for (uint32_t a = arity + 1; a-- > 0;) {
+        int len = a ? snprintf(name, sizeof name, "%.*s`%u", (int)n, seg, a)
+                    : snprintf(name, sizeof name, "%.*s", (int)n, seg);
+        MonoClass *k =
+            outer ? nested_named(outer, name, (size_t)len) : mono_class_from_name(image, ns, name);
+        if (k)
+            return k;
+    }
+    return NULL;
+}
+
+/* The class a dotted name "A.B.C" (NUL-terminated; changed and restored) names in image: a
+ * namespace, a class, then classes nested in it, each split of the dots tried from the right. */
+static MonoClass *dotted_in(MonoImage *image, char *name, uint32_t arity)
+{
+    for (char *dot = name + strlen(name);; dot--) {
+        if (dot > name && *dot != '.')
+            continue;
+        const char *first = dot > name ? dot + 1 : name;
+        MonoClass *k;
+        if (dot > name) {
+            *dot = '\0';
+            k = segment_named(image, name, NULL, first, strcspn(first, "."), arity);
+            *dot = '.';
+        } else {
+            k = segment_named(image, "", NULL, first, strcspn(first, "."), arity);
+        }
+        for (const char *seg = first + strcspn(first, "."); k && *seg;
+             seg += 1 + strcspn(seg + 1, "."))
+            k = segment_named(image, NULL, k, seg + 1, strcspn(seg + 1, "."), arity);
+        if (k || dot == name)
+            return k;
+    }
+}
+
+typedef struct image_search {
+    char *name;
+    uint32_t arity;
+    MonoClass *found;
+} image_search;
+
+static void search_image(void *assembly, void *ctx)
+{
+    image_search *s = ctx;
+    if (!s->found)
+        s->found = dotted_in(mono_assembly_get_image(assembly), s->name, s->arity);
+}
+
+/* A dotted name in image, or (image NULL: a type argument, named without its image) in corlib,
+ * then in the loaded assemblies; a generic's segments with arity up to `arity`. */
+static MonoClass *plain_named(MonoImage *image, const char *s, size_t n, uint32_t arity)
+{
+    char name[SD_MAX_NAME + 1];
+    if (n >= sizeof name)
+        return NULL;
+    memcpy(name, s, n);
+    name[n] = '\0';
+    if (image)
+        return dotted_in(image, name, arity);
+    image_search search = {name, arity, dotted_in(mono_get_corlib(), name, arity)};
+    if (!search.found)
+        mono_assembly_foreach(search_image, &search);
+    return search.found;
+}
+
+static MonoClass *type_named(MonoImage *image, const char *s, size_t n, int depth);
+
+/* Definition instantiated with the n classes of args, through SdtoTypes.Instantiate (which
+ * checks its constraints); NULL when it cannot be. Runs managed code. */
+static MonoClass *instantiate(MonoClass *definition, MonoClass **args, uint32_t n)
+{
+    MonoMethod *m = sd_managed(SD_TYPE_INSTANTIATE);
+    MonoDomain *domain = mono_domain_get();
+    MonoArray *types = m ? mono_array_new(domain, mono_get_object_class(), n) : NULL;
+    void *call[2] = {mono_type_get_object(domain, mono_class_get_type(definition)), types};
+    for (uint32_t i = 0; types && i < n; i++) {
+        MonoReflectionType *t = mono_type_get_object(domain, mono_class_get_type(args[i]));
+        if (!t)
+            return NULL;
+        mono_array_setref(types, i, (MonoObject *)t);
+    }
+    MonoObject *exc = NULL;
+    MonoObject *k = types && call[0] ? mono_runtime_invoke(m, NULL, call, &exc) : NULL;
+    return k && !exc
+               ? mono_class_from_mono_type(mono_reflection_type_get_type((MonoReflectionType *)k))
+               : NULL;
+}
+
+/* "G<A,B>": G`2 (or G.In of G`2, or G`1.In`1...) in image, instantiated with A and B,
+ * each a type that may travel as an element (rt_travels_as_base) named in no image. Only a
+ * definition marked [Transportable] or a framework one (a collection, KeyValuePair, Nullable) is
+ * instantiated: a message makes no other class exist. */
+static MonoClass *generic_named(MonoImage *image, const char *s, size_t n, int depth)
+{
+    size_t open = n - 1;
+    for (int level = 0; open-- > 0;) {
+        level += s[open] == '>' ? 1 : s[open] == '<' ? -1 : 0;
+        if (level < 0)
+            break;
+    }
+    if (open >= n || !open)
+        return NULL;
+    MonoClass *args[NAME_ARGS];
+    uint32_t argc = 0;
+    int level = 0; /* inside the outer <> */
+    for (size_t from = open + 1, i = from; i < n; i++) {
+        level += s[i] == '<' ? 1 : s[i] == '>' && i < n - 1 ? -1 : 0;
+        if (i < n - 1 && !(s[i] == ',' && !level))
+            continue;
+        if (argc == NAME_ARGS || i == from ||
+            !(args[argc] = type_named(NULL, s + from, i - from, depth + 1)) ||
+            !rt_travels_as_base(args[argc], 1))
+            return NULL;
+        argc++;
+        from = i + 1;
+    }
+    MonoClass *definition = plain_named(image, s, open, argc);
+    const char *ns = definition ? mono_class_get_namespace(definition) : NULL;
+    if (!definition ||
+        !(rt_has_transportable(definition, NULL) ||
+          (rt_is_framework_class(definition) && ns &&
+           (!strcmp(ns, "System.Collections.Generic") ||
+            (!strcmp(ns, "System") && !strcmp(mono_class_get_name(definition), "Nullable`1"))))))
+        return NULL;
+    return instantiate(definition, args, argc);
+}
+
+/* The class a type name (without its image) names in image (NULL: see plain_named); NULL when
+ * none, or when the name nests deeper than NAME_DEPTH. An array is made only of an element that
+ * may travel as one (rt_travels_as_base). Calls Mono, and managed code for a generic. */
+static MonoClass *type_named(MonoImage *image, const char *s, size_t n, int depth)
+{
+    if (depth > NAME_DEPTH || !n)
+        return NULL;
+    if (s[n - 1] == '>')
+        return generic_named(image, s, n, depth);
+    if (s[n - 1] != ']')
+        return plain_named(image, s, n, 0);
+    size_t open = n - 1;
+    while (open > 0 && s[open] != '[')
+        open--;
+    uint32_t rank = 1;
+    int bounded = n - open == 3 && s[open + 1] == '*';
+    for (size_t i = open + 1; !bounded && i < n - 1; i++)
+        if (s[i] != ',' || ++rank > SD_MAX_RANK)
+            return NULL;
+    MonoClass *e = open ? type_named(image, s, open, depth + 1) : NULL;
+    if (!e || !rt_travels_as_base(e, 1))
+        return NULL;
+    return rank == 1 && !bounded ? mono_array_class_get(e, 1)
+                                 : mono_bounded_array_class_get(e, rank, bounded);
+}
+
+/* Names resolved before (a generic's costs a managed call): a small direct-mapped cache of
+ * names whose class was found and checked. Taken only with trylock, and no Mono call is made
+ * under its lock: a busy cache is simply not used. */
+#define NAMES_KEPT 64
+static struct {
+    pthread_mutex_t lock;
+    struct kept_name {
+        char *name;
+        uint32_t len;
+        MonoClass *klass;
+    } kept[NAMES_KEPT];
+} names = {PTHREAD_MUTEX_INITIALIZER, {{0}}};
+
+static struct kept_name *kept_name(const sd_type *t)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (uint32_t i = 0; i < t->name_len; i++)
+        h = (h ^ (uint8_t)t->name[i]) * 16777619u;
+    return &names.kept[h % NAMES_KEPT];
+}
+
+static MonoClass *name_kept(const sd_type *t)
+{
+    MonoClass *k = NULL;
+    if (pthread_mutex_trylock(&names.lock))
+        return NULL;
+    struct kept_name *e = kept_name(t);
+    if (e->name && e->len == t->name_len && !memcmp(e->name, t->name, t->name_len))
+        k = e->klass;
+    pthread_mutex_unlock(&names.lock);
+    return k;
+}
+
+static void keep_name(const sd_type *t, MonoClass *k)
+{
+    char *copy = malloc(t->name_len);
+    if (!copy || pthread_mutex_trylock(&names.lock)) {
+        free(copy);
+        return;
+    }
+    struct kept_name *e = kept_name(t);
+    char *old = e->name;
+    memcpy(copy, t->name, t->name_len);
+    *e = (struct kept_name){copy, t->name_len, k};
+    pthread_mutex_unlock(&names.lock);
+    free(old);
+}
+
+/* The class a message's type names, as loaded here; NULL when its image is not loaded, no such
+ * class is in it, or its name here is not the wire's. */
+static MonoClass *class_named(const sd_type *t)
+{
+    MonoClass *kept = name_kept(t);
+    if (kept)
+        return kept;
+    size_t comma = t->name_len;
+    for (int level = 0; comma-- > 0;) { /* the last ", " outside type arguments */
+        level += t->name[comma] == '>' ? 1 : t->name[comma] == '<' ? -1 : 0;
+        if (!level && comma + 1 < t->name_len && t->name[comma] == ',' && t->name[comma + 1] == ' ')
+            break;
+    }
+    if (comma >= t->name_len)
+        return NULL;
+    char image_name[SD_MAX_NAME + 1];
+    memcpy(image_name, t->name + comma + 2, t->name_len - comma - 2);
+    image_name[t->name_len - comma - 2] = '\0';
+    MonoImage *image = mono_image_loaded(image_name);
+    MonoClass *k = image ? type_named(image, (const char *)t->name, comma, 0) : NULL;
+    const rt_class_plan *p = k ? rt_plan_for_class(k) : NULL;
+    if (!p || p->qualified_name_len != t->name_len ||
+        memcmp(p->qualified_name, t->name, t->name_len))
+        return NULL;
+    keep_name(t, k);
+    return k;
+}
+
+/* A class named on the wire that is not in R may still come if it travels in a slot of a base
+ * type (marked [Transportable] at class level, or a framework value: rt_travels_as_base) and is
  * assignable to a type in R (API.md). */
 static const rt_class_plan *polymorphic(allowed *r, const sd_type *t)
 {
-    int simple;
-    MonoClass *k = class_named(t, &simple);
+    MonoClass *k = class_named(t);
     const rt_class_plan *p = k ? rt_plan_for_class(k) : NULL;
-    if (!p || !p->polymorphic)
+    if (!p || !p->in_base_slot)
         return NULL;
     for (uint32_t i = 0; i < r->n; i++)
         if (mono_class_is_assignable_from(r->plans[i]->klass, k))
@@ -644,26 +883,33 @@ static int refuse_type(const message *m, uint32_t type, const rt_class_plan *p)
             want, path, found_len, t->name, where, p->data_size, sd_wire_ref_count(p), t->data_size,
             t->ref_count);
     }
-    int simple;
-    MonoClass *k = class_named(t, &simple);
+    MonoClass *k = class_named(t);
     int at_root = !strcmp(path, "root");
-    if (!k && !simple)
-        return error_record(
-            SD_ERR_SERIALIZATION, NULL,
-            "receiving a %s: %s holds a %.*s%s, which is not allowed: a nested or generic class is "
-            "not "
-            "yet received where a base class is declared (reference.md, Known issues); %s %.*s",
-            want, path, found_len, t->name, where,
-            at_root ? "receive it as a" : "declare the field as a", found_len, t->name);
     /* after ", " */
     int image_len = found_len + 2 <= (int)t->name_len ? (int)t->name_len - found_len - 2 : 0;
+    if (!k && memchr(t->name, '<', (size_t)found_len))
+        return error_record(
+            SD_ERR_SERIALIZATION, NULL,
+            "receiving a %s: %s holds a %.*s%s, which is not allowed: a generic class is received "
+            "only if its definition is marked [Transportable] (or is a standard collection), its "
+            "type arguments are each a framework value, object, a class marked [Transportable] or "
+            "an array or collection of them, within its constraints, and it is loaded here "
+            "(assembly %.*s)",
+            want, path, found_len, t->name, where, image_len, t->name + t->name_len - image_len);
     if (!k)
         return error_record(SD_ERR_SERIALIZATION, NULL,
                             "receiving a %s: %s holds a %.*s%s, which is not allowed: no class of "
-                            "that name is loaded "
-                            "here (assembly %.*s): both ends must run the same assemblies",
+                            "that name that may be received is loaded here (assembly %.*s): both "
+                            "ends must run the same assemblies",
                             want, path, found_len, t->name, where, image_len,
                             t->name + t->name_len - image_len);
+    if (declared && rt_is_framework_class(k) && mono_class_is_assignable_from(declared, k))
+        return error_record(
+            SD_ERR_SERIALIZATION, NULL,
+            "receiving a %s: %s holds a %.*s%s, which is not allowed: where a %s is declared, a "
+            "framework type is received only if it is a value (a primitive, decimal, DateTime, "
+            "TimeSpan, DateTimeOffset, Guid, string), an array or a standard collection of them",
+            want, path, found_len, t->name, where, d);
     if (declared && mono_class_is_assignable_from(declared, k))
         return error_record(SD_ERR_SERIALIZATION, NULL,
                             "receiving a %s: %s holds a %.*s%s, which is not allowed: %.*s derives "

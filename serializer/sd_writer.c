@@ -517,8 +517,8 @@ static int admit_collection(graph *g, uint32_t r)
 
 /* May record r, just discovered, travel in a slot declared as d? Refused: objects that never
  * travel (denied), objects with framework-private references, which would arrive incomplete
- * (until the standard collections are carried, this refuses List, Dictionary, Tuple of
- * references...), and objects of another class than d unless marked [Transportable]. */
+ * (Tuple of references...), and objects of another class than d unless marked [Transportable]
+ * or a framework value (rt_travels_as_base). */
 static int admissible(graph *g, uint32_t r, MonoClass *d)
 {
     const rt_class_plan *vp = g->plans[r];
@@ -550,15 +550,18 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
             path, short_len(vp), vp->qualified_name, h->name, h->owner);
         return 0;
     }
-    if (vp->klass != d && !vp->polymorphic) {
+    if (vp->klass != d && !vp->in_base_slot) {
         path_to(g, r, path, sizeof path);
         const rt_class_plan *dp = rt_plan_for_class(d); /* a Mono call: the write fails anyway */
         int dn = dp ? short_len(dp) : 1;
         const char *dname = dp ? dp->qualified_name : "?";
         if (vp->framework)
             error_record(SD_ERR_GRAPH, NULL,
-                         "%s: an object of the framework type %.*s sits where %.*s is declared; a "
-                         "framework type travels only in a slot declared as its own type",
+                         "%s: an object of the framework type %.*s sits where %.*s is declared; "
+                         "a framework type travels there only if it is a value (a primitive, "
+                         "decimal, DateTime, TimeSpan, DateTimeOffset, Guid, string), an array "
+                         "or a standard collection of such values, else only in a slot declared "
+                         "as its own type",
                          path, short_len(vp), vp->qualified_name, dn, dname);
         else
             error_record(SD_ERR_GRAPH, NULL,

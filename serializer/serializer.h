@@ -88,7 +88,8 @@ void sd_install(MonoClass *attribute);
     X(COLLECTION_ELEMENT_TYPE, SdtoCollections, ElementType, 1) \
     X(COLLECTIONS_REBUILD, SdtoCollections, Rebuild, 2)         \
     X(FACTORY_REGISTER, SdtoFactories, Register, 1)             \
-    X(LINKER_REGISTER, SdtoFactories, RegisterLinker, 2)
+    X(LINKER_REGISTER, SdtoFactories, RegisterLinker, 2)        \
+    X(TYPE_INSTANTIATE, SdtoTypes, Instantiate, 2)
 
 typedef enum sd_managed_method {
 #define SD_MANAGED_ID(id, klass, method, nargs) SD_##id,

@@ -336,8 +336,8 @@ static class SdtoCollectionsTest
                 "a LinkedList (not carried)", "root.Items", "LinkedList");
         Refused(new HoldsMyList { Items = new MyList { 1 } },
                 "a user class deriving from List<int>", "root.Items", "_items");
-        Refused(new object[] { new List<int>() }, "a List in a slot declared object", "root[0]",
-                "List<");
+        Refused(new object[] { new List<Version>() },
+                "a List of a framework class in a slot declared object", "root[0]", "List<");
         Refused(new List<ValueTuple<string, int>> { ("a", 1) },
                 "a List of a framework struct holding a reference", "root[0]", "Item1");
         // a collection found while another's elements are gathered, whose elements are larger

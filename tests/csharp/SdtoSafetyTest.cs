@@ -176,8 +176,8 @@ static class SdtoSafetyTest
                 "a SortedDictionary field", "root.Map", "SortedDictionary<");
         Refused(new WithTuple { Pair = Tuple.Create(1, "one") }, "a Tuple<int,string> field",
                 "root.Pair", "Tuple<");
-        Refused(new WithBag { Bag = new object[] { null, new List<string> { "x" } } },
-                "a List as an array element", "root.Bag[1]", "List<System.String>");
+        Refused(new WithBag { Bag = new object[] { null, new Version(1, 2) } },
+                "a Version as an object[] element", "root.Bag[1]", "System.Version");
         Refused(new LinkedList<int>(new[] { 4 }), "a LinkedList<int> root", "root",
                 "LinkedList<System.Int32>");
         Refused(new ListChild { 1, 2 }, "a user class deriving from List<int>", "root (ListChild)",
