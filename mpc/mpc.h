@@ -56,6 +56,9 @@ MPC_API int mpc_error_class(int code);
 MPC_API int mpc_init(int *argc, char ***argv, int required, int *provided);
 /* sysexits' EX_UNAVAILABLE */
 #define MPC_EXIT_PEER_LOST 69
+/* A rank blocked in one call for MOTOR_HANG_EXIT seconds ends with this status (sysexits'
+ * EX_SOFTWARE: the program's calls do not match), after its hang report. */
+#define MPC_EXIT_HANG 70
 MPC_API int mpc_finalize(void);
 /* For a program with nothing left to do once MPI ends: a barrier of World (every rank finished,
  * so no message of the job is pending), then MPI_Finalize. If that has not returned `seconds`

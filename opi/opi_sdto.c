@@ -467,6 +467,7 @@ RT_HOLDS_STACK_MARK int32_t opi_oirecv_complete(int64_t id, int32_t block,
     if (rc != MPC_OK)
         return rc;
     if (block) {
+        mpc_hang_note(MPC_HANG_WAIT, MPI_COMM_NULL, -1, -1);
         rc = xfer_complete(&t.req, 1, NULL, 0, &t.st); /* native buffer: nothing to pin */
         t.done = 1;
     } else {
