@@ -197,7 +197,8 @@ struct answer {
     uint32_t serial;
     int32_t finishing; /* at the end: in World's last barrier before MPI_Finalize */
     int64_t entered;   /* collectives entered on the communicator asked about; -1: none here */
-    int32_t call, peer, tag, on_world; /* the call it is blocked in (MPC_HANG_NONE: none) */
+    int32_t call, peer, tag; /* the call it is blocked in (MPC_HANG_NONE: none) */
+    int32_t on_world;        /* its communicator: 1 World, 0 another, -1 none (a Wait) */
     int32_t seconds, unused;
 };
 
@@ -342,7 +343,9 @@ static void add_state(char *line, const struct answer *a)
     }
     add(line, "in ");
     add_call(line, a->call, a->peer, a->tag);
-    add(line, " on %s, %d s", a->on_world ? "World" : "another communicator", a->seconds);
+    if (a->on_world >= 0) /* not for a Wait: its requests may be on several */
+        add(line, " on %s", a->on_world ? "World" : "another communicator");
+    add(line, ", %d s", a->seconds);
 }
 
 /* The call this rank's longest-blocked thread is in, for an answer. */
@@ -359,7 +362,8 @@ static void own_state(struct answer *a, double now)
         a->call = atomic_load_explicit(&s->call, memory_order_relaxed);
         a->peer = atomic_load_explicit(&s->peer, memory_order_relaxed);
         a->tag = atomic_load_explicit(&s->tag, memory_order_relaxed);
-        a->on_world = atomic_load_explicit(&s->comm, memory_order_relaxed) == MPI_COMM_WORLD;
+        MPI_Comm comm = (MPI_Comm)atomic_load_explicit(&s->comm, memory_order_relaxed);
+        a->on_world = comm == MPI_COMM_WORLD ? 1 : comm == MPI_COMM_NULL ? -1 : 0;
         a->seconds = (int)longest;
     }
 }

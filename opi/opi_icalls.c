@@ -702,6 +702,7 @@ int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_s
         opi_proc_null_status(status);
         return MPC_OK;
     }
+    mpc_hang_note(MPC_HANG_PROBE, comm, source, tag);
     rc = xfer_probe_wait(source, tag, comm, &st, NULL);
     if (rc == MPC_OK)
         opi_fill_status(status, &st, 1);

@@ -282,6 +282,7 @@ RT_HOLDS_STACK_MARK int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t s
     }
     mpc_status s;
     mpc_message msg;
+    mpc_hang_note(MPC_HANG_RECV, comm, source, tag); /* an ORecv waits in its probe */
     if ((rc = xfer_probe_wait(source, tag, comm, &s, &msg)) != MPC_OK)
         return rc;
     return receive_graph(&msg, s.bytes, expected, reuse, result, status);

@@ -30,12 +30,22 @@ check "$runner: skipped Barrier: rank 2 says where it is, and what its source do
 check "$runner: skipped Barrier: rank 0 and 1 name only rank 2" lacks "not entered by rank [01]"
 # (the line that says the job ends is not checked: the abort may end Hydra's forwarding first)
 
-run 60 "${hang[@]}" recv
-check "$runner: message never sent: the job ends with status 70" hang_ended
-check "$runner: message never sent: the receive, its source and tag" \
-    has "motor: hang: rank 0 blocked [0-9]* s in Recv(source 1, tag 7) on World (3 ranks); rank 1 is in Barrier on World"
-check "$runner: message never sent: the Barrier's ranks name rank 0" \
-    has "motor: hang: rank [12] blocked [0-9]* s in Barrier on World (3 ranks); not entered by rank 0 (in Recv(source 1, tag 7)"
+if [ "$runner" = motor ]; then
+    run 60 "${hang[@]}" recv
+    check "motor: message never sent: the job ends with status 70" hang_ended
+    check "motor: message never sent: the receive, its source and tag" \
+        has "motor: hang: rank 0 blocked [0-9]* s in Recv(source 1, tag 7) on World (3 ranks); rank 1 is in Barrier on World"
+    check "motor: message never sent: the Barrier's ranks name rank 0" \
+        has "motor: hang: rank [12] blocked [0-9]* s in Barrier on World (3 ranks); not entered by rank 0 (in Recv(source 1, tag 7)"
+else
+    run 60 "${hang[@]}" orecv
+    check "mono: graph never sent: the job ends with status 70" hang_ended
+    check "mono: graph never sent: ORecv is a receive, with its source and tag" \
+        has "motor: hang: rank 0 blocked [0-9]* s in Recv(source 1, tag 7) on World (3 ranks); rank 1 is in Wait, "
+    check "mono: graph never sent: a request's wait" has "motor: hang: rank 1 blocked [0-9]* s in Wait$"
+    check "mono: graph never sent: the Barrier's rank names both" \
+        has "motor: hang: rank 2 blocked [0-9]* s in Barrier on World (3 ranks); not entered by rank 0 (in Recv(source 1, tag 7) on World, [0-9]* s), rank 1 (in Wait, "
+fi
 
 if [ "$runner" = motor ]; then
     run 60 "${hang[@]}" skip-barrier-exit

@@ -243,7 +243,6 @@ static int poll_probe(void *ctx)
 int xfer_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg)
 {
     struct probe pr = {source, tag, comm, status, msg, MPC_OK};
-    mpc_hang_note(MPC_HANG_PROBE, comm, source, tag);
     wait_deferred(poll_probe, &pr, NULL, 0, 1);
     return pr.error;
 }

@@ -27,6 +27,14 @@ static class HangProbe
             else
                 world.Barrier();
             return 0;
+        case "orecv":   // the same with an object graph, and a wait for a request
+            if (world.Rank == 0)
+                world.ORecv<string>(1, 7);
+            else if (world.Rank == 1)
+                world.Irecv(new int[1], 0, 8).Wait();
+            else
+                world.Barrier();
+            return 0;
         case "split":   // the same as skip-barrier on a named communicator made by Split
             using (Intracomm all = world.Split(0, last - world.Rank))
             {
