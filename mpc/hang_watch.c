@@ -381,19 +381,25 @@ static void serve(void)
 {
     int done = 0;
     MPI_Status st;
-    while (MPI_Test(&watch.query_req, &done, &st) == MPI_SUCCESS && done) {
+    /* (a receive that could not be posted again is MPI_REQUEST_NULL: no longer tested) */
+    while (watch.query_req != MPI_REQUEST_NULL &&
+           MPI_Test(&watch.query_req, &done, &st) == MPI_SUCCESS && done) {
         struct answer *a = &watch.answer_out;
         memset(a, 0, sizeof *a);
         a->serial = watch.query_in.serial;
         a->entered = watch.query_in.id ? entered_on(watch.query_in.id) : -1;
         own_state(a, now_seconds());
         /* small: MPI sends it eagerly, so the blocking send returns at once */
-        MPI_Send(a, (int)sizeof *a, MPI_BYTE, st.MPI_SOURCE, TAG_ANSWER, watch.comm);
+        if (MPI_Send(a, (int)sizeof *a, MPI_BYTE, st.MPI_SOURCE, TAG_ANSWER, watch.comm) !=
+            MPI_SUCCESS) {
+            /* nothing more to do: the asker reports this rank's answer as missing */
+        }
         if (MPI_Irecv(&watch.query_in, (int)sizeof watch.query_in, MPI_BYTE, MPI_ANY_SOURCE,
                       TAG_QUERY, watch.comm, &watch.query_req) != MPI_SUCCESS)
             watch.query_req = MPI_REQUEST_NULL;
     }
-    while (MPI_Test(&watch.answer_req, &done, &st) == MPI_SUCCESS && done) {
+    while (watch.answer_req != MPI_REQUEST_NULL &&
+           MPI_Test(&watch.answer_req, &done, &st) == MPI_SUCCESS && done) {
         for (int i = 0; watch.asking && watch.answer_in.serial == watch.serial && i < watch.asking;
              i++)
             if (watch.ranks[i] == st.MPI_SOURCE) {
@@ -419,10 +425,10 @@ static int ask(const int *ranks, int n, uint64_t id, struct answer *answers, int
     watch.answers = answers;
     watch.got = got;
     watch.asking = n;
-    for (int i = 0; i < n; i++)
-        if (!got[i])
-            MPI_Send(&watch.query_out, (int)sizeof watch.query_out, MPI_BYTE, ranks[i], TAG_QUERY,
-                     watch.comm);
+    for (int i = 0; i < n; i++) /* a rank not asked stays without an answer: said so */
+        if (!got[i] && MPI_Send(&watch.query_out, (int)sizeof watch.query_out, MPI_BYTE, ranks[i],
+                                TAG_QUERY, watch.comm) != MPI_SUCCESS)
+            break;
     /* every watch answers at its next wake: within a period, later on a starved machine */
     double until = now_seconds() + 4 * watch.period + 5.0;
     int left = n, stopped = 0;
@@ -450,10 +456,13 @@ static int world_ranks(MPI_Comm comm, int size, int *world)
     int rc = MPI_Comm_group(comm, &group);
     if (rc == MPI_SUCCESS && (rc = MPI_Comm_group(MPI_COMM_WORLD, &world_group)) == MPI_SUCCESS) {
         rc = MPI_Group_translate_ranks(group, size, ranks, world_group, world);
-        MPI_Group_free(&world_group);
+        int freed = MPI_Group_free(&world_group);
+        rc = rc != MPI_SUCCESS ? rc : freed;
     }
-    if (group != MPI_GROUP_NULL)
-        MPI_Group_free(&group);
+    if (group != MPI_GROUP_NULL) {
+        int freed = MPI_Group_free(&group);
+        rc = rc != MPI_SUCCESS ? rc : freed;
+    }
     free(ranks);
     return rc;
 }
@@ -577,8 +586,8 @@ static __attribute__((noreturn)) void end_job(void)
         nanosleep(&nap, NULL);
         end_process();
     }
-    MPI_Abort(watch.comm, MPC_EXIT_HANG);
-    end_process(); /* not reached */
+    MPI_Abort(watch.comm, MPC_EXIT_HANG); /* returns only if it failed: then this rank alone */
+    end_process();
 }
 
 /* The call a slot is blocked in, for the last line. */
@@ -659,9 +668,9 @@ int hang_watch_start(int thread_level)
                     mpc_config_name(MPC_CONFIG_HANG_REPORT), thread_level);
         return MPI_SUCCESS;
     }
-    if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &watch.comm)) != MPI_SUCCESS)
+    if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &watch.comm)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_set_errhandler(watch.comm, MPI_ERRORS_RETURN)) != MPI_SUCCESS)
         return rc;
-    MPI_Comm_set_errhandler(watch.comm, MPI_ERRORS_RETURN);
     watch.bound = bound;
     watch.exit_bound = mpc_config_seconds(MPC_CONFIG_HANG_EXIT);
     double first = watch.exit_bound > 0 && watch.exit_bound < bound ? watch.exit_bound : bound;
@@ -710,7 +719,13 @@ void hang_watch_stop(void)
     for (int i = 0; i < 2; i++) {
         if (*reqs[i] == MPI_REQUEST_NULL)
             continue;
-        MPI_Cancel(reqs[i]);
-        MPI_Wait(reqs[i], MPI_STATUS_IGNORE);
+        /* a receive not cancelled is one MPI_Finalize finds pending: said, not fatal */
+        int rc = MPI_Cancel(reqs[i]);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(reqs[i], MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            fprintf(stderr,
+                    "motor: rank %d: the hang report's receive could not be cancelled: %s\n",
+                    watch.rank, mpc_strerror(rc));
     }
 }
