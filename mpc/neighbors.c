@@ -289,8 +289,11 @@ void mpc_header_types_give_back(mpc_type_lease *leases, int n)
 
 int mpc_neighbor_exchange(const mpc_nb_exchange *x, mpc_comm comm, mpc_request *req)
 {
-    int marked = req ? (mpc_hang_note_collective(MPC_HANG_NEIGHBOR, comm), 0)
-                     : mpc_hang_enter_collective(MPC_HANG_NEIGHBOR, comm);
+    int marked = 0; /* with req it is started here and waited for by the caller */
+    if (req)
+        mpc_hang_note_collective(MPC_HANG_NEIGHBOR, comm);
+    else
+        marked = mpc_hang_enter_collective(MPC_HANG_NEIGHBOR, comm);
     int n = x->out + x->in, taken = 0, rc = MPI_SUCCESS;
     mpc_type_lease stack_leases[STACK_LEASES],
         *leases = n <= STACK_LEASES ? stack_leases : malloc((size_t)n * sizeof *leases);
