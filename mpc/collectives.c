@@ -1,6 +1,8 @@
 /* collectives.c — the collectives that are MPI's own (mpc.h, mpc_internal.h): byte-wise ones,
  * reductions, v-collectives, and their non-blocking forms. Under MOTOR_WAIT's yield policy the
- * blocking ones that carry bytes wait with the backoff (backoff_complete, wait_policy.c). */
+ * blocking ones that carry bytes wait with the backoff (backoff_complete, wait_policy.c). Each
+ * is counted on its communicator and noted for the hang report, a blocking one also marked as
+ * the call its thread blocks in (mpc_hang_enter_collective ... mpc_hang_leave, mpc_internal.h). */
 #include "mpc_impl.h"
 
 int mpc_barrier(mpc_comm comm)

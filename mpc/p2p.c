@@ -1,5 +1,6 @@
 /* p2p.c — point-to-point on contiguous bytes, requests, probes and the statuses they fill
- * (mpc.h; the status conversions are in mpc_internal.h). */
+ * (mpc.h; the status conversions are in mpc_internal.h). Starts note their call for the hang
+ * report, blocking calls also mark their thread blocked in it (mpc_internal.h). */
 #include "mpc_impl.h"
 
 /* The envelope and size of a status, read from MPICH's fields (status_bytes, mpc_impl.h). */
