@@ -537,7 +537,27 @@ static void report(mpc_hang_slot *s, uint32_t seq, double seconds)
             for (int i = 0; i < size; i++)
                 if (!got[i] && silent++ < LISTED)
                     add(line, "%s%d", silent == 1 ? "; no answer from rank " : ", ", i);
-            if (missing == 0 && silent == 0)
+            /* entered as many collectives, but blocked in another kind: calls that do not match
+             * (a Bcast where the others are in a Barrier) */
+            int other = 0;
+            for (int i = 0; call != MPC_HANG_FINALIZE && i < size; i++) {
+                if (!got[i] || i == me || answers[i].entered < index || answers[i].finishing ||
+                    !is_collective(answers[i].call) || answers[i].call == call)
+                    continue;
+                if (other++ == 0)
+                    add(line, missing || silent ? "; in another collective:"
+                                                : "; every rank is at this collective, but not "
+                                                  "in the same call:");
+                else
+                    add(line, ",");
+                if (other > LISTED)
+                    continue;
+                add_rank(line, comm, i, world[i]);
+                add(line, " (");
+                add_state(line, &answers[i]);
+                add(line, ")");
+            }
+            if (missing == 0 && silent == 0 && other == 0)
                 add(line, "; every rank has entered it");
         } else if (is_p2p(call) && peer >= 0 && peer < size && peer != me) {
             if (ask(&world[peer], 1, 0, &answers[peer], &got[peer], s, seq) != 0)

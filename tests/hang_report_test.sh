@@ -58,6 +58,13 @@ else
         has "motor: hang: rank 2 blocked [0-9]* s in Barrier on World (3 ranks); not entered by rank 0 (in Recv(source 1, tag 7) on World, [0-9]* s), rank 1 (in Wait, "
 fi
 
+if [ "$runner" = mono ]; then
+    run 60 "${hang[@]}" mismatch
+    check "mono: Bcast against Barrier: the job ends with status 70" hang_ended
+    check "mono: Bcast against Barrier: the calls that do not match" \
+        has "motor: hang: rank [01] blocked [0-9]* s in Barrier on World (3 ranks); every rank is at this collective, but not in the same call: rank 2 (in Bcast on World, [0-9]* s)"
+fi
+
 if [ "$runner" = motor ]; then
     run 60 "${hang[@]}" skip-barrier-exit
     check "motor: a rank ends early: the job ends with status 70" hang_ended

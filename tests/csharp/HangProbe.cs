@@ -21,6 +21,12 @@ static class HangProbe
             if (world.Rank != last)
                 world.Barrier();
             return 0;
+        case "mismatch":   // the last rank calls Bcast where the others call Barrier
+            if (world.Rank == last)
+                world.Bcast(new int[1], 0, 1, 0);
+            else
+                world.Barrier();
+            return 0;
         case "recv":   // rank 0 waits for a message rank 1 never sends; the others are in a Barrier
             if (world.Rank == 0)
                 world.Recv(new int[1], 1, 7);
