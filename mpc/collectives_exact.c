@@ -180,19 +180,20 @@ static int rank_size_twin(mpc_comm comm, int *rank, int *size, MPI_Comm *twin)
 int mpc_gatherv_exact(const void *sendbuf, size_t sendbytes, void *recvbuf, const mpc_block *blocks,
                       int root, mpc_comm comm, int64_t *got)
 {
+    int marked = mpc_hang_enter_collective(MPC_HANG_GATHERV, comm);
     int rank, size, rc;
     MPI_Comm twin;
     if ((rc = rank_size_twin(comm, &rank, &size, &twin)) != MPC_OK)
-        return rc;
+        return mpc_hang_leave(marked, rc);
     if (rank != root)
-        return mpc_send(sendbuf, sendbytes, root, TAG_GATHERV, twin);
+        return mpc_hang_leave(marked, mpc_send(sendbuf, sendbytes, root, TAG_GATHERV, twin));
     peer_requests p;
     if ((rc = peer_requests_init(&p, size)) != MPC_OK)
-        return rc;
+        return mpc_hang_leave(marked, rc);
     for (int r = 0; r < size; r++)
         if (r != root && (rc = mpc_irecv((char *)recvbuf + blocks[r].offset, blocks[r].bytes, r,
                                          TAG_GATHERV, twin, &p.reqs[r])))
-            return peer_requests_abandon(&p, rc);
+            return mpc_hang_leave(marked, peer_requests_abandon(&p, rc));
     if (sendbytes)
         memcpy((char *)recvbuf + blocks[root].offset, sendbuf, sendbytes);
     got[root] = (int64_t)sendbytes;
@@ -201,16 +202,17 @@ int mpc_gatherv_exact(const void *sendbuf, size_t sendbytes, void *recvbuf, cons
             if (r != root)
                 got[r] = received(&p.st[r], &rc);
     peer_requests_free(&p);
-    return rc;
+    return mpc_hang_leave(marked, rc);
 }
 
 int mpc_scatterv_exact(const void *sendbuf, const mpc_block *blocks, void *recvbuf,
                        size_t recvbytes, int root, mpc_comm comm, int64_t *got)
 {
+    int marked = mpc_hang_enter_collective(MPC_HANG_SCATTERV, comm);
     int rank, size, rc;
     MPI_Comm twin;
     if ((rc = rank_size_twin(comm, &rank, &size, &twin)) != MPC_OK)
-        return rc;
+        return mpc_hang_leave(marked, rc);
     if (rank != root) {
         MPI_Status st;
         st.MPI_ERROR = MPI_SUCCESS;
@@ -227,34 +229,35 @@ int mpc_scatterv_exact(const void *sendbuf, const mpc_block *blocks, void *recvb
             st.MPI_ERROR = rc; /* a single receive reports its error in its return value */
         rc = MPI_SUCCESS;
         *got = received(&st, &rc);
-        return rc;
+        return mpc_hang_leave(marked, rc);
     }
     peer_requests p;
     if ((rc = peer_requests_init(&p, size)) != MPC_OK)
-        return rc;
+        return mpc_hang_leave(marked, rc);
     for (int r = 0; r < size; r++)
         if (r != root && (rc = mpc_isend((const char *)sendbuf + blocks[r].offset, blocks[r].bytes,
                                          r, TAG_SCATTERV, twin, &p.reqs[r])))
-            return peer_requests_abandon(&p, rc);
+            return mpc_hang_leave(marked, peer_requests_abandon(&p, rc));
     if (recvbytes)
         memcpy(recvbuf, (const char *)sendbuf + blocks[root].offset, recvbytes);
     *got = (int64_t)recvbytes;
     if ((rc = peer_requests_wait(&p)) == MPI_SUCCESS)
         send_errors(p.st, 0, size, root, &rc);
     peer_requests_free(&p);
-    return rc;
+    return mpc_hang_leave(marked, rc);
 }
 
 int mpc_alltoallv_exact(const void *sendbuf, const mpc_block *send, void *recvbuf,
                         const mpc_block *recv, mpc_comm comm, int64_t *got)
 {
+    int marked = mpc_hang_enter_collective(MPC_HANG_ALLTOALLV, comm);
     int rank, size, rc;
     MPI_Comm twin;
     if ((rc = rank_size_twin(comm, &rank, &size, &twin)) != MPC_OK)
-        return rc;
+        return mpc_hang_leave(marked, rc);
     peer_requests p;
     if ((rc = peer_requests_init(&p, 2 * size)) != MPC_OK)
-        return rc;
+        return mpc_hang_leave(marked, rc);
     /* receives first, from the next rank on; then sends, to the previous rank first: each rank
      * starts with a different peer (as MPICH's scattered algorithm does) */
     MPI_Request *rreq = p.reqs, *sreq = p.reqs + size;
@@ -262,13 +265,13 @@ int mpc_alltoallv_exact(const void *sendbuf, const mpc_block *send, void *recvbu
         int r = (rank + i) % size;
         if ((rc = mpc_irecv((char *)recvbuf + recv[r].offset, recv[r].bytes, r, TAG_ALLTOALLV, twin,
                             &rreq[r])))
-            return peer_requests_abandon(&p, rc);
+            return mpc_hang_leave(marked, peer_requests_abandon(&p, rc));
     }
     for (int i = 1; i < size; i++) {
         int r = (rank - i + size) % size;
         if ((rc = mpc_isend((const char *)sendbuf + send[r].offset, send[r].bytes, r, TAG_ALLTOALLV,
                             twin, &sreq[r])))
-            return peer_requests_abandon(&p, rc);
+            return mpc_hang_leave(marked, peer_requests_abandon(&p, rc));
     }
     if (recv[rank].bytes)
         memcpy((char *)recvbuf + recv[rank].offset, (const char *)sendbuf + send[rank].offset,
@@ -281,7 +284,7 @@ int mpc_alltoallv_exact(const void *sendbuf, const mpc_block *send, void *recvbu
         send_errors(p.st, size, size, rank, &rc);
     }
     peer_requests_free(&p);
-    return rc;
+    return mpc_hang_leave(marked, rc);
 }
 
 /* ---- the blocking neighbourhood collectives ----
@@ -294,32 +297,34 @@ int mpc_neighbor_exact(mpc_comm comm, int allgather, int out, const mpc_nb_block
                        const int *dests, const int *stags, int in, const mpc_nb_block *recv,
                        const int *sources, const int *rtags, int64_t *got)
 {
+    int marked = mpc_hang_enter_collective(MPC_HANG_NEIGHBOR, comm);
     MPI_Comm twin;
     int rc = mpc_comm_private(comm, &twin);
     if (rc != MPC_OK)
-        return rc;
+        return mpc_hang_leave(marked, rc);
     int top = (mpc_tag_ub() - TAG_NEIGHBORS - 1) / 2;
     for (int k = 0; k < out; k++)
         if (stags[k] < 0 || stags[k] > top)
-            return error_record(MPC_ERR_TAG, NULL,
-                                "a neighbourhood collective's edge %d needs tag %d, past this "
-                                "MPI's bound (%d edges between two processes at most)",
-                                k, stags[k], top);
+            return mpc_hang_leave(
+                marked, error_record(MPC_ERR_TAG, NULL,
+                                     "a neighbourhood collective's edge %d needs tag %d, past this "
+                                     "MPI's bound (%d edges between two processes at most)",
+                                     k, stags[k], top));
     peer_requests p;
     if ((rc = peer_requests_init(&p, in + out)) != MPC_OK)
-        return rc;
+        return mpc_hang_leave(marked, rc);
     for (int j = 0; j < in; j++) {
         const mpc_nb_block *b = &recv[j];
         if ((rc = MPI_Irecv_c(b->data, b->count, b->type, sources[j],
                               TAG_NEIGHBORS + 2 * rtags[j] + (allgather != 0), twin, &p.reqs[j])))
-            return peer_requests_abandon(&p, rc);
+            return mpc_hang_leave(marked, peer_requests_abandon(&p, rc));
     }
     for (int k = 0; k < out; k++) {
         const mpc_nb_block *b = &send[allgather ? 0 : k];
         if ((rc = MPI_Isend_c(b->data, b->count, b->type, dests[k],
                               TAG_NEIGHBORS + 2 * stags[k] + (allgather != 0), twin,
                               &p.reqs[in + k])))
-            return peer_requests_abandon(&p, rc);
+            return mpc_hang_leave(marked, peer_requests_abandon(&p, rc));
     }
     if ((rc = peer_requests_wait(&p)) == MPI_SUCCESS) {
         for (int j = 0; j < in; j++)
@@ -327,7 +332,7 @@ int mpc_neighbor_exact(mpc_comm comm, int allgather, int out, const mpc_nb_block
         send_errors(p.st, in, out, -1, &rc);
     }
     peer_requests_free(&p);
-    return rc;
+    return mpc_hang_leave(marked, rc);
 }
 
 /* ---- without blocking: one MPI_Ialltoallw_c with a header before every block ---- */
@@ -381,6 +386,7 @@ static int block_type(const mpc_block *b, int64_t *header, char *base, MPI_Count
 int mpc_ivexchange(const void *sendbuf, void *recvbuf, mpc_vexchange *x, mpc_comm comm,
                    mpc_request *req)
 {
+    mpc_hang_note_collective(MPC_HANG_ALLTOALLV, comm); /* Igatherv, Iscatterv, ... */
     int n = x->size, rc = MPI_SUCCESS, taken = 0;
     MPI_Count *rcounts = x->counts + n;
     MPI_Aint *rdispls = x->displs + n;

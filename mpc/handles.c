@@ -23,20 +23,34 @@ static int adopt_new_comm(int rc, mpc_comm *out)
     return owned_add(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN), OWNED_COMM, (int)*out);
 }
 
+/* A communicator made by a collective call on parent, the call's code rc (mpc_internal.h's hang
+ * report: the call ends, and the new communicator's identity derives from parent's). */
+static int made(int marked, mpc_comm parent, int known, int rc, mpc_comm *out)
+{
+    mpc_hang_unblock(marked);
+    rc = adopt_new_comm(rc, out);
+    mpc_hang_derived(parent, rc == MPI_SUCCESS ? *out : MPI_COMM_NULL, known);
+    return rc;
+}
+
 int mpc_comm_dup(mpc_comm comm, mpc_comm *out)
 {
-    return adopt_new_comm(MPI_Comm_dup(comm, out), out);
+    int marked = mpc_hang_enter_collective(MPC_HANG_DUP, comm);
+    return made(marked, comm, 1, MPI_Comm_dup(comm, out), out);
 }
 
 int mpc_comm_split(mpc_comm comm, int color, int key, mpc_comm *out)
 {
-    return adopt_new_comm(MPI_Comm_split(comm, color < 0 ? MPI_UNDEFINED : color, key, out), out);
+    int marked = mpc_hang_enter_collective(MPC_HANG_SPLIT, comm);
+    return made(marked, comm, 1, MPI_Comm_split(comm, color < 0 ? MPI_UNDEFINED : color, key, out),
+                out);
 }
 
 int mpc_comm_split_shared(mpc_comm comm, int key, mpc_comm *out)
 {
-    return adopt_new_comm(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, out),
-                          out);
+    int marked = mpc_hang_enter_collective(MPC_HANG_SPLIT, comm);
+    return made(marked, comm, 1,
+                MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, out), out);
 }
 
 int mpc_comm_set_name(mpc_comm comm, const char *name) { return MPI_Comm_set_name(comm, name); }
@@ -54,6 +68,7 @@ int mpc_comm_free(mpc_comm *comm)
         return error_record(MPC_ERR_COMM_NULL, NULL, "the communicator has been freed already");
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return MPC_OK; /* predefined communicators are never freed */
+    mpc_hang_forget(*comm);
     return owned_free(OWNED_COMM, comm);
 }
 
@@ -133,13 +148,15 @@ int mpc_group_free(mpc_group *group)
 
 int mpc_comm_create(mpc_comm comm, mpc_group group, mpc_comm *out)
 {
-    return adopt_new_comm(MPI_Comm_create(comm, group, out), out);
+    int marked = mpc_hang_enter_collective(MPC_HANG_CREATE, comm);
+    return made(marked, comm, 1, MPI_Comm_create(comm, group, out), out);
 }
 
 int mpc_cart_create(mpc_comm comm, int ndims, const int *dims, const int *periods, int reorder,
                     mpc_comm *out)
 {
-    return adopt_new_comm(MPI_Cart_create(comm, ndims, dims, periods, reorder, out), out);
+    int marked = mpc_hang_enter_collective(MPC_HANG_CART_CREATE, comm);
+    return made(marked, comm, 1, MPI_Cart_create(comm, ndims, dims, periods, reorder, out), out);
 }
 
 int mpc_cartdim_get(mpc_comm comm, int *ndims) { return MPI_Cartdim_get(comm, ndims); }
@@ -166,7 +183,8 @@ int mpc_cart_shift(mpc_comm comm, int direction, int displacement, int *source, 
 
 int mpc_cart_sub(mpc_comm comm, const int *remain_dims, mpc_comm *out)
 {
-    return adopt_new_comm(MPI_Cart_sub(comm, remain_dims, out), out);
+    int marked = mpc_hang_enter_collective(MPC_HANG_CART_SUB, comm);
+    return made(marked, comm, 1, MPI_Cart_sub(comm, remain_dims, out), out);
 }
 
 int mpc_dims_create(int nodes, int ndims, int *dims) { return MPI_Dims_create(nodes, ndims, dims); }
@@ -174,13 +192,15 @@ int mpc_dims_create(int nodes, int ndims, int *dims) { return MPI_Dims_create(no
 int mpc_intercomm_create(mpc_comm local, int local_leader, mpc_comm peer, int remote_leader,
                          int tag, mpc_comm *out)
 {
-    return adopt_new_comm(MPI_Intercomm_create(local, local_leader, peer, remote_leader, tag, out),
-                          out);
+    int marked = mpc_hang_enter_collective(MPC_HANG_INTERCOMM, local);
+    return made(marked, local, 0,
+                MPI_Intercomm_create(local, local_leader, peer, remote_leader, tag, out), out);
 }
 
 int mpc_intercomm_merge(mpc_comm inter, int high, mpc_comm *out)
 {
-    return adopt_new_comm(MPI_Intercomm_merge(inter, high, out), out);
+    int marked = mpc_hang_enter_collective(MPC_HANG_INTERCOMM, inter);
+    return made(marked, inter, 0, MPI_Intercomm_merge(inter, high, out), out);
 }
 
 int mpc_comm_test_inter(mpc_comm comm, int *inter) { return MPI_Comm_test_inter(comm, inter); }

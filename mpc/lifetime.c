@@ -5,6 +5,7 @@
 
 #include "error_record.h"
 #include "finalize_watch.h"
+#include "hang_watch.h"
 #include "liveness.h"
 #include "owned_handles.h"
 
@@ -44,6 +45,8 @@ int mpc_init(int *argc, char ***argv, int required, int *provided)
         return rc;
     if (!init && (rc = liveness_start(granted_thread_level)) != MPI_SUCCESS)
         return rc;
+    if (!init && (rc = hang_watch_start(granted_thread_level)) != MPI_SUCCESS)
+        return rc;
     wait_policy_choose();
     if (provided)
         *provided = granted_thread_level;
@@ -77,6 +80,7 @@ int mpc_finalize(void)
         return error_record(MPC_ERR_NOT_INITIALIZED, NULL,
                             "MPI is not initialised, or has been finalised already");
     free_what_callers_left();
+    hang_watch_stop();
     liveness_stop();
     return MPI_Finalize();
 }
@@ -88,11 +92,12 @@ int mpc_finalize_within(double seconds, int exit_status)
                             "MPI is not initialised, or has been finalised already");
     free_what_callers_left();
     if (seconds <= 0) {
+        hang_watch_stop();
         liveness_stop();
         return MPI_Finalize();
     }
     /* the heartbeat runs on through the barrier: a host lost now still ends the job */
-    int rank = 0, rc = MPI_Barrier(MPI_COMM_WORLD);
+    int rank = 0, rc = hang_watch_final_barrier(); /* World's, or the hang watch's duplicate */
     liveness_stop();
     if (rc != MPI_SUCCESS || (rc = MPI_Comm_rank(MPI_COMM_WORLD, &rank)) != MPI_SUCCESS)
         return rc;

@@ -52,18 +52,24 @@ MPC_API int mpc_error_class(int code);
  * the heartbeat: each rank watches the nearest rank on another host in each direction of the
  * ring; one silent for MOTOR_HEARTBEAT_TIMEOUT seconds (default 4; 0: no heartbeat) that a TCP
  * connection cannot reach either is named on stderr, and the rank kills itself (SIGKILL), so
- * Hydra ends the whole job at once; should the signal fail it exits with MPC_EXIT_PEER_LOST. */
+ * Hydra ends the whole job at once; should the signal fail it exits with MPC_EXIT_PEER_LOST.
+ * With MOTOR_HANG_REPORT set on every rank (asked collectively, whatever the answer) and
+ * MPI_THREAD_MULTIPLE, it starts the hang report's watch (docs/reference.md). */
 MPC_API int mpc_init(int *argc, char ***argv, int required, int *provided);
 /* sysexits' EX_UNAVAILABLE */
 #define MPC_EXIT_PEER_LOST 69
+/* A rank blocked in one call for MOTOR_HANG_EXIT seconds ends with this status (sysexits'
+ * EX_SOFTWARE: the program's calls do not match), after its hang report. */
+#define MPC_EXIT_HANG 70
 MPC_API int mpc_finalize(void);
 /* For a program with nothing left to do once MPI ends: a barrier of World (every rank finished,
- * so no message of the job is pending), then MPI_Finalize. If that has not returned `seconds`
- * after the barrier, the process ends with `exit_status`, stdio flushed, after telling Hydra's
- * process manager what MPI_Finalize would have (its barrier and "finalize", which MPI_Finalize's
- * own talk with it is relayed through meanwhile), so the job still ends as a success. A job
- * spanning hosts under Hydra skips MPI_Finalize's teardown (MPICH 4.0 over UCX's TCP can hang in
- * it) and says only those words. seconds <= 0: plain MPI_Finalize. */
+ * so no message of the job is pending; on the hang report's duplicate of World while it runs,
+ * so that it cannot match a collective other ranks are still in), then MPI_Finalize. If that has
+ * not returned `seconds` after the barrier, the process ends with `exit_status`, stdio flushed,
+ * after telling Hydra's process manager what MPI_Finalize would have (its barrier and "finalize",
+ * which MPI_Finalize's own talk with it is relayed through meanwhile), so the job still ends as a
+ * success. A job spanning hosts under Hydra skips MPI_Finalize's teardown (MPICH 4.0 over UCX's TCP
+ * can hang in it) and says only those words. seconds <= 0: plain MPI_Finalize. */
 MPC_API int mpc_finalize_within(double seconds, int exit_status);
 MPC_API int mpc_abort(mpc_comm comm, int code);
 MPC_API int mpc_is_initialized(void); /* initialised and not finalised */

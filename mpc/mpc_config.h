@@ -28,6 +28,14 @@
     X(HEARTBEAT_TIMEOUT, "MOTOR_HEARTBEAT_TIMEOUT", "4",                                      \
       "Seconds a rank on another host may be silent, and then unreachable over TCP, before "  \
       "the job ends ([cluster.md](cluster.md)). `0`: no heartbeat.")                          \
+    X(HANG_REPORT, "MOTOR_HANG_REPORT", "0",                                                  \
+      "Seconds a rank may stay blocked in one call before it says so on stderr: the call, "   \
+      "its communicator, how long, and for a collective which ranks have not entered it "     \
+      "([The hang report](#the-hang-report-motor_hang_report)). `0`: no report.")             \
+    X(HANG_EXIT, "MOTOR_HANG_EXIT", "0",                                                      \
+      "With `MOTOR_HANG_REPORT`: seconds a rank may stay blocked in one call before it ends " \
+      "the job with exit status 70 ([The hang report](#the-hang-report-motor_hang_report)). " \
+      "`0`: never.")                                                                          \
     X(PIN_POLICY, "MOTOR_PIN_POLICY", "",                                                     \
       "`every`: pin every transfer's object before it starts, movable or not, as bindings "   \
       "outside the runtime must; only for measuring what the generation-aware policy saves.") \

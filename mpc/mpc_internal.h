@@ -9,6 +9,9 @@
 #include "mpc.h"
 #include "mpc_config.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 /* ---- the wait policy ----
  * How blocking waits behave (MOTOR_WAIT, read by mpc_init). Busy polling answers fastest while
  * every rank has a core; when the ranks on a host outnumber the cores they may run on, a rank
@@ -357,5 +360,150 @@ int mpc_fetch_and_op(const void *value, void *result, MPI_Datatype type, int ran
                      MPI_Op op, MPI_Win win);
 int mpc_compare_and_swap(const void *value, const void *compare, void *result, MPI_Datatype type,
                          int rank, MPI_Aint disp, MPI_Win win);
+
+/* ---- the hang report (hang_watch.c) ----
+ * With MOTOR_HANG_REPORT=SECONDS, a thread blocked in one call longer than that is reported on
+ * stderr by a watch thread: the call, its communicator, how long, and for a collective which
+ * ranks of the communicator have not entered it (asked over the watch's own duplicate of World).
+ * The hot path pays a few relaxed stores per call: a description of the call into the thread's
+ * slot (mpc_hang_note), and a sequence number made odd while the thread blocks in it
+ * (mpc_hang_block, mpc_hang_unblock) and even again after. The watch wakes on a timed condition
+ * and reports a slot it has seen odd with one sequence number for longer than the bound. */
+typedef enum mpc_hang_call {
+    MPC_HANG_NONE,
+    /* point-to-point: peer and tag */
+    MPC_HANG_SEND,
+    MPC_HANG_SSEND,
+    MPC_HANG_RECV,
+    MPC_HANG_SENDRECV,
+    MPC_HANG_PROBE,
+    /* requests started earlier */
+    MPC_HANG_WAIT,
+    /* collectives, counted per communicator (a communicator's creation is one of its parent) */
+    MPC_HANG_BARRIER,
+    MPC_HANG_BCAST,
+    MPC_HANG_SCATTER,
+    MPC_HANG_GATHER,
+    MPC_HANG_ALLGATHER,
+    MPC_HANG_ALLTOALL,
+    MPC_HANG_REDUCE,
+    MPC_HANG_ALLREDUCE,
+    MPC_HANG_SCAN,
+    MPC_HANG_EXSCAN,
+    MPC_HANG_REDUCE_SCATTER,
+    MPC_HANG_SCATTERV,
+    MPC_HANG_GATHERV,
+    MPC_HANG_ALLGATHERV,
+    MPC_HANG_ALLTOALLV,
+    MPC_HANG_NEIGHBOR,
+    MPC_HANG_DUP,
+    MPC_HANG_SPLIT,
+    MPC_HANG_CREATE,
+    MPC_HANG_CART_CREATE,
+    MPC_HANG_CART_SUB,
+    MPC_HANG_GRAPH_CREATE,
+    MPC_HANG_INTERCOMM,
+    /* the end: World's last barrier, before MPI_Finalize */
+    MPC_HANG_FINALIZE,
+    MPC_HANG_CALLS
+} mpc_hang_call;
+
+/* One thread's slot. Only its thread writes the first fields; the watch reads them. */
+typedef struct mpc_hang_slot {
+    _Atomic uint32_t seq;                  /* odd while the thread blocks in the call noted */
+    _Atomic int32_t call, comm, peer, tag; /* the call (mpc_hang_call) and its arguments */
+    _Atomic int64_t index;                 /* a collective's number on comm (1: the first) */
+    /* the watch's own */
+    uint32_t seen_seq;
+    int reported;
+    double seen_at;
+    _Atomic int owned;
+    struct mpc_hang_slot *next;
+} mpc_hang_slot;
+
+/* Set once by mpc_init, before other threads call MPI: 1 while the watch runs. */
+extern _Atomic int mpc_hang_watching;
+extern __thread mpc_hang_slot *mpc_hang_mine __attribute__((tls_model("initial-exec")));
+mpc_hang_slot *mpc_hang_claim(void);
+/* Counts a collective entered on comm; returns its number there, 0 when comm is not known. */
+int64_t mpc_hang_count(mpc_comm comm);
+
+static inline mpc_hang_slot *mpc_hang_slot_(void)
+{
+    return mpc_hang_mine ? mpc_hang_mine : mpc_hang_claim();
+}
+/* Describes the call the thread is about to make or wait for; nothing while it is blocked in
+ * another (a call nested in a blocking one: the outer one is what the thread is in). */
+static inline void mpc_hang_note(mpc_hang_call call, mpc_comm comm, int peer, int tag)
+{
+    if (!atomic_load_explicit(&mpc_hang_watching, memory_order_relaxed))
+        return;
+    mpc_hang_slot *s = mpc_hang_slot_();
+    if (atomic_load_explicit(&s->seq, memory_order_relaxed) & 1)
+        return;
+    atomic_store_explicit(&s->call, (int32_t)call, memory_order_relaxed);
+    atomic_store_explicit(&s->comm, (int32_t)comm, memory_order_relaxed);
+    atomic_store_explicit(&s->peer, peer, memory_order_relaxed);
+    atomic_store_explicit(&s->tag, tag, memory_order_relaxed);
+    atomic_store_explicit(&s->index, 0, memory_order_relaxed);
+}
+/* The same for a collective (blocking or started), which it counts on comm: once, so not when
+ * nested in a blocking call (a blocking collective made of others, or of its non-blocking form:
+ * every rank counts it once whichever way its host waits). */
+static inline void mpc_hang_note_collective(mpc_hang_call call, mpc_comm comm)
+{
+    if (!atomic_load_explicit(&mpc_hang_watching, memory_order_relaxed))
+        return;
+    mpc_hang_slot *s = mpc_hang_slot_();
+    if (atomic_load_explicit(&s->seq, memory_order_relaxed) & 1)
+        return;
+    int64_t index = mpc_hang_count(comm);
+    mpc_hang_note(call, comm, -1, -1);
+    atomic_store_explicit(&s->index, index, memory_order_relaxed);
+}
+/* The thread blocks in the call noted last; returns 1 when this call marked it (0: off, or
+ * nested in a blocking call), for mpc_hang_unblock. */
+static inline int mpc_hang_block(void)
+{
+    if (!atomic_load_explicit(&mpc_hang_watching, memory_order_relaxed))
+        return 0;
+    mpc_hang_slot *s = mpc_hang_slot_();
+    uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
+    if (seq & 1)
+        return 0;
+    /* release: the watch that reads it odd reads the description too */
+    atomic_store_explicit(&s->seq, seq + 1, memory_order_release);
+    return 1;
+}
+static inline void mpc_hang_unblock(int marked)
+{
+    if (!marked)
+        return;
+    mpc_hang_slot *s = mpc_hang_mine;
+    atomic_store_explicit(&s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+/* A blocking call's two ends in mpc: note and block; unblock and pass its code on. */
+static inline int mpc_hang_enter(mpc_hang_call call, mpc_comm comm, int peer, int tag)
+{
+    mpc_hang_note(call, comm, peer, tag);
+    return mpc_hang_block();
+}
+static inline int mpc_hang_enter_collective(mpc_hang_call call, mpc_comm comm)
+{
+    mpc_hang_note_collective(call, comm);
+    return mpc_hang_block();
+}
+static inline int mpc_hang_leave(int marked, int rc)
+{
+    mpc_hang_unblock(marked);
+    return rc;
+}
+/* A communicator made by a collective call on parent (child MPI_COMM_NULL where this rank got
+ * none): its identity across ranks derives from parent's and the number of that creation there;
+ * known is 0 where the creation does not give every member the same (intercommunicators). */
+void mpc_hang_derived(mpc_comm parent, mpc_comm child, int known);
+/* comm is being freed: its handle may come back for another communicator. */
+void mpc_hang_forget(mpc_comm comm);
 
 #endif

@@ -14,9 +14,12 @@
 int mpc_dist_graph_create_adjacent(mpc_comm comm, int indegree, const int *sources, int outdegree,
                                    const int *destinations, int reorder, mpc_comm *out)
 {
+    int marked = mpc_hang_enter_collective(MPC_HANG_GRAPH_CREATE, comm);
     int rc = MPI_Dist_graph_create_adjacent(comm, indegree, sources, MPI_UNWEIGHTED, outdegree,
                                             destinations, MPI_UNWEIGHTED, MPI_INFO_NULL, reorder,
                                             out); /* sequenced before *out is read */
+    mpc_hang_unblock(marked);
+    mpc_hang_derived(comm, rc == MPI_SUCCESS ? *out : MPI_COMM_NULL, 1);
     if (rc != MPI_SUCCESS || *out == MPI_COMM_NULL)
         return rc;
     return owned_add(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN), OWNED_COMM, (int)*out);
@@ -286,12 +289,18 @@ void mpc_header_types_give_back(mpc_type_lease *leases, int n)
 
 int mpc_neighbor_exchange(const mpc_nb_exchange *x, mpc_comm comm, mpc_request *req)
 {
+    int marked = 0; /* with req it is started here and waited for by the caller */
+    if (req)
+        mpc_hang_note_collective(MPC_HANG_NEIGHBOR, comm);
+    else
+        marked = mpc_hang_enter_collective(MPC_HANG_NEIGHBOR, comm);
     int n = x->out + x->in, taken = 0, rc = MPI_SUCCESS;
     mpc_type_lease stack_leases[STACK_LEASES],
         *leases = n <= STACK_LEASES ? stack_leases : malloc((size_t)n * sizeof *leases);
     if (!leases)
-        return error_record(MPC_ERR_NO_MEMORY, NULL,
-                            "out of memory for the datatypes of %d neighbourhood blocks", n);
+        return mpc_hang_leave(
+            marked, error_record(MPC_ERR_NO_MEMORY, NULL,
+                                 "out of memory for the datatypes of %d neighbourhood blocks", n));
     mpc_header_types_lock();
     for (int k = 0; k < x->out && rc == MPI_SUCCESS; k++, taken++) {
         int b = x->send_one ? 0 : k;
@@ -324,7 +333,7 @@ int mpc_neighbor_exchange(const mpc_nb_exchange *x, mpc_comm comm, mpc_request *
     mpc_header_types_give_back(leases, taken);
     if (leases != stack_leases)
         free(leases);
-    return rc;
+    return mpc_hang_leave(marked, rc);
 }
 
 int64_t mpc_neighbor_types_made(void)

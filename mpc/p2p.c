@@ -1,5 +1,6 @@
 /* p2p.c — point-to-point on contiguous bytes, requests, probes and the statuses they fill
- * (mpc.h; the status conversions are in mpc_internal.h). */
+ * (mpc.h; the status conversions are in mpc_internal.h). Starts note their call for the hang
+ * report, blocking calls also mark their thread blocked in it (mpc_internal.h). */
 #include "mpc_impl.h"
 
 /* The envelope and size of a status, read from MPICH's fields (status_bytes, mpc_impl.h). */
@@ -56,20 +57,23 @@ static int request_error(int rc, const MPI_Status *st)
 
 int mpc_send(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm)
 {
+    int marked = mpc_hang_enter(MPC_HANG_SEND, comm, dest, tag);
     if (MPC_FITS_INT(bytes))
-        return MPI_Send(buf, (int)bytes, MPI_BYTE, dest, tag, comm);
-    return MPI_Send_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm);
+        return mpc_hang_leave(marked, MPI_Send(buf, (int)bytes, MPI_BYTE, dest, tag, comm));
+    return mpc_hang_leave(marked, MPI_Send_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm));
 }
 
 int mpc_ssend(const void *buf, size_t bytes, int dest, int tag, mpc_comm comm)
 {
+    int marked = mpc_hang_enter(MPC_HANG_SSEND, comm, dest, tag);
     if (MPC_FITS_INT(bytes))
-        return MPI_Ssend(buf, (int)bytes, MPI_BYTE, dest, tag, comm);
-    return MPI_Ssend_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm);
+        return mpc_hang_leave(marked, MPI_Ssend(buf, (int)bytes, MPI_BYTE, dest, tag, comm));
+    return mpc_hang_leave(marked, MPI_Ssend_c(buf, (MPI_Count)bytes, MPI_BYTE, dest, tag, comm));
 }
 
 int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_status *status)
 {
+    int marked = mpc_hang_enter(MPC_HANG_RECV, comm, source, tag);
     MPI_Status st;
     int rc = MPC_FITS_INT(bytes)
                  ? MPI_Recv(buf, (int)bytes, MPI_BYTE, source, tag, comm, &st)
@@ -78,12 +82,13 @@ int mpc_recv(void *buf, size_t bytes, int source, int tag, mpc_comm comm, mpc_st
         mpc_status_from_mpi(&st, status);
     else if (status)
         failed_status(rc, &st, status);
-    return rc;
+    return mpc_hang_leave(marked, rc);
 }
 
 int mpc_isend_typed(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                     mpc_comm comm, mpc_request *req)
 {
+    mpc_hang_note(MPC_HANG_SEND, comm, dest, tag);
     if (MPC_COUNT_FITS_INT(count))
         return MPI_Isend(buf, (int)count, type, dest, tag, comm, req);
     return MPI_Isend_c(buf, count, type, dest, tag, comm, req);
@@ -92,6 +97,7 @@ int mpc_isend_typed(const void *buf, MPI_Count count, MPI_Datatype type, int des
 int mpc_issend_typed(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                      mpc_comm comm, mpc_request *req)
 {
+    mpc_hang_note(MPC_HANG_SSEND, comm, dest, tag);
     if (MPC_COUNT_FITS_INT(count))
         return MPI_Issend(buf, (int)count, type, dest, tag, comm, req);
     return MPI_Issend_c(buf, count, type, dest, tag, comm, req);
@@ -100,6 +106,7 @@ int mpc_issend_typed(const void *buf, MPI_Count count, MPI_Datatype type, int de
 int mpc_irecv_typed(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag,
                     mpc_comm comm, mpc_request *req)
 {
+    mpc_hang_note(MPC_HANG_RECV, comm, source, tag);
     if (MPC_COUNT_FITS_INT(count))
         return MPI_Irecv(buf, (int)count, type, source, tag, comm, req);
     return MPI_Irecv_c(buf, count, type, source, tag, comm, req);
@@ -124,6 +131,7 @@ int mpc_sendrecv_typed(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                        int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                        int source, int recvtag, mpc_comm comm, mpc_status *status)
 {
+    int marked = mpc_hang_enter(MPC_HANG_SENDRECV, comm, source, recvtag);
     MPI_Status st;
     int rc;
     if (MPC_COUNT_FITS_INT(sendcount) && MPC_COUNT_FITS_INT(recvcount))
@@ -136,7 +144,7 @@ int mpc_sendrecv_typed(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
         mpc_status_from_mpi(&st, status);
     else if (status)
         failed_status(rc, &st, status);
-    return rc;
+    return mpc_hang_leave(marked, rc);
 }
 
 int mpc_pack_typed(const void *buf, MPI_Count count, MPI_Datatype type, void *out,
@@ -171,6 +179,7 @@ int mpc_test(mpc_request *req, int *done, mpc_status *status)
 
 int mpc_wait(mpc_request *req, mpc_status *status)
 {
+    int marked = mpc_hang_enter(MPC_HANG_WAIT, MPI_COMM_NULL, -1, -1);
     MPI_Status st;
     st.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Wait(req, &st);
@@ -178,11 +187,11 @@ int mpc_wait(mpc_request *req, mpc_status *status)
         rc = request_error(rc, &st);
         if (status)
             failed_status(rc, &st, status);
-        return rc;
+        return mpc_hang_leave(marked, rc);
     }
     if (status)
         mpc_status_from_mpi(&st, status);
-    return MPC_OK;
+    return mpc_hang_leave(marked, MPC_OK);
 }
 
 int mpc_cancel(mpc_request *req) { return MPI_Cancel(req); }
@@ -199,11 +208,12 @@ int mpc_request_done(mpc_request req, int *done)
 
 int mpc_probe(int source, int tag, mpc_comm comm, mpc_status *status)
 {
+    int marked = mpc_hang_enter(MPC_HANG_PROBE, comm, source, tag);
     MPI_Status st = {0};
     int rc = MPI_Probe(source, tag, comm, &st);
     if (rc == MPI_SUCCESS && status)
         mpc_status_from_probe(&st, status);
-    return rc;
+    return mpc_hang_leave(marked, rc);
 }
 
 int mpc_iprobe(int source, int tag, mpc_comm comm, int *found, mpc_status *status)

@@ -458,6 +458,7 @@ static int start_pair(const struct transfer_args *recv, const struct transfer_ar
     if (rc == MPC_OK && (*send_rc = mpc_isend_typed(s->data, s->count, s->type, send->peer,
                                                     send->tag, send->comm, &req[1])) != MPC_OK)
         mpc_cancel(&req[0]);
+    mpc_hang_note(MPC_HANG_SENDRECV, recv->comm, recv->peer, recv->tag); /* what it waits for */
     return rc;
 }
 
@@ -706,6 +707,7 @@ int32_t opi_probe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_s
         opi_proc_null_status(status);
         return MPC_OK;
     }
+    mpc_hang_note(MPC_HANG_PROBE, comm, source, tag);
     rc = xfer_probe_wait(source, tag, comm, &st, NULL);
     if (rc == MPC_OK)
         opi_fill_status(status, &st, 1);
@@ -847,6 +849,7 @@ int32_t opi_request_wait(int64_t id, opi_status *status)
     if (rc != MPC_OK)
         return rc;
     /* No object to pin here: the registry's slot already holds it. */
+    mpc_hang_note(MPC_HANG_WAIT, MPI_COMM_NULL, -1, -1);
     rc = xfer_complete(&req, 1, NULL, 0, &st);
     rc = opi_completed(&info, rc);
     xfer_release(id, 1);
@@ -1027,6 +1030,7 @@ RT_HOLDS_STACK_MARK int32_t opi_request_wait_all(MonoObject *ids, int32_t n, Mon
             if (acquired[k])
                 reqs[j++] = reqs[k];
         /* ids and statuses are written after the wait: held in place while it waits GC-safe */
+        mpc_hang_note(MPC_HANG_WAIT, MPI_COMM_NULL, -1, -1);
         xfer_complete_each(reqs, m, (MonoObject *const[]){ids, statuses}, 2, st, rcs);
         for (int k = n - 1, j = m - 1; k >= 0; k--) { /* each result to its request's place */
             if (!acquired[k])

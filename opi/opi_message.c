@@ -28,6 +28,7 @@ int32_t opi_mprobe(int32_t comm, int32_t size, int32_t source, int32_t tag, opi_
     }
     mpc_status st; /* a probe's: Count == Bytes == the message's size, never cancelled */
     mpc_message msg = MPI_MESSAGE_NULL;
+    mpc_hang_note(MPC_HANG_PROBE, comm, source, tag); /* Mprobe */
     if ((rc = xfer_probe_wait(source, tag, comm, &st, &msg)) != MPC_OK)
         return rc;
     opi_fill_status(status, &st, 1);

@@ -290,6 +290,7 @@ RT_HOLDS_STACK_MARK int32_t opi_orecv_into(int32_t comm, int32_t size, int32_t s
     }
     mpc_status s;
     mpc_message msg;
+    mpc_hang_note(MPC_HANG_RECV, comm, source, tag); /* an ORecv waits in its probe */
     if ((rc = xfer_probe_wait(source, tag, comm, &s, &msg)) != MPC_OK)
         return rc;
     return receive_graph(&msg, s.bytes, expected, reuse, result, status);
@@ -475,6 +476,7 @@ RT_HOLDS_STACK_MARK int32_t opi_oirecv_complete(int64_t id, int32_t block,
     if (rc != MPC_OK)
         return rc;
     if (block) {
+        mpc_hang_note(MPC_HANG_WAIT, MPI_COMM_NULL, -1, -1);
         rc = xfer_complete(&t.req, 1, NULL, 0, &t.st); /* native buffer: nothing to pin */
         t.done = 1;
     } else {

@@ -124,7 +124,8 @@ int xfer_complete(mpc_request *reqs, int nreqs, MonoObject *const *objs, int nob
 int xfer_complete_each(mpc_request *reqs, int nreqs, MonoObject *const *keep, int nkeep,
                        mpc_status *statuses, int *rcs);
 /* Blocks until a message matching (source, tag) — MPI's values — is waiting; with msg, the
- * probe is matched: the message is then *msg's alone. */
+ * probe is matched: the message is then *msg's alone. The caller notes what it waits for
+ * (mpc_hang_note: a Probe, or the receive the probe serves). */
 int xfer_probe_wait(int source, int tag, mpc_comm comm, mpc_status *status, mpc_message *msg);
 
 /* ---- the registry of transfers in flight (registry.c) ----

@@ -120,7 +120,8 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
     uint32_t pins[XFER_MAX_OBJECTS] = {0};
     MonoObject *anchor[XFER_MAX_OBJECTS] = {NULL};
     xfer_discard_dropped(); /* a safe point: matched messages dropped unreceived go first */
-    if (pin_every_transfer && buffers) /* the comparison policy: pin first, whatever the object */
+    int hang_marked = mpc_hang_block(); /* in the call its start or caller noted */
+    if (pin_every_transfer && buffers)  /* the comparison policy: pin first, whatever the object */
         anchor_objects(objs, nobjs, pins, anchor, 1, buffers);
     /* Each poll GC-unsafe only as the rule allows (transfer.h): not while a C# operator
      * exists, which could hold MPICH's lock while its collection waits for this thread. */
@@ -161,6 +162,7 @@ RT_HOLDS_STACK_MARK static void wait_deferred(int (*poll)(void *ctx), void *ctx,
         }
         mono_threads_exit_gc_safe_region_unbalanced(cookie, (void **)anchor);
     }
+    mpc_hang_unblock(hang_marked);
     release_pins(pins, nobjs);
 }
 
