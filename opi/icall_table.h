@@ -37,6 +37,7 @@
     X(Abort, opi_abort, IC_I32, (IC_I32, IC_I32))                                                  \
     X(Finalize, opi_finalize, IC_I32, (void))                                                      \
     X(Stats, opi_stats, IC_I32, (IC_OBJ))                                                          \
+    X(HugePagesWait, opi_huge_pages_wait, IC_I32, (void))                                          \
     X(OldGenerationMoves, opi_icall_old_generation_moves, IC_I32, (void))                          \
     X(WaitPolicy, opi_wait_policy, IC_I32, (IC_I32_REF, IC_I32_REF))                               \
     X(CommNullHandle, opi_comm_null_handle, IC_I32, (void))                                        \

@@ -222,6 +222,14 @@ RT_HOLDS_STACK_MARK int32_t opi_finalize(void)
     return rc;
 }
 
+RT_HOLDS_STACK_MARK int32_t opi_huge_pages_wait(void)
+{
+    XFER_BLOCKING_BEGIN();
+    xfer_huge_pages_wait();
+    XFER_BLOCKING_END;
+    return MPC_OK;
+}
+
 int32_t opi_stats(MonoObject *values)
 {
     opi_buffer b;

@@ -49,12 +49,14 @@ static ptr_map handed = PTR_MAP_INIT; /* data addresses of arrays given to the t
 
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t work;
+    pthread_cond_t work, idle; /* idle: the queue is empty and no copy is under way */
     range queue[QUEUE_MAX];
     unsigned head, count;
-    int started, stopping;
+    int started, stopping, copying;
     pthread_t thread;
-} collapser = {.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
+} collapser = {.lock = PTHREAD_MUTEX_INITIALIZER,
+               .work = PTHREAD_COND_INITIALIZER,
+               .idle = PTHREAD_COND_INITIALIZER};
 
 static atomic_int stop_now;           /* read between pages */
 static _Atomic int64_t arrays_handed; /* MPStats.HugePageArrays */
@@ -93,11 +95,16 @@ static void *collapse_all(void *unused)
         range r = collapser.queue[collapser.head];
         collapser.head = (collapser.head + 1) % QUEUE_MAX;
         collapser.count--;
+        collapser.copying = 1;
         pthread_mutex_unlock(&collapser.lock);
         for (uintptr_t page = r.start; page < r.end && !atomic_load(&stop_now); page += HUGE_PAGE)
             (void)madvise((void *)page, HUGE_PAGE, MADV_COLLAPSE); /* advice: refusal is fine */
         pthread_mutex_lock(&collapser.lock);
+        collapser.copying = 0;
+        if (!collapser.count)
+            pthread_cond_broadcast(&collapser.idle);
     }
+    pthread_cond_broadcast(&collapser.idle);
     pthread_mutex_unlock(&collapser.lock);
     return NULL;
 }
@@ -128,6 +135,14 @@ void xfer_huge_pages_submit(void)
         atomic_fetch_add(&arrays_handed, 1);
         pthread_cond_signal(&collapser.work);
     }
+    pthread_mutex_unlock(&collapser.lock);
+}
+
+void xfer_huge_pages_wait(void)
+{
+    pthread_mutex_lock(&collapser.lock);
+    while ((collapser.count || collapser.copying) && collapser.started == 1 && !collapser.stopping)
+        pthread_cond_wait(&collapser.idle, &collapser.lock);
     pthread_mutex_unlock(&collapser.lock);
 }
 

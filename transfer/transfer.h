@@ -107,6 +107,9 @@ void xfer_huge_pages_stage(const char *data, size_t bytes);
 void xfer_huge_pages_unstage(void);
 /* Arrays handed to the thread so far. */
 int64_t xfer_huge_page_arrays(void);
+/* Waits until the thread has done every array handed to it (for tests and benchmarks that look
+ * at the pages). Blocks: call it GC-safe. */
+void xfer_huge_pages_wait(void);
 
 /* ---- waiting (wait.c) ---- */
 

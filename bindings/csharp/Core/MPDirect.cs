@@ -45,6 +45,9 @@ namespace System.MP
         internal static extern int Finalize();
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int Stats(long[] values);
+        // until the huge-page thread has copied every array handed to it (tests, via reflection)
+        [MethodImpl(MethodImplOptions.InternalCall)]
+        internal static extern int HugePagesWait();
         [MethodImpl(MethodImplOptions.InternalCall)]
         internal static extern int OldGenerationMoves();
         // the wait policy (0 spin, 1 yield: MOTOR_WAIT, mpc_wait_mode) and World's ranks and cores
