@@ -230,18 +230,7 @@ static double now_seconds(void)
 /* Waits up to `seconds` for a stop request; returns 1 when asked to stop. */
 static int wait_for_stop(double seconds)
 {
-    struct timespec until; /* the condition variable's clock */
-    clock_gettime(CLOCK_REALTIME, &until);
-    long nanos = until.tv_nsec + (long)(seconds * 1e9);
-    until.tv_sec += nanos / 1000000000L;
-    until.tv_nsec = nanos % 1000000000L;
-    pthread_mutex_lock(&watch.lock);
-    int rc = 0;
-    while (!watch.stop && rc != ETIMEDOUT)
-        rc = pthread_cond_timedwait(&watch.changed, &watch.lock, &until);
-    int stop = watch.stop;
-    pthread_mutex_unlock(&watch.lock);
-    return stop;
+    return mpc_wait_for_stop(&watch.lock, &watch.changed, &watch.stop, seconds);
 }
 
 static const char *const call_names[MPC_HANG_CALLS] = {

@@ -101,18 +101,7 @@ static __attribute__((noreturn)) void peer_lost(int peer, double silent)
 /* Waits up to `seconds` for a stop request; returns 1 when asked to stop. */
 static int wait_for_stop(double seconds)
 {
-    struct timespec until; /* the condition variable's clock */
-    clock_gettime(CLOCK_REALTIME, &until);
-    long nanos = until.tv_nsec + (long)(seconds * 1e9);
-    until.tv_sec += nanos / 1000000000L;
-    until.tv_nsec = nanos % 1000000000L;
-    pthread_mutex_lock(&live.lock);
-    int rc = 0;
-    while (!live.stop && rc != ETIMEDOUT)
-        rc = pthread_cond_timedwait(&live.changed, &live.lock, &until);
-    int stop = live.stop;
-    pthread_mutex_unlock(&live.lock);
-    return stop;
+    return mpc_wait_for_stop(&live.lock, &live.changed, &live.stop, seconds);
 }
 
 /* The nearest rank on another host than `rank`, going round the ring by `step` (+1 or -1). */

@@ -5,12 +5,34 @@
 
 #include "mpc_internal.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <time.h>
 
 /* Byte counts above INT_MAX go through the MPI-4 large-count (_c) entry points. */
 #define MPC_FITS_INT(bytes) ((bytes) <= (size_t)INT_MAX)
 /* The same for an MPI_Count of elements of any datatype (the typed calls of mpc_internal.h). */
 #define MPC_COUNT_FITS_INT(count) ((count) >= 0 && (count) <= (MPI_Count)INT_MAX)
+
+/* For mpc's own threads (liveness.c, hang_watch.c): waits up to seconds for *stop, set under
+ * lock with changed signalled; returns *stop. */
+static inline int mpc_wait_for_stop(pthread_mutex_t *lock, pthread_cond_t *changed, const int *stop,
+                                    double seconds)
+{
+    struct timespec until; /* the condition variable's clock */
+    clock_gettime(CLOCK_REALTIME, &until);
+    long nanos = until.tv_nsec + (long)(seconds * 1e9);
+    until.tv_sec += nanos / 1000000000L;
+    until.tv_nsec = nanos % 1000000000L;
+    pthread_mutex_lock(lock);
+    int rc = 0;
+    while (!*stop && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(changed, lock, &until);
+    int stopped = *stop;
+    pthread_mutex_unlock(lock);
+    return stopped;
+}
 
 /* Whether the blocking calls that carry bytes wait with the backoff (wait_policy.c). */
 #define YIELDING (mpc_wait_mode() == MPC_WAIT_YIELD)
