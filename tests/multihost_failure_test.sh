@@ -23,6 +23,8 @@ bash "$hosts_sh" check || exit 77
 out=$(mktemp)
 trap 'bash "$hosts_sh" down; rm -f "$out" "$out.rc"' EXIT
 bash "$hosts_sh" up 3 || { echo "FAIL: could not make 3 hosts"; exit 1; }
+launcher_log=${MOTOR_HOSTS_STATE:-/run/motor-hosts}/launcher.log # what hosts-launch.sh says
+rm -f "$launcher_log"
 
 # the job would run 60 s undisturbed; the outer timeout only catches a job that never ends
 seconds=60
@@ -65,6 +67,16 @@ for ((i = 0; i < 200 * scale; i++)); do
     [ $((($(date +%s%N) - broken) / 1000000)) -lt "$limit_ms" ] || break
     sleep 0.05
 done
+# the launcher of the killed host says so on this side, on mpiexec's stderr and in its log
+# (mpiexec may have ended the job and exited before reading the line): wait for it within the
+# same bound
+if [ "$mode" = host ]; then
+    while ! grep -qs 'connection to host h2 (10.231.77.2) ended' "$out" "$launcher_log" &&
+        [ $((($(date +%s%N) - broken) / 1000000)) -lt "$limit_ms" ]; do
+        sleep 0.05
+    done
+    grep -hs 'connection to host h2' "$launcher_log" >>"$out"
+fi
 empty_ms=$((($(date +%s%N) - broken) / 1000000))
 echo "$mode: the job ended with status $rc $ended_ms ms after the failure; $left processes left at $empty_ms ms"
 grep -E '^motor:|RUNNING AT|BAD TERMINATION|^hosts-launch' "$out"
