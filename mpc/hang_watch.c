@@ -717,10 +717,7 @@ void hang_watch_stop(void)
     atomic_store(&watch.finishing, 1);
     if (!watch.running)
         return;
-    pthread_mutex_lock(&watch.lock);
-    watch.stop = 1;
-    pthread_cond_signal(&watch.changed);
-    pthread_mutex_unlock(&watch.lock);
+    mpc_request_stop(&watch.lock, &watch.changed, &watch.stop);
     pthread_join(watch.thread, NULL);
     watch.running = 0;
     atomic_store(&mpc_hang_watching, 0);

@@ -368,10 +368,7 @@ void liveness_stop(void)
 {
     if (!live.running)
         return;
-    pthread_mutex_lock(&live.lock);
-    live.stop = 1;
-    pthread_cond_signal(&live.changed);
-    pthread_mutex_unlock(&live.lock);
+    mpc_request_stop(&live.lock, &live.changed, &live.stop);
     pthread_join(live.thread, NULL);
     live.running = 0;
     if (live.listener >= 0)

@@ -34,6 +34,15 @@ static inline int mpc_wait_for_stop(pthread_mutex_t *lock, pthread_cond_t *chang
     return stopped;
 }
 
+/* Its twin, for the thread that stops one: sets *stop under lock and wakes the waiter. */
+static inline void mpc_request_stop(pthread_mutex_t *lock, pthread_cond_t *changed, int *stop)
+{
+    pthread_mutex_lock(lock);
+    *stop = 1;
+    pthread_cond_signal(changed);
+    pthread_mutex_unlock(lock);
+}
+
 /* Whether the blocking calls that carry bytes wait with the backoff (wait_policy.c). */
 #define YIELDING (mpc_wait_mode() == MPC_WAIT_YIELD)
 

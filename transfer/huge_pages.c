@@ -52,13 +52,13 @@ static struct {
     pthread_cond_t work, idle; /* idle: the queue is empty and no copy is under way */
     range queue[QUEUE_MAX];
     unsigned head, count;
-    int started, stopping, copying;
+    int started, copying;
+    atomic_int stopping; /* set under lock; also read between pages, without it */
     pthread_t thread;
 } collapser = {.lock = PTHREAD_MUTEX_INITIALIZER,
                .work = PTHREAD_COND_INITIALIZER,
                .idle = PTHREAD_COND_INITIALIZER};
 
-static atomic_int stop_now;           /* read between pages */
 static _Atomic int64_t arrays_handed; /* MPStats.HugePageArrays */
 
 int64_t xfer_huge_page_arrays(void) { return atomic_load(&arrays_handed); }
@@ -97,7 +97,8 @@ static void *collapse_all(void *unused)
         collapser.count--;
         collapser.copying = 1;
         pthread_mutex_unlock(&collapser.lock);
-        for (uintptr_t page = r.start; page < r.end && !atomic_load(&stop_now); page += HUGE_PAGE)
+        for (uintptr_t page = r.start; page < r.end && !atomic_load(&collapser.stopping);
+             page += HUGE_PAGE)
             (void)madvise((void *)page, HUGE_PAGE, MADV_COLLAPSE); /* advice: refusal is fine */
         pthread_mutex_lock(&collapser.lock);
         collapser.copying = 0;
@@ -148,7 +149,6 @@ void xfer_huge_pages_wait(void)
 
 void xfer_huge_pages_stop(void)
 {
-    atomic_store(&stop_now, 1);
     pthread_mutex_lock(&collapser.lock);
     collapser.stopping = 1;
     int joinable = collapser.started == 1;

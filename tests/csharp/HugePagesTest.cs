@@ -4,7 +4,6 @@
 // itself runs later on the core's own thread, so what it does to the pages is not checked here
 // (bench/FirstSend.cs measures what it costs a collection).
 using System;
-using System.IO;
 using System.MP;
 using System.Runtime.InteropServices;
 
@@ -22,26 +21,13 @@ static class HugePagesTest
         return a;
     }
 
-    /// <summary>The AnonHugePages (kB) of the mapping holding a's data, from /proc/self/smaps;
-    /// -1 when it cannot be read.</summary>
+    /// <summary>The AnonHugePages (kB) of the mapping holding a's data.</summary>
     static long HugeKiB(byte[] a)
     {
         GCHandle h = GCHandle.Alloc(a, GCHandleType.Pinned);
-        ulong at = (ulong)h.AddrOfPinnedObject().ToInt64();
+        long at = h.AddrOfPinnedObject().ToInt64();
         h.Free();   // an array this large lies in the large-object space: it never moves
-        bool inside = false;
-        foreach (string line in File.ReadLines("/proc/self/smaps")) {
-            int dash = line.IndexOf('-');
-            int space = line.IndexOf(' ');
-            if (dash > 0 && space > dash && Uri.IsHexDigit(line[0])) {
-                ulong start = Convert.ToUInt64(line.Substring(0, dash), 16);
-                ulong end = Convert.ToUInt64(line.Substring(dash + 1, space - dash - 1), 16);
-                inside = start <= at && at < end;
-            } else if (inside && line.StartsWith("AnonHugePages:")) {
-                return long.Parse(line.Substring(14).Trim().Split(' ')[0]);
-            }
-        }
-        return -1;
+        return Pages.AnonHugeKiB(at);
     }
 
     static void ProcNullAsksForNothing(Intracomm world)

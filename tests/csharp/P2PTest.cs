@@ -334,26 +334,6 @@ static class P2PTest
         Check.Equal((byte)9, one[0], "tag = TagUpperBound");
     }
 
-    /// <summary>The AnonHugePages (kB) of the mapping of this process that holds address, from
-    /// /proc/self/smaps; -1 when no mapping holds it.</summary>
-    static long HugePagesAt(long address)
-    {
-        bool inside = false;
-        foreach (string line in System.IO.File.ReadLines("/proc/self/smaps")) {
-            // a mapping's first line is "lo-hi perms offset dev inode path" (its first ':' in dev);
-            // the lines after it are "Name: value" (the ':' before any space)
-            int dash = line.IndexOf('-'), space = line.IndexOf(' '), colon = line.IndexOf(':');
-            if (dash > 0 && space > dash && colon > space) {
-                long lo = Convert.ToInt64(line.Substring(0, dash), 16),
-                     hi = Convert.ToInt64(line.Substring(dash + 1, space - dash - 1), 16);
-                inside = lo <= address && address < hi;
-            } else if (inside && line.StartsWith("AnonHugePages:")) {
-                return long.Parse(line.Substring(14).Trim().Split(' ')[0]);
-            }
-        }
-        return -1;
-    }
-
     static unsafe void HugePages()
     {
         // a large array's first transfer has its memory collapsed into transparent huge pages
@@ -391,8 +371,8 @@ static class P2PTest
         long ha, hb;
         fixed(byte* pa = a, pb = b)
         {
-            ha = HugePagesAt((long)pa + length / 2);
-            hb = HugePagesAt((long)pb + length / 2);
+            ha = Pages.AnonHugeKiB((long)pa + length / 2);
+            hb = Pages.AnonHugeKiB((long)pb + length / 2);
         }
         Check.True(ha > 0 && hb > 0,
                    $"both 8 MiB arrays now lie in huge pages (AnonHugePages {ha} and {hb} kB)");

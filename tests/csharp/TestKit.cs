@@ -278,3 +278,27 @@ static class Graphs
         return Serializer.Deserialize<T>(padded, 3, bytes.Length);
     }
 }
+
+/// <summary>What the kernel says of this process's memory.</summary>
+static class Pages
+{
+    /// <summary>The AnonHugePages (kB) of the mapping of this process that holds address, from
+    /// /proc/self/smaps; -1 when no mapping holds it.</summary>
+    public static long AnonHugeKiB(long address)
+    {
+        bool inside = false;
+        foreach (string line in System.IO.File.ReadLines("/proc/self/smaps")) {
+            // a mapping's first line is "lo-hi perms offset dev inode path" (its first ':' in dev);
+            // the lines after it are "Name: value" (the ':' before any space)
+            int dash = line.IndexOf('-'), space = line.IndexOf(' '), colon = line.IndexOf(':');
+            if (dash > 0 && space > dash && colon > space) {
+                long lo = Convert.ToInt64(line.Substring(0, dash), 16),
+                     hi = Convert.ToInt64(line.Substring(dash + 1, space - dash - 1), 16);
+                inside = lo <= address && address < hi;
+            } else if (inside && line.StartsWith("AnonHugePages:")) {
+                return long.Parse(line.Substring(14).Trim().Split(' ')[0]);
+            }
+        }
+        return -1;
+    }
+}
