@@ -33,17 +33,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* object -> record index, open addressing */
+/* An entry of the identity map (object -> record index, open addressing): the index + 1 (0:
+ * empty) and 32 bits of the object's address, so that a probe reads the record table only when
+ * those bits match (a new object, the common case, is placed after one cache line or two). */
+typedef struct map_entry {
+    uint32_t index1, key;
+} map_entry;
+
+/* The objects a write has seen, until one is met twice: a bit per 8 bytes of address (objects
+ * are 8-byte aligned and at least 16 bytes long), a 64-byte block of bits per 4 KiB page, the
+ * pages found through a small hash table (and the last page looked up). */
+typedef struct seen_page {
+    uintptr_t page1; /* page number + 1, 0 = empty */
+    uint32_t bits;   /* its block */
+} seen_page;
+typedef struct seen_bits {
+    uint64_t w[8];
+} seen_bits;
+#define SEEN_PAGE_SHIFT 12
+
 typedef struct graph {
     MonoObject **objs;
     const rt_class_plan **plans;
+    uint32_t *type_of; /* record -> type index, numbered as records are found */
     uint32_t count, cap;
-    uint32_t *map; /* index + 1, 0 = empty */
+    map_entry *map; /* built at the first object met twice (mapped): see record_of */
     size_t mask;
+    int mapped;
+    seen_page *pages; /* the pages of the objects seen so far, and a bit per 8 bytes of each */
+    size_t page_mask, npages;
+    seen_bits *bits;
+    size_t cap_bits;
+    uintptr_t last_page1; /* the last page looked up + 1, and its bits */
+    uint32_t last_bits;
     const rt_class_plan **types;
-    uint32_t ntypes, cap_types;
-    uint32_t *type_of; /* record -> type index */
-    uint32_t cap_type_of;
+    uint32_t ntypes, cap_types, last_type;
+    size_t record_bytes;         /* the records' bytes in the message, summed as they are walked */
     int kept;                    /* the arrays are the thread's kept ones (take_kept) */
     size_t win_first, win_count; /* the window of the root array written (a split piece) */
     int windowed;
@@ -116,18 +141,21 @@ static int collection_waiting(graph *g, uint32_t i)
 }
 
 static size_t hash(const void *p) { return ((uintptr_t)p >> 3) * 0x9E3779B97F4A7C15ull; }
+static uint32_t map_key(const void *p) { return (uint32_t)((uintptr_t)p >> 3); }
 
 static int grow_map(graph *g)
 {
     size_t cap = g->mask ? (g->mask + 1) * 2 : 1024;
-    uint32_t *m = calloc(cap, sizeof *m);
+    while (cap < 2 * ((size_t)g->count + 1))
+        cap *= 2;
+    map_entry *m = calloc(cap, sizeof *m);
     if (!m)
         return -1;
     for (uint32_t i = 0; i < g->count; i++) {
         size_t h = hash(g->objs[i]) & (cap - 1);
-        while (m[h])
+        while (m[h].index1)
             h = (h + 1) & (cap - 1);
-        m[h] = i + 1;
+        m[h] = (map_entry){i + 1, map_key(g->objs[i])};
     }
     free(g->map);
     g->map = m;
@@ -135,28 +163,139 @@ static int grow_map(graph *g)
     return 0;
 }
 
+/* The identity map of every record so far: into the (zeroed) kept map when it has room. */
+static int build_map(graph *g)
+{
+    if (!g->map || 2 * ((size_t)g->count + 1) > g->mask + 1)
+        return grow_map(g);
+    for (uint32_t i = 0; i < g->count; i++) {
+        size_t h = hash(g->objs[i]) & g->mask;
+        while (g->map[h].index1)
+            h = (h + 1) & g->mask;
+        g->map[h] = (map_entry){i + 1, map_key(g->objs[i])};
+    }
+    return 0;
+}
+
+/* The type index of plan p in this message, numbered when first met (a message has few types:
+ * the last one found, then a scan). -1 when out of memory. */
+static int type_index_of(graph *g, const rt_class_plan *p, uint32_t *index)
+{
+    if (g->last_type < g->ntypes && g->types[g->last_type] == p) {
+        *index = g->last_type;
+        return 0;
+    }
+    for (uint32_t t = 0; t < g->ntypes; t++)
+        if (g->types[t] == p) {
+            *index = g->last_type = t;
+            return 0;
+        }
+    if (g->ntypes == g->cap_types) {
+        g->cap_types = g->cap_types ? 2 * g->cap_types : 16;
+        const rt_class_plan **t = realloc(g->types, g->cap_types * sizeof *t);
+        if (!t)
+            return -1;
+        g->types = t;
+    }
+    g->types[g->ntypes] = p;
+    *index = g->last_type = g->ntypes++;
+    return 0;
+}
+
+/* The block of seen-bits of page (an address >> SEEN_PAGE_SHIFT), added zeroed when new; NULL
+ * when out of memory. */
+static seen_bits *page_bits(graph *g, uintptr_t page)
+{
+    if (g->last_page1 == page + 1)
+        return &g->bits[g->last_bits];
+    if ((g->npages + 1) * 2 > g->page_mask + 1) {
+        size_t cap = g->page_mask ? 2 * (g->page_mask + 1) : 64;
+        seen_page *t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (size_t k = 0; k <= g->page_mask && g->pages; k++)
+            if (g->pages[k].page1) {
+                size_t h = hash((void *)(g->pages[k].page1 - 1)) & (cap - 1);
+                while (t[h].page1)
+                    h = (h + 1) & (cap - 1);
+                t[h] = g->pages[k];
+            }
+        free(g->pages);
+        g->pages = t;
+        g->page_mask = cap - 1;
+    }
+    size_t h = hash((void *)page) & g->page_mask;
+    for (; g->pages[h].page1; h = (h + 1) & g->page_mask)
+        if (g->pages[h].page1 == page + 1)
+            goto found;
+    if (g->npages == g->cap_bits) {
+        size_t cap = g->cap_bits ? 2 * g->cap_bits : 64;
+        seen_bits *b = realloc(g->bits, cap * sizeof *b);
+        if (!b)
+            return NULL;
+        memset(b + g->cap_bits, 0, (cap - g->cap_bits) * sizeof *b); /* (kept zeroed) */
+        g->bits = b;
+        g->cap_bits = cap;
+    }
+    g->pages[h] = (seen_page){page + 1, (uint32_t)g->npages++};
+found:
+    g->last_page1 = page + 1;
+    g->last_bits = g->pages[h].bits;
+    return &g->bits[g->last_bits];
+}
+
+/* Is o met for the first time in this write? Until an object is met twice, a bit per address
+ * answers (a list or a tree, most graphs, never needs more); at the first object met twice, the
+ * identity map is built from the records so far and answers from then on. 1: new, 0: seen (the
+ * map is built), -1: out of memory. */
+static int first_sight(graph *g, MonoObject *o)
+{
+    seen_bits *b = page_bits(g, (uintptr_t)o >> SEEN_PAGE_SHIFT);
+    if (!b)
+        return -1;
+    unsigned bit = ((uintptr_t)o & ((1u << SEEN_PAGE_SHIFT) - 1)) >> 3;
+    uint64_t mask = (uint64_t)1 << (bit & 63);
+    if (!(b->w[bit >> 6] & mask)) {
+        b->w[bit >> 6] |= mask;
+        return 1;
+    }
+    if (build_map(g))
+        return -1;
+    g->mapped = 1;
+    return 0;
+}
+
 /* The record index of o, adding it (and its plan) when new. -1 when out of memory or when a
  * collection began while the plan was built (g->moved). */
 static int64_t record_of(graph *g, MonoObject *o)
 {
-    if ((g->count + 1) * 2 > g->mask + 1 && grow_map(g))
+    size_t h = 0;
+    uint32_t key = map_key(o);
+    int sight = g->mapped ? 0 : first_sight(g, o);
+    if (sight < 0)
         return -1;
-    size_t h = hash(o) & g->mask;
-    for (; g->map[h]; h = (h + 1) & g->mask)
-        if (g->objs[g->map[h] - 1] == o)
-            return g->map[h] - 1;
+    if (!sight) {
+        if ((g->count + 1) * 2 > g->mask + 1 && grow_map(g))
+            return -1;
+        for (h = hash(o) & g->mask; g->map[h].index1; h = (h + 1) & g->mask)
+            if (g->map[h].key == key && g->objs[g->map[h].index1 - 1] == o)
+                return g->map[h].index1 - 1;
+    }
     if (g->count == g->cap) {
         g->cap = g->cap ? 2 * g->cap : 256;
         MonoObject **objs = realloc(g->objs, g->cap * sizeof *objs);
         const rt_class_plan **plans = realloc(g->plans, g->cap * sizeof *plans);
         size_t *sizes = realloc(g->sizes, g->cap * sizeof *sizes);
+        uint32_t *type_of = realloc(g->type_of, g->cap * sizeof *type_of);
         if (objs)
             g->objs = objs;
         if (plans)
             g->plans = plans;
         if (sizes)
             g->sizes = sizes;
-        if (!objs || !plans || !sizes)
+        if (type_of)
+            g->type_of = type_of;
+        if (!objs || !plans || !sizes || !type_of)
             return -1;
     }
     /* A nursery object moves at the next collection: a few of them (often kept in the nursery
@@ -196,10 +335,13 @@ static int64_t record_of(graph *g, MonoObject *o)
         if (store && mono_gc_get_generation(store) == 0)
             g->immovable = 0;
     }
+    if (type_index_of(g, p, &g->type_of[g->count]))
+        return -1;
     g->objs[g->count] = o;
     g->plans[g->count] = p;
     g->sizes[g->count] = 0;
-    g->map[h] = g->count + 1;
+    if (g->mapped)
+        g->map[h] = (map_entry){g->count + 1, key};
     return g->count++;
 }
 
@@ -574,6 +716,15 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
     return 1;
 }
 
+/* What admissible() would accept without looking further: a plan that may travel, with no
+ * framework-private reference and nothing to count, in a slot of its own class or one it may
+ * travel in. */
+static inline int plainly_admissible(const rt_class_plan *p, MonoClass *declared)
+{
+    return !p->denied && !p->nhidden && p->shape != RT_COLLECTION &&
+           (p->klass == declared || p->in_base_slot);
+}
+
 /* Each reference of record i (through slots, or elements). -1 when fn fails; -2 when a
  * collection changed under the write (recorded). */
 typedef int (*ref_visitor)(graph *g, MonoObject *value, MonoClass *declared, void *ctx);
@@ -635,29 +786,11 @@ static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
         return -1;
     }
     g->refs[g->nrefs++] = (int32_t)r; /* logged first: admissible() traces paths in the log */
-    if (r >= before && !admissible(g, (uint32_t)r, declared)) {
+    if (r >= before && !plainly_admissible(g->plans[r], declared) &&
+        !admissible(g, (uint32_t)r, declared)) {
         *failure = g->moved ? MPC_OK : SD_ERR_GRAPH; /* moved: the write starts over */
         return -1;
     }
-    return 0;
-}
-
-static int type_index_of(graph *g, const rt_class_plan *p, uint32_t *index)
-{
-    for (uint32_t t = 0; t < g->ntypes; t++)
-        if (g->types[t] == p) {
-            *index = t;
-            return 0;
-        }
-    if (g->ntypes == g->cap_types) {
-        g->cap_types = g->cap_types ? 2 * g->cap_types : 16;
-        const rt_class_plan **t = realloc(g->types, g->cap_types * sizeof *t);
-        if (!t)
-            return -1;
-        g->types = t;
-    }
-    g->types[g->ntypes] = p;
-    *index = g->ntypes++;
     return 0;
 }
 
@@ -734,7 +867,8 @@ static int out_record(graph *g, uint32_t i, sd_buffer *b)
     out32(b, g->type_of[i]);
     if (p->shape == RT_OBJECT) {
         out_data(b, (uint8_t *)o + sizeof(MonoObject), p);
-        visit_refs(g, i, out_ref, b);
+        for (uint32_t s = 0; s < p->nslots; s++) /* (the slots as logged: no second visit) */
+            out32(b, (uint32_t)g->refs[g->next_ref++]);
         return 0;
     }
     if (p->shape == RT_STRING) {
@@ -852,13 +986,16 @@ typedef struct kept_arrays {
     MonoObject **objs;
     const rt_class_plan **plans;
     size_t *sizes;
+    uint32_t *type_of;
     uint32_t cap;
-    uint32_t *map; /* all zero while kept */
+    map_entry *map; /* all zero while kept */
     size_t mask;
     int32_t *refs;
     size_t cap_refs;
-    uint32_t *type_of;
-    uint32_t cap_type_of;
+    seen_page *pages; /* all zero while kept */
+    size_t page_mask;
+    seen_bits *bits; /* all zero while kept */
+    size_t cap_bits;
 } kept_arrays;
 static __thread kept_arrays kept;
 static __thread int kept_busy;
@@ -878,7 +1015,10 @@ static void take_kept(graph *g)
     g->refs = kept.refs;
     g->cap_refs = kept.cap_refs;
     g->type_of = kept.type_of;
-    g->cap_type_of = kept.cap_type_of;
+    g->pages = kept.pages;
+    g->page_mask = kept.page_mask;
+    g->bits = kept.bits;
+    g->cap_bits = kept.cap_bits;
     kept = (kept_arrays){0};
 }
 
@@ -890,22 +1030,34 @@ static void free_arrays(kept_arrays *a)
     free(a->refs);
     free(a->type_of);
     free(a->sizes);
+    free(a->pages);
+    free(a->bits);
 }
 
 /* Frees g's work arrays, or keeps them for the thread's next write with the map cleared. */
 static void release_arrays(graph *g)
 {
-    kept_arrays a = {g->objs, g->plans, g->sizes,    g->cap,     g->map,
-                     g->mask, g->refs,  g->cap_refs, g->type_of, g->cap_type_of};
-    if (g->kept && g->cap <= KEPT_RECORDS) {
-        if (g->map && (g->mask + 1) <= 16u * (size_t)g->count + 1024)
+    kept_arrays a = {g->objs, g->plans,    g->sizes, g->type_of,   g->cap,  g->map,     g->mask,
+                     g->refs, g->cap_refs, g->pages, g->page_mask, g->bits, g->cap_bits};
+    if (g->kept && g->cap <= KEPT_RECORDS && g->cap_bits <= KEPT_RECORDS) {
+        memset(g->bits, 0, g->npages * sizeof *g->bits);
+        if (g->pages && (g->page_mask + 1) <= 16u * g->npages + 1024)
+            memset(g->pages, 0, (g->page_mask + 1) * sizeof *g->pages);
+        else { /* a large table and few pages: a small one next time */
+            free(g->pages);
+            a.pages = NULL;
+            a.page_mask = 0;
+        }
+        if (!g->mapped)
+            ; /* (the map was not used: still zero) */
+        else if (g->map && (g->mask + 1) <= 16u * (size_t)g->count + 1024)
             memset(g->map, 0, (g->mask + 1) * sizeof *g->map);
         else if (g->map) /* a large map and few records: clear the records' entries only */
             for (uint32_t i = 0; i < g->count; i++) {
                 size_t h = hash(g->objs[i]) & g->mask;
-                while (g->map[h] != i + 1)
+                while (g->map[h].index1 != i + 1)
                     h = (h + 1) & g->mask;
-                g->map[h] = 0;
+                g->map[h] = (map_entry){0, 0};
             }
         kept = a;
     } else {
@@ -962,6 +1114,7 @@ static int find_records(graph *g, MonoObject *root)
             return SD_ERR_GRAPH;
         if (visited) /* MPC_OK: moved, starts over */
             return failure == MPC_OK ? MPC_ERR_NO_MEMORY : failure;
+        g->record_bytes += record_bytes(g, i);
     }
     return MPC_OK;
 }
@@ -977,31 +1130,13 @@ static int store_order(const graph *g, MonoArray *order, size_t *count)
     return MPC_OK;
 }
 
-/* Each record's type index (after the walk: the error message of admissible() may build a
- * plan too). */
-static int number_types(graph *g)
-{
-    if (g->count > g->cap_type_of) {
-        free(g->type_of);
-        g->cap_type_of = 0;
-        if (!(g->type_of = malloc(g->count * sizeof *g->type_of)))
-            return MPC_ERR_NO_MEMORY;
-        g->cap_type_of = g->count;
-    }
-    for (uint32_t i = 0; i < g->count; i++)
-        if (type_index_of(g, g->plans[i], &g->type_of[i]))
-            return MPC_ERR_NO_MEMORY;
-    return MPC_OK;
-}
-
 /* The message's size in bytes, into *total; refused when it would name too many types. */
 static int message_bytes(graph *g, size_t *total)
 {
     *total = SD_HEADER_BYTES;
     for (uint32_t t = 0; t < g->ntypes; t++)
         *total += 16 + g->types[t]->qualified_name_len;
-    for (uint32_t i = 0; i < g->count; i++)
-        *total += record_bytes(g, i);
+    *total += g->record_bytes;
     if (g->ntypes > SD_MAX_TYPES)
         return error_record(SD_ERR_GRAPH, NULL,
                             "the graph holds %u types, more than the %d a message may name",
@@ -1078,7 +1213,7 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         rc = store_order(&g, order, measured);
         goto end;
     }
-    if ((rc = number_types(&g)) != MPC_OK || (rc = message_bytes(&g, &total)) != MPC_OK)
+    if ((rc = message_bytes(&g, &total)) != MPC_OK)
         goto end;
     if (measured)
         *measured = total;
