@@ -93,6 +93,7 @@ int32_t opi_contract(MonoObject *buffer)
 #define LINE_CONSTANT(type, name, value) \
     bad |= append(&text, &length, "constant %s %s %d\n", #type, #name, (int)(value));
     OPI_MIRRORED_CONSTANTS(LINE_CONSTANT);
+    SD_PLACE_LAYOUT(LINE_CONSTANT);
 #undef LINE_CONSTANT
 #define LINE_EXCEPTION(name, exception) \
     bad |= append(&text, &length, "exception %s %d %s\n", #name, OPI_CODE_##name, #exception);

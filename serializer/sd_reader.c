@@ -1226,14 +1226,14 @@ static int rebuild_collections(MonoArray *objs, MonoArray *items, const message 
  * none); 0 when there is none. fields: a FieldInfo[] or NULL. A Mono call that runs managed
  * code: the caller holds no address but pinned ones. */
 static int ask_number(atomic_int *cache, sd_managed_method registrar, const rt_class_plan *p,
-                      MonoArray *fields, MonoDomain *domain)
+                      MonoArray *fields, MonoArray *offsets, MonoDomain *domain)
 {
     int n = -1;
     MonoMethod *m = sd_managed(registrar);
     MonoReflectionType *type =
         m ? mono_type_get_object(domain, mono_class_get_type(p->klass)) : NULL;
     if (type) {
-        void *args[2] = {type, fields};
+        void *args[3] = {type, fields, offsets}; /* (RegisterLinker takes the first two) */
         MonoObject *exc = NULL, *number = mono_runtime_invoke(m, NULL, args, &exc);
         if (number && !exc && *(int32_t *)mono_object_unbox(number) > 0)
             n = *(int32_t *)mono_object_unbox(number);
@@ -1242,16 +1242,102 @@ static int ask_number(atomic_int *cache, sd_managed_method registrar, const rt_c
     return n > 0 ? n : 0;
 }
 
-/* The number of p's managed factory, 0 when it has none. */
-static int factory_of(const rt_class_plan *p, MonoDomain *domain)
+/* System.Reflection.FieldInfo, found once; NULL if the corlib lacks it. */
+static MonoClass *field_info_class(void)
+{
+    static _Atomic(MonoClass *) field_info;
+    MonoClass *k = atomic_load(&field_info);
+    if (!k && (k = mono_class_from_name(mono_get_corlib(), "System.Reflection", "FieldInfo")))
+        atomic_store(&field_info, k);
+    return k;
+}
+
+/* The FieldInfo[] and int[] of the value fields a compiled factory of class p copies from a record
+ * (SdtoFactories.MakeFactory): every instance field of p and its bases that is not a reference,
+ * with its offset in the instance data. *fields stays NULL when some value field overlaps a
+ * reference slot (a struct holding a reference: the reader copies it around the slot), so that no
+ * wire byte reaches a reference slot; or when out of memory. Mono calls that allocate: the
+ * caller holds no address but pinned ones. */
+static void value_fields(const rt_class_plan *p, MonoDomain *domain, MonoArray **fields,
+                         MonoArray **offsets)
+{
+    MonoClass *fi = field_info_class(), *object = mono_get_object_class();
+    *fields = *offsets = NULL;
+    uint32_t n = 0;
+    for (MonoClass *k = p->klass; k && k != object; k = mono_class_get_parent(k)) {
+        void *iter = NULL;
+        for (MonoClassField *f; (f = mono_class_get_fields(k, &iter));) {
+            MonoType *type = mono_field_get_type(f);
+            if ((mono_field_get_flags(f) & MONO_FIELD_ATTR_STATIC) || mono_type_is_reference(type))
+                continue;
+            int align;
+            uint32_t at = (uint32_t)mono_field_get_offset(f) - (uint32_t)sizeof(MonoObject),
+                     size = (uint32_t)mono_type_size(type, &align), r = 0;
+            while (r < p->nruns && p->runs[r].offset + p->runs[r].length <= at)
+                r++;
+            if (r == p->nruns || p->runs[r].offset > at ||
+                p->runs[r].offset + p->runs[r].length < at + size)
+                return; /* (part of it is a reference slot) */
+            n++;
+        }
+    }
+    MonoArray *f_array = fi ? mono_array_new(domain, fi, n) : NULL;
+    uint32_t pin_f = f_array ? mono_gchandle_new((MonoObject *)f_array, 1) : 0;
+    MonoArray *o_array = f_array ? mono_array_new(domain, mono_get_int32_class(), n) : NULL;
+    uint32_t pin_o = o_array ? mono_gchandle_new((MonoObject *)o_array, 1) : 0, k_at = 0;
+    for (MonoClass *k = p->klass; o_array && k && k != object; k = mono_class_get_parent(k)) {
+        void *iter = NULL;
+        for (MonoClassField *f; (f = mono_class_get_fields(k, &iter));) {
+            if ((mono_field_get_flags(f) & MONO_FIELD_ATTR_STATIC) ||
+                mono_type_is_reference(mono_field_get_type(f)))
+                continue;
+            MonoReflectionField *info = mono_field_get_object(domain, k, f);
+            if (!info || k_at == n) {
+                o_array = NULL;
+                break;
+            }
+            mono_array_setref(f_array, k_at, (MonoObject *)info);
+            mono_array_set(o_array, int32_t, k_at,
+                           (int32_t)(mono_field_get_offset(f) - (int)sizeof(MonoObject)));
+            k_at++;
+        }
+    }
+    if (o_array && k_at == n) {
+        *fields = f_array;
+        *offsets = o_array;
+    }
+    if (pin_f)
+        mono_gchandle_free(pin_f); /* (the caller's arguments keep them alive: it pins them) */
+    if (pin_o)
+        mono_gchandle_free(pin_o);
+}
+
+/* The number of p's managed factory, 0 when it has none; *fills: it copies the record's data too
+ * (a class whose value fields value_fields names). */
+static int factory_of(const rt_class_plan *p, MonoDomain *domain, int32_t *fills)
 {
     int n = atomic_load_explicit(&p->factory, memory_order_acquire);
+    *fills = atomic_load_explicit(&p->factory_fills, memory_order_relaxed);
     if (n)
         return n > 0 ? n : 0;
     atomic_int *cache = &((rt_class_plan *)p)->factory;
-    if ((p->shape == RT_OBJECT && !p->value_type) || p->shape == RT_STRING ||
-        (p->shape == RT_ARRAY && p->vector))
-        return ask_number(cache, SD_FACTORY_REGISTER, p, NULL, domain);
+    if (p->shape == RT_OBJECT && !p->value_type) {
+        MonoArray *fields, *offsets;
+        value_fields(p, domain, &fields, &offsets);
+        uint32_t pin_f = fields ? mono_gchandle_new((MonoObject *)fields, 1) : 0;
+        uint32_t pin_o = offsets ? mono_gchandle_new((MonoObject *)offsets, 1) : 0;
+        *fills = fields != NULL;
+        atomic_store_explicit(&((rt_class_plan *)p)->factory_fills, *fills, memory_order_relaxed);
+        n = ask_number(cache, SD_FACTORY_REGISTER, p, fields, offsets, domain);
+        if (pin_f)
+            mono_gchandle_free(pin_f);
+        if (pin_o)
+            mono_gchandle_free(pin_o);
+        return n;
+    }
+    *fills = 0;
+    if (p->shape == RT_STRING || (p->shape == RT_ARRAY && p->vector))
+        return ask_number(cache, SD_FACTORY_REGISTER, p, NULL, NULL, domain);
     atomic_store_explicit(cache, -1, memory_order_release);
     return 0;
 }
@@ -1260,20 +1346,16 @@ static int factory_of(const rt_class_plan *p, MonoDomain *domain)
  * all its own fields, or T[] of references. */
 static int linker_of(const rt_class_plan *p, MonoDomain *domain)
 {
-    static _Atomic(MonoClass *) field_info;
     int n = atomic_load_explicit(&p->linker, memory_order_acquire);
     if (n)
         return n > 0 ? n : 0;
     atomic_int *cache = &((rt_class_plan *)p)->linker;
     if (p->shape == RT_ARRAY && p->vector && p->element == RT_ELEM_REFS)
-        return ask_number(cache, SD_LINKER_REGISTER, p, NULL, domain);
+        return ask_number(cache, SD_LINKER_REGISTER, p, NULL, NULL, domain);
     int own = p->shape == RT_OBJECT && !p->value_type && p->nslots;
     for (uint32_t s = 0; own && s < p->nslots; s++)
         own = p->slots[s].field != NULL;
-    MonoClass *k = atomic_load(&field_info);
-    if (own && !k &&
-        (k = mono_class_from_name(mono_get_corlib(), "System.Reflection", "FieldInfo")))
-        atomic_store(&field_info, k);
+    MonoClass *k = own ? field_info_class() : NULL;
     MonoArray *fields = own && k ? mono_array_new(domain, k, p->nslots) : NULL;
     if (!fields) {
         atomic_store_explicit(cache, -1, memory_order_release);
@@ -1288,7 +1370,7 @@ static int linker_of(const rt_class_plan *p, MonoDomain *domain)
         else
             fields = NULL;
     }
-    n = fields ? ask_number(cache, SD_LINKER_REGISTER, p, fields, domain)
+    n = fields ? ask_number(cache, SD_LINKER_REGISTER, p, fields, NULL, domain)
                : (atomic_store_explicit(cache, -1, memory_order_release), 0);
     mono_gchandle_free(pin);
     return n;
@@ -1296,58 +1378,71 @@ static int linker_of(const rt_class_plan *p, MonoDomain *domain)
 
 static _Atomic(sd_maker) maker;
 
+#define SD_PLACE_ASSERT(home, name, value)     \
+    _Static_assert(SD_PLACE_##name == (value), \
+                   "sd_place's layout is not SD_PLACE_LAYOUT's: " #name);
+#define SD_PLACE_SIZE sizeof(sd_place)
+#define SD_PLACE_DATA offsetof(sd_place, data)
+#define SD_PLACE_REFS offsetof(sd_place, refs)
+#define SD_PLACE_ELEMENTS offsetof(sd_place, elements)
+#define SD_PLACE_TYPE_INDEX offsetof(sd_place, type_index)
+SD_PLACE_LAYOUT(SD_PLACE_ASSERT)
+#undef SD_PLACE_ASSERT
+
 void sd_set_maker(sd_maker m) { atomic_store(&maker, m); }
 
-/* What a managed creation leaves for the reader: which records it linked. */
+/* What a managed creation leaves for the reader, by type: the linker that linked its records (0:
+ * the reader links them) and whether its factory copied their data. */
 typedef struct managed {
-    int32_t *
-        numbers; /* one allocation (bytes long): numbers, lengths, links, then by type, then refs */
+    int32_t *factory; /* one allocation (bytes long): factory, linker, fills, by type */
     size_t bytes;
-    int32_t *links; /* per record: its linker's number, 0 when the reader links it */
+    const int32_t *linker, *fills;
+    int all_filled, all_linked; /* every record's data copied, every reference linked */
 } managed;
 
+/* Does a record of plan p have references for link_record to store? */
+static int has_links(const rt_class_plan *p)
+{
+    return p->shape != RT_STRING && (p->shape == RT_OBJECT || p->element != RT_ELEM_RAW) &&
+           p->nslots;
+}
+
 /* Makes every record's object with its class's managed factory into the holder (its pinned GC
- * handle) at [0, count), and links those whose class has a linker: 1 when made, 0 when there is
- * no maker, some class has no factory or a length does not fit an int (the reader makes them
- * itself), or the error (recorded). link_only: the objects exist (a graph reused), only link;
- * then a failure is 0 too, not an error: the reader links every record, each slot again.
- * Every reference must have been checked (check_links). Runs managed code: the caller holds no
- * address but the pinned holder. */
+ * handle) at [0, count), copies the data of those whose factory is compiled to, and links those
+ * whose class has a linker: 1 when made, 0 when there is no maker, some class has no factory or a
+ * length does not fit an int (the reader makes them itself), or the error (recorded). link_only:
+ * the objects exist (a graph reused), only link; then a failure is 0 too, not an error: the
+ * reader links every record, each slot again. Every reference and value must have been checked
+ * (check_links, check_values). Runs managed code: the caller holds no address but the pinned
+ * holder. */
 static int managed_create(uint32_t holder, const sd_place *places, uint32_t count,
                           const rt_class_plan **plans, uint32_t type_count, MonoDomain *domain,
                           int link_only, int mine, managed *out)
 {
     sd_maker make = atomic_load(&maker);
-    size_t ints = 3 * (size_t)count + 2 * (size_t)type_count;
-    size_t bytes = ints * sizeof(int32_t) + (size_t)count * sizeof(void *);
-    int32_t *numbers = make ? work_take(&kept_numbers, bytes, mine) : NULL;
-    if (!numbers)
+    size_t bytes = 3 * (size_t)type_count * sizeof(int32_t);
+    int32_t *factory = make ? work_take(&kept_numbers, bytes, mine) : NULL;
+    if (!factory)
         return 0; /* (not an error: the reader makes them) */
-    int32_t *lengths = numbers + count, *links = lengths + count, *factory = links + count,
-            *linker = factory + type_count;
-    const uint8_t **refs = (const uint8_t **)(numbers + ints);
+    int32_t *linker = factory + type_count, *fills = linker + type_count;
+    int all_filled = !link_only, all_linked = 1, usable = 1;
     for (uint32_t t = 0; t < type_count; t++) {
-        factory[t] = link_only ? 0 : factory_of(plans[t], domain);
+        factory[t] = link_only ? 0 : factory_of(plans[t], domain, &fills[t]);
+        fills[t] &= !link_only;
         linker[t] = factory[t] || link_only ? linker_of(plans[t], domain) : 0;
+        usable &= link_only || factory[t] != 0;
+        all_filled &= fills[t];
+        all_linked &= linker[t] != 0 || !has_links(plans[t]);
     }
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t t = places[i].type_index;
-        numbers[i] = factory[t];
-        lengths[i] = (int32_t)places[i].elements;
-        links[i] = linker[t];
-        refs[i] = places[i].refs;
-        if (!link_only && (!numbers[i] || places[i].elements > INT32_MAX)) {
-            work_give(&kept_numbers, numbers, bytes, mine);
-            return 0;
-        }
-    }
-    if (make((intptr_t)holder, link_only ? 0 : (intptr_t)numbers, (intptr_t)lengths,
-             (intptr_t)links, (intptr_t)refs, (int32_t)count) == 0) {
-        *out = (managed){numbers, bytes, links};
+    for (uint32_t i = 0; usable && !link_only && i < count; i++)
+        usable = places[i].elements <= INT32_MAX;
+    if (usable && make((intptr_t)holder, (intptr_t)places, (int32_t)count,
+                       link_only ? 0 : (intptr_t)factory, (intptr_t)linker) == 0) {
+        *out = (managed){factory, bytes, linker, fills, all_filled, all_linked};
         return 1;
     }
-    work_give(&kept_numbers, numbers, bytes, mine);
-    if (link_only)
+    work_give(&kept_numbers, factory, bytes, mine);
+    if (link_only || !usable)
         return 0; /* (a graph reused is partly linked: the reader links every record again) */
     return error_record(MPC_ERR_NO_MEMORY, NULL,
                         "making the %u objects of a message failed (out of memory?)", count);
@@ -1677,8 +1772,11 @@ static int make_objects(reading *rd, int reused)
     uint32_t n = rd->h.record_count;
     MonoDomain *domain = rd->domain;
     int made = rd->made;
+    const int32_t *filled = made ? rd->by_jit.fills : NULL; /* by a compiled factory */
     rd->seen = gch_epoch();
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n && !(made && rd->by_jit.all_filled); i++) {
+        if (filled && filled[places[i].type_index])
+            continue; /* (made by `new`, of its class: nothing to check) */
         sd_record rec;
         record_at(&places[i], types, &rec);
         const rt_class_plan *p = record_plans[i] = plans[rec.type_index];
@@ -1719,12 +1817,12 @@ static int link_objects(reading *rd, int reused)
     const sd_place *places = rd->places;
     const sd_type *types = rd->types;
     const rt_class_plan **plans = rd->plans, **record_plans = rd->record_plans;
-    const int32_t *linked = rd->made ? rd->by_jit.links : NULL; /* by a managed linker */
-    for (uint32_t i = 0; i < n; i++) {
+    const int32_t *linked = rd->made ? rd->by_jit.linker : NULL; /* by a managed linker */
+    for (uint32_t i = 0; i < n && !(rd->made && rd->by_jit.all_linked); i++) {
+        if (linked && linked[places[i].type_index])
+            continue;
         sd_record rec;
         record_at(&places[i], types, &rec);
-        if (linked && linked[i])
-            continue;
         int rc = link_record(objs, items, plans[rec.type_index], &rec, i, record_plans, rd->cache,
                              &rd->seen, &rd->m);
         if (rc != MPC_OK)
@@ -1758,7 +1856,7 @@ static int read_end(reading *rd, int rc)
     if (rd->record_plans != rd->small->record_plans)
         work_give(&kept_record_plans, rd->record_plans, record_plans_bytes(rd), rd->mine);
     work_give(&kept_places, rd->places, places_bytes(rd), rd->mine);
-    work_give(&kept_numbers, rd->by_jit.numbers, rd->by_jit.bytes, rd->mine);
+    work_give(&kept_numbers, rd->by_jit.factory, rd->by_jit.bytes, rd->mine);
     if (rd->mine)
         kept_work_busy = 0;
     if (!rd->r.on_stack)

@@ -70,11 +70,24 @@ void sd_set_budget(int64_t bytes, double multiple);
 
 /* System.MP's SdtoFactories.Make, called through a function pointer (a reverse P/Invoke:
  * ~1 µs cheaper than mono_runtime_invoke): makes every record's object of a large message in
- * JIT-compiled code and links those it can (sd_reader.c says what the arrays hold). holder is the
- * pinned GC handle of the object[] to fill. 0 on success, -1 when it failed (it catches every
- * exception: none may cross into C). */
-typedef int32_t (*sd_maker)(intptr_t holder, intptr_t numbers, intptr_t lengths, intptr_t links,
-                            intptr_t refs, int32_t count);
+ * JIT-compiled code, copies the data where its factory is compiled to, and links those it can
+ * (sd_reader.c says what the arrays hold). holder is the pinned GC handle of the object[] to fill;
+ * places the reader's record index (count records: SD_PLACE_LAYOUT); factories and linkers give
+ * each type's numbers (factories 0: only link). 0 on success, -1 when it failed (it catches
+ * every exception: none may cross into C). */
+typedef int32_t (*sd_maker)(intptr_t holder, intptr_t places, int32_t count, intptr_t factories,
+                            intptr_t linkers);
+
+/* Where the reader's record index (sd_format.h's sd_place) keeps a record's pieces, as
+ * SdtoFactories.Place reads them: asserted against the struct in sd_reader.c; the contract
+ * reports the rows and ContractTest compares them with C#. */
+#define SD_PLACE_LAYOUT(X)               \
+    X(SdtoFactories.Place, SIZE, 32)     \
+    X(SdtoFactories.Place, DATA, 0)      \
+    X(SdtoFactories.Place, REFS, 8)      \
+    X(SdtoFactories.Place, ELEMENTS, 16) \
+    X(SdtoFactories.Place, TYPE_INDEX, 24)
+
 /* Sets the maker (NULL: large reads make their objects through the embedding API). */
 void sd_set_maker(sd_maker maker);
 
@@ -87,7 +100,7 @@ void sd_install(MonoClass *attribute);
 #define SD_MANAGED_METHODS(X)                                   \
     X(COLLECTION_ELEMENT_TYPE, SdtoCollections, ElementType, 1) \
     X(COLLECTIONS_REBUILD, SdtoCollections, Rebuild, 2)         \
-    X(FACTORY_REGISTER, SdtoFactories, Register, 1)             \
+    X(FACTORY_REGISTER, SdtoFactories, Register, 3)             \
     X(LINKER_REGISTER, SdtoFactories, RegisterLinker, 2)        \
     X(TYPE_INSTANTIATE, SdtoTypes, Instantiate, 2)
 

@@ -3,12 +3,20 @@
 // API each object costs an allocation call and a write-barrier call (~60 ns in all) and each
 // reference another barrier call (~10 ns); `new` and a field store with the JIT's inline barrier
 // cost a few ns. The reader has checked the whole message before it comes here — every
-// reference points to an object assignable to its slot — and copies the data afterwards, after
-// checking that every object made is of its record's class and length. Only objects that `new`
-// makes exactly as the reader would get a factory: strings, one-dimensional zero-based arrays,
-// and classes whose constructors, up to object's, do nothing (no constructor may run on receipt).
-// Only classes whose travelling references are their own fields, and arrays of references, get
-// a linker. Anything else keeps the reader's own path.
+// reference points to an object assignable to its slot, every constrained value (bool, decimal,
+// DateTime...) is one the runtime makes. Only objects that `new` makes exactly as the reader
+// would get a factory: strings, one-dimensional zero-based arrays, and classes whose
+// constructors, up to object's, do nothing (no constructor may run on receipt).
+//
+// A class's factory is compiled for it (IL emitted once, cached here and in the reader's class
+// plan): `new`, then a load from the record and a store for each value field the reader names,
+// at the offset it gives — a straight sequence, no field table read per object. The reader names
+// only fields that hold no reference anywhere (a struct with a reference inside is copied by the
+// reader around its reference slots): no wire byte ever reaches a reference slot. The reader
+// copies the data of the other objects afterwards (arrays, strings, classes it named no fields
+// for), after checking that each is of its record's class and length. Only classes whose
+// travelling references are their own fields, and arrays of references, get a linker. Anything
+// else keeps the reader's own path.
 using System;
 using System.Collections.Generic;
 using System.Reflection;
@@ -65,12 +73,28 @@ namespace System.MP
         // field may hold something).
         unsafe delegate void Linker(object o, object[] objs, int* refs);
 
-        static readonly Numbered<Func<int, object>> factories = new Numbered<Func<int, object>>();
+        // Makes a record's object: its data (the record's instance data, or its first element)
+        // and length (an array's or string's; 1 for an object).
+        unsafe delegate object Factory(byte* data, int length);
+
+        // Where the reader's record index (sd_place, serializer/sd_format.h) keeps a record's
+        // pieces: the contract reports these, ContractTest compares.
+        internal static class Place
+        {
+            internal const int Size = 32, Data = 0, Refs = 8, Elements = 16, TypeIndex = 24;
+        }
+
+        static readonly Numbered<Factory> factories = new Numbered<Factory>();
         static readonly Numbered<Linker> linkers = new Numbered<Linker>();
 
         // Called by the reader once per class (it remembers the answer in the class plan): the
         // number of t's factory, or 0 when `new` cannot make a t exactly as the reader would.
-        static int Register(Type t) { return factories.NumberOf(t, () => Factory(t)); }
+        // fields and offsets (a class's, or null): the value fields its factory copies from the
+        // record, at those offsets of the instance data.
+        static int Register(Type t, FieldInfo[] fields, int[] offsets)
+        {
+            return factories.NumberOf(t, () => MakeFactory(t, fields, offsets));
+        }
 
         // Called by the reader once per class with reference slots: the number of t's linker, or
         // 0. fields: t's travelling fields in the order of a record's references, null for an
@@ -80,8 +104,8 @@ namespace System.MP
             return linkers.NumberOf(t, () => MakeLinker(t, fields));
         }
 
-        delegate int MakeFunction(IntPtr holder, IntPtr numbers, IntPtr lengths, IntPtr links,
-                                  IntPtr refs, int count);
+        delegate int MakeFunction(IntPtr holder, IntPtr places, int count, IntPtr factoryOf,
+                                  IntPtr linkerOf);
         static readonly MakeFunction make = Make;   // kept: the reader holds a pointer to it
 
         // Make as a function pointer for the reader, which calls it like C
@@ -95,35 +119,38 @@ namespace System.MP
 
         // Called by the reader through Maker: Create on the object[] held by the GC handle holder.
         // No exception may cross into C: a failure (out of memory) returns -1.
-        static int Make(IntPtr holder, IntPtr numbers, IntPtr lengths, IntPtr links, IntPtr refs,
-                        int count)
+        unsafe static int Make(IntPtr holder, IntPtr places, int count, IntPtr factoryOf,
+                               IntPtr linkerOf)
         {
             try {
-                Create((object[])GCHandle.FromIntPtr(holder).Target, numbers, lengths, links, refs,
-                       count);
+                Create((object[])GCHandle.FromIntPtr(holder).Target, (byte*)places, count,
+                       (int*)factoryOf, (int*)linkerOf);
                 return 0;
             } catch (Exception) {
                 return -1;
             }
         }
 
-        // For every record i (count in all): objs[i] = a new object of its class, made by factory
-        // numbers[i] (from Register) with lengths[i] (its array or string length) — unless
-        // numbers is zero: the objects exist (a graph reused) — then, for every record with a
-        // linker (links[i], from RegisterLinker; 0: the reader links it), its references from
-        // refs[i]. All five are the reader's native arrays.
-        static unsafe void Create(object[] objs, IntPtr numbers, IntPtr lengths, IntPtr links,
-                                  IntPtr refs, int count)
+        // For every record i (count in all, places: the reader's record index): objs[i] = a new
+        // object of its class, made by the factory its type has in factoryOf (from Register) —
+        // unless factoryOf is null: the objects exist (a graph reused) — then, for every record
+        // whose type has a linker in linkerOf (from RegisterLinker; 0: the reader links it), its
+        // references. The reader checked every length fits an int.
+        static unsafe void Create(object[] objs, byte* places, int count, int* factoryOf,
+                                  int* linkerOf)
         {
-            Func<int, object>[] all = factories.Items;
-            int *number = (int*)numbers, length = (int*)lengths, link = (int*)links;
-            for (int i = 0; number != null && i < count; i++)
-                objs[i] = all[number[i]](length[i]);
+            Factory[] all = factories.Items;
+            byte* place = places;
+            for (int i = 0; factoryOf != null && i < count; i++, place += Place.Size)
+                objs[i] = all[factoryOf[*(int*)(place + Place.TypeIndex)]](
+                    *(byte**)(place + Place.Data), (int)*(long*)(place + Place.Elements));
             Linker[] linker = linkers.Items;
-            int** at = (int**)refs;
-            for (int i = 0; i < count; i++)
-                if (link[i] != 0)
-                    linker[link[i]](objs[i], objs, at[i]);
+            place = places;
+            for (int i = 0; i < count; i++, place += Place.Size) {
+                int l = linkerOf[*(int*)(place + Place.TypeIndex)];
+                if (l != 0)
+                    linker[l](objs[i], objs, *(int**)(place + Place.Refs));
+            }
         }
 
         unsafe static Linker MakeLinker(Type t, FieldInfo[] fields)
@@ -184,10 +211,10 @@ namespace System.MP
                 a[e] = refs[e] >= 0 ? (T)objs[refs[e]] : null;
         }
 
-        static Func<int, object> Factory(Type t)
+        unsafe static Factory MakeFactory(Type t, FieldInfo[] fields, int[] offsets)
         {
             if (t == typeof(string))
-                return n => n == 0 ? string.Empty : new string('\0', n);
+                return NewString;
             if (t.IsArray) {
                 Type e = t.GetElementType();
                 if (t != e.MakeArrayType() || e.IsPointer)
@@ -195,21 +222,41 @@ namespace System.MP
                 MethodInfo make =
                     typeof(SdtoFactories)
                         .GetMethod("NewArray", BindingFlags.NonPublic | BindingFlags.Static);
-                return (Func<int, object>)Delegate.CreateDelegate(typeof(Func<int, object>),
-                                                                  make.MakeGenericMethod(e));
+                return (Factory)Delegate.CreateDelegate(typeof(Factory), make.MakeGenericMethod(e));
             }
             if (!t.IsClass || t.IsAbstract || t.ContainsGenericParameters ||
                 typeof(MarshalByRefObject).IsAssignableFrom(t) || !ConstructorsDoNothing(t))
                 return null;
-            var method = new DynamicMethod("SdtoNew", typeof(object), new[] { typeof(int) },
-                                           typeof(SdtoFactories).Module, true);
+            if (fields != null && (offsets == null || offsets.Length != fields.Length))
+                return null;
+            // new t(), then o.f_k = *(F_k*)(data + offset_k) for each field named
+            var method =
+                new DynamicMethod("SdtoNew", typeof(object), new[] { typeof(byte*), typeof(int) },
+                                  typeof(SdtoFactories).Module, true);
             ILGenerator il = method.GetILGenerator();
             il.Emit(OpCodes.Newobj, Parameterless(t));
+            for (int k = 0; fields != null && k < fields.Length; k++) {
+                FieldInfo f = fields[k];
+                if (f == null || f.IsStatic || !f.FieldType.IsValueType || offsets[k] < 0 ||
+                    !f.DeclaringType.IsAssignableFrom(t))
+                    return null;
+                il.Emit(OpCodes.Dup);
+                il.Emit(OpCodes.Ldarg_0);
+                il.Emit(OpCodes.Ldc_I4, offsets[k]);
+                il.Emit(OpCodes.Add);
+                il.Emit(OpCodes.Ldobj, f.FieldType);
+                il.Emit(OpCodes.Stfld, f);
+            }
             il.Emit(OpCodes.Ret);
-            return (Func<int, object>)method.CreateDelegate(typeof(Func<int, object>));
+            return (Factory)method.CreateDelegate(typeof(Factory));
         }
 
-        static object NewArray<T>(int n) { return new T[n]; }
+        unsafe static object NewString(byte* data, int n)
+        {
+            return n == 0 ? string.Empty : new string('\0', n);
+        }
+
+        unsafe static object NewArray<T>(byte* data, int n) { return new T[n]; }
 
         static ConstructorInfo Parameterless(Type t)
         {
