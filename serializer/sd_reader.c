@@ -1032,8 +1032,9 @@ static int check_values(const message *m, uint64_t *seen)
 /* Links record i's references. It fails only where a reference does not fit its slot, which
  * check_links, when it ran, has ruled out: then it cannot fail. */
 static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p,
-                       const sd_record *rec, uint32_t i, const rt_class_plan **record_plans,
-                       fit_cache *cache, uint64_t *seen, const message *m)
+                       const sd_record *rec, uint32_t i, const sd_place *places,
+                       const rt_class_plan **plans, fit_cache *cache, uint64_t *seen,
+                       const message *m)
 {
     uint64_t groups;
     size_t stride;
@@ -1050,7 +1051,7 @@ static int link_record(MonoArray *objs, MonoArray *items, const rt_class_plan *p
                     *slot = NULL; /* (storing null needs no write barrier) */
                 continue;
             }
-            if (!fits(cache, record_plans[idx], p->slots[s].declared))
+            if (!fits(cache, plans[places[idx].type_index], p->slots[s].declared))
                 return refuse_link(m, i, e, s, (uint32_t)idx);
             /* computed after the check: the store gets current addresses */
             mono_gc_wbarrier_generic_store(slot_address(holder, p, i, e, s), entry_of(objs, idx));
@@ -1117,7 +1118,7 @@ typedef struct work_array {
     void *p;
     size_t bytes;
 } work_array;
-static __thread work_array kept_places, kept_record_plans, kept_numbers;
+static __thread work_array kept_places, kept_numbers;
 static __thread int kept_work_busy;
 
 /* Memory for bytes: the thread's kept array when the read holds them (mine) and it is large
@@ -1149,7 +1150,7 @@ void sd_thread_stopped(void)
     kept_holder = 0;
     kept_holder_length = 0;
     if (!kept_work_busy) {
-        work_array *all[] = {&kept_places, &kept_record_plans, &kept_numbers};
+        work_array *all[] = {&kept_places, &kept_numbers};
         for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
             free(all[i]->p);
             *all[i] = (work_array){0};
@@ -1465,27 +1466,77 @@ static int reusable(MonoObject *o, const rt_class_plan *p, const sd_record *rec)
     return bounds || (p->rank == 1 && rec->lower_bounds[0] == 0);
 }
 
-/* Before anything is created or overwritten: every reference fits its slot, the root fits T. */
-static int check_links(const sd_place *places, const sd_type *types, const sd_header *h,
-                       const rt_class_plan **plans, const rt_class_plan **record_plans,
+/* Which record types fit each slot of each type of a message of at most SLOT_FIT_TYPES types
+ * and SLOT_FIT_SLOTS slots in all: a bit per type, found when first asked (a class check per
+ * pair a message uses), then one bit test per reference. */
+#define SLOT_FIT_TYPES 64
+#define SLOT_FIT_SLOTS 256
+typedef struct slot_fits {
+    uint32_t first[SLOT_FIT_TYPES]; /* type t's slots are [first[t], first[t] + nslots) */
+    uint64_t known[SLOT_FIT_SLOTS], fit[SLOT_FIT_SLOTS];
+} slot_fits;
+
+/* Sets up f for the message's types; 0 when it has too many types or slots. */
+static int slot_fits_begin(slot_fits *f, const rt_class_plan **plans, uint32_t type_count)
+{
+    uint32_t n = 0;
+    if (type_count > SLOT_FIT_TYPES)
+        return 0;
+    for (uint32_t t = 0; t < type_count; t++) {
+        f->first[t] = n;
+        if ((n += plans[t]->nslots) > SLOT_FIT_SLOTS)
+            return 0;
+    }
+    memset(f->known, 0, n * sizeof *f->known);
+    return 1;
+}
+
+/* Does a record of type u fit slot s of type t? */
+static inline int slot_fits_test(slot_fits *f, fit_cache *cache, const rt_class_plan **plans,
+                                 uint32_t t, uint32_t s, uint32_t u)
+{
+    uint32_t k = f->first[t] + s;
+    uint64_t bit = (uint64_t)1 << u;
+    if (!(f->known[k] & bit)) {
+        f->known[k] |= bit;
+        if (fits(cache, plans[u], plans[t]->slots[s].declared))
+            f->fit[k] |= bit;
+        else
+            f->fit[k] &= ~bit;
+    }
+    return (f->fit[k] & bit) != 0;
+}
+
+/* Before anything is created or overwritten: every reference fits its slot, the root fits T.
+ * (A record's pieces are read from its place: the bounds record_at would parse are not needed.) */
+static int check_links(const sd_place *places, const sd_header *h, const rt_class_plan **plans,
                        MonoClass *expected, fit_cache *cache, const message *m)
 {
+    slot_fits by_type;
+    int masks = slot_fits_begin(&by_type, plans, h->type_count);
     for (uint32_t i = 0; i < h->record_count; i++) {
-        sd_record rec;
-        record_at(&places[i], types, &rec);
-        const rt_class_plan *p = plans[rec.type_index];
-        uint64_t groups;
-        size_t stride;
-        if (!reference_groups(p, &rec, &groups, &stride))
+        uint32_t t = places[i].type_index;
+        const rt_class_plan *p = plans[t];
+        if (!p->nslots || p->shape == RT_STRING ||
+            (p->shape != RT_OBJECT && p->element == RT_ELEM_RAW))
             continue;
+        uint64_t groups = p->shape == RT_OBJECT ? 1 : places[i].elements;
+        size_t stride = p->shape == RT_OBJECT        ? 0
+                        : p->element == RT_ELEM_REFS ? 4
+                                                     : p->data_size + 4u * p->nslots;
+        const uint8_t *refs = places[i].refs;
         for (uint64_t e = 0; e < groups; e++)
             for (uint32_t s = 0; s < p->nslots; s++) {
-                int32_t idx = sd_i32(rec.refs + e * stride + 4 * s);
-                if (idx >= 0 && !fits(cache, record_plans[idx], p->slots[s].declared))
+                int32_t idx = sd_i32(refs + e * stride + 4 * s);
+                if (idx < 0)
+                    continue;
+                uint32_t u = places[idx].type_index;
+                if (masks ? !slot_fits_test(&by_type, cache, plans, t, s, u)
+                          : !fits(cache, plans[u], p->slots[s].declared))
                     return refuse_link(m, i, e, s, (uint32_t)idx);
             }
     }
-    return fits(cache, record_plans[h->root], expected)
+    return fits(cache, plans[places[h->root].type_index], expected)
                ? MPC_OK
                : refuse_link(m, -1, 0, 0, (uint32_t)h->root);
 }
@@ -1564,7 +1615,6 @@ static const char *mib_text(double bytes, char *buf, size_t cap)
  * read, and the cache says which of its entries are filled. */
 typedef struct small_tables {
     const rt_class_plan *allowed[SMALL_TYPES], *plans[SMALL_TYPES];
-    const rt_class_plan *record_plans[SMALL_RECORDS];
     sd_type types[SMALL_TYPES];
     fit_cache cache;
 } small_tables;
@@ -1585,7 +1635,6 @@ typedef struct reading {
     fit_cache *cache;
     message m;       /* for refusals */
     int collections; /* some type is a collection: rebuilt once linked */
-    const rt_class_plan **record_plans;
     MonoDomain *domain;
     holder held;
     uint32_t used;    /* the holder's entries this read may have filled */
@@ -1599,11 +1648,6 @@ typedef struct reading {
 static size_t places_bytes(const reading *rd)
 {
     return (size_t)rd->h.record_count * sizeof *rd->places;
-}
-
-static size_t record_plans_bytes(const reading *rd)
-{
-    return (size_t)rd->h.record_count * sizeof *rd->record_plans;
 }
 
 /* The type tables, the allow-list and the fit cache. */
@@ -1694,11 +1738,6 @@ static int within_budget(const reading *rd)
 static int take_holders(reading *rd)
 {
     uint32_t n = rd->h.record_count;
-    rd->record_plans = n <= SMALL_RECORDS
-                           ? rd->small->record_plans
-                           : work_take(&kept_record_plans, record_plans_bytes(rd), rd->mine);
-    if (!rd->record_plans)
-        return MPC_ERR_NO_MEMORY;
     rd->domain = mono_domain_get();
     if (holder_take(&rd->held, n, rd->domain))
         return MPC_ERR_NO_MEMORY;
@@ -1711,11 +1750,10 @@ static int take_holders(reading *rd)
     return MPC_OK;
 }
 
-/* Every reference fits its slot, the root fits T (check_links), with record_plans filled. */
+/* Every reference fits its slot, the root fits T (check_links). */
 static int check_all_links(reading *rd)
 {
-    return check_links(rd->places, rd->types, &rd->h, rd->plans, rd->record_plans, rd->expected,
-                       rd->cache, &rd->m);
+    return check_links(rd->places, &rd->h, rd->plans, rd->expected, rd->cache, &rd->m);
 }
 
 /* A graph reused (ORecvInto): reuse's objects in record order, kept where they fit the records'
@@ -1723,7 +1761,6 @@ static int check_all_links(reading *rd)
 static int prepare_reuse(reading *rd)
 {
     MonoArray *objs = rd->held.array;
-    const rt_class_plan **record_plans = rd->record_plans;
     size_t found; /* (a graph that cannot be walked stores nothing: nothing is reused) */
     sd_record_order(rd->reuse, objs, &found);
     if (found > rd->used) /* what it stored */
@@ -1731,12 +1768,12 @@ static int prepare_reuse(reading *rd)
     for (uint32_t i = 0; i < rd->h.record_count; i++) {
         sd_record rec;
         record_at(&rd->places[i], rd->types, &rec);
-        record_plans[i] = rd->plans[rec.type_index];
+        const rt_class_plan *p = rd->plans[rec.type_index];
         MonoObject *o = entry_of(objs, i);
-        if (o && !reusable(o, record_plans[i], &rec))
+        if (o && !reusable(o, p, &rec))
             hold_at(objs, i, NULL);
         int32_t lower; /* (make would refuse it, but only after the first write: say so now) */
-        if (!bounds_fit(record_plans[i], &rec, &lower))
+        if (!bounds_fit(p, &rec, &lower))
             return refuse_bounds(&rd->m, i, lower);
     }
     return check_all_links(rd);
@@ -1747,8 +1784,6 @@ static int prepare_reuse(reading *rd)
 static int create_in_managed(reading *rd)
 {
     uint32_t n = rd->h.record_count;
-    for (uint32_t i = 0; i < n; i++)
-        rd->record_plans[i] = rd->plans[rd->places[i].type_index];
     int rc = check_all_links(rd);
     if (rc != MPC_OK)
         return rc;
@@ -1768,7 +1803,7 @@ static int make_objects(reading *rd, int reused)
     MonoArray *objs = rd->held.array, *items = rd->items;
     const sd_place *places = rd->places;
     const sd_type *types = rd->types;
-    const rt_class_plan **plans = rd->plans, **record_plans = rd->record_plans;
+    const rt_class_plan **plans = rd->plans;
     uint32_t n = rd->h.record_count;
     MonoDomain *domain = rd->domain;
     int made = rd->made;
@@ -1779,7 +1814,7 @@ static int make_objects(reading *rd, int reused)
             continue; /* (made by `new`, of its class: nothing to check) */
         sd_record rec;
         record_at(&places[i], types, &rec);
-        const rt_class_plan *p = record_plans[i] = plans[rec.type_index];
+        const rt_class_plan *p = plans[rec.type_index];
         if (!make_object(objs, items, i, p, &rec, domain, made)) {
             int32_t lower;
             if (!bounds_fit(p, &rec, &lower))
@@ -1795,7 +1830,7 @@ static int make_objects(reading *rd, int reused)
     for (uint32_t i = 0; reused && i < n; i++) {
         sd_record rec;
         record_at(&places[i], types, &rec);
-        fill(objs, items, i, record_plans[i], &rec, &rd->seen);
+        fill(objs, items, i, plans[rec.type_index], &rec, &rd->seen);
         if (i % RECORDS_PER_GC_CHECK == 0)
             give_way(&rd->seen);
     }
@@ -1816,14 +1851,14 @@ static int link_objects(reading *rd, int reused)
     MonoArray *objs = rd->held.array, *items = rd->items;
     const sd_place *places = rd->places;
     const sd_type *types = rd->types;
-    const rt_class_plan **plans = rd->plans, **record_plans = rd->record_plans;
+    const rt_class_plan **plans = rd->plans;
     const int32_t *linked = rd->made ? rd->by_jit.linker : NULL; /* by a managed linker */
     for (uint32_t i = 0; i < n && !(rd->made && rd->by_jit.all_linked); i++) {
         if (linked && linked[places[i].type_index])
             continue;
         sd_record rec;
         record_at(&places[i], types, &rec);
-        int rc = link_record(objs, items, plans[rec.type_index], &rec, i, record_plans, rd->cache,
+        int rc = link_record(objs, items, plans[rec.type_index], &rec, i, places, plans, rd->cache,
                              &rd->seen, &rd->m);
         if (rc != MPC_OK)
             return rc;
@@ -1853,8 +1888,6 @@ static int read_end(reading *rd, int rc)
     holder_give(&rd->held, rd->used);
     if (rd->items_pin)
         mono_gchandle_free(rd->items_pin);
-    if (rd->record_plans != rd->small->record_plans)
-        work_give(&kept_record_plans, rd->record_plans, record_plans_bytes(rd), rd->mine);
     work_give(&kept_places, rd->places, places_bytes(rd), rd->mine);
     work_give(&kept_numbers, rd->by_jit.factory, rd->by_jit.bytes, rd->mine);
     if (rd->mine)
@@ -1882,7 +1915,6 @@ static void read_begin(reading *rd, const uint8_t *buf, size_t len, MonoClass *e
     rd->mine = !kept_work_busy;
     rd->places = rd->mine ? kept_places.p : NULL;
     rd->collections = rd->made = 0;
-    rd->record_plans = NULL;
     rd->held = (holder){0};
     rd->used = rd->items_pin = 0;
     rd->items = NULL;
