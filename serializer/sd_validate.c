@@ -218,6 +218,25 @@ int sd_validate(const uint8_t *buf, size_t len, sd_header *h, sd_place **places,
         goto bad;
     }
     for (uint32_t i = 0; i < h->record_count; i++) {
+        /* an object, whole in the message, with references in range (most records): placed
+         * here, without the general parse */
+        uint32_t ti = left(&cur) >= 4 ? sd_u32(cur.p) : h->type_count;
+        if (ti < h->type_count && types[ti].kind == SD_OBJECT &&
+            left(&cur) - 4 >= types[ti].data_size + 4ull * types[ti].ref_count) {
+            const uint8_t *data = cur.p + 4, *refs = data + types[ti].data_size;
+            uint32_t k = 0;
+            for (; k < types[ti].ref_count; k++) {
+                int32_t ref = sd_i32(refs + 4 * k);
+                if (ref < -1 || (ref >= 0 && (uint32_t)ref >= h->record_count))
+                    break;
+            }
+            if (k == types[ti].ref_count) {
+                if (index)
+                    index[i] = (sd_place){data, refs, 1, ti};
+                cur.p = refs + 4u * types[ti].ref_count;
+                continue;
+            }
+        }
         sd_record r;
         if (sd_parse_record(&cur, types, h->type_count, &r) ||
             check_references(&cur, &types[r.type_index], &r, h->record_count))
