@@ -1473,6 +1473,7 @@ static int reusable(MonoObject *o, const rt_class_plan *p, const sd_record *rec)
 #define SLOT_FIT_SLOTS 256
 typedef struct slot_fits {
     uint32_t first[SLOT_FIT_TYPES]; /* type t's slots are [first[t], first[t] + nslots) */
+    uint32_t slots;                 /* in all */
     uint64_t known[SLOT_FIT_SLOTS], fit[SLOT_FIT_SLOTS];
 } slot_fits;
 
@@ -1487,8 +1488,15 @@ static int slot_fits_begin(slot_fits *f, const rt_class_plan **plans, uint32_t t
         if ((n += plans[t]->nslots) > SLOT_FIT_SLOTS)
             return 0;
     }
+    f->slots = n;
     memset(f->known, 0, n * sizeof *f->known);
     return 1;
+}
+
+/* The bits of types [0, n). */
+static inline uint64_t all_types(uint32_t n)
+{
+    return n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
 }
 
 /* Does a record of type u fit slot s of type t? */
@@ -1514,12 +1522,23 @@ static int check_links(const sd_place *places, const sd_header *h, const rt_clas
 {
     slot_fits by_type;
     int masks = slot_fits_begin(&by_type, plans, h->type_count);
+    /* types every slot of which any record of the message fits (bit t): nothing to check in
+     * their records. Worked out when the pairs are few (a class check each). */
+    uint64_t open = 0;
+    if (masks && h->type_count * (uint64_t)by_type.slots <= SLOT_FIT_SLOTS) {
+        open = all_types(h->type_count);
+        for (uint32_t t = 0; t < h->type_count; t++)
+            for (uint32_t s = 0; s < plans[t]->nslots; s++)
+                for (uint32_t u = 0; u < h->type_count; u++)
+                    if (!slot_fits_test(&by_type, cache, plans, t, s, u))
+                        open &= ~((uint64_t)1 << t);
+    }
     for (uint32_t i = 0; i < h->record_count; i++) {
         uint32_t t = places[i].type_index;
         const rt_class_plan *p = plans[t];
         if (!p->nslots || p->shape == RT_STRING ||
-            (p->shape != RT_OBJECT && p->element == RT_ELEM_RAW))
-            continue;
+            (p->shape != RT_OBJECT && p->element == RT_ELEM_RAW) || (open >> t & 1))
+            continue; /* (nothing to check: no references, or any record fits every slot) */
         uint64_t groups = p->shape == RT_OBJECT ? 1 : places[i].elements;
         size_t stride = p->shape == RT_OBJECT        ? 0
                         : p->element == RT_ELEM_REFS ? 4
