@@ -15,7 +15,17 @@
 //   mpiexec.mpich -n 1 motor Sdto.exe perobject TRANSPORT OBJECTS REPS
 //     a list of OBJECTS small nodes: rows "TRANSPORT-serialize" and "TRANSPORT-roundtrip"
 //     (serialize + deserialize), nanoseconds per object, each repetition averaged over
-//     max(1, 20000 / OBJECTS) round trips (so OBJECTS = 1 measures a graph's fixed cost).
+//     max(1, 20000 / OBJECTS) round trips (so OBJECTS = 1 measures a graph's fixed cost). Each
+//     serialization makes a fresh byte[] (Serializer.Serialize(graph)); for sdto also
+//     "sdto-buffer-serialize" and "sdto-buffer-roundtrip": into one byte[] reused, sized once
+//     with Serializer.Measure (Serialize(graph, buffer, 0)), and deserialized from it.
+//   mpiexec.mpich -n 2 motor Sdto.exe userloop TRANSPORT N WARMUP ITERS
+//     a user's plain loop (issue 35), one list of N elements per run: rank 0 OSends the list
+//     and receives it back, rank 1 receives it and OSends it on; WARMUP round trips, then
+//     ITERS timed by one Stopwatch. TRANSPORT sdto (ORecv: a new list per message) or
+//     sdto-into (ORecvInto the list this rank last sent; rank 1's first receive is an ORecv).
+//     Rank 0 prints "TRANSPORT,N,0,ITERS,µs per round trip" and, per round trip over the timed
+//     loop, its minor ("gc0") and major ("gc1") collections: "TRANSPORT,N,0,ITERS,count,gc0".
 using System;
 using System.Diagnostics;
 using System.Globalization;
@@ -128,6 +138,61 @@ static class Sdto
         return t.Deserialize<LinkedArray>(bytes);
     }
 
+    // The program a user writes (issue 35), as plain as theirs: no barrier, no repetitions, one
+    // Stopwatch around the timed round trips. The list is filled and checked outside the loops.
+    static void UserLoop(Intracomm w, string name, int n, int warmup, int iters)
+    {
+        if (w.Size != 2)
+            throw new ArgumentException("userloop runs on 2 ranks");
+        bool into = name == "sdto-into";
+        LinkedArray g = null;
+        if (w.Rank == 0) {
+            g = Build(n);
+            for (LinkedArray x = g; x != null; x = x.Next)
+                for (int j = 0; j < x.Buffer.Length; j++)
+                    x.Buffer[j] = j;
+        }
+        for (int i = 0; i < warmup; i++)
+            g = RoundTrip(w, g, into);
+        int gc0 = GC.CollectionCount(0), gc1 = GC.CollectionCount(1);
+        var sw = Stopwatch.StartNew();
+        for (int i = 0; i < iters; i++)
+            g = RoundTrip(w, g, into);
+        sw.Stop();
+        gc0 = GC.CollectionCount(0) - gc0;
+        gc1 = GC.CollectionCount(1) - gc1;
+        int nodes = 0;
+        for (LinkedArray x = g; x != null; x = x.Next, nodes++) {
+            if (x.Buffer.Length != 4096 / n)
+                throw new Exception("an element arrived with the wrong length");
+            for (int j = 0; j < x.Buffer.Length; j++)
+                if (x.Buffer[j] != j)
+                    throw new Exception("the ints arrived wrong");
+        }
+        if (nodes != n)
+            throw new Exception($"the list arrived with {nodes} elements, not {n}");
+        if (w.Rank != 0)
+            return;
+        double perTrip = 1.0 / Math.Max(1, iters);
+        Console.WriteLine(
+            $"{name},{n},0,{iters},{sw.Elapsed.TotalMilliseconds * 1e3 * perTrip:F6}");
+        Console.WriteLine($"{name},{n},0,{iters},{gc0 * perTrip:F6},gc0");
+        Console.WriteLine($"{name},{n},0,{iters},{gc1 * perTrip:F6},gc1");
+    }
+
+    // One round trip of the user's loop: rank 0 sends its list and receives it back, rank 1
+    // receives it (into the list it last sent, once it has one, with ORecvInto) and sends it on.
+    static LinkedArray RoundTrip(Intracomm w, LinkedArray g, bool into)
+    {
+        if (w.Rank == 0) {
+            w.OSend(g, 1, 0);
+            return into ? w.ORecvInto(g, 1, 0) : w.ORecv<LinkedArray>(1, 0);
+        }
+        g = into && g != null ? w.ORecvInto(g, 0, 0) : w.ORecv<LinkedArray>(0, 0);
+        w.OSend(g, 0, 0);
+        return g;
+    }
+
     static int Main(string[] args)
     {
         Thread.CurrentThread.CurrentCulture = CultureInfo.InvariantCulture;
@@ -193,8 +258,9 @@ static class Sdto
                 head = new SmallNode { Value = i, Next = head };
             // small graphs: their fixed cost, above the clock's grain
             int iters = Math.Max(1, 20000 / objects);
+            byte[] buffer = name == "sdto" ? new byte[Serializer.Measure(head)] : null;
             for (int rep = -1; rep < reps; rep++) {
-                long serialize = 0, roundtrip = 0;
+                long serialize = 0, roundtrip = 0, bufferSerialize = 0, bufferRoundtrip = 0;
                 for (int i = 0; i < iters; i++) {
                     long t0 = Stopwatch.GetTimestamp();
                     byte[] bytes = t.Serialize(head);
@@ -206,6 +272,17 @@ static class Sdto
                     serialize += t1 - t0;
                     roundtrip += t2 - t0;
                 }
+                for (int i = 0; buffer != null && i < iters; i++) {
+                    long t0 = Stopwatch.GetTimestamp();
+                    int size = Serializer.Serialize(head, buffer, 0);
+                    long t1 = Stopwatch.GetTimestamp();
+                    var back = Serializer.Deserialize<SmallNode>(buffer, 0, size);
+                    long t2 = Stopwatch.GetTimestamp();
+                    if (back.Value != objects - 1)
+                        throw new Exception("round trip lost data");
+                    bufferSerialize += t1 - t0;
+                    bufferRoundtrip += t2 - t0;
+                }
                 double perObject = 1e9 / Stopwatch.Frequency / objects / iters;
                 if (rep >= 0) {
                     Console.WriteLine(
@@ -213,7 +290,15 @@ static class Sdto
                     Console.WriteLine(
                         $"{name}-roundtrip,{objects},{rep},{iters},{roundtrip * perObject:F3}");
                 }
+                if (rep >= 0 && buffer != null) {
+                    Console.WriteLine($"sdto-buffer-serialize,{objects},{rep},{iters}," +
+                                      $"{bufferSerialize * perObject:F3}");
+                    Console.WriteLine($"sdto-buffer-roundtrip,{objects},{rep},{iters}," +
+                                      $"{bufferRoundtrip * perObject:F3}");
+                }
             }
+        } else if (mode == "userloop") {
+            UserLoop(w, name, int.Parse(args[2]), int.Parse(args[3]), int.Parse(args[4]));
         } else {
             int min = int.Parse(args[2]), max = int.Parse(args[3]), reps = int.Parse(args[4]);
             int peer = 1 - w.Rank;

@@ -44,15 +44,6 @@ TARGET = 1.3   # the issue's target: a message to a remote element <= 1.3x a pla
 SAMPLE_TARGET = 1.5   # and the sample's balanced run >= 1.5x faster than the unbalanced one at 4 ranks
 
 
-def merge(into, res):
-    for metric, ts in res.values.items():
-        for t, sizes in ts.items():
-            for size, v in sizes.items():
-                into.values[metric][t][size].extend(v)
-    for t, v in res.peaks.items():
-        into.peaks[t].extend(v)
-
-
 def messages(res, names, fmt):
     """The scheduler's messages per operation, all ranks together (Scheduler.MessagesSent)."""
     m = res.values["messages"]
@@ -202,8 +193,8 @@ def main():
         res = benchlib.Results()
         for n in ranks:
             print(f"--- {n} ranks", flush=True)
-            merge(res, benchlib.collect({t: run(n, "collective", t, str(a.bcast_bytes), [str(a.per_rank)])
-                                         for t in names}, a.rounds))
+            benchlib.merge(res, benchlib.collect({t: run(n, "collective", t, str(a.bcast_bytes), [str(a.per_rank)])
+                                                  for t in names}, a.rounds))
         per = f" ({a.per_rank} per rank)"
         ranks_fmt = lambda n: f"{n} ranks"
         benchlib.report(res, names[:2], LABELS, f"Broadcast of {human(a.bcast_bytes)} to every element + acks{per}",

@@ -130,6 +130,17 @@ def collect(transports, rounds):
     return res
 
 
+def merge(into, part, rename=None):
+    """Adds part's samples and peaks (a Results) to into's, under rename when given: for drivers
+    that call collect once per setting inside their own loop of rounds."""
+    for metric, by_transport in part.values.items():
+        for t, by_size in by_transport.items():
+            for s, v in by_size.items():
+                into.values[metric][rename or t][s].extend(v)
+    for t, v in part.peaks.items():
+        into.peaks[rename or t].extend(v)
+
+
 def log_axes(ax, title, xlabel="message size (bytes)", ylabel="µs"):
     """The axes every plot here uses: log2 sizes, log values, a light grid."""
     ax.set_xscale("log", base=2)

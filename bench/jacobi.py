@@ -63,7 +63,7 @@ def jacobi(a):
         for n in ranks:
             part = benchlib.collect({name: (["mpiexec.mpich", "-n", str(n)] + argv(n), env)
                                      for name, (argv, env) in variants.items()}, 1)
-            merge(res, part)
+            benchlib.merge(res, part)
     names = list(variants)
     benchlib.report(res, names, LABELS,
                     f"Jacobi {a.grid}x{a.grid}, halos + Allreduce, {os.cpu_count()} CPUs",
@@ -101,7 +101,7 @@ def pingpong(a):
         for name, (argv, env) in runs.items():
             # Bench.exe names its rows after the transport; file them under this variant's name
             part = benchlib.collect({argv[argv.index("pingpong") + 1]: (argv, env)}, 1)
-            merge(res, part, rename=name)
+            benchlib.merge(res, part, rename=name)
     names = list(runs)
     benchlib.report(res, names, LABELS, "Ping-pong, 2 ranks (every rank has a core), half round trip",
                     "µs", a.out, "jacobi_pingpong")
@@ -115,15 +115,6 @@ def pingpong(a):
         print(f"  {benchlib.human(s):>8}: medians x{m:.3f}, minima x{l:.3f}")
     geo = lambda xs: statistics.geometric_mean(xs)
     print(f"  geometric mean over the sizes: medians x{geo(med):.3f}, minima x{geo(low):.3f}")
-
-
-def merge(into, part, rename=None):
-    for metric, by_transport in part.values.items():
-        for t, by_size in by_transport.items():
-            for s, v in by_size.items():
-                into.values[metric][rename or t][s].extend(v)
-    for t, v in part.peaks.items():
-        into.peaks[rename or t].extend(v)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 #        [--transports native-c,native-c-nb,system-mp,pinvoke,pinvoke-fixed,sdto,mpi4py] [--min N --max N]
 #        [--reps N --warmup N --rounds N --ranks N --max-iterations N --out DIR]
 #   bash bench/run.sh collectives [--ranks N --min N --max N --reps N --rounds N]
-#   bash bench/run.sh sdto     [--min N --max N --objects N --reps N --rounds N]
+#   bash bench/run.sh sdto     [--min N --max N --objects N --reps N --rounds N --loop-warmup N --loop-iterations N]
 #   bash bench/run.sh flooding [KEYS [REPS]]   (a HashSet/Dictionary of colliding keys, one rank)
 #   bash bench/run.sh swm      [--ranks N --sizes 64,128,256,512 --steps N --runs N]
 #   bash bench/run.sh arrays   [--sizes 8,1024,65536 --ranks 2,3,4,5 --parts pingpong,stream,forward,collectives,migrate

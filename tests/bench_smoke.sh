@@ -54,9 +54,15 @@ for op in put-lock put-flush get-flush put-fence fetch-op; do
 done
 for t in sdto binaryformatter datacontract; do
     rows "sdto pingpong $t" $t $mpi "$b/motor" "$b/bench/Sdto.exe" pingpong $t 1 16 1
-    rows "sdto perobject $t" "$t-serialize" mpiexec.mpich -n 1 "$b/motor" "$b/bench/Sdto.exe" perobject $t 100 1
+    last=$t-serialize; [ $t = sdto ] && last=sdto-buffer-roundtrip   # sdto's reused-buffer rows come last
+    rows "sdto perobject $t" "$last" mpiexec.mpich -n 1 "$b/motor" "$b/bench/Sdto.exe" perobject $t 100 1
 done
 rows "sdto pingpong native" native-c $mpi "$b/bench/sdto_native" pingpong native-c 1 16 1
+# a user's plain loop (issue 35): one list size a run, warm-up then timed round trips, data checked
+for t in sdto sdto-into; do
+    rows "sdto userloop $t" $t $mpi "$b/motor" "$b/bench/Sdto.exe" userloop $t 16 5 20
+done
+rows "sdto userloop native" native-c $mpi "$b/bench/sdto_native" userloop native-c 16 5 20
 # mpi4py's pickle, when Debian's python3-mpi4py (Open MPI) is installed
 if /usr/bin/python3 -c "import mpi4py" 2>/dev/null && command -v mpiexec.openmpi >/dev/null; then
     src=$(cd "$(dirname "$0")/.." && pwd)

@@ -6,7 +6,11 @@
  * against the bytes received), which is sent back; the old list is freed — as the C# side
  * allocates a new graph per message and drops the old one.
  *   mpiexec.mpich -n 2 sdto_native pingpong native-c MIN_N MAX_N REPS
- * prints "native-c,N,rep,iterations,µs per half round trip" and "peak,native-c,rank,KiB". */
+ * prints "native-c,N,rep,iterations,µs per half round trip" and "peak,native-c,rank,KiB".
+ *   mpiexec.mpich -n 2 sdto_native userloop native-c N WARMUP ITERS
+ * a user's plain loop (issue 35): the same round trips over one list of N elements, WARMUP of
+ * them, then ITERS timed by one MPI_Wtime pair, no barrier; prints "native-c,N,0,ITERS,µs per
+ * round trip" and the peak line. */
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -125,6 +129,23 @@ static node *receive_list(bytes *in, int peer)
     return head;
 }
 
+/* One round trip: rank 0 sends its list, receives the copy back and frees the old one (the new
+ * list is returned); rank 1 receives a list, sends it back and frees it (NULL is returned). */
+static node *round_trip(node *graph, int rank, bytes *in, bytes *out)
+{
+    int peer = 1 - rank;
+    if (rank == 0) {
+        send_list(graph, out, peer);
+        node *back = receive_list(in, peer);
+        free_list(graph);
+        return back;
+    }
+    node *g = receive_list(in, peer);
+    send_list(g, out, peer);
+    free_list(g);
+    return NULL;
+}
+
 static long peak_kib(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -138,41 +159,81 @@ static long peak_kib(void)
     return kib;
 }
 
-int main(int argc, char **argv)
+/* The pingpong mode: half round trips, a barrier before each repetition, max(5, 2000 / N)
+ * round trips a repetition, the first repetition untimed. */
+static void pingpong(const char *name, int min, int max, int reps, int rank, bytes *in, bytes *out)
 {
-    MPI_Init(&argc, &argv);
-    if (argc < 6 || strcmp(argv[1], "pingpong")) {
-        fprintf(stderr, "usage: sdto_native pingpong NAME MIN_N MAX_N REPS\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    const char *name = argv[2];
-    int min = atoi(argv[3]), max = atoi(argv[4]), reps = atoi(argv[5]), rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    int peer = 1 - rank;
-    bytes in = {0}, out = {0};
     for (int n = min; n <= max; n *= 4) {
         node *graph = rank == 0 ? build(n) : NULL;
         int iters = 2000 / n > 5 ? 2000 / n : 5;
         for (int rep = -1; rep < reps; rep++) {
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
-            for (int i = 0; i < iters && rank < 2; i++) {
-                if (rank == 0) {
-                    send_list(graph, &out, peer);
-                    node *back = receive_list(&in, peer);
-                    free_list(graph);
-                    graph = back;
-                } else {
-                    node *g = receive_list(&in, peer);
-                    send_list(g, &out, peer);
-                    free_list(g);
-                }
-            }
+            for (int i = 0; i < iters && rank < 2; i++)
+                graph = round_trip(graph, rank, in, out);
             double us = (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
             if (rank == 0 && rep >= 0)
                 printf("%s,%d,%d,%d,%.6f\n", name, n, rep, iters, us);
         }
         free_list(graph);
+    }
+}
+
+/* The user's plain loop (issue 35) on 2 ranks: the list filled before and checked after. */
+static void user_loop(const char *name, int n, int warmup, int iters, int rank, bytes *in,
+                      bytes *out)
+{
+    node *graph = NULL;
+    if (rank == 0) {
+        graph = build(n);
+        for (node *x = graph; x; x = x->next)
+            for (int32_t j = 0; j < x->length; j++)
+                x->buffer[j] = j;
+    }
+    for (int i = 0; i < warmup; i++)
+        graph = round_trip(graph, rank, in, out);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        graph = round_trip(graph, rank, in, out);
+    double us = (MPI_Wtime() - t0) * 1e6 / (iters > 0 ? iters : 1);
+    int nodes = 0;
+    for (const node *x = graph; x; x = x->next, nodes++) {
+        if (x->length != 4096 / n)
+            MPI_Abort(MPI_COMM_WORLD, 4);
+        for (int32_t j = 0; j < x->length; j++)
+            if (x->buffer[j] != j)
+                MPI_Abort(MPI_COMM_WORLD, 4);
+    }
+    if (rank == 0 && nodes != n)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    if (rank == 0)
+        printf("%s,%d,0,%d,%.6f\n", name, n, iters, us);
+    free_list(graph);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int loop = argc == 6 && !strcmp(argv[1], "userloop");
+    if (argc != 6 || (!loop && strcmp(argv[1], "pingpong"))) {
+        fprintf(stderr, "usage: sdto_native pingpong NAME MIN_N MAX_N REPS\n"
+                        "       sdto_native userloop NAME N WARMUP ITERS\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    const char *name = argv[2];
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    bytes in = {0}, out = {0};
+    if (loop) {
+        int n = atoi(argv[3]), warmup = atoi(argv[4]), iters = atoi(argv[5]);
+        if (size != 2 || n < 1 || n > 4096) {
+            fprintf(stderr, "sdto_native: userloop runs on 2 ranks, 1 <= N <= 4096\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        user_loop(name, n, warmup, iters, rank, &in, &out);
+    } else {
+        pingpong(name, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), rank, &in, &out);
     }
     printf("peak,%s,%d,%ld\n", name, rank, peak_kib());
     free(in.data);
