@@ -1313,8 +1313,20 @@ static void value_fields(const rt_class_plan *p, MonoDomain *domain, MonoArray *
         mono_gchandle_free(pin_o);
 }
 
-/* The number of p's managed factory, 0 when it has none; *fills: it copies the record's data too
- * (a class whose value fields value_fields names). */
+/* What a record's compiled factory copies: nothing (the reader fills the object), every value
+ * field (a class whose value fields value_fields names), or a string's characters or the elements
+ * of a T[] whose T holds no reference when they take at most SD_PLACE_COPY_BYTES (element by
+ * element: a larger copy is the reader's memcpy, in chunks that give way to collections). */
+enum { FILLS_NONE, FILLS_ALL, FILLS_SMALL };
+#define SD_PLACE_COPY_BYTES 256u
+
+static inline int filled_in_managed(int32_t fills, const rt_class_plan *p, const sd_place *place)
+{
+    return fills == FILLS_ALL ||
+           (fills == FILLS_SMALL && place->elements * p->data_size <= SD_PLACE_COPY_BYTES);
+}
+
+/* The number of p's managed factory, 0 when it has none; *fills: what it copies (FILLS_*). */
 static int factory_of(const rt_class_plan *p, MonoDomain *domain, int32_t *fills)
 {
     int n = atomic_load_explicit(&p->factory, memory_order_acquire);
@@ -1327,7 +1339,7 @@ static int factory_of(const rt_class_plan *p, MonoDomain *domain, int32_t *fills
         value_fields(p, domain, &fields, &offsets);
         uint32_t pin_f = fields ? mono_gchandle_new((MonoObject *)fields, 1) : 0;
         uint32_t pin_o = offsets ? mono_gchandle_new((MonoObject *)offsets, 1) : 0;
-        *fills = fields != NULL;
+        *fills = fields ? FILLS_ALL : FILLS_NONE;
         atomic_store_explicit(&((rt_class_plan *)p)->factory_fills, *fills, memory_order_relaxed);
         n = ask_number(cache, SD_FACTORY_REGISTER, p, fields, offsets, domain);
         if (pin_f)
@@ -1336,9 +1348,24 @@ static int factory_of(const rt_class_plan *p, MonoDomain *domain, int32_t *fills
             mono_gchandle_free(pin_o);
         return n;
     }
-    *fills = 0;
-    if (p->shape == RT_STRING || (p->shape == RT_ARRAY && p->vector))
+    *fills = FILLS_NONE;
+    if (p->shape == RT_STRING) {
+        *fills = FILLS_SMALL;
+        atomic_store_explicit(&((rt_class_plan *)p)->factory_fills, *fills, memory_order_relaxed);
         return ask_number(cache, SD_FACTORY_REGISTER, p, NULL, NULL, domain);
+    }
+    if (p->shape == RT_ARRAY && p->vector) {
+        /* elements without any reference: copied raw (an empty FieldInfo[] says so) */
+        MonoClass *fi = p->element == RT_ELEM_RAW && !p->nall ? field_info_class() : NULL;
+        MonoArray *raw = fi ? mono_array_new(domain, fi, 0) : NULL;
+        uint32_t pin = raw ? mono_gchandle_new((MonoObject *)raw, 1) : 0;
+        *fills = raw ? FILLS_SMALL : FILLS_NONE;
+        atomic_store_explicit(&((rt_class_plan *)p)->factory_fills, *fills, memory_order_relaxed);
+        n = ask_number(cache, SD_FACTORY_REGISTER, p, raw, NULL, domain);
+        if (pin)
+            mono_gchandle_free(pin);
+        return n;
+    }
     atomic_store_explicit(cache, -1, memory_order_release);
     return 0;
 }
@@ -1429,14 +1456,17 @@ static int managed_create(uint32_t holder, const sd_place *places, uint32_t coun
     int all_filled = !link_only, all_linked = 1, usable = 1;
     for (uint32_t t = 0; t < type_count; t++) {
         factory[t] = link_only ? 0 : factory_of(plans[t], domain, &fills[t]);
-        fills[t] &= !link_only;
+        fills[t] = link_only ? FILLS_NONE : fills[t];
         linker[t] = factory[t] || link_only ? linker_of(plans[t], domain) : 0;
         usable &= link_only || factory[t] != 0;
-        all_filled &= fills[t];
+        all_filled &= fills[t] != FILLS_NONE;
         all_linked &= linker[t] != 0 || !has_links(plans[t]);
     }
-    for (uint32_t i = 0; usable && !link_only && i < count; i++)
+    for (uint32_t i = 0; usable && !link_only && i < count; i++) {
         usable = places[i].elements <= INT32_MAX;
+        all_filled &=
+            filled_in_managed(fills[places[i].type_index], plans[places[i].type_index], &places[i]);
+    }
     if (usable && make((intptr_t)holder, (intptr_t)places, (int32_t)count,
                        link_only ? 0 : (intptr_t)factory, (intptr_t)linker) == 0) {
         *out = (managed){factory, bytes, linker, fills, all_filled, all_linked};
@@ -1829,8 +1859,9 @@ static int make_objects(reading *rd, int reused)
     const int32_t *filled = made ? rd->by_jit.fills : NULL; /* by a compiled factory */
     rd->seen = gch_epoch();
     for (uint32_t i = 0; i < n && !(made && rd->by_jit.all_filled); i++) {
-        if (filled && filled[places[i].type_index])
-            continue; /* (made by `new`, of its class: nothing to check) */
+        if (filled && filled_in_managed(filled[places[i].type_index], plans[places[i].type_index],
+                                        &places[i]))
+            continue; /* (made by `new`, of its class and length: nothing to check) */
         sd_record rec;
         record_at(&places[i], types, &rec);
         const rt_class_plan *p = plans[rec.type_index];

@@ -79,14 +79,16 @@ typedef int32_t (*sd_maker)(intptr_t holder, intptr_t places, int32_t count, int
                             intptr_t linkers);
 
 /* Where the reader's record index (sd_format.h's sd_place) keeps a record's pieces, as
- * SdtoFactories.Place reads them: asserted against the struct in sd_reader.c; the contract
- * reports the rows and ContractTest compares them with C#. */
-#define SD_PLACE_LAYOUT(X)               \
-    X(SdtoFactories.Place, SIZE, 32)     \
-    X(SdtoFactories.Place, DATA, 0)      \
-    X(SdtoFactories.Place, REFS, 8)      \
-    X(SdtoFactories.Place, ELEMENTS, 16) \
-    X(SdtoFactories.Place, TYPE_INDEX, 24)
+ * SdtoFactories.Place reads them, and the largest string or array a factory copies itself:
+ * asserted against the struct and the reader's constant in sd_reader.c; the contract reports the
+ * rows and ContractTest compares them with C#. */
+#define SD_PLACE_LAYOUT(X)                 \
+    X(SdtoFactories.Place, SIZE, 32)       \
+    X(SdtoFactories.Place, DATA, 0)        \
+    X(SdtoFactories.Place, REFS, 8)        \
+    X(SdtoFactories.Place, ELEMENTS, 16)   \
+    X(SdtoFactories.Place, TYPE_INDEX, 24) \
+    X(SdtoFactories.Place, COPY_BYTES, 256)
 
 /* Sets the maker (NULL: large reads make their objects through the embedding API). */
 void sd_set_maker(sd_maker maker);

@@ -78,10 +78,13 @@ namespace System.MP
         unsafe delegate object Factory(byte* data, int length);
 
         // Where the reader's record index (sd_place, serializer/sd_format.h) keeps a record's
-        // pieces: the contract reports these, ContractTest compares.
+        // pieces, and the largest string or array a factory copies itself (a larger one the
+        // reader copies in chunks that let collections run): the contract reports these,
+        // ContractTest compares.
         internal static class Place
         {
-            internal const int Size = 32, Data = 0, Refs = 8, Elements = 16, TypeIndex = 24;
+            internal const int Size = 32, Data = 0, Refs = 8, Elements = 16, TypeIndex = 24,
+                               CopyBytes = 256;
         }
 
         static readonly Numbered<Factory> factories = new Numbered<Factory>();
@@ -90,7 +93,8 @@ namespace System.MP
         // Called by the reader once per class (it remembers the answer in the class plan): the
         // number of t's factory, or 0 when `new` cannot make a t exactly as the reader would.
         // fields and offsets (a class's, or null): the value fields its factory copies from the
-        // record, at those offsets of the instance data.
+        // record, at those offsets of the instance data; for a T[], an empty fields: T holds no
+        // reference, and the factory copies the elements (up to Place.CopyBytes).
         static int Register(Type t, FieldInfo[] fields, int[] offsets)
         {
             return factories.NumberOf(t, () => MakeFactory(t, fields, offsets));
@@ -219,6 +223,8 @@ namespace System.MP
                 Type e = t.GetElementType();
                 if (t != e.MakeArrayType() || e.IsPointer)
                     return null;   // T[] only: not T[*] (bounds) nor T[,]
+                if (fields != null && fields.Length == 0 && e.IsValueType)
+                    return CopiedArray(e);
                 MethodInfo make =
                     typeof(SdtoFactories)
                         .GetMethod("NewArray", BindingFlags.NonPublic | BindingFlags.Static);
@@ -253,7 +259,58 @@ namespace System.MP
 
         unsafe static object NewString(byte* data, int n)
         {
-            return n == 0 ? string.Empty : new string('\0', n);
+            if (n == 0)
+                return string.Empty;
+            return 2L * n <= Place.CopyBytes ? new string((char*)data, 0, n) : new string('\0', n);
+        }
+
+        // new E[n], its elements copied from data one by one (a loop of typed loads and stores:
+        // the JIT's copy of a block is a call, too slow for the few bytes of a small array) when
+        // they take at most Place.CopyBytes
+        static Factory CopiedArray(Type e)
+        {
+            var method = new DynamicMethod("SdtoNewArray", typeof(object),
+                                           new[] { typeof(byte*), typeof(int) },
+                                           typeof(SdtoFactories).Module, true);
+            ILGenerator il = method.GetILGenerator();
+            LocalBuilder array = il.DeclareLocal(e.MakeArrayType()),
+                         i = il.DeclareLocal(typeof(int));
+            Label done = il.DefineLabel(), loop = il.DefineLabel(), test = il.DefineLabel();
+            il.Emit(OpCodes.Ldarg_1);
+            il.Emit(OpCodes.Newarr, e);
+            il.Emit(OpCodes.Stloc, array);
+            il.Emit(OpCodes.Ldarg_1);   // n * sizeof(E) > CopyBytes: the reader copies
+            il.Emit(OpCodes.Conv_I8);
+            il.Emit(OpCodes.Sizeof, e);
+            il.Emit(OpCodes.Conv_I8);
+            il.Emit(OpCodes.Mul);
+            il.Emit(OpCodes.Ldc_I8, (long)Place.CopyBytes);
+            il.Emit(OpCodes.Bgt, done);
+            il.Emit(OpCodes.Ldc_I4_0);
+            il.Emit(OpCodes.Stloc, i);
+            il.Emit(OpCodes.Br, test);
+            il.MarkLabel(loop);   // array[i] = *(E*)(data + i * sizeof(E))
+            il.Emit(OpCodes.Ldloc, array);
+            il.Emit(OpCodes.Ldloc, i);
+            il.Emit(OpCodes.Ldarg_0);
+            il.Emit(OpCodes.Ldloc, i);
+            il.Emit(OpCodes.Sizeof, e);
+            il.Emit(OpCodes.Mul);
+            il.Emit(OpCodes.Add);
+            il.Emit(OpCodes.Ldobj, e);
+            il.Emit(OpCodes.Stelem, e);
+            il.Emit(OpCodes.Ldloc, i);
+            il.Emit(OpCodes.Ldc_I4_1);
+            il.Emit(OpCodes.Add);
+            il.Emit(OpCodes.Stloc, i);
+            il.MarkLabel(test);
+            il.Emit(OpCodes.Ldloc, i);
+            il.Emit(OpCodes.Ldarg_1);
+            il.Emit(OpCodes.Blt, loop);
+            il.MarkLabel(done);
+            il.Emit(OpCodes.Ldloc, array);
+            il.Emit(OpCodes.Ret);
+            return (Factory)method.CreateDelegate(typeof(Factory));
         }
 
         unsafe static object NewArray<T>(byte* data, int n) { return new T[n]; }
