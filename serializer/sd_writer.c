@@ -883,6 +883,15 @@ static int out_record(graph *g, uint32_t i, sd_buffer *b)
         }
         return 0;
     }
+    /* a T[] of raw elements, not too long to copy at once (most arrays): length, 0, data */
+    if (p->shape == RT_ARRAY && p->vector && p->element == RT_ELEM_RAW && !p->nall &&
+        !(i == 0 && g->windowed) && rt_array_length(o) * p->data_size <= BYTES_PER_GC_CHECK) {
+        size_t n = rt_array_length(o);
+        out32(b, (uint32_t)n);
+        out32(b, 0);
+        out_bytes(b, rt_array_data(o), n * p->data_size);
+        return 0;
+    }
     /* arrays: bounds, then elements. Multi-dimensional arrays keep {length, lower bound} per
      * dimension right after their data (MONO-FACTS); one-dimensional zero-based ones have none. */
     size_t first, n;
