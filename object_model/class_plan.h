@@ -134,7 +134,8 @@ typedef struct rt_class_plan {
     atomic_int type_initialized;     /* the serializer's reader ran its type initializers */
     atomic_int factory;              /* the reader's managed factory and linker (System.MP's */
     atomic_int linker;               /* SdtoFactories): 0 not asked yet, -1 none, else its number */
-    atomic_int factory_fills;        /* the factory copies the record's value fields too */
+    atomic_int factory_fills;        /* what the factory copies of a record (sd_reader.c) */
+    atomic_int filler;               /* the reader's managed filler of a reused object, as above */
     const rt_collection *collection; /* RT_COLLECTION: where the elements are */
     const struct rt_class_plan *items; /* RT_COLLECTION: the plan of E[], whose element fields
                                           (element, data_size, elem_class, slots...) this plan

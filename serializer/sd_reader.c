@@ -1370,6 +1370,44 @@ static int factory_of(const rt_class_plan *p, MonoDomain *domain, int32_t *fills
     return 0;
 }
 
+/* The number of p's managed filler, 0 when it has none: what overwrites the data of a reused
+ * object (ORecvInto) in compiled code, the value fields or small elements its factory would copy
+ * (*fills says which, as for factory_of). */
+static int filler_of(const rt_class_plan *p, MonoDomain *domain, int32_t *fills)
+{
+    int n = atomic_load_explicit(&p->filler, memory_order_acquire);
+    if (n) {
+        *fills = n > 0 ? atomic_load_explicit(&p->factory_fills, memory_order_relaxed) : FILLS_NONE;
+        return n > 0 ? n : 0;
+    }
+    atomic_int *cache = &((rt_class_plan *)p)->filler;
+    MonoArray *fields = NULL, *offsets = NULL;
+    *fills = FILLS_NONE;
+    if (p->shape == RT_OBJECT && !p->value_type) {
+        value_fields(p, domain, &fields, &offsets);
+        *fills = fields ? FILLS_ALL : FILLS_NONE;
+    } else if (p->shape == RT_ARRAY && p->vector && p->element == RT_ELEM_RAW && !p->nall) {
+        MonoClass *fi = field_info_class(); /* (an empty FieldInfo[]: copied raw) */
+        fields = fi ? mono_array_new(domain, fi, 0) : NULL;
+        *fills = fields ? FILLS_SMALL : FILLS_NONE;
+    }
+    if (!fields) {
+        atomic_store_explicit(cache, -1, memory_order_release);
+        return 0;
+    }
+    uint32_t pin_f = mono_gchandle_new((MonoObject *)fields, 1);
+    uint32_t pin_o = offsets ? mono_gchandle_new((MonoObject *)offsets, 1) : 0;
+    /* (the same kind as the factory's: value_fields decides both) */
+    atomic_store_explicit(&((rt_class_plan *)p)->factory_fills, *fills, memory_order_relaxed);
+    n = ask_number(cache, SD_FILLER_REGISTER, p, fields, offsets, domain);
+    mono_gchandle_free(pin_f);
+    if (pin_o)
+        mono_gchandle_free(pin_o);
+    if (!n)
+        *fills = FILLS_NONE;
+    return n;
+}
+
 /* The number of p's managed linker, 0 when it has none: a class whose travelling references are
  * all its own fields, or T[] of references. */
 static int linker_of(const rt_class_plan *p, MonoDomain *domain)
@@ -1420,9 +1458,9 @@ SD_PLACE_LAYOUT(SD_PLACE_ASSERT)
 void sd_set_maker(sd_maker m) { atomic_store(&maker, m); }
 
 /* What a managed creation leaves for the reader, by type: the linker that linked its records (0:
- * the reader links them) and whether its factory copied their data. */
+ * the reader links them) and what its factory or filler copied of their data. */
 typedef struct managed {
-    int32_t *factory; /* one allocation (bytes long): factory, linker, fills, by type */
+    int32_t *factory; /* one allocation (bytes long): factory, linker, fills, filler, by type */
     size_t bytes;
     const int32_t *linker, *fills;
     int all_filled, all_linked; /* every record's data copied, every reference linked */
@@ -1448,27 +1486,29 @@ static int managed_create(uint32_t holder, const sd_place *places, uint32_t coun
                           int link_only, int mine, managed *out)
 {
     sd_maker make = atomic_load(&maker);
-    size_t bytes = 3 * (size_t)type_count * sizeof(int32_t);
+    size_t bytes = 4 * (size_t)type_count * sizeof(int32_t);
     int32_t *factory = make ? work_take(&kept_numbers, bytes, mine) : NULL;
     if (!factory)
         return 0; /* (not an error: the reader makes them) */
-    int32_t *linker = factory + type_count, *fills = linker + type_count;
-    int all_filled = !link_only, all_linked = 1, usable = 1;
+    int32_t *linker = factory + type_count, *fills = linker + type_count,
+            *filler = fills + type_count;
+    int all_filled = 1, all_linked = 1, usable = 1;
     for (uint32_t t = 0; t < type_count; t++) {
         factory[t] = link_only ? 0 : factory_of(plans[t], domain, &fills[t]);
-        fills[t] = link_only ? FILLS_NONE : fills[t];
+        filler[t] = link_only ? filler_of(plans[t], domain, &fills[t]) : 0;
         linker[t] = factory[t] || link_only ? linker_of(plans[t], domain) : 0;
         usable &= link_only || factory[t] != 0;
         all_filled &= fills[t] != FILLS_NONE;
         all_linked &= linker[t] != 0 || !has_links(plans[t]);
     }
-    for (uint32_t i = 0; usable && !link_only && i < count; i++) {
-        usable = places[i].elements <= INT32_MAX;
+    for (uint32_t i = 0; usable && i < count; i++) {
+        usable = link_only || places[i].elements <= INT32_MAX;
         all_filled &=
             filled_in_managed(fills[places[i].type_index], plans[places[i].type_index], &places[i]);
     }
-    if (usable && make((intptr_t)holder, (intptr_t)places, (int32_t)count,
-                       link_only ? 0 : (intptr_t)factory, (intptr_t)linker) == 0) {
+    if (usable &&
+        make((intptr_t)holder, (intptr_t)places, (int32_t)count, link_only ? 0 : (intptr_t)factory,
+             (intptr_t)linker, link_only ? (intptr_t)filler : 0) == 0) {
         *out = (managed){factory, bytes, linker, fills, all_filled, all_linked};
         return 1;
     }
@@ -1877,27 +1917,42 @@ static int make_objects(reading *rd, int reused)
         if (i % RECORDS_PER_GC_CHECK == 0)
             give_way(&rd->seen);
     }
-    for (uint32_t i = 0; reused && i < n; i++) {
+    return MPC_OK; /* (a graph reused is filled as it is linked: link_objects) */
+}
+
+/* Copies the data of a graph reused into its objects, every record the managed call did not
+ * (all of them when there was none). Cannot fail. */
+static void fill_reused(reading *rd)
+{
+    MonoArray *objs = rd->held.array, *items = rd->items;
+    const sd_place *places = rd->places;
+    const rt_class_plan **plans = rd->plans;
+    const int32_t *filled = rd->made ? rd->by_jit.fills : NULL; /* by a compiled filler */
+    for (uint32_t i = 0; i < rd->h.record_count && !(rd->made && rd->by_jit.all_filled); i++) {
+        uint32_t t = places[i].type_index;
+        if (filled && filled_in_managed(filled[t], plans[t], &places[i]))
+            continue;
         sd_record rec;
-        record_at(&places[i], types, &rec);
-        fill(objs, items, i, plans[rec.type_index], &rec, &rd->seen);
+        record_at(&places[i], rd->types, &rec);
+        fill(objs, items, i, plans[t], &rec, &rd->seen);
         if (i % RECORDS_PER_GC_CHECK == 0)
             give_way(&rd->seen);
     }
-    return MPC_OK;
 }
 
 /* Links the references (every target's type is known from its record), then rebuilds the
- * collections. A graph reused: its objects, and those made new, are linked in managed code
- * where their class has a linker (every reference was checked before anything was written); if
- * that fails (out of memory compiling a linker), the loop links every record itself, each slot
- * again, so the read still succeeds and nothing is left half linked. */
+ * collections. A graph reused: its objects, and those made new, are filled and linked in managed
+ * code where their class has a filler and a linker (every check ran before anything is written),
+ * the rest here; if that fails (out of memory compiling one), the reader fills and links every
+ * record itself, each again, so the read still succeeds and nothing is left half written. */
 static int link_objects(reading *rd, int reused)
 {
     uint32_t n = rd->h.record_count;
     if (reused && n >= MANAGED_CREATE_RECORDS)
         rd->made = managed_create(rd->held.handle, rd->places, n, rd->plans, rd->h.type_count,
                                   rd->domain, 1, rd->mine, &rd->by_jit);
+    if (reused)
+        fill_reused(rd);
     MonoArray *objs = rd->held.array, *items = rd->items;
     const sd_place *places = rd->places;
     const sd_type *types = rd->types;

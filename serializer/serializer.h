@@ -72,11 +72,12 @@ void sd_set_budget(int64_t bytes, double multiple);
  * ~1 µs cheaper than mono_runtime_invoke): makes every record's object of a large message in
  * JIT-compiled code, copies the data where its factory is compiled to, and links those it can
  * (sd_reader.c says what the arrays hold). holder is the pinned GC handle of the object[] to fill;
- * places the reader's record index (count records: SD_PLACE_LAYOUT); factories and linkers give
- * each type's numbers (factories 0: only link). 0 on success, -1 when it failed (it catches
- * every exception: none may cross into C). */
+ * places the reader's record index (count records: SD_PLACE_LAYOUT); factories, linkers and
+ * fillers give each type's numbers (factories 0: the objects exist, a graph reused, which the
+ * fillers overwrite where they can). 0 on success, -1 when it failed (it catches every
+ * exception: none may cross into C). */
 typedef int32_t (*sd_maker)(intptr_t holder, intptr_t places, int32_t count, intptr_t factories,
-                            intptr_t linkers);
+                            intptr_t linkers, intptr_t fillers);
 
 /* Where the reader's record index (sd_format.h's sd_place) keeps a record's pieces, as
  * SdtoFactories.Place reads them, and the largest string or array a factory copies itself:
@@ -103,6 +104,7 @@ void sd_install(MonoClass *attribute);
     X(COLLECTION_ELEMENT_TYPE, SdtoCollections, ElementType, 1) \
     X(COLLECTIONS_REBUILD, SdtoCollections, Rebuild, 2)         \
     X(FACTORY_REGISTER, SdtoFactories, Register, 3)             \
+    X(FILLER_REGISTER, SdtoFactories, RegisterFiller, 3)        \
     X(LINKER_REGISTER, SdtoFactories, RegisterLinker, 2)        \
     X(TYPE_INSTANTIATE, SdtoTypes, Instantiate, 2)
 

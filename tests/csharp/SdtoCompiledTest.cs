@@ -6,8 +6,9 @@
 // more) and small ones (the reader's own path), through Serializer and over MPI. Wire bytes never
 // reach a reference slot: every 8-byte window of a message overwritten with a pattern leaves every
 // unmarked reference null and every marked one an object of its type (or the message refused),
-// and collections run afterwards. Factories compiled while another thread collects, for 120
-// generic instantiations met for the first time, read their values right.
+// and collections run afterwards. Factories compiled while another thread collects, for 144
+// generic instantiations met for the first time, read their values right. ORecvInto overwrites
+// the objects of a graph with the compiled fillers.
 #pragma warning disable 649, 169, 414   // fields exist to give types a shape
 using System;
 using System.Collections.Generic;
@@ -357,6 +358,28 @@ static class SdtoCompiledTest
                           return null;
                       });
         SameKinds(a, got, "over MPI: 300 objects of every value kind");
+
+        // ORecvInto: the compiled fillers overwrite the objects of the graph received before
+        Kinds[] b = KindsArray(300);
+        for (int i = 0; i < b.Length; i++) {
+            b[i].I64 = -i;
+            b[i].Money = i + 0.5m;
+            b[i].Inline.B = i * 2.0;
+        }
+        Kinds[] previous = got, into = null;
+        var before = (Kinds[])previous.Clone();
+        Ring.Exchange(() => MP.World.OSend(b, Ring.Next, 6),
+                      () =>
+                      {
+                          into = MP.World.ORecvInto(previous, Ring.Prev, 6);
+                          return null;
+                      });
+        SameKinds(b, into, "over MPI into the graph received before: every value kind");
+        int kept = 0;
+        for (int i = 0; i < into.Length; i++)
+            if (ReferenceEquals(into[i], before[i]))
+                kept++;
+        Check.Equal(into.Length, kept, "ORecvInto kept every object of the graph");
     }
 
     static int Main()

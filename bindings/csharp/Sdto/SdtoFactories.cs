@@ -77,6 +77,10 @@ namespace System.MP
         // and length (an array's or string's; 1 for an object).
         unsafe delegate object Factory(byte* data, int length);
 
+        // Overwrites the value fields or elements of o, an object of a graph reused (ORecvInto)
+        // that the reader found of the record's class and length, from the record's data.
+        unsafe delegate void Filler(object o, byte* data, int length);
+
         // Where the reader's record index (sd_place, serializer/sd_format.h) keeps a record's
         // pieces, and the largest string or array a factory copies itself (a larger one the
         // reader copies in chunks that let collections run): the contract reports these,
@@ -89,6 +93,7 @@ namespace System.MP
 
         static readonly Numbered<Factory> factories = new Numbered<Factory>();
         static readonly Numbered<Linker> linkers = new Numbered<Linker>();
+        static readonly Numbered<Filler> fillers = new Numbered<Filler>();
 
         // Called by the reader once per class (it remembers the answer in the class plan): the
         // number of t's factory, or 0 when `new` cannot make a t exactly as the reader would.
@@ -100,6 +105,13 @@ namespace System.MP
             return factories.NumberOf(t, () => MakeFactory(t, fields, offsets));
         }
 
+        // Called by the reader once per class it reuses objects of: the number of t's filler, or
+        // 0. fields and offsets: the value fields to copy, as for Register (a T[]: empty).
+        static int RegisterFiller(Type t, FieldInfo[] fields, int[] offsets)
+        {
+            return fillers.NumberOf(t, () => MakeFiller(t, fields, offsets));
+        }
+
         // Called by the reader once per class with reference slots: the number of t's linker, or
         // 0. fields: t's travelling fields in the order of a record's references, null for an
         // array of references.
@@ -109,7 +121,7 @@ namespace System.MP
         }
 
         delegate int MakeFunction(IntPtr holder, IntPtr places, int count, IntPtr factoryOf,
-                                  IntPtr linkerOf);
+                                  IntPtr linkerOf, IntPtr fillerOf);
         static readonly MakeFunction make = Make;   // kept: the reader holds a pointer to it
 
         // Make as a function pointer for the reader, which calls it like C
@@ -124,11 +136,11 @@ namespace System.MP
         // Called by the reader through Maker: Create on the object[] held by the GC handle holder.
         // No exception may cross into C: a failure (out of memory) returns -1.
         unsafe static int Make(IntPtr holder, IntPtr places, int count, IntPtr factoryOf,
-                               IntPtr linkerOf)
+                               IntPtr linkerOf, IntPtr fillerOf)
         {
             try {
                 Create((object[])GCHandle.FromIntPtr(holder).Target, (byte*)places, count,
-                       (int*)factoryOf, (int*)linkerOf);
+                       (int*)factoryOf, (int*)linkerOf, (int*)fillerOf);
                 return 0;
             } catch (Exception) {
                 return -1;
@@ -137,17 +149,26 @@ namespace System.MP
 
         // For every record i (count in all, places: the reader's record index): objs[i] = a new
         // object of its class, made by the factory its type has in factoryOf (from Register) —
-        // unless factoryOf is null: the objects exist (a graph reused) — then, for every record
-        // whose type has a linker in linkerOf (from RegisterLinker; 0: the reader links it), its
-        // references. The reader checked every length fits an int.
+        // unless factoryOf is null: the objects exist (a graph reused), and those whose type has
+        // a filler in fillerOf (from RegisterFiller; 0: the reader fills them) get their data —
+        // then, for every record whose type has a linker in linkerOf (from RegisterLinker; 0: the
+        // reader links it), its references. The reader checked every length fits an int.
         static unsafe void Create(object[] objs, byte* places, int count, int* factoryOf,
-                                  int* linkerOf)
+                                  int* linkerOf, int* fillerOf)
         {
             Factory[] all = factories.Items;
             byte* place = places;
             for (int i = 0; factoryOf != null && i < count; i++, place += Place.Size)
                 objs[i] = all[factoryOf[*(int*)(place + Place.TypeIndex)]](
                     *(byte**)(place + Place.Data), (int)*(long*)(place + Place.Elements));
+            Filler[] fill = fillers.Items;
+            place = places;
+            for (int i = 0; fillerOf != null && i < count; i++, place += Place.Size) {
+                int f = fillerOf[*(int*)(place + Place.TypeIndex)];
+                if (f != 0)
+                    fill[f](objs[i], *(byte**)(place + Place.Data),
+                            (int)*(long*)(place + Place.Elements));
+            }
             Linker[] linker = linkers.Items;
             place = places;
             for (int i = 0; i < count; i++, place += Place.Size) {
@@ -235,51 +256,78 @@ namespace System.MP
                 return null;
             if (fields != null && (offsets == null || offsets.Length != fields.Length))
                 return null;
-            // new t(), then o.f_k = *(F_k*)(data + offset_k) for each field named
+            // new t(), then its value fields from the record
             var method =
                 new DynamicMethod("SdtoNew", typeof(object), new[] { typeof(byte*), typeof(int) },
                                   typeof(SdtoFactories).Module, true);
             ILGenerator il = method.GetILGenerator();
             il.Emit(OpCodes.Newobj, Parameterless(t));
-            for (int k = 0; fields != null && k < fields.Length; k++) {
+            if (fields != null && !EmitFields(il, t, fields, offsets, 0))
+                return null;
+            il.Emit(OpCodes.Ret);
+            return (Factory)method.CreateDelegate(typeof(Factory));
+        }
+
+        // A filler: the value fields (a class) or the elements (a T[] of reference-free T, up to
+        // Place.CopyBytes) the factory would copy, into an existing object. No type check: the
+        // reader found o of the record's class, as it checks a linker's targets.
+        static Filler MakeFiller(Type t, FieldInfo[] fields, int[] offsets)
+        {
+            if (fields == null)
+                return null;
+            var method = new DynamicMethod("SdtoFill", null,
+                                           new[] { typeof(object), typeof(byte*), typeof(int) },
+                                           typeof(SdtoFactories).Module, true);
+            ILGenerator il = method.GetILGenerator();
+            if (t.IsArray) {
+                Type e = t.GetElementType();
+                if (t != e.MakeArrayType() || !e.IsValueType || fields.Length != 0)
+                    return null;
+                LocalBuilder array = il.DeclareLocal(t);
+                il.Emit(OpCodes.Ldarg_0);
+                il.Emit(OpCodes.Stloc, array);
+                EmitElements(il, e, array, 1, 2);
+            } else {
+                if (!t.IsClass || offsets == null || offsets.Length != fields.Length)
+                    return null;
+                il.Emit(OpCodes.Ldarg_0);
+                if (!EmitFields(il, t, fields, offsets, 1))
+                    return null;
+                il.Emit(OpCodes.Pop);
+            }
+            il.Emit(OpCodes.Ret);
+            return (Filler)method.CreateDelegate(typeof(Filler));
+        }
+
+        // With an object of t on the stack (left there): o.f_k = *(F_k*)(data + offset_k) for
+        // each field, data the argument dataArg. False when a field is not a value field of t.
+        static bool EmitFields(ILGenerator il, Type t, FieldInfo[] fields, int[] offsets,
+                               short dataArg)
+        {
+            for (int k = 0; k < fields.Length; k++) {
                 FieldInfo f = fields[k];
                 if (f == null || f.IsStatic || !f.FieldType.IsValueType || offsets[k] < 0 ||
                     !f.DeclaringType.IsAssignableFrom(t))
-                    return null;
+                    return false;
                 il.Emit(OpCodes.Dup);
-                il.Emit(OpCodes.Ldarg_0);
+                il.Emit(OpCodes.Ldarg, dataArg);
                 il.Emit(OpCodes.Ldc_I4, offsets[k]);
                 il.Emit(OpCodes.Add);
                 il.Emit(OpCodes.Ldobj, f.FieldType);
                 il.Emit(OpCodes.Stfld, f);
             }
-            il.Emit(OpCodes.Ret);
-            return (Factory)method.CreateDelegate(typeof(Factory));
+            return true;
         }
 
-        unsafe static object NewString(byte* data, int n)
+        // array[i] = *(E*)(data + i * sizeof(E)) for i < n (the arguments dataArg, lengthArg) when
+        // they take at most Place.CopyBytes: a loop of typed loads and stores (the JIT's copy of
+        // a block is a call, too slow for the few bytes of a small array).
+        static void EmitElements(ILGenerator il, Type e, LocalBuilder array, short dataArg,
+                                 short lengthArg)
         {
-            if (n == 0)
-                return string.Empty;
-            return 2L * n <= Place.CopyBytes ? new string((char*)data, 0, n) : new string('\0', n);
-        }
-
-        // new E[n], its elements copied from data one by one (a loop of typed loads and stores:
-        // the JIT's copy of a block is a call, too slow for the few bytes of a small array) when
-        // they take at most Place.CopyBytes
-        static Factory CopiedArray(Type e)
-        {
-            var method = new DynamicMethod("SdtoNewArray", typeof(object),
-                                           new[] { typeof(byte*), typeof(int) },
-                                           typeof(SdtoFactories).Module, true);
-            ILGenerator il = method.GetILGenerator();
-            LocalBuilder array = il.DeclareLocal(e.MakeArrayType()),
-                         i = il.DeclareLocal(typeof(int));
+            LocalBuilder i = il.DeclareLocal(typeof(int));
             Label done = il.DefineLabel(), loop = il.DefineLabel(), test = il.DefineLabel();
-            il.Emit(OpCodes.Ldarg_1);
-            il.Emit(OpCodes.Newarr, e);
-            il.Emit(OpCodes.Stloc, array);
-            il.Emit(OpCodes.Ldarg_1);   // n * sizeof(E) > CopyBytes: the reader copies
+            il.Emit(OpCodes.Ldarg, lengthArg);   // n * sizeof(E) > CopyBytes: the reader copies
             il.Emit(OpCodes.Conv_I8);
             il.Emit(OpCodes.Sizeof, e);
             il.Emit(OpCodes.Conv_I8);
@@ -289,10 +337,10 @@ namespace System.MP
             il.Emit(OpCodes.Ldc_I4_0);
             il.Emit(OpCodes.Stloc, i);
             il.Emit(OpCodes.Br, test);
-            il.MarkLabel(loop);   // array[i] = *(E*)(data + i * sizeof(E))
+            il.MarkLabel(loop);
             il.Emit(OpCodes.Ldloc, array);
             il.Emit(OpCodes.Ldloc, i);
-            il.Emit(OpCodes.Ldarg_0);
+            il.Emit(OpCodes.Ldarg, dataArg);
             il.Emit(OpCodes.Ldloc, i);
             il.Emit(OpCodes.Sizeof, e);
             il.Emit(OpCodes.Mul);
@@ -305,12 +353,33 @@ namespace System.MP
             il.Emit(OpCodes.Stloc, i);
             il.MarkLabel(test);
             il.Emit(OpCodes.Ldloc, i);
-            il.Emit(OpCodes.Ldarg_1);
+            il.Emit(OpCodes.Ldarg, lengthArg);
             il.Emit(OpCodes.Blt, loop);
             il.MarkLabel(done);
+        }
+
+        // new E[n], its elements copied from data when they take at most Place.CopyBytes
+        static Factory CopiedArray(Type e)
+        {
+            var method = new DynamicMethod("SdtoNewArray", typeof(object),
+                                           new[] { typeof(byte*), typeof(int) },
+                                           typeof(SdtoFactories).Module, true);
+            ILGenerator il = method.GetILGenerator();
+            LocalBuilder array = il.DeclareLocal(e.MakeArrayType());
+            il.Emit(OpCodes.Ldarg_1);
+            il.Emit(OpCodes.Newarr, e);
+            il.Emit(OpCodes.Stloc, array);
+            EmitElements(il, e, array, 0, 1);
             il.Emit(OpCodes.Ldloc, array);
             il.Emit(OpCodes.Ret);
             return (Factory)method.CreateDelegate(typeof(Factory));
+        }
+
+        unsafe static object NewString(byte* data, int n)
+        {
+            if (n == 0)
+                return string.Empty;
+            return 2L * n <= Place.CopyBytes ? new string((char*)data, 0, n) : new string('\0', n);
         }
 
         unsafe static object NewArray<T>(byte* data, int n) { return new T[n]; }
