@@ -1477,10 +1477,10 @@ static int has_links(const rt_class_plan *p)
  * handle) at [0, count), copies the data of those whose factory is compiled to, and links those
  * whose class has a linker: 1 when made, 0 when there is no maker, some class has no factory or a
  * length does not fit an int (the reader makes them itself), or the error (recorded). link_only:
- * the objects exist (a graph reused), only link; then a failure is 0 too, not an error: the
- * reader links every record, each slot again. Every reference and value must have been checked
- * (check_links, check_values). Runs managed code: the caller holds no address but the pinned
- * holder. */
+ * the objects exist (a graph reused), only fill (where a compiled filler can) and link; then a
+ * failure is 0 too, not an error: the reader fills and links every record, each again. Every
+ * reference and value must have been checked (check_links, check_values). Runs managed code: the
+ * caller holds no address but the pinned holder. */
 static int managed_create(uint32_t holder, const sd_place *places, uint32_t count,
                           const rt_class_plan **plans, uint32_t type_count, MonoDomain *domain,
                           int link_only, int mine, managed *out)
@@ -1730,8 +1730,9 @@ typedef struct reading {
     MonoArray *items; /* the elements of the collections, by record */
     uint32_t items_pin;
     managed by_jit;
-    int made;      /* every object made by a managed factory, some linked there */
-    uint64_t seen; /* the collection epoch last given way to */
+    int made;          /* every object made by a managed factory, some linked there */
+    uint32_t made_new; /* a graph reused: records it has no object for (prepare_reuse) */
+    uint64_t seen;     /* the collection epoch last given way to */
 } reading;
 
 static size_t places_bytes(const reading *rd)
@@ -1860,7 +1861,8 @@ static int prepare_reuse(reading *rd)
         const rt_class_plan *p = rd->plans[rec.type_index];
         MonoObject *o = entry_of(objs, i);
         if (o && !reusable(o, p, &rec))
-            hold_at(objs, i, NULL);
+            hold_at(objs, i, (o = NULL));
+        rd->made_new += !o;
         int32_t lower; /* (make would refuse it, but only after the first write: say so now) */
         if (!bounds_fit(p, &rec, &lower))
             return refuse_bounds(&rd->m, i, lower);
@@ -1898,6 +1900,8 @@ static int make_objects(reading *rd, int reused)
     int made = rd->made;
     const int32_t *filled = made ? rd->by_jit.fills : NULL; /* by a compiled factory */
     rd->seen = gch_epoch();
+    if (reused && !rd->made_new)
+        return MPC_OK; /* (every object exists: a graph reused is filled as it is linked) */
     for (uint32_t i = 0; i < n && !(made && rd->by_jit.all_filled); i++) {
         if (filled && filled_in_managed(filled[places[i].type_index], plans[places[i].type_index],
                                         &places[i]))
@@ -2020,6 +2024,7 @@ static void read_begin(reading *rd, const uint8_t *buf, size_t len, MonoClass *e
     rd->mine = !kept_work_busy;
     rd->places = rd->mine ? kept_places.p : NULL;
     rd->collections = rd->made = 0;
+    rd->made_new = 0;
     rd->held = (holder){0};
     rd->used = rd->items_pin = 0;
     rd->items = NULL;
