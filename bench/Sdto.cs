@@ -18,7 +18,9 @@
 //     max(1, 20000 / OBJECTS) round trips (so OBJECTS = 1 measures a graph's fixed cost). Each
 //     serialization makes a fresh byte[] (Serializer.Serialize(graph)); for sdto also
 //     "sdto-buffer-serialize" and "sdto-buffer-roundtrip": into one byte[] reused, sized once
-//     with Serializer.Measure (Serialize(graph, buffer, 0)), and deserialized from it.
+//     with Serializer.Measure (Serialize(graph, buffer, 0)), and deserialized from it; and
+//     "sdto-unshared-*" and "sdto-shared-*": a list of TaggedNode the same way, nothing shared or
+//     every Tag the head (the writer's seen bits against its identity map).
 //   mpiexec.mpich -n 2 motor Sdto.exe userloop TRANSPORT N WARMUP ITERS
 //     a user's plain loop (issue 35), one list of N elements per run: rank 0 OSends the list
 //     and receives it back, rank 1 receives it and OSends it on; WARMUP round trips, then
@@ -52,6 +54,18 @@ public class SmallNode
     public int Value;
     [Transportable, DataMember]
     public SmallNode Next;
+}
+
+// The writer's identity map (issue 35): the same list, its nodes' Tag null (nothing shared: the
+// writer's seen bits only) or the head (shared from the second object on: the map for every
+// object) — "sdto-unshared-*" and "sdto-shared-*" rows of perobject.
+public class TaggedNode
+{
+    public int Value;
+    [Transportable]
+    public TaggedNode Next;
+    [Transportable]
+    public TaggedNode Tag;
 }
 
 interface IGraphTransport
@@ -108,6 +122,17 @@ static class Sdto
         : name == "sdto" || name == "sdto-into"
             ? new SdtoTransport()
             : throw new ArgumentException("unknown transport " + name);
+
+    // a list of n tagged nodes, Value = n - 1 at the head; every Tag the head when shared
+    static TaggedNode Tagged(int n, bool shared)
+    {
+        TaggedNode head = null;
+        for (int i = 0; i < n; i++)
+            head = new TaggedNode { Value = i, Next = head };
+        for (TaggedNode x = head; shared && x != null; x = x.Next)
+            x.Tag = head;
+        return head;
+    }
 
     static LinkedArray Build(int n)
     {
@@ -295,6 +320,30 @@ static class Sdto
                                       $"{bufferSerialize * perObject:F3}");
                     Console.WriteLine($"sdto-buffer-roundtrip,{objects},{rep},{iters}," +
                                       $"{bufferRoundtrip * perObject:F3}");
+                }
+                foreach (bool shared in buffer != null ? new[] { false, true } : new bool[0]) {
+                    TaggedNode list = Tagged(objects, shared);
+                    var bytes = new byte[Serializer.Measure(list)];
+                    long ser = 0, trip = 0;
+                    for (int i = 0; i < iters; i++) {
+                        long t0 = Stopwatch.GetTimestamp();
+                        int size = Serializer.Serialize(list, bytes, 0);
+                        long t1 = Stopwatch.GetTimestamp();
+                        var back = Serializer.Deserialize<TaggedNode>(bytes, 0, size);
+                        long t2 = Stopwatch.GetTimestamp();
+                        if (back.Value != objects - 1 || (shared && back.Next != null &&
+                                                          back.Next.Tag != back.Tag))
+                            throw new Exception("round trip lost data");
+                        ser += t1 - t0;
+                        trip += t2 - t0;
+                    }
+                    string row = shared ? "sdto-shared" : "sdto-unshared";
+                    if (rep >= 0) {
+                        Console.WriteLine($"{row}-serialize,{objects},{rep},{iters}," +
+                                          $"{ser * perObject:F3}");
+                        Console.WriteLine($"{row}-roundtrip,{objects},{rep},{iters}," +
+                                          $"{trip * perObject:F3}");
+                    }
                 }
             }
         } else if (mode == "userloop") {

@@ -20,7 +20,9 @@ LABELS = {"native-c": "hand-packed C on MPICH", "sdto": "System.MP SDTO (OSend/O
           "datacontract": "DataContractSerializer (binary XML) + OPI",
           "mpi4py-pickle": "mpi4py pickle (send/recv, Open MPI)",
           "alloc-floor": "C#: only allocating and linking the list (any receiver's floor)",
-          "sdto-buffer": "System.MP Serializer into a reused byte[]"}
+          "sdto-buffer": "System.MP Serializer into a reused byte[]",
+          "sdto-unshared": "the same, a list with a reference field more (null): seen bits only",
+          "sdto-shared": "the same list, every node's extra reference to the head: identity map"}
 
 
 def user_loop(a, exe):
@@ -96,8 +98,10 @@ def main():
     names = [t for t in names if t not in ("native-c", "sdto-into", "mpi4py-pickle", "alloc-floor")]
     per = {t: (["mpiexec.mpich", "-n", "1"] + exe + ["perobject", t, str(a.objects), str(a.reps)], {}) for t in names}
     res = benchlib.collect(per, a.rounds)
-    # sdto's run also prints sdto-buffer: Serialize(graph, buffer, 0) into one reused byte[]
-    kinds = [k for t in names for k in ([t, "sdto-buffer"] if t == "sdto" else [t])]
+    # sdto's run also prints sdto-buffer: Serialize(graph, buffer, 0) into one reused byte[], and
+    # the writer's seen bits against its identity map (sdto-unshared, sdto-shared)
+    kinds = [k for t in names
+             for k in ([t, "sdto-buffer", "sdto-unshared", "sdto-shared"] if t == "sdto" else [t])]
     rows = [f"{t}-{k}" for k in ("serialize", "roundtrip") for t in kinds]
     labels = {f"{t}-{k}": f"{LABELS[t]}, {k}" for t in kinds for k in ("serialize", "roundtrip")}
     benchlib.report(res, rows, labels, f"Serialization cost per object ({a.objects}-node list)", "ns",

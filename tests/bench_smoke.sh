@@ -54,7 +54,7 @@ for op in put-lock put-flush get-flush put-fence fetch-op; do
 done
 for t in sdto binaryformatter datacontract; do
     rows "sdto pingpong $t" $t $mpi "$b/motor" "$b/bench/Sdto.exe" pingpong $t 1 16 1
-    last=$t-serialize; [ $t = sdto ] && last=sdto-buffer-roundtrip   # sdto's reused-buffer rows come last
+    last=$t-serialize; [ $t = sdto ] && last=sdto-shared-roundtrip   # sdto's reused-buffer and identity rows come last
     rows "sdto perobject $t" "$last" mpiexec.mpich -n 1 "$b/motor" "$b/bench/Sdto.exe" perobject $t 100 1
 done
 rows "sdto pingpong native" native-c $mpi "$b/bench/sdto_native" pingpong native-c 1 16 1
