@@ -331,18 +331,18 @@ static class Sdto
                         long t1 = Stopwatch.GetTimestamp();
                         var back = Serializer.Deserialize<TaggedNode>(bytes, 0, size);
                         long t2 = Stopwatch.GetTimestamp();
-                        if (back.Value != objects - 1 || (shared && back.Next != null &&
-                                                          back.Next.Tag != back.Tag))
+                        if (back.Value != objects - 1 ||
+                            (shared && back.Next != null && back.Next.Tag != back.Tag))
                             throw new Exception("round trip lost data");
                         ser += t1 - t0;
                         trip += t2 - t0;
                     }
                     string row = shared ? "sdto-shared" : "sdto-unshared";
                     if (rep >= 0) {
-                        Console.WriteLine($"{row}-serialize,{objects},{rep},{iters}," +
-                                          $"{ser * perObject:F3}");
-                        Console.WriteLine($"{row}-roundtrip,{objects},{rep},{iters}," +
-                                          $"{trip * perObject:F3}");
+                        Console.WriteLine(
+                            $"{row}-serialize,{objects},{rep},{iters}," + $"{ser * perObject:F3}");
+                        Console.WriteLine(
+                            $"{row}-roundtrip,{objects},{rep},{iters}," + $"{trip * perObject:F3}");
                     }
                 }
             }

@@ -1492,7 +1492,7 @@ static int managed_create(uint32_t holder, const sd_place *places, uint32_t coun
         return 0; /* (not an error: the reader makes them) */
     int32_t *linker = factory + type_count, *fills = linker + type_count,
             *filler = fills + type_count;
-    int all_filled = 1, all_linked = 1, usable = 1;
+    int all_filled = 1, all_linked = 1, usable = 1, objects = 1;
     for (uint32_t t = 0; t < type_count; t++) {
         factory[t] = link_only ? 0 : factory_of(plans[t], domain, &fills[t]);
         filler[t] = link_only ? filler_of(plans[t], domain, &fills[t]) : 0;
@@ -1500,8 +1500,9 @@ static int managed_create(uint32_t holder, const sd_place *places, uint32_t coun
         usable &= link_only || factory[t] != 0;
         all_filled &= fills[t] != FILLS_NONE;
         all_linked &= linker[t] != 0 || !has_links(plans[t]);
+        objects &= plans[t]->shape == RT_OBJECT && fills[t] == FILLS_ALL;
     }
-    for (uint32_t i = 0; usable && i < count; i++) {
+    for (uint32_t i = 0; usable && !objects && i < count; i++) { /* (an object: 1 element) */
         usable = link_only || places[i].elements <= INT32_MAX;
         all_filled &=
             filled_in_managed(fills[places[i].type_index], plans[places[i].type_index], &places[i]);
@@ -1603,7 +1604,7 @@ static int check_links(const sd_place *places, const sd_header *h, const rt_clas
                     if (!slot_fits_test(&by_type, cache, plans, t, s, u))
                         open &= ~((uint64_t)1 << t);
     }
-    for (uint32_t i = 0; i < h->record_count; i++) {
+    for (uint32_t i = 0; i < h->record_count && open != all_types(h->type_count); i++) {
         uint32_t t = places[i].type_index;
         const rt_class_plan *p = plans[t];
         if (!p->nslots || p->shape == RT_STRING ||
