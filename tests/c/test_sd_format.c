@@ -22,8 +22,11 @@ static int valid(const uint8_t *p, size_t n)
 typedef size_t (*sample_fn)(sd_builder *);
 static size_t list_acyclic(sd_builder *b) { return msg_list(b, 0); }
 static size_t list_cyclic(sd_builder *b) { return msg_list(b, 1); }
-static const sample_fn samples[] = {msg_null,   list_acyclic, list_cyclic,
-                                    msg_arrays, msg_structs,  msg_collection};
+/* many object records, referring forward and back (the validator's object fast path) */
+static size_t graph_8(sd_builder *b) { return msg_graph(b, 4); }   /* 8 records */
+static size_t graph_54(sd_builder *b) { return msg_graph(b, 50); } /* 54 records */
+static const sample_fn samples[] = {msg_null,    list_acyclic,   list_cyclic, msg_arrays,
+                                    msg_structs, msg_collection, graph_8,     graph_54};
 enum { SAMPLES = sizeof samples / sizeof samples[0] };
 
 /* Patches the length field so that checks past it are reached. */

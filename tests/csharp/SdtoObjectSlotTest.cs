@@ -17,6 +17,8 @@ using System.Collections;
 using System.Collections.Generic;
 using System.Linq;
 using System.MP;
+using System.Reflection;
+using System.Runtime.CompilerServices;
 using System.Text;
 
 [Transportable]
@@ -521,44 +523,170 @@ static class SdtoObjectSlotTest
                                (byte)1, new Outer.NBox<double>(), new Strict<int>() }
     };
 
-    /// <summary>cases mutations of each kind (bytes anywhere; type names only) of a message
-    /// with object slots, read as a Holder and as object: returns the counts per kind, and
-    /// checks that nothing but MPSerializationException ever comes out.</summary>
+    /// <summary>A graph of 8 records and more without collections (the reader's compiled
+    /// factories): holders whose object slots hold framework values, [Transportable] classes
+    /// nested and generic, arrays, and the other holders (shared, in a cycle).</summary>
+    static Holder[] LargeGraph()
+    {
+        var hs = new Holder[6];
+        for (int i = 0; i < hs.Length; i++)
+            hs[i] = new Holder {
+                Id = i,
+                O = i % 2 == 0 ? (object)(decimal)i : new Guid(i, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
+                S = i % 3 == 0 ? new Outer.Inner { Id = i, X = 2 * i }
+                    : i % 3 == 1
+                        ? (Shape) new Pair<string, Box<int>> { First = "p",
+                                                               Second = new Box<int> { Value = i } }
+                        : new Outer.NBox<double> { Value = i + 0.5 },
+                V = new DateTime(2026, 11, 28, 0, 0, i, DateTimeKind.Utc),
+                L = new[] { "x", null },
+                E = new[] { i, -i },
+                A = new Outer.Inner[] { new Outer.Inner { X = i }, null },
+                C = i % 2 == 0 ? (IComparable) "c" : 'c',
+                Items = new object[] { 1, "a", new Box<int> { Value = i }, 2.5m, (byte)i,
+                                       new Outer.Mid.Deep { Y = i }, new Strict<int> { V = i },
+                                       TimeSpan.FromTicks(i), null },
+            };
+        for (int i = 0; i < hs.Length; i++)
+            hs[i].Items[8] = hs[(i + 1) % hs.Length];   // shared, and a cycle through object slots
+        // (Holder is not [Transportable]: the writer takes it in Items[8] because it meets it first
+        // as an element of the Holder[]; the reader takes a Holder in an object slot whenever the
+        // message may hold one. A mutation that drops the Holder[]'s reference leaves a graph
+        // the reader accepts and the writer refuses, counted as other)
+        return hs;
+    }
+
+    /// <summary>Why a graph read is not sound, or null: a reference field of the test's classes
+    /// not [Transportable] holding something, a marked one (or an array element) holding an object
+    /// not of its declared type.</summary>
+    static string Unsound(object root)
+    {
+        var seen = new HashSet<object>(new Identity());
+        var work = new Stack<object>();
+        work.Push(root);
+        while (work.Count > 0) {
+            object o = work.Pop();
+            if (o == null || o is string || !seen.Add(o))
+                continue;
+            Type t = o.GetType();
+            if (t.IsPrimitive || t.IsEnum)
+                continue;
+            if (o is Array a) {
+                Type et = t.GetElementType();
+                foreach (object e in a) {
+                    if (e != null && !et.IsValueType && !et.IsInstanceOfType(e))
+                        return $"a {e.GetType().Name} in a {t.Name}";
+                    work.Push(e);
+                }
+                continue;
+            }
+            if (o is IEnumerable) {
+                foreach (object e in (IEnumerable)o)
+                    work.Push(e);
+                continue;
+            }
+            if (t.Assembly != typeof(Shape).Assembly)
+                continue;
+            for (Type c = t; c != null; c = c.BaseType)
+                foreach (var f in c.GetFields(BindingFlags.Instance | BindingFlags.Public |
+                                              BindingFlags.NonPublic | BindingFlags.DeclaredOnly)) {
+                    object v = f.GetValue(o);
+                    if (v != null && !f.FieldType.IsValueType) {
+                        if (!f.IsDefined(typeof(TransportableAttribute), false))
+                            return $"{t.Name}.{f.Name}, not [Transportable], holds a " +
+                                   v.GetType().Name;
+                        if (!f.FieldType.IsInstanceOfType(v))
+                            return $"{t.Name}.{f.Name} ({f.FieldType.Name}) holds a " +
+                                   v.GetType().Name;
+                    }
+                    work.Push(v);
+                }
+        }
+        return null;
+    }
+
+    sealed class Identity : IEqualityComparer<object>
+    {
+        public new bool Equals(object a, object b) => ReferenceEquals(a, b);
+        public int GetHashCode(object o) => RuntimeHelpers.GetHashCode(o);
+    }
+
+    /// <summary>A graph of under 8 records without collections (the reader's own path).</summary>
+    static Holder SmallGraph() => new Holder {
+        Id = 1,
+        O = 4m,
+        S = new Outer.Inner { Id = 2, X = 3 },
+        Items = new object[] { 1, "a" },
+    };
+
+    /// <summary>cases mutations of each kind (bytes anywhere; type names only) of three messages
+    /// with object slots, taken in turn: MutationGraph (collections: the reader's own path) and
+    /// SmallGraph (under 8 records: its own path too), read as a Holder and as object, and
+    /// LargeGraph (8 records and more: the compiled factories), read as a Holder[] and as
+    /// object. Prints the counts per kind, then per message; checks that nothing but
+    /// MPSerializationException ever comes out, and that what arrives is sound (Unsound) and
+    /// survives GC.Collect() (the last 256 graphs read stay alive, collected every 256
+    /// cases).</summary>
     static void Fuzz(int cases, bool print)
     {
-        byte[] valid = Serializer.Serialize(MutationGraph());
+        byte[][] valid = { Serializer.Serialize(MutationGraph()),
+                           Serializer.Serialize(SmallGraph()), Serializer.Serialize(LargeGraph()) };
+        string[] names = { "collections", "small", "large" };
+        int[] records = valid.Select(v => BitConverter.ToInt32(v, 12)).ToArray();
+        Check.True(records[1] < 8 && records[2] >= 8,
+                   $"fuzzed messages of {string.Join(", ", records)} records");
         var rnd = new Random(43 + Ring.Rank);
+        var kept = new object[256];
         foreach (string kind in new[] { "bytes", "names" }) {
-            long refused = 0, accepted = 0, others = 0;
+            long[,] counts = new long[valid.Length, 4];   // cases, refused, accepted, other
             for (int i = 0; i < cases; i++) {
+                int g = i / 2 % valid.Length;
                 byte[] b;
                 if (kind == "bytes") {
-                    b = (byte[])valid.Clone();
+                    b = (byte[])valid[g].Clone();
                     for (int k = rnd.Next(1, 5); k > 0; k--)
                         b[rnd.Next(b.Length)] ^= (byte)rnd.Next(1, 256);
                 } else {
-                    b = NameMutation(valid, rnd);
+                    b = NameMutation(valid[g], rnd);
                 }
+                if (i % kept.Length == kept.Length - 1)
+                    GC.Collect();
+                counts[g, 0]++;
+                string other = null;
                 try {
-                    object got = i % 2 == 0 ? Serializer.Deserialize<Holder>(b, 0, b.Length)
-                                            : Serializer.Deserialize<object>(b, 0, b.Length);
-                    accepted++;
-                    if (got != null)
+                    object got = i % 2 == 1 ? Serializer.Deserialize<object>(b, 0, b.Length)
+                                 : g < 2    ? Serializer.Deserialize<Holder>(b, 0, b.Length)
+                                         : (object)Serializer.Deserialize<Holder[]>(b, 0, b.Length);
+                    kept[i % kept.Length] = got;
+                    other = Unsound(got);
+                    if (other == null && got != null)
                         Serializer.Serialize(got);   // what arrived is a graph that can travel
                 } catch (MPSerializationException) {
-                    refused++;
+                    counts[g, 1]++;
+                    continue;
                 } catch (Exception e) {
-                    others++;
-                    if (others < 5)
-                        Console.Error.WriteLine($"{kind}: unexpected {e.GetType()}: {e.Message}");
+                    other = $"unexpected {e.GetType()}: {e.Message}";
                 }
+                if (other == null) {
+                    counts[g, 2]++;
+                    continue;
+                }
+                if (counts[g, 3]++ < 5)
+                    Console.Error.WriteLine($"{kind} case {i} ({names[g]}): {other}");
             }
-            if (print)
-                Console.WriteLine($"rank {Ring.Rank}: {kind}: {cases} cases, {refused} refused, " +
-                                  $"{accepted} accepted, {others} other");
-            Check.Equal(0L, others,
+            Func<int, long> Sum = c => Enumerable.Range(0, valid.Length).Sum(g => counts[g, c]);
+            if (print) {
+                Console.WriteLine($"rank {Ring.Rank}: {kind}: {cases} cases, {Sum(1)} refused, " +
+                                  $"{Sum(2)} accepted, {Sum(3)} other");
+                for (int g = 0; g < valid.Length; g++)
+                    Console.WriteLine($"rank {Ring.Rank}: {kind} of them on {names[g]} " +
+                                      $"({records[g]} records): {counts[g, 0]} cases, " +
+                                      $"{counts[g, 1]} refused, {counts[g, 2]} accepted, " +
+                                      $"{counts[g, 3]} other");
+            }
+            Check.Equal(0L, Sum(3),
                         $"{cases} {kind} mutations with object slots: only " +
-                            $"MPSerializationException ({accepted} accepted)");
+                            $"MPSerializationException or a sound graph ({Sum(2)} accepted)");
         }
     }
 
