@@ -704,6 +704,8 @@ static void *build(const void *key, void *ctx)
     return p;
 }
 
+const rt_class_plan *rt_plan_known_for_class(MonoClass *k) { return ptr_map_get(&plans, k); }
+
 const rt_class_plan *rt_plan_for_class(MonoClass *k)
 {
     const rt_class_plan *p = ptr_map_get(&plans, k);

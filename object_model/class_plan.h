@@ -169,6 +169,9 @@ int rt_travels_as_base(MonoClass *k, int element);
  * memory. */
 const rt_class_plan *rt_plan_for_class(MonoClass *k);
 
+/* The plan of k when it is already built, found without calling Mono; NULL otherwise. */
+const rt_class_plan *rt_plan_known_for_class(MonoClass *k);
+
 /* The plan of obj's class when it is already built, found without calling Mono; NULL
  * otherwise. A per-thread last hit, then the cache. */
 const rt_class_plan *rt_plan_known(MonoObject *obj);

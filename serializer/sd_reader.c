@@ -1768,13 +1768,23 @@ static int resolve_types(reading *rd)
     uint32_t n = rd->h.type_count, refused = n; /* the first type that cannot be received */
     for (uint32_t t = 0; t < n; t++) {
         sd_parse_type(&cur, &types[t]); /* cannot fail: validated */
-        plans[t] = resolve(&rd->r, &types[t]);
-        /* (after a refusal the rest are still resolved where they can be: refuse_type names the
-         * fields on the path to the refused record) */
+        plans[t] = NULL;
+    }
+    /* until the allowed set stops growing: a class that travels as another type brings in the
+     * types its fields declare, which the table may name before it (the order of the sender's
+     * walk must not decide what is received). Each pass that grows it resolves a type more. (After
+     * a refusal the rest are still resolved where they can be: refuse_type names the fields on
+     * the path to the refused record.) */
+    for (uint32_t known = UINT32_MAX; known != rd->r.n;) {
+        known = rd->r.n;
+        for (uint32_t t = 0; t < n; t++)
+            if (!plans[t])
+                plans[t] = resolve(&rd->r, &types[t]);
+    }
+    for (uint32_t t = 0; t < n; t++)
         if (refused == n && (!plans[t] || plans[t]->denied || !same_layout(plans[t], &types[t]) ||
                              plans[t]->abstract || !plans[t]->vtable))
             refused = t;
-    }
     if (refused < n)
         return refuse_type(&rd->m, refused, plans[refused]);
     for (uint32_t t = 0; t < n; t++) {

@@ -88,6 +88,12 @@ typedef struct graph {
     uint8_t **retired; /* smaller scratch blocks, which a running iteration may still
                           use: freed when the write ends */
     size_t nretired;
+    const rt_class_plan **closure; /* the types a receiver of the root's class allows (built
+                                      when an object sits in a slot of another type) */
+    uint32_t nclosure, cap_closure;
+    size_t *placed; /* log positions of references to unmarked objects in slots of another type,
+                       judged once the walk is over (misplaced_refused) */
+    size_t nplaced, cap_placed;
 } graph;
 
 /* The element range of record i that is written: the whole array, the root's window, or a
@@ -657,6 +663,117 @@ static int admit_collection(graph *g, uint32_t r)
     return MPC_OK;
 }
 
+/* Adds class k and, transitively, its slots' declared classes and its element class to the
+ * closure (the reader's allow-list R of the root's class, bar the classes that travel as another
+ * type, which may sit anywhere). -1 when out of memory or a collection began while a plan was
+ * built (g->moved: the write starts over). */
+static int close_over(graph *g, MonoClass *k)
+{
+    int built = 0;
+    const rt_class_plan *p = rt_plan_known_for_class(k);
+    if (!p) {
+        built = 1;
+        p = rt_plan_for_class(k);
+    }
+    if (built && gch_epoch() != g->epoch) {
+        if (!g->immovable) {
+            g->moved = 1;
+            return -1;
+        }
+        g->epoch = gch_epoch();
+    }
+    if (!p)
+        return -1;
+    for (uint32_t i = 0; i < g->nclosure; i++)
+        if (g->closure[i] == p)
+            return 0;
+    if (g->nclosure == g->cap_closure) {
+        uint32_t cap = g->cap_closure ? 2 * g->cap_closure : 16;
+        const rt_class_plan **c = realloc(g->closure, cap * sizeof *c);
+        if (!c)
+            return -1;
+        g->closure = c;
+        g->cap_closure = cap;
+    }
+    g->closure[g->nclosure++] = p;
+    for (uint32_t s = 0; s < p->nslots; s++)
+        if (close_over(g, p->slots[s].declared))
+            return -1;
+    return p->elem_class ? close_over(g, p->elem_class) : 0;
+}
+
+/* Notes the reference just logged, to an object of an unmarked class in a slot of another type:
+ * judged once the walk is over. -1 when out of memory. */
+static int note_placed(graph *g)
+{
+    if (g->nplaced == g->cap_placed) {
+        size_t cap = g->cap_placed ? 2 * g->cap_placed : 16;
+        size_t *p = realloc(g->placed, cap * sizeof *p);
+        if (!p)
+            return -1;
+        g->placed = p;
+        g->cap_placed = cap;
+    }
+    g->placed[g->nplaced++] = g->nrefs - 1;
+    return 0;
+}
+
+/* Records why record r cannot sit at path, a slot declared as d: its class is neither d nor one
+ * that travels as another type (rt_travels_as_base) nor one a receiver of the root's class
+ * allows. */
+static void misplaced(graph *g, uint32_t r, MonoClass *d, const char *path)
+{
+    const rt_class_plan *vp = g->plans[r];
+    const rt_class_plan *dp = rt_plan_for_class(d); /* a Mono call: the write fails anyway */
+    int dn = dp ? short_len(dp) : 1;
+    const char *dname = dp ? dp->qualified_name : "?";
+    if (vp->framework)
+        error_record(SD_ERR_GRAPH, NULL,
+                     "%s: an object of the framework type %.*s sits where %.*s is declared; "
+                     "a framework type travels there only if it is a value (a primitive, "
+                     "decimal, DateTime, TimeSpan, DateTimeOffset, Guid, string), an array "
+                     "or a standard collection of such values, else only in a slot declared "
+                     "as its own type",
+                     path, short_len(vp), vp->qualified_name, dn, dname);
+    else
+        error_record(SD_ERR_GRAPH, NULL,
+                     "%s: an object of type %.*s sits where %.*s is declared: mark %.*s "
+                     "[Transportable] so that it may travel as a %.*s",
+                     path, short_len(vp), vp->qualified_name, dn, dname, short_len(vp),
+                     vp->qualified_name, dn, dname);
+}
+
+/* The declared class of the slot of the reference logged at pos. */
+static MonoClass *declared_at(const graph *g, size_t pos)
+{
+    size_t at = 0;
+    for (uint32_t i = 0; i < g->count; i++) {
+        size_t n = refs_logged(g, i);
+        if (pos < at + n) {
+            const rt_class_plan *p = g->plans[i];
+            return p->slots[(pos - at) % p->nslots].declared;
+        }
+        at += n;
+    }
+    return NULL;
+}
+
+/* The path of the reference logged at pos: its record's path and the slot or element. */
+static void path_of_reference(const graph *g, size_t pos, char *out, size_t cap)
+{
+    size_t at = 0;
+    for (uint32_t i = 0; i < g->count; i++) {
+        size_t n = refs_logged(g, i);
+        if (pos < at + n) {
+            path_to(g, i, out, cap);
+            step_label(g, i, pos - at, out, cap);
+            return;
+        }
+        at += n;
+    }
+    snprintf(out, cap, "root");
+}
+
 /* May record r, just discovered, travel in a slot declared as d? Refused: objects that never
  * travel (denied), objects with framework-private references, which would arrive incomplete
  * (Tuple of references...), and objects of another class than d unless marked [Transportable]
@@ -692,25 +809,10 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
             path, short_len(vp), vp->qualified_name, h->name, h->owner);
         return 0;
     }
-    if (vp->klass != d && !vp->in_base_slot) {
-        path_to(g, r, path, sizeof path);
-        const rt_class_plan *dp = rt_plan_for_class(d); /* a Mono call: the write fails anyway */
-        int dn = dp ? short_len(dp) : 1;
-        const char *dname = dp ? dp->qualified_name : "?";
-        if (vp->framework)
-            error_record(SD_ERR_GRAPH, NULL,
-                         "%s: an object of the framework type %.*s sits where %.*s is declared; "
-                         "a framework type travels there only if it is a value (a primitive, "
-                         "decimal, DateTime, TimeSpan, DateTimeOffset, Guid, string), an array "
-                         "or a standard collection of such values, else only in a slot declared "
-                         "as its own type",
-                         path, short_len(vp), vp->qualified_name, dn, dname);
-        else
-            error_record(SD_ERR_GRAPH, NULL,
-                         "%s: an object of type %.*s sits where %.*s is declared: mark %.*s "
-                         "[Transportable] so that it may travel as a %.*s",
-                         path, short_len(vp), vp->qualified_name, dn, dname, short_len(vp),
-                         vp->qualified_name, dn, dname);
+    if (vp->klass != d && !vp->in_base_slot) { /* (the root is in no slot) */
+        if (!note_placed(g))
+            return 1;
+        error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory writing a graph");
         return 0;
     }
     return 1;
@@ -789,6 +891,14 @@ static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
     if (r >= before && !plainly_admissible(g->plans[r], declared) &&
         !admissible(g, (uint32_t)r, declared)) {
         *failure = g->moved ? MPC_OK : SD_ERR_GRAPH; /* moved: the write starts over */
+        return -1;
+    }
+    /* met again: its place is checked again (an object admitted where it was first found may sit
+     * here in a slot of another type: whether the graph travels must not depend on the order of
+     * the walk) */
+    if (r < before && g->plans[r]->klass != declared && !g->plans[r]->in_base_slot &&
+        note_placed(g)) {
+        *failure = MPC_ERR_NO_MEMORY;
         return -1;
     }
     return 0;
@@ -1128,6 +1238,35 @@ static int find_records(graph *g, MonoObject *root)
     return MPC_OK;
 }
 
+/* Once the walk is over: may the unmarked objects found in slots of another type sit there? Only
+ * where a receiver of the root's class allows their class: the root's class, the declared types of
+ * the travelling slots and the element types, from it and from every class in the graph that
+ * travels as another type, transitively — the reader's allow-list, so that what one end accepts
+ * the other sends, whatever the order of the walk. SD_ERR_GRAPH naming the first that may not
+ * (recorded); MPC_ERR_NO_MEMORY when out of memory or moved (g->moved: the write starts over). */
+static int misplaced_refused(graph *g)
+{
+    if (!g->nplaced)
+        return MPC_OK;
+    if (close_over(g, g->plans[0]->klass))
+        return MPC_ERR_NO_MEMORY;
+    for (uint32_t i = 1; i < g->count; i++)
+        if (g->plans[i]->in_base_slot && close_over(g, g->plans[i]->klass))
+            return MPC_ERR_NO_MEMORY;
+    for (size_t k = 0; k < g->nplaced; k++) {
+        uint32_t r = (uint32_t)g->refs[g->placed[k]], c = 0;
+        while (c < g->nclosure && g->closure[c] != g->plans[r])
+            c++;
+        if (c < g->nclosure)
+            continue;
+        char path[200];
+        path_of_reference(g, g->placed[k], path, sizeof path);
+        misplaced(g, r, declared_at(g, g->placed[k]), path);
+        return SD_ERR_GRAPH;
+    }
+    return MPC_OK;
+}
+
 /* Only the objects in record order are wanted (sd_record_order), and how many there are. No
  * Mono call since the walk ended: the addresses are current. */
 static int store_order(const graph *g, MonoArray *order, size_t *count)
@@ -1196,6 +1335,8 @@ static int write_end(graph *g, int rc, int *moved)
         mono_gchandle_free(g->pins[k]);
     release_arrays(g);
     free(g->types);
+    free(g->closure);
+    free(g->placed);
     free(g->scratch);
     for (size_t k = 0; k < g->nretired; k++)
         free(g->retired[k]);
@@ -1216,7 +1357,7 @@ static int write_once(MonoObject *root, size_t first, size_t count, sd_buffer *o
         return rc;
     take_kept(&g);
     size_t total;
-    if (root && (rc = find_records(&g, root)) != MPC_OK)
+    if (root && ((rc = find_records(&g, root)) != MPC_OK || (rc = misplaced_refused(&g)) != MPC_OK))
         goto end;
     if (root && order) {
         rc = store_order(&g, order, measured);

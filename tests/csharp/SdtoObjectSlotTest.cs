@@ -81,6 +81,13 @@ class Unmark   // same layout and name length as Marked, not marked
 {
     public int W;
 }
+[Transportable]
+class HolderBox
+{
+    [Transportable]
+    public Holder Value;
+}
+
 class Holder
 {
     public int Id;
@@ -374,6 +381,51 @@ static class SdtoObjectSlotTest
             "an unmarked subclass in a base slot: the sender refuses");
         Check.True(e != null && e.Message.Contains("root.S"), "it names the path: " + e?.Message);
 
+        // an unmarked class in an object slot travels where a receiver of the root's class allows
+        // it (a type of the graph declares it somewhere), whatever the walk met first, and
+        // nowhere else: in a Holder[], a Holder also in an object slot (met first in its own
+        // slot, or only in the object slot); in an object[] alone, a Holder refused
+        var h = new Holder { Id = 7, Items = new object[1] };
+        h.Items[0] = h;
+        Holder[] back = Graphs.RoundTrip(new[] { h });
+        Check.True(back.Length == 1 && ReferenceEquals(back[0].Items[0], back[0]) &&
+                       back[0].Id == 7,
+                   "a Holder met first in its own slot, then in an object slot: travels");
+        var only = new Holder { Id = 8 };
+        var outer = new Holder { Id = 9, Items = new object[] { only } };
+        Holder[] back2 = Graphs.RoundTrip(new[] { outer });
+        Check.True(back2[0].Items[0] is Holder && ((Holder)back2[0].Items[0]).Id == 8,
+                   "a Holder only in an object slot of a Holder[]'s graph: travels");
+        e = Check.Throws<ArgumentException>(
+            () => Serializer.Serialize(new object[] { new Holder() }),
+            "a Holder in an object slot of an object[]: the " + "sender refuses");
+        Check.True(e != null && e.Message.Contains("root[0]") && e.Message.Contains("Holder"),
+                   "it names the slot: " + e?.Message);
+        // a marked class in the graph brings the types it declares: a Holder in an object[] next
+        // to a HolderBox holding it travels, before it or after it in the walk
+        var inner = new Holder { Id = 3 };
+        foreach (bool boxFirst in new[] { true, false }) {
+            var box = new HolderBox { Value = inner };
+            var roots = boxFirst ? new object[] { box, inner } : new object[] { inner, box };
+            var got = Graphs.RoundTrip(roots);
+            var gotBox = (HolderBox)got[boxFirst ? 0 : 1];
+            Check.True(ReferenceEquals(gotBox.Value, got[boxFirst ? 1 : 0]) && gotBox.Value.Id == 3,
+                       "a Holder in an object[] beside a HolderBox holding it travels, " +
+                           (boxFirst ? "box first" : "box last"));
+        }
+        // and the reader takes what the sender sends: a Holder[] whose second Holder also sits in
+        // the first one's Items (the message's last reference, null, made that Holder's record)
+        var two = new[] { new Holder { Id = 1, Items = new object[1] }, new Holder { Id = 2 } };
+        byte[] bytes = Serializer.Serialize(two);
+        Check.Equal(-1, BitConverter.ToInt32(bytes, bytes.Length - 4),
+                    "the object[]'s element is the message's last reference");
+        BitConverter.GetBytes(2).CopyTo(bytes, bytes.Length - 4);   // records: [], h1, h2, Items
+        Holder[] read = Serializer.Deserialize<Holder[]>(bytes, 0, bytes.Length);
+        Check.True(ReferenceEquals(read[0].Items[0], read[1]),
+                   "such bytes arrive: the Holder in the slot and in the array is one");
+        Check.Equal(bytes.Length, Serializer.Serialize(read).Length,
+                    "and what arrived can be sent again");
+
         // hostile bytes: each names a type outside the allowed set in a slot that declares a base
         var boxed = new Holder { O = 42 };
         RefusedAtReceiver(boxed, "System.Int32, mscorlib", "System.IO.FileInfo, mscorlib",
@@ -547,12 +599,12 @@ static class SdtoObjectSlotTest
                                        new Outer.Mid.Deep { Y = i }, new Strict<int> { V = i },
                                        TimeSpan.FromTicks(i), null },
             };
-        for (int i = 0; i < hs.Length; i++)
-            hs[i].Items[8] = hs[(i + 1) % hs.Length];   // shared, and a cycle through object slots
-        // (Holder is not [Transportable]: the writer takes it in Items[8] because it meets it first
-        // as an element of the Holder[]; the reader takes a Holder in an object slot whenever the
-        // message may hold one. A mutation that drops the Holder[]'s reference leaves a graph
-        // the reader accepts and the writer refuses, counted as other)
+        for (int i = 0; i < hs.Length; i++)   // shared, and a cycle through object slots
+            hs[i].Items[8] = new HolderBox { Value = hs[(i + 1) % hs.Length] };
+        // (Holder is not [Transportable]: it travels in slots declared Holder, never in an object
+        // slot, whatever the writer met first — this graph had one there once, which the writer
+        // took and the reader took back, and a mutation that dropped the Holder[]'s reference to
+        // it left a graph the reader accepted and the writer refused)
         return hs;
     }
 
