@@ -67,7 +67,7 @@ def main():
     a = p.parse_args()
     b = a.build
     exe = [f"{b}/motor", f"{b}/bench/Sdto.exe"]
-    names = [t for t in LABELS if t not in ("mpi4py-pickle", "alloc-floor", "sdto-buffer")]
+    names = [t for t in LABELS if t not in ("mpi4py-pickle", "alloc-floor", "sdto-buffer", "sdto-unshared", "sdto-shared")]
     args = ["pingpong", "{t}", str(a.min), str(a.max), str(a.reps)]
     commands = {t: (["mpiexec.mpich", "-n", "2"] + ([f"{b}/bench/sdto_native"] if t == "native-c" else exe)
                     + [x.format(t=t) for x in args], {}) for t in names}
