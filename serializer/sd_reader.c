@@ -1318,7 +1318,7 @@ static void value_fields(const rt_class_plan *p, MonoDomain *domain, MonoArray *
  * of a T[] whose T holds no reference when they take at most SD_PLACE_COPY_BYTES (element by
  * element: a larger copy is the reader's memcpy, in chunks that give way to collections). */
 enum { FILLS_NONE, FILLS_ALL, FILLS_SMALL };
-#define SD_PLACE_COPY_BYTES 256u
+#define SD_PLACE_COPY_BYTES 64u
 
 static inline int filled_in_managed(int32_t fills, const rt_class_plan *p, const sd_place *place)
 {

@@ -89,7 +89,7 @@ typedef int32_t (*sd_maker)(intptr_t holder, intptr_t places, int32_t count, int
     X(SdtoFactories.Place, REFS, 8)        \
     X(SdtoFactories.Place, ELEMENTS, 16)   \
     X(SdtoFactories.Place, TYPE_INDEX, 24) \
-    X(SdtoFactories.Place, COPY_BYTES, 256)
+    X(SdtoFactories.Place, COPY_BYTES, 64)
 
 /* Sets the maker (NULL: large reads make their objects through the embedding API). */
 void sd_set_maker(sd_maker maker);

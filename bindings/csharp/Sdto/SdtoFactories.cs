@@ -88,7 +88,7 @@ namespace System.MP
         internal static class Place
         {
             internal const int Size = 32, Data = 0, Refs = 8, Elements = 16, TypeIndex = 24,
-                               CopyBytes = 256;
+                               CopyBytes = 64;
         }
 
         static readonly Numbered<Factory> factories = new Numbered<Factory>();
