@@ -94,6 +94,7 @@ typedef struct graph {
     size_t *placed; /* log positions of references to unmarked objects in slots of another type,
                        judged once the walk is over (misplaced_refused) */
     size_t nplaced, cap_placed;
+    int out_of_memory; /* admissible() failed for want of memory */
 } graph;
 
 /* The element range of record i that is written: the whole array, the root's window, or a
@@ -775,9 +776,11 @@ static void path_of_reference(const graph *g, size_t pos, char *out, size_t cap)
 }
 
 /* May record r, just discovered, travel in a slot declared as d? Refused: objects that never
- * travel (denied), objects with framework-private references, which would arrive incomplete
- * (Tuple of references...), and objects of another class than d unless marked [Transportable]
- * or a framework value (rt_travels_as_base). */
+ * travel (denied) and objects with framework-private references, which would arrive incomplete
+ * (Tuple of references...). An object of another class than d that is neither marked
+ * [Transportable] nor a framework value (rt_travels_as_base) is noted, and judged once the walk
+ * is over (misplaced_refused). 0 with the reason recorded (g->out_of_memory: for want of memory).
+ */
 static int admissible(graph *g, uint32_t r, MonoClass *d)
 {
     const rt_class_plan *vp = g->plans[r];
@@ -809,12 +812,8 @@ static int admissible(graph *g, uint32_t r, MonoClass *d)
             path, short_len(vp), vp->qualified_name, h->name, h->owner);
         return 0;
     }
-    if (vp->klass != d && !vp->in_base_slot) { /* (the root is in no slot) */
-        if (!note_placed(g))
-            return 1;
-        error_record(MPC_ERR_NO_MEMORY, NULL, "out of memory writing a graph");
-        return 0;
-    }
+    if (vp->klass != d && !vp->in_base_slot) /* (the root is in no slot) */
+        return !(g->out_of_memory = note_placed(g) != 0);
     return 1;
 }
 
@@ -890,7 +889,8 @@ static int discover(graph *g, MonoObject *value, MonoClass *declared, void *ctx)
     g->refs[g->nrefs++] = (int32_t)r; /* logged first: admissible() traces paths in the log */
     if (r >= before && !plainly_admissible(g->plans[r], declared) &&
         !admissible(g, (uint32_t)r, declared)) {
-        *failure = g->moved ? MPC_OK : SD_ERR_GRAPH; /* moved: the write starts over */
+        /* moved: the write starts over */
+        *failure = g->moved ? MPC_OK : g->out_of_memory ? MPC_ERR_NO_MEMORY : SD_ERR_GRAPH;
         return -1;
     }
     /* met again: its place is checked again (an object admitted where it was first found may sit
