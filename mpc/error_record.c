@@ -160,3 +160,14 @@ void error_keep_clear(void)
     if (r)
         drop_kept(r);
 }
+
+void text_append(char *out, size_t cap, const char *format, ...)
+{
+    size_t used = strlen(out);
+    if (used + 1 >= cap)
+        return;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(out + used, cap - used, format, args);
+    va_end(args);
+}

@@ -50,4 +50,9 @@ void error_keep_clear(void);
  * call making it (mpc_strerror); never the record's detail. NULL when out of memory. */
 char *error_scratch(void);
 
+/* Appends to out (a string of cap bytes) what printf would write, cut where out is full: for
+ * texts made a piece at a time (a refusal naming a path, a hang report's line). */
+void text_append(char *out, size_t cap, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -20,12 +20,12 @@
  * it. Intercommunicators (whose two sides derive from different parents) are not identified. */
 #include "hang_watch.h"
 
+#include "error_record.h"
 #include "finalize_watch.h"
 #include "mpc_impl.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,34 +270,21 @@ static const char *const call_names[MPC_HANG_CALLS] = {
 static int is_collective(int call) { return call >= MPC_HANG_BARRIER && call < MPC_HANG_FINALIZE; }
 static int is_p2p(int call) { return call >= MPC_HANG_SEND && call <= MPC_HANG_PROBE; }
 
-/* Appends printf-style text to line (LINE bytes), cut where it is full. */
-static void add(char *line, const char *format, ...) __attribute__((format(printf, 2, 3)));
-static void add(char *line, const char *format, ...)
-{
-    size_t used = strlen(line);
-    if (used + 1 >= LINE)
-        return;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(line + used, LINE - used, format, args);
-    va_end(args);
-}
-
 /* "Recv(source 3, tag 7)", "Barrier", … */
 static void add_call(char *line, int call, int peer, int tag)
 {
-    add(line, "%s", call >= 0 && call < MPC_HANG_CALLS ? call_names[call] : "?");
+    text_append(line, LINE, "%s", call >= 0 && call < MPC_HANG_CALLS ? call_names[call] : "?");
     if (!is_p2p(call))
         return;
     const char *role = call == MPC_HANG_SEND || call == MPC_HANG_SSEND ? "dest" : "source";
     if (peer == MPI_ANY_SOURCE)
-        add(line, "(any source, ");
+        text_append(line, LINE, "(any source, ");
     else
-        add(line, "(%s %d, ", role, peer);
+        text_append(line, LINE, "(%s %d, ", role, peer);
     if (tag == MPI_ANY_TAG)
-        add(line, "any tag)");
+        text_append(line, LINE, "any tag)");
     else
-        add(line, "tag %d)", tag);
+        text_append(line, LINE, "tag %d)", tag);
 }
 
 /* "World (3 ranks)", "communicator \"rows\" (4 ranks, rank 1 here)". */
@@ -306,35 +293,36 @@ static void add_comm(char *line, MPI_Comm comm)
     int size = 0, rank = 0, length = 0;
     char name[MPI_MAX_OBJECT_NAME] = "";
     if (comm == MPI_COMM_WORLD) {
-        add(line, "World (%d ranks)", watch.size);
+        text_append(line, LINE, "World (%d ranks)", watch.size);
         return;
     }
     if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
-        add(line, "a communicator");
+        text_append(line, LINE, "a communicator");
         return;
     }
     if (MPI_Comm_get_name(comm, name, &length) == MPI_SUCCESS && length > 0)
-        add(line, "communicator \"%.*s\" (%d ranks, rank %d here)", length, name, size, rank);
+        text_append(line, LINE, "communicator \"%.*s\" (%d ranks, rank %d here)", length, name,
+                    size, rank);
     else
-        add(line, "a communicator of %d ranks (rank %d here)", size, rank);
+        text_append(line, LINE, "a communicator of %d ranks (rank %d here)", size, rank);
 }
 
 /* What an answer says its rank is doing. */
 static void add_state(char *line, const struct answer *a)
 {
     if (a->finishing) {
-        add(line, "finishing: at MPI_Finalize");
+        text_append(line, LINE, "finishing: at MPI_Finalize");
         return;
     }
     if (a->call == MPC_HANG_NONE) {
-        add(line, "not blocked in a call");
+        text_append(line, LINE, "not blocked in a call");
         return;
     }
-    add(line, "in ");
+    text_append(line, LINE, "in ");
     add_call(line, a->call, a->peer, a->tag);
     if (a->on_world >= 0) /* not for a Wait: its requests may be on several */
-        add(line, " on %s", a->on_world ? "World" : "another communicator");
-    add(line, ", %d s", a->seconds);
+        text_append(line, LINE, " on %s", a->on_world ? "World" : "another communicator");
+    text_append(line, LINE, ", %d s", a->seconds);
 }
 
 /* The call this rank's longest-blocked thread is in, for an answer. */
@@ -460,9 +448,9 @@ static int world_ranks(MPI_Comm comm, int size, int *world)
 static void add_rank(char *line, MPI_Comm comm, int rank, int world)
 {
     if (comm == MPI_COMM_WORLD)
-        add(line, " rank %d", rank);
+        text_append(line, LINE, " rank %d", rank);
     else
-        add(line, " rank %d = World rank %d", rank, world);
+        text_append(line, LINE, " rank %d = World rank %d", rank, world);
 }
 
 /* The report of a slot blocked for `seconds` in the call it describes: one line on stderr. */
@@ -476,10 +464,10 @@ static void report(mpc_hang_slot *s, uint32_t seq, double seconds)
     if (atomic_load_explicit(&s->seq, memory_order_acquire) != seq)
         return; /* the call ended meanwhile */
     char line[LINE] = "";
-    add(line, "motor: hang: rank %d blocked %.0f s in ", watch.rank, seconds);
+    text_append(line, LINE, "motor: hang: rank %d blocked %.0f s in ", watch.rank, seconds);
     add_call(line, call, peer, tag);
     if (call != MPC_HANG_WAIT && call != MPC_HANG_FINALIZE) {
-        add(line, " on ");
+        text_append(line, LINE, " on ");
         add_comm(line, comm);
     }
     int inter = 0, size = 0;
@@ -511,21 +499,23 @@ static void report(mpc_hang_slot *s, uint32_t seq, double seconds)
                 if (!got[i] || i == me || entered)
                     continue;
                 if (missing++ == 0)
-                    add(line, call == MPC_HANG_FINALIZE ? "; not finished:" : "; not entered by");
+                    text_append(line, LINE,
+                                call == MPC_HANG_FINALIZE ? "; not finished:" : "; not entered by");
                 else
-                    add(line, ",");
+                    text_append(line, LINE, ",");
                 if (missing > LISTED)
                     continue;
                 add_rank(line, comm, i, world[i]);
-                add(line, " (");
+                text_append(line, LINE, " (");
                 add_state(line, &answers[i]);
-                add(line, ")");
+                text_append(line, LINE, ")");
             }
             if (missing > LISTED)
-                add(line, " ... %d ranks in all", missing);
+                text_append(line, LINE, " ... %d ranks in all", missing);
             for (int i = 0; i < size; i++)
                 if (!got[i] && silent++ < LISTED)
-                    add(line, "%s%d", silent == 1 ? "; no answer from rank " : ", ", i);
+                    text_append(line, LINE, "%s%d", silent == 1 ? "; no answer from rank " : ", ",
+                                i);
             /* entered as many collectives, but blocked in another kind: calls that do not match
              * (a Bcast where the others are in a Barrier) */
             int other = 0;
@@ -534,37 +524,39 @@ static void report(mpc_hang_slot *s, uint32_t seq, double seconds)
                     !is_collective(answers[i].call) || answers[i].call == call)
                     continue;
                 if (other++ == 0)
-                    add(line, missing || silent ? "; in another collective:"
-                                                : "; every rank is at this collective, but not "
-                                                  "in the same call:");
+                    text_append(line, LINE,
+                                missing || silent ? "; in another collective:"
+                                                  : "; every rank is at this collective, but not "
+                                                    "in the same call:");
                 else
-                    add(line, ",");
+                    text_append(line, LINE, ",");
                 if (other > LISTED)
                     continue;
                 add_rank(line, comm, i, world[i]);
-                add(line, " (");
+                text_append(line, LINE, " (");
                 add_state(line, &answers[i]);
-                add(line, ")");
+                text_append(line, LINE, ")");
             }
             if (missing == 0 && silent == 0 && other == 0)
-                add(line, "; every rank has entered it");
+                text_append(line, LINE, "; every rank has entered it");
         } else if (is_p2p(call) && peer >= 0 && peer < size && peer != me) {
             if (ask(&world[peer], 1, 0, &answers[peer], &got[peer], s, seq) != 0)
                 goto out;
-            add(line, ";");
+            text_append(line, LINE, ";");
             add_rank(line, comm, peer, world[peer]);
-            add(line, " is ");
+            text_append(line, LINE, " is ");
             if (got[peer])
                 add_state(line, &answers[peer]);
             else
-                add(line, "silent (no answer)");
+                text_append(line, LINE, "silent (no answer)");
         } else if (is_collective(call)) {
-            add(line, "; which ranks have not entered it is not known (%s)",
-                r ? "the communicator was not made by Motor from World"
-                  : "a communicator Motor did not make");
+            text_append(line, LINE, "; which ranks have not entered it is not known (%s)",
+                        r ? "the communicator was not made by Motor from World"
+                          : "a communicator Motor did not make");
         }
     } else if (is_collective(call) && inter) {
-        add(line, "; which ranks have not entered it is not known (an intercommunicator)");
+        text_append(line, LINE,
+                    "; which ranks have not entered it is not known (an intercommunicator)");
     }
     if (atomic_load_explicit(&s->seq, memory_order_acquire) == seq) {
         fprintf(stderr, "%s\n", line);
@@ -630,10 +622,11 @@ static void look(void)
         }
         if (ending && atomic_load_explicit(&s->seq, memory_order_acquire) == seq) {
             char line[LINE] = "";
-            add(line, "motor: hang: rank %d still blocked after %.0f s in ", watch.rank, blocked);
+            text_append(line, LINE, "motor: hang: rank %d still blocked after %.0f s in ",
+                        watch.rank, blocked);
             add_slot_call(line, s);
-            add(line, " (%s); ending the job with status %d", mpc_config_name(MPC_CONFIG_HANG_EXIT),
-                MPC_EXIT_HANG);
+            text_append(line, LINE, " (%s); ending the job with status %d",
+                        mpc_config_name(MPC_CONFIG_HANG_EXIT), MPC_EXIT_HANG);
             fprintf(stderr, "%s\n", line);
             end_job();
         }

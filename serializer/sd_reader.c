@@ -25,7 +25,6 @@
 #include <mono/metadata/class.h>
 #include <mono/metadata/image.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -696,20 +695,6 @@ static const char *class_text(MonoClass *k, char *buf, size_t cap)
     return buf;
 }
 
-/* Appends to out (a string of cap bytes) what printf would write. */
-static void append(char *out, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void append(char *out, size_t cap, const char *fmt, ...)
-{
-    size_t len = strlen(out);
-    if (len + 1 >= cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out + len, cap - len, fmt, ap);
-    va_end(ap);
-}
-
 /* Where a record's references lie on the wire, by its type entry (the plan may be unknown):
  * *groups groups of *per, *stride bytes apart. 0 when it has none. */
 static int wire_references(const sd_type *t, const sd_place *place, uint64_t *groups, uint32_t *per,
@@ -732,10 +717,10 @@ static void append_index(const sd_record *rec, uint32_t rank, uint64_t e, char *
         index[d] = (int64_t)(rec->lengths[d] ? e % rec->lengths[d] : 0) + rec->lower_bounds[d];
         e = rec->lengths[d] ? e / rec->lengths[d] : 0;
     }
-    append(out, cap, "[");
+    text_append(out, cap, "[");
     for (uint32_t d = 0; d < rank; d++)
-        append(out, cap, d ? ",%lld" : "%lld", (long long)index[d]);
-    append(out, cap, "]");
+        text_append(out, cap, d ? ",%lld" : "%lld", (long long)index[d]);
+    text_append(out, cap, "]");
 }
 
 /* Appends the step from record i to its reference s of group e: ".Next", "[3]", "[1,2].Label"
@@ -752,17 +737,17 @@ static void step_text(const message *m, uint32_t i, uint64_t e, uint32_t s, char
     *declared = p && s < p->nslots ? p->slots[s].declared : NULL;
     if (t->kind == SD_OBJECT) {
         if (name)
-            append(out, cap, ".%s", name);
+            text_append(out, cap, ".%s", name);
         else
-            append(out, cap, ".(reference %u)", s);
+            text_append(out, cap, ".(reference %u)", s);
         return;
     }
     append_index(&rec, t->rank, e, out, cap);
     if (t->element == SD_ELEM_STRUCTS) {
         if (name && *name)
-            append(out, cap, ".%s", name);
+            text_append(out, cap, ".%s", name);
         else if (!name)
-            append(out, cap, ".(reference %u)", s);
+            text_append(out, cap, ".(reference %u)", s);
     }
 }
 
@@ -831,14 +816,14 @@ static int64_t path_text(const message *m, int by_type, uint32_t which, char *ou
     for (uint32_t d = depth; d-- > 0;) {
         uint32_t from_root = depth - 1 - d;
         if (depth > HEAD + TAIL && from_root == HEAD)
-            append(out, cap, "(+%u steps)", depth - HEAD - TAIL);
+            text_append(out, cap, "(+%u steps)", depth - HEAD - TAIL);
         MonoClass *k = NULL;
         char step[256] = "";
         step_text(m, (uint32_t)parent[queue[d]], group[queue[d]], slot[queue[d]], step, sizeof step,
                   &k);
         *declared = k;
         if (!(depth > HEAD + TAIL && from_root >= HEAD && d >= TAIL))
-            append(out, cap, "%s", step);
+            text_append(out, cap, "%s", step);
     }
 done:
     free(parent);
@@ -986,7 +971,7 @@ static int refuse_value(const message *m, uint32_t i, uint64_t e, const rt_value
     if (t->kind != SD_OBJECT)
         append_index(&rec, t->rank, e, path, sizeof path);
     if (v->name)
-        append(path, sizeof path, ".%s", v->name);
+        text_append(path, sizeof path, ".%s", v->name);
     sd_value_text(v, data, what, sizeof what);
     return error_record(SD_ERR_SERIALIZATION, NULL,
                         "receiving a %s: %s holds %s, which the runtime never makes (the bytes "
