@@ -3,6 +3,7 @@
 #include "gc_hooks.h"
 
 #include "mono_private.h"
+#include "thread_blocks.h"
 
 #include <mono/metadata/profiler.h>
 #include <pthread.h>
@@ -98,51 +99,32 @@ uint64_t gch_epoch(void) { return atomic_load_explicit(&gc_epoch, memory_order_a
  * counts stay in the totals) and is adopted by the next new thread. The block also carries the
  * thread's word (gch_thread_word). */
 struct counter_block {
+    thread_block link; /* first: the pool's */
     _Atomic int64_t value[GCH_COUNTER_COUNT];
     atomic_int word;
-    atomic_int owned;
-    struct counter_block *next;
 };
 
-static struct counter_block *_Atomic all_blocks;
+static thread_blocks blocks;
 static __thread struct counter_block *my_block __attribute__((tls_model("initial-exec")));
-static pthread_key_t release_key;
-static pthread_once_t release_key_once = PTHREAD_ONCE_INIT;
-
-static void release_block(void *block) { atomic_store(&((struct counter_block *)block)->owned, 0); }
-static void make_release_key(void) { pthread_key_create(&release_key, release_block); }
 
 static struct counter_block *claim_block(void)
 {
-    struct counter_block *b;
-    for (b = atomic_load(&all_blocks); b; b = b->next) {
-        int expected = 0;
-        if (atomic_compare_exchange_strong(&b->owned, &expected, 1))
-            break;
-    }
-    if (!b) {
-        b = calloc(1, sizeof *b);
-        if (!b)
-            abort(); /* a few dozen bytes per thread; nothing sensible remains if this fails */
-        atomic_store(&b->owned, 1);
-        b->next = atomic_load(&all_blocks);
-        while (!atomic_compare_exchange_weak(&all_blocks, &b->next, b))
-            ;
-    }
-    pthread_once(&release_key_once, make_release_key);
-    pthread_setspecific(release_key, b);
-    my_block = b;
-    return b;
+    return my_block = (struct counter_block *)thread_block_claim(&blocks, sizeof *my_block);
 }
+
+/* Every thread's block, in turn. */
+#define EACH_BLOCK(b)                                                                   \
+    for (struct counter_block *b = (struct counter_block *)atomic_load(&blocks.all); b; \
+         b = (struct counter_block *)b->link.next)
 
 atomic_int *gch_thread_word(void) { return &(my_block ? my_block : claim_block())->word; }
 
 void gch_wait_other_words_clear(void)
 {
     struct counter_block *mine = my_block;
-    for (struct counter_block *b = atomic_load(&all_blocks); b; b = b->next)
-        while (b != mine && atomic_load_explicit(&b->word, memory_order_acquire))
-            sched_yield();
+    EACH_BLOCK(b)
+    while (b != mine && atomic_load_explicit(&b->word, memory_order_acquire))
+        sched_yield();
 }
 
 void gch_count(gch_counter c, int64_t n)
@@ -156,7 +138,7 @@ void gch_snapshot(int64_t out[GCH_COUNTER_COUNT])
 {
     for (int i = 0; i < GCH_COUNTER_COUNT; i++)
         out[i] = 0;
-    for (struct counter_block *b = atomic_load(&all_blocks); b; b = b->next)
-        for (int i = 0; i < GCH_COUNTER_COUNT; i++)
-            out[i] += atomic_load_explicit(&b->value[i], memory_order_relaxed);
+    EACH_BLOCK(b)
+    for (int i = 0; i < GCH_COUNTER_COUNT; i++)
+        out[i] += atomic_load_explicit(&b->value[i], memory_order_relaxed);
 }

@@ -37,36 +37,20 @@ __thread mpc_hang_slot *mpc_hang_mine __attribute__((tls_model("initial-exec")))
 
 /* ---- the slots: one per thread, adopted by the next new thread when its thread ends ---- */
 
-static mpc_hang_slot *_Atomic all_slots;
-static pthread_key_t release_key;
-static pthread_once_t release_key_once = PTHREAD_ONCE_INIT;
+static thread_blocks slots;
 
-static void release_slot(void *slot) { atomic_store(&((mpc_hang_slot *)slot)->owned, 0); }
-static void make_release_key(void) { pthread_key_create(&release_key, release_slot); }
+/* Every thread's slot, in turn. */
+#define EACH_SLOT(s)                                                     \
+    for (mpc_hang_slot *s = (mpc_hang_slot *)atomic_load(&slots.all); s; \
+         s = (mpc_hang_slot *)s->link.next)
 
 mpc_hang_slot *mpc_hang_claim(void)
 {
-    mpc_hang_slot *s;
-    for (s = atomic_load(&all_slots); s; s = s->next) {
-        int expected = 0;
-        if (atomic_compare_exchange_strong(&s->owned, &expected, 1))
-            break;
-    }
-    if (!s) {
-        s = calloc(1, sizeof *s);
-        if (!s)
-            abort(); /* a few dozen bytes per thread; nothing sensible remains if this fails */
-        atomic_store(&s->owned, 1);
-        s->next = atomic_load(&all_slots);
-        while (!atomic_compare_exchange_weak(&all_slots, &s->next, s))
-            ;
-    }
+    mpc_hang_slot *s = (mpc_hang_slot *)thread_block_claim(&slots, sizeof *s);
     /* an adopted slot may be odd if its thread ended inside a call: not this thread's */
     uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
     if (seq & 1)
         atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
-    pthread_once(&release_key_once, make_release_key);
-    pthread_setspecific(release_key, s);
     mpc_hang_mine = s;
     return s;
 }
@@ -331,7 +315,8 @@ static void own_state(struct answer *a, double now)
     a->finishing = atomic_load(&watch.finishing);
     a->call = MPC_HANG_NONE;
     double longest = -1;
-    for (mpc_hang_slot *s = atomic_load(&all_slots); s; s = s->next) {
+    EACH_SLOT(s)
+    {
         uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
         if (!(seq & 1) || seq != s->seen_seq || now - s->seen_at <= longest)
             continue;
@@ -604,7 +589,8 @@ static void add_slot_call(char *line, const mpc_hang_slot *s)
 static void look(void)
 {
     double now = now_seconds();
-    for (mpc_hang_slot *s = atomic_load(&all_slots); s; s = s->next) {
+    EACH_SLOT(s)
+    {
         uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
         if (seq != s->seen_seq) { /* a new call since the last look (or none) */
             s->seen_seq = seq;

@@ -8,6 +8,7 @@
 
 #include "mpc.h"
 #include "mpc_config.h"
+#include "thread_blocks.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -410,6 +411,7 @@ typedef enum mpc_hang_call {
 
 /* One thread's slot. Only its thread writes the first fields; the watch reads them. */
 typedef struct mpc_hang_slot {
+    thread_block link;                     /* first: the pool's (thread_blocks.h) */
     _Atomic uint32_t seq;                  /* odd while the thread blocks in the call noted */
     _Atomic int32_t call, comm, peer, tag; /* the call (mpc_hang_call) and its arguments */
     _Atomic int64_t index;                 /* a collective's number on comm (1: the first) */
@@ -417,8 +419,6 @@ typedef struct mpc_hang_slot {
     uint32_t seen_seq;
     int reported;
     double seen_at;
-    _Atomic int owned;
-    struct mpc_hang_slot *next;
 } mpc_hang_slot;
 
 /* Set once by mpc_init, before other threads call MPI: 1 while the watch runs. */
