@@ -438,6 +438,20 @@ static void add_rank(char *line, MPI_Comm comm, int rank, int world)
         text_append(line, LINE, " rank %d = World rank %d", rank, world);
 }
 
+/* One more rank of a list headed by heading (its first): the rank and its state, after a comma;
+ * past LISTED, counted only. */
+static void add_listed(char *line, int *listed, const char *heading, MPI_Comm comm, int rank,
+                       int world, const struct answer *a)
+{
+    text_append(line, LINE, "%s", (*listed)++ == 0 ? heading : ",");
+    if (*listed > LISTED)
+        return;
+    add_rank(line, comm, rank, world);
+    text_append(line, LINE, " (");
+    add_state(line, a);
+    text_append(line, LINE, ")");
+}
+
 /* The report of a slot blocked for `seconds` in the call it describes: one line on stderr. */
 static void report(mpc_hang_slot *s, uint32_t seq, double seconds)
 {
@@ -483,17 +497,9 @@ static void report(mpc_hang_slot *s, uint32_t seq, double seconds)
                     call == MPC_HANG_FINALIZE ? answers[i].finishing : answers[i].entered >= index;
                 if (!got[i] || i == me || entered)
                     continue;
-                if (missing++ == 0)
-                    text_append(line, LINE,
-                                call == MPC_HANG_FINALIZE ? "; not finished:" : "; not entered by");
-                else
-                    text_append(line, LINE, ",");
-                if (missing > LISTED)
-                    continue;
-                add_rank(line, comm, i, world[i]);
-                text_append(line, LINE, " (");
-                add_state(line, &answers[i]);
-                text_append(line, LINE, ")");
+                add_listed(line, &missing,
+                           call == MPC_HANG_FINALIZE ? "; not finished:" : "; not entered by", comm,
+                           i, world[i], &answers[i]);
             }
             if (missing > LISTED)
                 text_append(line, LINE, " ... %d ranks in all", missing);
@@ -508,19 +514,11 @@ static void report(mpc_hang_slot *s, uint32_t seq, double seconds)
                 if (!got[i] || i == me || answers[i].entered < index || answers[i].finishing ||
                     !is_collective(answers[i].call) || answers[i].call == call)
                     continue;
-                if (other++ == 0)
-                    text_append(line, LINE,
-                                missing || silent ? "; in another collective:"
-                                                  : "; every rank is at this collective, but not "
-                                                    "in the same call:");
-                else
-                    text_append(line, LINE, ",");
-                if (other > LISTED)
-                    continue;
-                add_rank(line, comm, i, world[i]);
-                text_append(line, LINE, " (");
-                add_state(line, &answers[i]);
-                text_append(line, LINE, ")");
+                add_listed(line, &other,
+                           missing || silent ? "; in another collective:"
+                                             : "; every rank is at this collective, but not in "
+                                               "the same call:",
+                           comm, i, world[i], &answers[i]);
             }
             if (missing == 0 && silent == 0 && other == 0)
                 text_append(line, LINE, "; every rank has entered it");
